@@ -1,0 +1,99 @@
+"""The contract between perfdsl and the code a study measures.
+
+A study names its implementations by Python reference (`kernels.rmsnorm:fused`).
+`perfdsl run` imports the module and expects the attribute to be one of the
+three values below. They are plain frozen records of callables, so a user's own
+module needs nothing from perfdsl but this file, and `perfdsl check` never has
+to import any of them.
+
+Calling conventions (the same for every target, so the harness can treat
+baseline and change alike):
+
+* inputs and outputs are passed as keyword arguments named after the keys of
+  the dictionaries that `Reference.inputs` and `Reference.outputs` return;
+* `Variant.cpu(**inputs, **outputs)` runs to completion and writes the outputs
+  in place;
+* `Variant.cuda(stream, **inputs, **outputs)` takes device arrays and only
+  *enqueues* its launches on `stream`: the harness synchronises and times;
+* every output element must be written: the harness poisons outputs with NaN
+  before each call and checks that none survive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+Shape = Mapping[str, int]
+"""A workload shape: the study's shape symbols bound to sizes, e.g. {"M": 64, "N": 4096}."""
+
+KernelSignature = tuple[Any, str]
+"""A compiled kernel and the Numba signature it is compiled for, e.g.
+(rmsnorm_fused_kernel, "void(float32[:, ::1], float32[::1], float32[:, ::1])").
+The signature may contain `{dtype}`, replaced by the workload's dtype name."""
+
+
+@attrs.frozen
+class Reference:
+    """The float64 definition of an operation: what it computes and on what inputs.
+
+    The reference owns the problem: baseline and change are checked against it,
+    and it alone decides how inputs are drawn, so both variants see the same data.
+    """
+
+    name: str
+    inputs: Callable[[Shape, Any, Any], dict[str, Any]]
+    """inputs(shape, rng: numpy.random.Generator, dtype: numpy.dtype) -> host arrays.
+    Never zeros: draw from rng so each seed gives fresh data."""
+    outputs: Callable[[Shape], dict[str, tuple[int, ...]]]
+    """outputs(shape) -> the shape of every output array (dtype is the workload's)."""
+    compute: Callable[..., dict[str, Any]]
+    """compute(**inputs as float64) -> float64 outputs: the answer to compare against."""
+
+
+@attrs.frozen
+class Variant:
+    """One implementation of an operation (a baseline or a change) for each target."""
+
+    name: str
+    """Distinct across a study: it labels samples, kernels and compiled code."""
+    cpu: Callable[..., None] | None = None
+    cuda: Callable[..., None] | None = None
+    cuda_kernels: tuple[KernelSignature, ...] = ()
+    """Every CUDA kernel `cuda` launches, for static PTX/SASS evidence."""
+    cpu_kernels: tuple[KernelSignature, ...] = ()
+    """Every Numba CPU function `cpu` calls, for the archived LLVM IR and assembly."""
+    deterministic: bool = True
+    """Whether two runs on the same input must agree bit for bit."""
+
+
+@attrs.frozen
+class AppContext:
+    """What an application is given to build one request."""
+
+    target: str
+    """"cpu", "cuda" or "cudasim"."""
+    op: Callable[..., None]
+    """The studied operation, bound to the target: the same calling convention as
+    `Variant.cpu` on the CPU and as `Variant.cuda` minus the stream on CUDA."""
+    shape: Shape
+    """The operating point: the workload shape with the most production traffic."""
+    rng: Any
+    dtype: Any
+
+
+@attrs.frozen
+class Application:
+    """An end-to-end workload that calls the studied operation among other work.
+
+    `prepare(ctx)` allocates whatever the application needs and returns a
+    `request()` callable that serves one request synchronously and returns its
+    output as a host array (so the model-level comparison can read it). The
+    operation must be called only through `ctx.op`: that is how the harness
+    swaps baseline for change and measures the operation's share of time.
+    """
+
+    name: str
+    prepare: Callable[[AppContext], Callable[[], Any]]
