@@ -1,0 +1,54 @@
+"""The `perfdsl` command line: argument parsing and exit statuses.
+
+Each subcommand lives in its own module under `perfdsl.commands` and is
+imported only when it runs, so `perfdsl check` never pays for numba or
+WeasyPrint. Exit statuses: 0 clean (warnings allowed), 1 the study or its
+evidence has errors, 2 the command could not run. A user error is a one-line
+message on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from perfdsl import __version__
+from perfdsl.commands import CommandError
+
+# subcommand -> (module under perfdsl.commands, one-line help)
+_COMMANDS = {
+    "check": ("check", "check that a study's chain of evidence is complete and consistent"),
+    "explain": ("explain", "explain a diagnostic code"),
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="perfdsl",
+        description="Performance diagnosis studies as programs.",
+    )
+    parser.add_argument("--version", action="version", version=f"perfdsl {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (module, help_text) in _COMMANDS.items():
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        importlib.import_module(f"perfdsl.commands.{module}").add_arguments(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    module = importlib.import_module(f"perfdsl.commands.{_COMMANDS[args.command][0]}")
+    try:
+        return module.run(args)
+    except CommandError as error:
+        print(f"perfdsl {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"perfdsl {args.command}: interrupted; nothing half-written was kept", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,110 @@
+"""`perfdsl check FILE|DIR...`: static checks of studies, never importing their code."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from perfdsl.commands import CommandError
+from perfdsl.diagnostics import (
+    Diagnostic,
+    count_errors,
+    render_full,
+    render_json,
+    render_short,
+    summary_line,
+)
+from perfdsl.source import Source
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="study files, or directories searched for *.perf")
+    parser.add_argument("--format", choices=("full", "short", "json"), default="full",
+                        help="full (rustc-style, default), short (one line each) or json")
+
+
+def study_paths(paths: list[str]) -> list[Path]:
+    """Expand directories into their *.perf files, sorted; raise for a path that is not there."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            studies = sorted(p for p in path.rglob("*.perf") if p.is_file())
+            if not studies:
+                raise CommandError(f"{raw}: directory holds no *.perf study")
+            found.extend(studies)
+        elif path.exists():
+            found.append(path)
+        else:
+            raise CommandError(f"{raw}: no such file or directory")
+    return found
+
+
+def read_source(path: Path) -> Source:
+    """Read a study as UTF-8, turning OS and decoding errors into one-line messages."""
+    try:
+        return Source.read(path)
+    except UnicodeDecodeError as error:
+        raise CommandError(
+            f"{path}: not UTF-8 text (byte {error.start}); save the study as UTF-8"
+        ) from None
+    except IsADirectoryError:
+        raise CommandError(f"{path}: is a directory; pass it to search it for *.perf") from None
+    except OSError as error:
+        raise CommandError(f"{path}: cannot read: {error.strerror or error}") from None
+
+
+def diagnose(source: Source) -> list[Diagnostic]:
+    """Every diagnostic for one study: syntax and structure, then the chain's rules."""
+    from perfdsl.check import check
+    from perfdsl.parse import parse
+
+    parsed = parse(source)
+    diagnostics = list(parsed.diagnostics)
+    if parsed.study is not None and not any(d.is_error for d in diagnostics):
+        diagnostics.extend(check(parsed.study))
+    elif parsed.study is not None:
+        diagnostics.extend(d for d in check(parsed.study) if d.code not in _HIDDEN_AFTER_ERRORS)
+    return sorted(diagnostics, key=Diagnostic.sort_key)
+
+
+# After a structural error, a link reported missing is often the one that failed to
+# read: hide those so that the first fix is the one that is shown.
+_HIDDEN_AFTER_ERRORS = frozenset(f"PD1{n:02d}" for n in range(100))
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = study_paths(args.paths)
+    color = args.format == "full" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    everything: list[Diagnostic] = []
+    unreadable: list[str] = []
+    for path in paths:
+        try:
+            source = read_source(path)
+        except CommandError as error:
+            unreadable.append(str(error))
+            continue
+        diagnostics = diagnose(source)
+        everything.extend(diagnostics)
+        if args.format == "full":
+            for diagnostic in diagnostics:
+                print(render_full(diagnostic, color))
+            line = summary_line(str(path), diagnostics)
+            if line:
+                print(line + "\n")
+        elif args.format == "short":
+            for diagnostic in diagnostics:
+                print(render_short(diagnostic))
+    if args.format == "json":
+        sys.stdout.write(render_json(everything))
+    for message in unreadable:
+        print(f"perfdsl check: error: {message}", file=sys.stderr)
+    if unreadable:
+        return 2
+    if args.format == "full" and not everything:
+        checked = f"{len(paths)} stud{'ies' if len(paths) != 1 else 'y'}"
+        print(f"ok: {checked} checked, no problems found")
+    return 1 if count_errors(everything) else 0

@@ -1,0 +1,121 @@
+"""Diagnostics as values, and their three renderings: full, short and JSON.
+
+The full form copies rustc: a header with the code, the file, line and column,
+the source line with a caret under the smallest span that shows the problem, a
+label, and at most one help line. The short form is one line for CI and
+editors. The JSON form carries the same data for tools.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+from perfdsl.source import Source, Span
+
+ERROR = "error"
+WARNING = "warning"
+
+
+@attrs.frozen
+class Diagnostic:
+    """One finding about a study: a code, a message and where it points."""
+
+    code: str
+    severity: str
+    message: str
+    source: Source = attrs.field(eq=False, repr=False)
+    span: Span
+    label: str = ""
+    help: str = ""
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == ERROR
+
+    def sort_key(self) -> tuple[str, int, str]:
+        return (self.source.path, self.span.start, self.code)
+
+
+def count_errors(diagnostics: Iterable[Diagnostic]) -> int:
+    """How many diagnostics are errors (warnings do not fail a check)."""
+    return sum(1 for d in diagnostics if d.is_error)
+
+
+def _paint(text: str, style: str, color: bool) -> str:
+    codes = {"error": "1;31", "warning": "1;33", "bold": "1", "blue": "1;34"}
+    return f"\x1b[{codes[style]}m{text}\x1b[0m" if color else text
+
+
+def render_full(diagnostic: Diagnostic, color: bool = False) -> str:
+    """The rustc-style rendering, with the source line and a caret."""
+    source, span = diagnostic.source, diagnostic.span
+    start = source.position(span.start)
+    line_text = source.line_text(start.line).expandtabs(1)
+    end = source.position(span.end)
+    width = (end.column - start.column) if end.line == start.line else len(line_text) - start.column + 1
+    width = max(1, width)
+    gutter = " " * len(str(start.line))
+    head = _paint(f"{diagnostic.severity}[{diagnostic.code}]", diagnostic.severity, color)
+    lines = [
+        f"{head}: {_paint(diagnostic.message, 'bold', color)}",
+        f"{gutter}{_paint('-->', 'blue', color)} {source.path}:{start.line}:{start.column}",
+        f"{gutter} {_paint('|', 'blue', color)}",
+        f"{_paint(str(start.line), 'blue', color)} {_paint('|', 'blue', color)} {line_text}",
+    ]
+    caret = " " * (start.column - 1) + "^" * width
+    label = f" {diagnostic.label}" if diagnostic.label else ""
+    lines.append(f"{gutter} {_paint('|', 'blue', color)} {_paint(caret + label, diagnostic.severity, color)}")
+    if diagnostic.help:
+        lines.append(f"{gutter} {_paint('|', 'blue', color)}")
+        lines.append(f"{gutter} {_paint('=', 'blue', color)} help: {diagnostic.help}")
+    return "\n".join(lines) + "\n"
+
+
+def render_short(diagnostic: Diagnostic) -> str:
+    """`path:line:col: error[CODE]: message`, one line."""
+    position = diagnostic.source.position(diagnostic.span.start)
+    return (
+        f"{diagnostic.source.path}:{position.line}:{position.column}: "
+        f"{diagnostic.severity}[{diagnostic.code}]: {diagnostic.message}"
+    )
+
+
+def to_json(diagnostic: Diagnostic) -> dict[str, object]:
+    """The same data as the renderings, as a JSON-ready dictionary."""
+    start = diagnostic.source.position(diagnostic.span.start)
+    end = diagnostic.source.position(diagnostic.span.end)
+    return {
+        "code": diagnostic.code,
+        "severity": diagnostic.severity,
+        "message": diagnostic.message,
+        "file": diagnostic.source.path,
+        "span": {
+            "start": {"line": start.line, "column": start.column, "offset": diagnostic.span.start},
+            "end": {"line": end.line, "column": end.column, "offset": diagnostic.span.end},
+        },
+        "label": diagnostic.label,
+        "help": diagnostic.help,
+    }
+
+
+def render_json(diagnostics: Sequence[Diagnostic]) -> str:
+    """A JSON list of every diagnostic, stable key order."""
+    return json.dumps([to_json(d) for d in diagnostics], indent=2, sort_keys=True) + "\n"
+
+
+def summary_line(path: str, diagnostics: Sequence[Diagnostic]) -> str:
+    """`error: 2 errors, 1 warning in studies/x.perf` (empty when there is nothing)."""
+    errors = count_errors(diagnostics)
+    warnings = len(diagnostics) - errors
+    parts = []
+    if errors:
+        parts.append(f"{errors} error{'s' if errors != 1 else ''}")
+    if warnings:
+        parts.append(f"{warnings} warning{'s' if warnings != 1 else ''}")
+    if not parts:
+        return ""
+    severity = ERROR if errors else WARNING
+    return f"{severity}: {', '.join(parts)} in {path}"

@@ -1,0 +1,576 @@
+"""Statements to a typed `Study`: each section's settings read by a schema.
+
+The grammar accepts any statement in any section; this stage knows which
+statements belong where, so a misspelt setting gets "did you mean", a value of
+the wrong kind says which kind was expected, and a repeated setting is a
+duplicate definition. Missing links are left as None for `perfdsl.check`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable
+
+import attrs
+
+from perfdsl.diagnostics import ERROR, Diagnostic
+from perfdsl.nodes import (
+    Application,
+    Change,
+    Condition,
+    CorrectnessEvidence,
+    EndToEndEvidence,
+    Expr,
+    Limit,
+    ListExpr,
+    Load,
+    MechanismEvidence,
+    Model,
+    Name,
+    Num,
+    Operation,
+    Prediction,
+    Ref,
+    Rejected,
+    Shape,
+    ShapeSet,
+    Study,
+    Text,
+    TimingEvidence,
+    TupleExpr,
+    Value,
+    Workload,
+)
+from perfdsl.source import Source, Span
+from perfdsl.syntax import (
+    ConditionStatement,
+    LoadStatement,
+    ModelStatement,
+    PredictionStatement,
+    Section,
+    Setting,
+    ShapesStatement,
+    Statement,
+)
+
+# What each setting takes, in words, for "expected ..." messages.
+TEXT, WORD, WORDS, REF, REF_OR_WORD, COUNT, QUANTITY, NUMBERS = (
+    "a string",
+    "a name",
+    "one or more names separated by `,`",
+    "a Python reference like `package.module:attr`",
+    "a Python reference or a name",
+    "a whole number",
+    "a number",
+    "a list of numbers like `[0.5, 0.5]`",
+)
+SHAPES = "shapes like `(M, N) in [(64, 4096)]`"
+CONDITION = "a condition like `p99 latency <= 25 ms at 400 rps`"
+MODEL = "`baseline <formula>, change <formula>`"
+PREDICTION = "a prediction like `normalize.time ratio <= 0.55`"
+LOAD = "`load poisson 50..800 step 50 rps`"
+
+STUDY_SETTINGS = {"title": TEXT, "decision": WORD, "fallback": TEXT, "artifacts": TEXT}
+STUDY_SECTIONS = ("workload", "operation", "application", "change", "predict", "evidence",
+                  "value", "limit", "rejected")
+EVIDENCE_KINDS = ("correctness", "mechanism", "timing", "end_to_end")
+SCHEMAS: dict[str, dict[str, str]] = {
+    "workload": {"summary": TEXT, "shapes": SHAPES, "weights": NUMBERS, "dtype": WORD,
+                 "targets": WORDS, "objective": CONDITION, "correct": CONDITION},
+    "operation": {"baseline": REF, "change": REF, "reference": REF},
+    "application": {"entry": REF, "uses": WORDS, "share": QUANTITY},
+    "change": {"mechanism": WORD, "summary": TEXT},
+    "predict": {},
+    "correctness": {"seeds": COUNT, "adversarial": SHAPES, "poison": WORD},
+    "mechanism": {"measure": WORDS, "roof": REF_OR_WORD},
+    "timing": {"warmup": COUNT, "repeats": COUNT, "blocks": COUNT, "rotate": COUNT,
+               "confidence": QUANTITY, "threshold": QUANTITY},
+    "end_to_end": {"requests": COUNT, "load": LOAD, "slo": CONDITION},
+    "value": {"frequency": QUANTITY, "scale": QUANTITY, "from": WORD},
+    "limit": {"shapes": SHAPES},
+    "rejected": {"because": TEXT},
+}
+# Settings that may be given more than once in a section.
+REPEATABLE = {"correct"}
+
+
+def _suggest(word: str, options: Iterable[str]) -> str:
+    matches = difflib.get_close_matches(word, list(options), n=4, cutoff=0.6)
+    if not matches:
+        return ""
+    return "did you mean " + " or ".join(f"`{m}`" for m in matches) + "?"
+
+
+@attrs.define
+class _Lowering:
+    """Reads one study; collects diagnostics instead of stopping at the first."""
+
+    source: Source
+    diagnostics: list[Diagnostic] = attrs.field(factory=list)
+
+    def error(self, code: str, message: str, span: Span, label: str = "", help: str = "") -> None:
+        self.diagnostics.append(Diagnostic(code, ERROR, message, self.source, span, label, help))
+
+    # ------------------------------------------------------------ sections
+
+    def read_section(self, section: Section, schema: dict[str, str], where: str) -> dict[str, list]:
+        """Group a section's statements by setting name, reporting unknown and repeated ones."""
+        found: dict[str, list] = {}
+        for item in section.items:
+            key = _statement_key(item)
+            if isinstance(item, PredictionStatement) and where == "predict":
+                found.setdefault("predict", []).append(item)
+                continue
+            if isinstance(item, ModelStatement) and where == "operation":
+                found.setdefault("model", []).append(item)
+                continue
+            if key.id not in schema:
+                self.error(
+                    "PD004", f"`{where}` has no setting `{key.id}`", key.span,
+                    label="unknown here",
+                    help=_suggest(key.id, schema) or _known(schema, where),
+                )
+                continue
+            previous = found.get(key.id)
+            if previous and key.id not in REPEATABLE:
+                self.error(
+                    "PD303", f"`{key.id}` is set twice in `{where}`", key.span,
+                    label="second definition",
+                    help=f"keep one `{key.id}`: the first is on line "
+                    f"{self.source.position(_statement_key(previous[0]).span.start).line}",
+                )
+                continue
+            found.setdefault(key.id, []).append(item)
+        return found
+
+    def expect(self, items: dict[str, list], key: str, kind: str, convert: Callable) -> object:
+        """The converted value of a setting, or None (with a diagnostic if it is malformed)."""
+        statements = items.get(key)
+        if not statements:
+            return None
+        statement = statements[0]
+        value = convert(statement)
+        if value is None:
+            self.error(
+                "PD005", f"`{key}` takes {kind}", statement.span,
+                label="cannot be read as " + kind, help=f"write `{key}` followed by {kind}",
+            )
+        return value
+
+    # ------------------------------------------------------------ the study
+
+    def study(self, root: Section) -> Study:
+        settings: dict[str, list] = {}
+        sections: dict[str, list[Section]] = {}
+        for item in root.items:
+            if isinstance(item, Section):
+                keyword = item.keyword.id
+                if keyword not in STUDY_SECTIONS:
+                    self.error(
+                        "PD004", f"a study has no section `{keyword}`", item.keyword.span,
+                        label="unknown section",
+                        help=_suggest(keyword, STUDY_SECTIONS + tuple(STUDY_SETTINGS))
+                        or _known(dict.fromkeys(STUDY_SECTIONS), "study"),
+                    )
+                    continue
+                sections.setdefault(keyword, []).append(item)
+                continue
+            key = _statement_key(item)
+            if key.id not in STUDY_SETTINGS:
+                self.error(
+                    "PD004", f"a study has no setting `{key.id}`", key.span, label="unknown setting",
+                    help=_suggest(key.id, tuple(STUDY_SETTINGS) + STUDY_SECTIONS)
+                    or _known(STUDY_SETTINGS, "study"),
+                )
+                continue
+            if key.id in settings:
+                self.error("PD303", f"`{key.id}` is set twice", key.span, label="second definition",
+                           help=f"keep one `{key.id}`")
+                continue
+            settings[key.id] = [item]
+
+        evidence = self.evidence(sections.get("evidence", []))
+        predict_sections = self.single(sections, "predict")
+        return Study(
+            name=root.name or Name("", root.span),
+            title=self.expect(settings, "title", TEXT, _text),
+            decision=self.expect(settings, "decision", WORD, _word),
+            workload=self.workload(self.single(sections, "workload")),
+            operations=self.named(sections.get("operation", []), "operation", self.operation),
+            applications=self.named(sections.get("application", []), "application", self.application),
+            change=self.change(self.single(sections, "change")),
+            predictions=self.predictions(predict_sections),
+            predict_span=predict_sections.span if predict_sections else None,
+            correctness=evidence.get("correctness"),
+            mechanism=evidence.get("mechanism"),
+            timing=evidence.get("timing"),
+            end_to_end=evidence.get("end_to_end"),
+            value=self.value(self.single(sections, "value")),
+            limits=tuple(self.limit(s) for s in sections.get("limit", [])),
+            fallback=self.expect(settings, "fallback", TEXT, _text),
+            rejected=tuple(self.rejected(s) for s in sections.get("rejected", [])),
+            artifacts=self.expect(settings, "artifacts", TEXT, _text),
+            span=root.span,
+            source=self.source,
+        )
+
+    def single(self, sections: dict[str, list[Section]], keyword: str) -> Section | None:
+        """The one section of a kind; a second is a duplicate definition."""
+        found = sections.get(keyword, [])
+        for extra in found[1:]:
+            self.error(
+                "PD303", f"`{keyword}` is defined twice", extra.keyword.span, label="second definition",
+                help=f"merge the two `{keyword}` sections into one",
+            )
+        section = found[0] if found else None
+        if section is not None:
+            self.header(section, name=False, text=False)
+        return section
+
+    def header(self, section: Section, name: bool, text: bool) -> None:
+        """Report a section header with a name or text it should (not) have."""
+        keyword = section.keyword.id
+        if name and section.name is None:
+            self.error("PD005", f"`{keyword}` needs a name", section.keyword.span,
+                       label="name missing", help=f"write `{keyword} <name> {{ ... }}`")
+        if not name and section.name is not None:
+            self.error("PD005", f"`{keyword}` takes no name", section.name.span,
+                       label="unexpected name", help=f"write `{keyword} {{ ... }}`")
+        if text and section.text is None:
+            self.error("PD005", f"`{keyword}` needs a description in quotes", section.keyword.span,
+                       label="description missing", help=f'write `{keyword} "..." {{ ... }}`')
+        if not text and section.text is not None:
+            self.error("PD005", f"`{keyword}` takes no description", section.text.span,
+                       label="unexpected string", help=f"write `{keyword} {{ ... }}`")
+
+    def named(self, sections: list[Section], keyword: str, build: Callable) -> tuple:
+        """Build named sections, reporting a name defined twice."""
+        seen: dict[str, Section] = {}
+        built = []
+        for section in sections:
+            self.header(section, name=True, text=False)
+            if section.name is None:
+                continue
+            if section.name.id in seen:
+                self.error(
+                    "PD303", f"{keyword} `{section.name.id}` is defined twice", section.name.span,
+                    label="second definition", help="rename one of them, or merge the two",
+                )
+                continue
+            seen[section.name.id] = section
+            built.append(build(section))
+        return tuple(built)
+
+    # ------------------------------------------------------------ links
+
+    def workload(self, section: Section | None) -> Workload | None:
+        if section is None:
+            return None
+        items = self.read_section(section, SCHEMAS["workload"], "workload")
+        weights = self.expect(items, "weights", NUMBERS, _numbers)
+        return Workload(
+            summary=self.expect(items, "summary", TEXT, _text),
+            shapes=self.shapes(items, "shapes"),
+            weights=weights or (),
+            weights_span=items["weights"][0].span if "weights" in items else None,
+            dtype=self.expect(items, "dtype", WORD, _word),
+            targets=self.expect(items, "targets", WORDS, _words) or (),
+            objective=self.expect(items, "objective", CONDITION, _condition),
+            correct=tuple(
+                c for c in (_condition(s) for s in items.get("correct", [])) if c is not None
+            ),
+            span=section.span,
+        )
+
+    def operation(self, section: Section) -> Operation:
+        items = self.read_section(section, SCHEMAS["operation"], "operation")
+        models: list[Model] = []
+        for statement in items.get("model", []):
+            model = statement.model
+            if any(m.quantity.id == model.quantity.id for m in models):
+                self.error("PD303", f"`{model.quantity.id}` is modelled twice", model.quantity.span,
+                           label="second model", help="keep one formula pair per quantity")
+                continue
+            models.append(model)
+        return Operation(
+            name=section.name,
+            baseline=self.expect(items, "baseline", REF, _ref),
+            change=self.expect(items, "change", REF, _ref),
+            reference=self.expect(items, "reference", REF, _ref),
+            models=tuple(models),
+            span=section.span,
+        )
+
+    def application(self, section: Section) -> Application:
+        items = self.read_section(section, SCHEMAS["application"], "application")
+        return Application(
+            name=section.name,
+            entry=self.expect(items, "entry", REF, _ref),
+            uses=self.expect(items, "uses", WORDS, _words) or (),
+            share=self.expect(items, "share", QUANTITY, _num),
+            span=section.span,
+        )
+
+    def change(self, section: Section | None) -> Change | None:
+        if section is None:
+            return None
+        items = self.read_section(section, SCHEMAS["change"], "change")
+        return Change(
+            mechanism=self.expect(items, "mechanism", WORD, _word),
+            summary=self.expect(items, "summary", TEXT, _text),
+            span=section.span,
+        )
+
+    def predictions(self, section: Section | None) -> tuple[Prediction, ...]:
+        if section is None:
+            return ()
+        predictions: list[Prediction] = []
+        for item in section.items:
+            if not isinstance(item, PredictionStatement):
+                key = _statement_key(item)
+                self.error(
+                    "PD005", "`predict` holds predictions only", key.span,
+                    label="not a prediction",
+                    help="write `<operation or application>.<quantity> ratio <= <bound>`",
+                )
+                continue
+            prediction = item.prediction
+            if any(p.target == prediction.target and p.statistic.id == prediction.statistic.id
+                   for p in predictions):
+                self.error("PD303", f"`{prediction.target}` is predicted twice", prediction.span,
+                           label="second prediction", help="keep one prediction per quantity")
+                continue
+            predictions.append(prediction)
+        return tuple(predictions)
+
+    def evidence(self, sections: list[Section]) -> dict[str, object]:
+        built: dict[str, object] = {}
+        for section in sections:
+            self.header(section, name=True, text=False)
+            if section.name is None:
+                continue
+            kind = section.name.id
+            if kind not in EVIDENCE_KINDS:
+                self.error(
+                    "PD004", f"there is no `{kind}` evidence", section.name.span,
+                    label="unknown kind of evidence",
+                    help=_suggest(kind, EVIDENCE_KINDS) or "evidence is one of "
+                    + ", ".join(f"`{k}`" for k in EVIDENCE_KINDS),
+                )
+                continue
+            if kind in built:
+                self.error("PD303", f"`evidence {kind}` is defined twice", section.name.span,
+                           label="second definition", help="merge the two sections")
+                continue
+            items = self.read_section(section, SCHEMAS[kind], f"evidence {kind}")
+            built[kind] = getattr(self, f"evidence_{kind}")(items, section.span)
+        return built
+
+    def evidence_correctness(self, items: dict[str, list], span: Span) -> CorrectnessEvidence:
+        return CorrectnessEvidence(
+            seeds=self.expect(items, "seeds", COUNT, _count),
+            adversarial=self.shapes(items, "adversarial"),
+            poison=self.expect(items, "poison", WORD, _word),
+            span=span,
+        )
+
+    def evidence_mechanism(self, items: dict[str, list], span: Span) -> MechanismEvidence:
+        return MechanismEvidence(
+            measure=self.expect(items, "measure", WORDS, _words) or (),
+            roof=self.expect(items, "roof", REF_OR_WORD, _ref_or_word),
+            span=span,
+        )
+
+    def evidence_timing(self, items: dict[str, list], span: Span) -> TimingEvidence:
+        return TimingEvidence(
+            warmup=self.expect(items, "warmup", COUNT, _count),
+            repeats=self.expect(items, "repeats", COUNT, _count),
+            blocks=self.expect(items, "blocks", COUNT, _count),
+            rotate=self.expect(items, "rotate", COUNT, _count),
+            confidence=self.expect(items, "confidence", QUANTITY, _num),
+            threshold=self.expect(items, "threshold", QUANTITY, _num),
+            span=span,
+        )
+
+    def evidence_end_to_end(self, items: dict[str, list], span: Span) -> EndToEndEvidence:
+        return EndToEndEvidence(
+            requests=self.expect(items, "requests", COUNT, _count),
+            load=self.expect(items, "load", LOAD, _load),
+            slo=self.expect(items, "slo", CONDITION, _condition),
+            span=span,
+        )
+
+    def value(self, section: Section | None) -> Value | None:
+        if section is None:
+            return None
+        items = self.read_section(section, SCHEMAS["value"], "value")
+        return Value(
+            frequency=self.expect(items, "frequency", QUANTITY, _num),
+            scale=self.expect(items, "scale", QUANTITY, _num),
+            basis=self.expect(items, "from", WORD, _word),
+            span=section.span,
+        )
+
+    def limit(self, section: Section) -> Limit:
+        self.header(section, name=True, text=True)
+        items = self.read_section(section, SCHEMAS["limit"], "limit")
+        return Limit(
+            kind=section.name or Name("", section.keyword.span),
+            text=section.text,
+            shapes=self.shapes(items, "shapes"),
+            span=section.span,
+        )
+
+    def rejected(self, section: Section) -> Rejected:
+        self.header(section, name=False, text=True)
+        items = self.read_section(section, SCHEMAS["rejected"], "rejected")
+        return Rejected(text=section.text, because=self.expect(items, "because", TEXT, _text),
+                        span=section.span)
+
+    # ------------------------------------------------------------ shapes
+
+    def shapes(self, items: dict[str, list], key: str) -> ShapeSet | None:
+        statements = items.get(key)
+        if not statements:
+            return None
+        statement = statements[0]
+        if not isinstance(statement, ShapesStatement):
+            self.error("PD005", f"`{key}` takes {SHAPES}", statement.span,
+                       label="not a shape list", help=f"write `{key} (M, N) in [(64, 4096)]`")
+            return None
+        symbols = _symbols(statement.symbols)
+        if symbols is None:
+            self.error(
+                "PD005", "shape symbols must be names", statement.symbols.span,
+                label="expected a name or a tuple of names", help="write `(M, N)` or `N`",
+            )
+            return None
+        shapes: list[Shape] = []
+        for item in statement.shapes.items:
+            sizes = _sizes(item)
+            if sizes is None:
+                self.error(
+                    "PD005", "a shape is a tuple of whole numbers", item.span,
+                    label="not a shape", help="write sizes like `(64, 4096)`",
+                )
+                continue
+            if len(sizes) != len(symbols):
+                names = ", ".join(s.id for s in symbols)
+                self.error(
+                    "PD304",
+                    f"this shape has {len(sizes)} size{'s' if len(sizes) != 1 else ''} "
+                    f"for {len(symbols)} symbol{'s' if len(symbols) != 1 else ''} ({names})",
+                    item.span, label="one size per symbol",
+                    help=f"give one size for each of ({names})",
+                )
+                continue
+            shapes.append(Shape(sizes, item.span))
+        return ShapeSet(symbols, tuple(shapes), statement.span)
+
+
+def _known(schema: dict[str, object], where: str) -> str:
+    return f"`{where}` takes " + ", ".join(f"`{k}`" for k in schema)
+
+
+def _statement_key(item: Statement) -> Name:
+    if isinstance(item, Section):
+        return item.keyword
+    if isinstance(item, (Setting, ShapesStatement, ConditionStatement)):
+        return item.key
+    if isinstance(item, ModelStatement):
+        return item.model.quantity
+    if isinstance(item, PredictionStatement):
+        return item.prediction.subject
+    assert isinstance(item, LoadStatement)
+    return Name("load", Span(item.span.start, item.span.start + 4))
+
+
+# ---------------------------------------------------------------- value readers
+# Each takes a statement and returns the value, or None when it has the wrong form.
+
+
+def _single(statement: Statement) -> Expr | None:
+    if isinstance(statement, Setting) and len(statement.values) == 1:
+        return statement.values[0]
+    return None
+
+
+def _text(statement: Statement) -> Text | None:
+    value = _single(statement)
+    return value if isinstance(value, Text) else None
+
+
+def _word(statement: Statement) -> Name | None:
+    value = _single(statement)
+    return value if isinstance(value, Name) else None
+
+
+def _words(statement: Statement) -> tuple[Name, ...] | None:
+    if not isinstance(statement, Setting) or not statement.values:
+        return None
+    if all(isinstance(v, Name) for v in statement.values):
+        return tuple(statement.values)  # type: ignore[arg-type]
+    return None
+
+
+def _ref(statement: Statement) -> Ref | None:
+    value = _single(statement)
+    return value if isinstance(value, Ref) else None
+
+
+def _ref_or_word(statement: Statement) -> Ref | Name | None:
+    value = _single(statement)
+    return value if isinstance(value, (Ref, Name)) else None
+
+
+def _num(statement: Statement) -> Num | None:
+    value = _single(statement)
+    return value if isinstance(value, Num) else None
+
+
+def _count(statement: Statement) -> Num | None:
+    value = _num(statement)
+    if value is None or value.quantity.unit is not None:
+        return None
+    return value if value.value == int(value.value) and value.value >= 0 else None
+
+
+def _numbers(statement: Statement) -> tuple[Num, ...] | None:
+    value = _single(statement)
+    if isinstance(value, ListExpr) and all(isinstance(v, Num) for v in value.items):
+        return tuple(value.items)  # type: ignore[arg-type]
+    return None
+
+
+def _condition(statement: Statement) -> Condition | None:
+    return statement.condition if isinstance(statement, ConditionStatement) else None
+
+
+def _load(statement: Statement) -> Load | None:
+    return statement.load if isinstance(statement, LoadStatement) else None
+
+
+def _symbols(expr: Expr) -> tuple[Name, ...] | None:
+    items = expr.items if isinstance(expr, TupleExpr) else (expr,)
+    if all(isinstance(item, Name) for item in items):
+        return tuple(items)  # type: ignore[arg-type]
+    return None
+
+
+def _sizes(expr: Expr) -> tuple[int, ...] | None:
+    items = expr.items if isinstance(expr, TupleExpr) else (expr,)
+    sizes: list[int] = []
+    for item in items:
+        if not isinstance(item, Num) or item.quantity.unit is not None:
+            return None
+        if item.value != int(item.value) or item.value < 0:
+            return None
+        sizes.append(int(item.value))
+    return tuple(sizes)
+
+
+def lower(root: Section, source: Source) -> tuple[Study, list[Diagnostic]]:
+    """The typed study for a parsed `study` section, and the structural diagnostics."""
+    lowering = _Lowering(source)
+    study = lowering.study(root)
+    return study, lowering.diagnostics

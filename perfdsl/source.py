@@ -1,0 +1,78 @@
+"""Source text and positions in it.
+
+Spans are byte-free character offsets `(start, end)` into the text, as
+codespan-reporting keeps them: line and column are computed only when a
+diagnostic or a report needs them, so every stage can carry spans cheaply.
+"""
+
+from __future__ import annotations
+
+import bisect
+from functools import cached_property
+from pathlib import Path
+
+import attrs
+
+
+@attrs.frozen
+class Span:
+    """A half-open range of character offsets `[start, end)` in one source."""
+
+    start: int
+    end: int
+
+    def to(self, other: Span) -> Span:
+        """The smallest span covering this one and `other`."""
+        return Span(min(self.start, other.start), max(self.end, other.end))
+
+
+@attrs.frozen
+class Position:
+    """A 1-based line and column, for people."""
+
+    line: int
+    column: int
+
+
+@attrs.frozen(eq=False)
+class Source:
+    """A study's text and the path it was read from (as the user wrote it)."""
+
+    path: str
+    text: str
+
+    @classmethod
+    def read(cls, path: str | Path) -> Source:
+        """Read a UTF-8 file; OSError and UnicodeDecodeError propagate to the caller."""
+        with open(path, encoding="utf-8") as handle:
+            return cls(str(path), handle.read())
+
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        starts = [0]
+        starts.extend(i + 1 for i, char in enumerate(self.text) if char == "\n")
+        return starts
+
+    def position(self, offset: int) -> Position:
+        """The line and column of a character offset (clamped into the text)."""
+        offset = max(0, min(offset, len(self.text)))
+        line_index = bisect.bisect_right(self._line_starts, offset) - 1
+        return Position(line_index + 1, offset - self._line_starts[line_index] + 1)
+
+    def line_text(self, line: int) -> str:
+        """The text of a 1-based line, without its newline."""
+        starts = self._line_starts
+        if not 1 <= line <= len(starts):
+            return ""
+        end = starts[line] - 1 if line < len(starts) else len(self.text)
+        return self.text[starts[line - 1] : end].rstrip("\r")
+
+    def snippet(self, span: Span) -> str:
+        """The text a span covers."""
+        return self.text[span.start : span.end]
+
+    @property
+    def end(self) -> Span:
+        """An empty span at the end of the text, where end-of-input errors point."""
+        end = len(self.text.rstrip())
+        return Span(end, end)

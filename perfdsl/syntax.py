@@ -1,0 +1,500 @@
+"""Text to statements: the Lark parser, its errors in the user's words, and the tree walk.
+
+The grammar (grammar/perf.lark) fixes the shape of each construct; this module
+parses with LALR, turns Lark's tree into plain statement records (`Section`,
+`Setting`, ...) with spans, and turns Lark's exceptions into diagnostics.
+`perfdsl.lower` then gives the statements their meaning as a typed `Study`.
+Nothing after this module sees a Lark object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Union
+
+import attrs
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+
+from perfdsl import codes
+from perfdsl.diagnostics import Diagnostic
+from perfdsl.nodes import (
+    BinOp,
+    Condition,
+    Expr,
+    ListExpr,
+    Load,
+    Model,
+    Name,
+    Num,
+    Prediction,
+    RangeExpr,
+    Ref,
+    Text,
+    TupleExpr,
+)
+from perfdsl.quantity import Quantity, UnknownUnit, lookup_unit
+from perfdsl.source import Source, Span
+
+# ---------------------------------------------------------------- statements
+
+
+@attrs.frozen
+class Setting:
+    """`key value, value`: the common statement form."""
+
+    key: Name
+    values: tuple[Expr, ...]
+    span: Span
+
+
+@attrs.frozen
+class ShapesStatement:
+    """`key (M, N) in [(1, 2), ...]`."""
+
+    key: Name
+    symbols: Expr
+    shapes: ListExpr
+    span: Span
+
+
+@attrs.frozen
+class ConditionStatement:
+    """`key p99 latency <= 25 ms at 400 rps`."""
+
+    key: Name
+    condition: Condition
+    span: Span
+
+
+@attrs.frozen
+class ModelStatement:
+    model: Model
+    span: Span
+
+
+@attrs.frozen
+class PredictionStatement:
+    prediction: Prediction
+    span: Span
+
+
+@attrs.frozen
+class LoadStatement:
+    load: Load
+    span: Span
+
+
+@attrs.frozen
+class Section:
+    """`keyword [name] ["text"] { statements }`."""
+
+    keyword: Name
+    name: Name | None
+    text: Text | None
+    items: tuple[Statement, ...]
+    span: Span
+    body_span: Span | None
+    """None for a labelled entry without a block: `limit unsupported "float16"`."""
+
+
+Statement = Union[  # noqa: UP007
+    Section,
+    Setting,
+    ShapesStatement,
+    ConditionStatement,
+    ModelStatement,
+    PredictionStatement,
+    LoadStatement,
+]
+
+# ---------------------------------------------------------------- the parser
+
+
+def grammar_text() -> str:
+    """The grammar, shipped inside the package or read from the source tree."""
+    packaged = resources.files("perfdsl").joinpath("grammar", "perf.lark")
+    if packaged.is_file():
+        return packaged.read_text(encoding="utf-8")
+    return (Path(__file__).resolve().parent.parent / "grammar" / "perf.lark").read_text(
+        encoding="utf-8"
+    )
+
+
+class _StatementBreaks:
+    """Post-lexer: newlines end statements only where a statement can end.
+
+    Inside (), [] a newline is layout; right after `{` it is redundant; several
+    in a row are one. Tokens are passed on at once, never held back, because
+    the contextual lexer chooses the next token's terminals from the parser
+    state that the previous token produced.
+    """
+
+    always_accept = ("_NL",)
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        depth = 0
+        previous: str | None = None
+        for token in stream:
+            kind = token.type
+            if kind == "_NL" and (depth > 0 or previous in (None, "LBRACE", "_NL")):
+                continue
+            if kind in ("LPAR", "LSQB"):
+                depth += 1
+            elif kind in ("RPAR", "RSQB"):
+                depth = max(0, depth - 1)
+            previous = kind
+            yield token
+
+
+@cache
+def _parser() -> Lark:
+    return Lark(
+        grammar_text(),
+        parser="lalr",
+        lexer="contextual",
+        postlex=_StatementBreaks(),
+        propagate_positions=True,
+        maybe_placeholders=True,
+        cache=True,
+    )
+
+
+# ---------------------------------------------------------------- errors in words
+
+_EXPECTED_WORDS = {
+    "NAME": "a name",
+    "NUMBER": "a number",
+    "STRING": 'a string in "double quotes"',
+    "PYREF": "a Python reference like `package.module:attr`",
+    "RATE_UNIT": "a bandwidth unit like `GB/s`",
+    "COMPARATOR": "a comparison (`<=`, `>=`, `<`, `>`, `==`)",
+    "LBRACE": "`{`",
+    "RBRACE": "`}`",
+    "LPAR": "`(`",
+    "RPAR": "`)`",
+    "LSQB": "`[`",
+    "RSQB": "`]`",
+    "COMMA": "`,`",
+    "DOT": "`.`",
+    "PERCENT": "`%`",
+    "PLUS": "`+`",
+    "MINUS": "`-`",
+    "STAR": "`*`",
+    "SLASH": "`/`",
+    "_NL": "the end of the statement (a new line or `;`)",
+    "STUDY": "`study`",
+    "IN": "`in`",
+    "AT": "`at`",
+    "VS": "`vs`",
+    "PER": "`per`",
+    "STEP": "`step`",
+    "BASELINE": "`baseline`",
+    "CHANGE": "`change`",
+    "LOAD": "`load`",
+    "$END": "the end of the file",
+}
+
+
+def _describe_expected(expected: set[str]) -> str:
+    words = sorted({_EXPECTED_WORDS.get(name, f"`{name.lower()}`") for name in expected})
+    if len(words) > 6:
+        words = [*words[:6], "..."]
+    if len(words) == 1:
+        return words[0]
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _describe_token(token: Token) -> str:
+    if token.type == "$END":
+        return "end of file"
+    if token.type == "_NL":
+        return "end of statement"
+    if token.type == "STRING":
+        return "string"
+    return f"`{token.value}`"
+
+
+def _syntax_diagnostic(source: Source, error: UnexpectedInput) -> Diagnostic:
+    entry = codes.CODES
+    if isinstance(error, UnexpectedCharacters):
+        char = source.text[error.pos_in_stream] if error.pos_in_stream < len(source.text) else ""
+        span = Span(error.pos_in_stream, error.pos_in_stream + 1)
+        if char == '"':
+            line_end = source.text.find("\n", error.pos_in_stream)
+            line_end = len(source.text) if line_end < 0 else line_end
+            return Diagnostic(
+                "PD002", "error", entry["PD002"].title, source, Span(error.pos_in_stream, line_end),
+                label="this string has no closing quote on its line",
+                help='close the string with `"` before the end of the line',
+            )
+        return Diagnostic(
+            "PD001", "error", f"unexpected character `{char}`", source, span,
+            label=f"expected {_describe_expected(set(error.allowed or ()))}",
+            help="remove the character, or quote the text if it belongs in a string",
+        )
+    assert isinstance(error, UnexpectedToken)
+    token = error.token
+    expected = set(error.expected or ())
+    if token.type == "$END":
+        span = source.end
+        return Diagnostic(
+            "PD003", "error", entry["PD003"].title, source, span,
+            label=f"expected {_describe_expected(expected)}",
+            help="close every `{` with a `}`",
+        )
+    start = token.start_pos if token.start_pos is not None else 0
+    end = token.end_pos if token.end_pos is not None else start + 1
+    if token.type == "_NL":
+        end = start + 1
+    return Diagnostic(
+        "PD001", "error", f"unexpected {_describe_token(token)}", source, Span(start, max(end, start + 1)),
+        label=f"expected {_describe_expected(expected)}",
+        help=_syntax_help(token, expected),
+    )
+
+
+def _syntax_help(token: Token, expected: set[str]) -> str:
+    if "RBRACE" in expected and token.type in ("NAME", "STUDY"):
+        return "put each statement on its own line, or separate statements with `;`"
+    if expected == {"_NL"} or ("_NL" in expected and token.type in ("NAME", "NUMBER")):
+        return "separate values with `,` and statements with a new line or `;`"
+    if "PYREF" in expected:
+        return "write the implementation as `package.module:attribute`"
+    return "see `perfdsl explain PD001` for the shape of each statement"
+
+
+def _blank_line(text: str, offset: int) -> str | None:
+    """The text with the line holding `offset` replaced by spaces, keeping offsets.
+
+    Used to resume after a syntax error: statements are lines, so a broken line
+    can be set aside and the rest parsed. Lines holding braces are not blanked:
+    that would unbalance the blocks and invent errors.
+    """
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    end = len(text) if end < 0 else end
+    line = text[start:end]
+    if "{" in line or "}" in line or not line.strip():
+        return None
+    return text[:start] + " " * len(line) + text[end:]
+
+
+_MAX_SYNTAX_ERRORS = 10
+
+
+def parse_statements(source: Source) -> tuple[Section | None, list[Diagnostic]]:
+    """Parse a study's text into its top-level `study` section and syntax diagnostics.
+
+    After an error in a statement that does not open or close a block, the
+    statement's line is set aside and parsing resumes, so independent errors
+    are reported together; any other error ends the pass.
+    """
+    diagnostics: list[Diagnostic] = []
+    text = source.text
+    while True:
+        try:
+            tree = _parser().parse(text)
+        except UnexpectedInput as error:
+            diagnostic = _syntax_diagnostic(source, error)
+            diagnostics.append(diagnostic)
+            retry = _blank_line(text, diagnostic.span.start)
+            if retry is None or diagnostic.code == "PD003" or len(diagnostics) >= _MAX_SYNTAX_ERRORS:
+                return None, diagnostics
+            text = retry
+            continue
+        builder = _TreeToStatements(source)
+        section = builder.transform(tree)
+        diagnostics.extend(builder.diagnostics)
+        return (None if diagnostics else section), diagnostics
+
+
+# ---------------------------------------------------------------- the tree walk
+
+
+def _span(meta_or_token: object) -> Span:
+    start = getattr(meta_or_token, "start_pos", 0) or 0
+    end = getattr(meta_or_token, "end_pos", start) or start
+    return Span(start, end)
+
+
+def _unescape(literal: str) -> str:
+    body = literal[1:-1]
+    out: list[str] = []
+    chars = iter(body)
+    escapes = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
+    for char in chars:
+        if char == "\\":
+            following = next(chars, "")
+            out.append(escapes.get(following, "\\" + following))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+@v_args(meta=True)
+class _TreeToStatements(Transformer):
+    """One method per grammar rule; Lark calls them bottom-up with positions."""
+
+    def __init__(self, source: Source) -> None:
+        super().__init__()
+        self.source = source
+        self.diagnostics: list[Diagnostic] = []
+
+    # -- top level
+    def start(self, meta, children):
+        return children[0]
+
+    def study(self, meta, children):
+        keyword_span = Span(meta.start_pos, meta.start_pos + len("study"))
+        name_token, (items, body_span) = children
+        return Section(
+            Name("study", keyword_span), self._name(name_token), None, items, _span(meta), body_span
+        )
+
+    def body(self, meta, children):
+        items = tuple(child for child in children if child is not None)
+        return items, _span(meta)
+
+    def section(self, meta, children):
+        keyword, name, text, (items, body_span) = children
+        return Section(
+            self._name(keyword),
+            self._name(name) if name is not None else None,
+            Text(_unescape(text.value), _span(text)) if text is not None else None,
+            items,
+            _span(meta),
+            body_span,
+        )
+
+    def labelled(self, meta, children):
+        keyword, name, text = children
+        return Section(
+            self._name(keyword), self._name(name), Text(_unescape(text.value), _span(text)),
+            (), _span(meta), None,
+        )
+
+    # -- statements
+    def setting(self, meta, children):
+        key, *values = children
+        return Setting(self._name(key), tuple(values), _span(meta))
+
+    def shapes(self, meta, children):
+        key, symbols, shape_list = children
+        return ShapesStatement(self._name(key), symbols, shape_list, _span(meta))
+
+    def condition(self, meta, children):
+        key, *words, comparator, bound, qualifier = children
+        at = versus = None
+        if qualifier is not None:
+            kind, value = qualifier
+            at, versus = (value, None) if kind == "at" else (None, value)
+        condition = Condition(
+            tuple(self._name(w) for w in words), str(comparator), bound, at, versus, _span(meta)
+        )
+        return ConditionStatement(self._name(key), condition, _span(meta))
+
+    def at(self, meta, children):
+        return ("at", children[0])
+
+    def versus(self, meta, children):
+        return ("vs", self._name(children[0]))
+
+    def model(self, meta, children):
+        key, baseline, change = children
+        return ModelStatement(Model(self._name(key), baseline, change, _span(meta)), _span(meta))
+
+    def prediction(self, meta, children):
+        subject, quantity, statistic, comparator, bound = children
+        prediction = Prediction(
+            self._name(subject), self._name(quantity), self._name(statistic),
+            str(comparator), bound, _span(meta),
+        )
+        return PredictionStatement(prediction, _span(meta))
+
+    def load(self, meta, children):
+        arrivals, rates = children
+        return LoadStatement(Load(self._name(arrivals), rates, _span(meta)), _span(meta))
+
+    # -- values
+    def string(self, meta, children):
+        return Text(_unescape(children[0].value), _span(meta))
+
+    def reference(self, meta, children):
+        module, _, attr = children[0].value.partition(":")
+        return Ref(module, attr, _span(meta))
+
+    def range(self, meta, children):
+        start, stop, step, unit = children
+        unit_value = unit
+        return RangeExpr(
+            self._number(start, unit_value),
+            self._number(stop, unit_value),
+            self._number(step, unit_value) if step is not None else None,
+            _span(meta),
+        )
+
+    def list(self, meta, children):
+        return ListExpr(tuple(child for child in children if child is not None), _span(meta))
+
+    def tuple(self, meta, children):
+        return TupleExpr(tuple(children), _span(meta))
+
+    def name(self, meta, children):
+        return self._name(children[0])
+
+    def add(self, meta, children):
+        return BinOp("+", children[0], children[1], _span(meta))
+
+    def sub(self, meta, children):
+        return BinOp("-", children[0], children[1], _span(meta))
+
+    def mul(self, meta, children):
+        return BinOp("*", children[0], children[1], _span(meta))
+
+    def div(self, meta, children):
+        return BinOp("/", children[0], children[1], _span(meta))
+
+    def quantity(self, meta, children):
+        number, unit = children
+        return self._number(number, unit, _span(meta))
+
+    def word_unit(self, meta, children):
+        word, per = children
+        return (f"{word.value} per {per.value}" if per is not None else word.value), _span(meta)
+
+    def per_unit(self, meta, children):
+        return f"per {children[0].value}", _span(meta)
+
+    def rate_unit(self, meta, children):
+        return children[0].value, _span(meta)
+
+    def percent_unit(self, meta, children):
+        return "%", _span(meta)
+
+    # -- helpers
+    def _name(self, token: Token) -> Name:
+        return Name(str(token.value), _span(token))
+
+    def _number(self, token: Token, unit: tuple[str, Span] | None, span: Span | None = None) -> Num:
+        value = float(token.value)
+        span = span or _span(token)
+        if unit is None:
+            return Num(Quantity(value), span)
+        text, unit_span = unit
+        try:
+            return Num(Quantity(value, lookup_unit(text)), span)
+        except UnknownUnit as error:
+            suggestion = f"did you mean `{error.suggestions[0]}`?" if error.suggestions else (
+                "units are ns us ms s, B KB MB GB KiB MiB GiB, GB/s TB/s, %, rps, per token"
+            )
+            self.diagnostics.append(
+                Diagnostic(
+                    "PD305", "error", f"unknown unit `{text}`", self.source, unit_span,
+                    label="not a unit perfdsl knows", help=suggestion,
+                )
+            )
+            return Num(Quantity(value), span)
