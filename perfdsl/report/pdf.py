@@ -1,0 +1,66 @@
+"""HTML -> PDF with WeasyPrint, fetching nothing, written atomically.
+
+The HTML from `report.html` is self-contained: the stylesheet is in a
+``<style>`` element and figures are inline ``<svg>``. So WeasyPrint is given a
+URL fetcher that refuses every URL, ``data:`` included, and the build fails
+loudly when anything tries: a fetch can only come from a bug in the renderer
+or from study text smuggled past the escaping, and a report silently missing a
+piece (or one that read ``file:///etc/passwd`` into a PDF) is worse than none.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+
+class FetchRefused(RuntimeError):
+    """The document asked for an external resource; reports never fetch."""
+
+
+def write_pdf(html: str, path: Path) -> int:
+    """Lay out `html` and write it as a PDF to `path`; return the number of pages.
+
+    The PDF is written to a temporary file beside `path` and renamed over it,
+    so `path` holds either the previous report or the complete new one, never
+    a partial file. Raises FetchRefused when the document refers to any URL.
+    """
+    import weasyprint
+    from weasyprint.urls import FatalURLFetchingError
+
+    try:
+        document = weasyprint.HTML(string=html, url_fetcher=_refusing_fetcher()).render()
+    except FatalURLFetchingError as error:
+        # WeasyPrint wraps the fetcher's exception in a BaseException; unwrap it.
+        raise error.__cause__ or FetchRefused(str(error)) from None
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        # os.open applies the umask like an ordinary file creation would.
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(descriptor, "wb") as target:
+            document.write_pdf(target)
+            target.flush()
+            os.fsync(target.fileno())
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return len(document.pages)
+
+
+def _refusing_fetcher() -> Any:
+    """A WeasyPrint URL fetcher that raises FetchRefused for every URL.
+
+    WeasyPrint 70 expects a `weasyprint.urls.URLFetcher` (it reads the
+    instance's `fail_on_errors`), so this subclasses it rather than passing a
+    plain function; `fail_on_errors=True` turns the refusal into an error that
+    stops rendering instead of a logged warning.
+    """
+    from weasyprint.urls import URLFetcher
+
+    class RefusingFetcher(URLFetcher):
+        def fetch(self, url: str, headers: object = None) -> Any:
+            raise FetchRefused(f"the report refers to `{url}`; reports fetch nothing")
+
+    return RefusingFetcher(fail_on_errors=True)
