@@ -1,0 +1,289 @@
+"""Compare two arms of block medians: ratio, bootstrap CI, rank test, verdict, power.
+
+The unit of observation is the *block median* (Kalibera & Jones 2013: variance
+at a repetition level is only sampled by repeating at that level), so single
+launches are never treated as independent. The decision rule is criterion.rs's:
+an effect-size confidence interval judged against a practical threshold, not a
+p-value alone. The Mann-Whitney U test (Google Benchmark's `compare.py`) is a
+cross-check, reported beside the verdict.
+
+Ratios are time ratios, change / baseline: below 1 the change is faster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from statistics import NormalDist
+from typing import Literal
+
+import attrs
+import numpy as np
+from scipy import stats
+
+Verdict = Literal["faster", "slower", "no meaningful change", "inconclusive"]
+
+MIN_THRESHOLD = 0.01
+"""The smallest practical threshold: criterion.rs's default noise threshold (1 %)."""
+
+DEFAULT_RESAMPLES = 10_000
+_CHUNK = 1_000  # resamples drawn at a time: bounds memory to _CHUNK x n floats
+
+
+@attrs.frozen
+class Dispersion:
+    """Spread of one arm's block medians, relative to their median.
+
+    `iqr_rel` is IQR / median (torch.utils.benchmark warns at 10 %); `mad_rel`
+    is the raw median absolute deviation / median (multiply by 1.4826 for a
+    normal-consistent sigma).
+    """
+
+    median: float
+    iqr_rel: float
+    mad_rel: float
+
+
+@attrs.frozen
+class Comparison:
+    """One baseline-vs-change comparison and everything a report must show with it."""
+
+    ratio: float
+    """median(change blocks) / median(baseline blocks); < 1 is faster."""
+    ci_low: float
+    ci_high: float
+    level: float
+    theta: float
+    """Practical threshold: max(1 %, the user's minimum effect)."""
+    verdict: Verdict
+    n_baseline: int
+    n_change: int
+    rank_p_value: float
+    """Two-sided Mann-Whitney U p-value on the block medians."""
+    rank_disagrees: bool
+    """The verdict is faster/slower but the rank test is not significant at 1 - level."""
+    baseline_dispersion: Dispersion
+    change_dispersion: Dispersion
+    sigma_log: float
+    """Pooled between-block standard deviation of log block medians."""
+    mde: float
+    """Minimum detectable effect as a relative change (80 % power by default)."""
+    effect_of_interest: float
+    underpowered: bool
+    """The MDE exceeds the effect of interest: "no change" cannot be claimed from power."""
+    seed: int
+    replicates: np.ndarray = attrs.field(eq=False, repr=False)
+    """Bootstrap replicates of the ratio (read-only), for combining shapes."""
+
+
+def classify(ci_low: float, ci_high: float, theta: float) -> Verdict:
+    """The verdict for a ratio CI [ci_low, ci_high] against threshold theta.
+
+    faster if the whole CI is below 1 - theta, slower if it is above 1 + theta,
+    no meaningful change if it lies inside [1 - theta, 1 + theta], else
+    inconclusive (criterion.rs's rule, with nvbench's idea that a change must
+    clear a noise floor to count).
+    """
+    if not ci_low <= ci_high:
+        raise ValueError(f"CI bounds out of order: [{ci_low}, {ci_high}]")
+    if ci_high < 1.0 - theta:
+        return "faster"
+    if ci_low > 1.0 + theta:
+        return "slower"
+    if 1.0 - theta <= ci_low and ci_high <= 1.0 + theta:
+        return "no meaningful change"
+    return "inconclusive"
+
+
+def dispersion(blocks: np.ndarray) -> Dispersion:
+    """IQR and MAD of block medians, relative to their median."""
+    x = _positive_1d(blocks, "blocks", minimum=1)
+    med = float(np.median(x))
+    q1, q3 = np.quantile(x, [0.25, 0.75])
+    mad = float(np.median(np.abs(x - med)))
+    return Dispersion(median=med, iqr_rel=float(q3 - q1) / med, mad_rel=mad / med)
+
+
+def minimum_detectable_effect(
+    sigma_log: float, n_baseline: int, n_change: int, alpha: float = 0.05, power: float = 0.8
+) -> float:
+    """MDE = (z_{1-alpha/2} + z_{power}) * sigma * sqrt(1/n_b + 1/n_c), as a relative change.
+
+    sigma is the between-block SD of log time; with n blocks per arm the root is
+    sqrt(2/n). The log-scale MDE is returned as exp(MDE) - 1. With n = 20 and
+    sigma = 1 % this is about 0.9 % (research notes, section 5.4).
+    """
+    if n_baseline < 1 or n_change < 1:
+        raise ValueError("each arm needs at least one block")
+    normal = NormalDist()
+    z = normal.inv_cdf(1.0 - alpha / 2.0) + normal.inv_cdf(power)
+    return float(np.expm1(z * sigma_log * np.sqrt(1.0 / n_baseline + 1.0 / n_change)))
+
+
+def bootstrap_ratios(
+    baseline: np.ndarray, change: np.ndarray, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> np.ndarray:
+    """Bootstrap replicates of median(change) / median(baseline).
+
+    Blocks are resampled with replacement *within each arm*, independently; the
+    same seed always gives the same replicates.
+    """
+    b = _positive_1d(baseline, "baseline", minimum=1)
+    c = _positive_1d(change, "change", minimum=1)
+    if resamples < 1:
+        raise ValueError("resamples must be positive")
+    rng = np.random.default_rng(seed)
+    out = np.empty(resamples)
+    for start in range(0, resamples, _CHUNK):
+        rows = min(_CHUNK, resamples - start)
+        mb = np.median(b[rng.integers(0, b.size, (rows, b.size))], axis=1)
+        mc = np.median(c[rng.integers(0, c.size, (rows, c.size))], axis=1)
+        out[start : start + rows] = mc / mb
+    return out
+
+
+def compare(
+    baseline: np.ndarray,
+    change: np.ndarray,
+    *,
+    level: float = 0.95,
+    min_effect: float = 0.0,
+    effect_of_interest: float | None = None,
+    power: float = 0.8,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> Comparison:
+    """Compare per-block medians of two arms.
+
+    The CI is the bootstrap *percentile* interval of the ratio of medians. BCa
+    is not used: its acceleration comes from a jackknife, and the jackknife is
+    inconsistent for the median (Efron 1982), so BCa would add noise, not
+    accuracy. `min_effect` is the user's minimum effect (0.05 = 5 %); the
+    threshold is max(1 %, min_effect). `effect_of_interest` (default: theta) is
+    what the MDE is checked against for the `underpowered` flag.
+    """
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    b = _positive_1d(baseline, "baseline", minimum=2)
+    c = _positive_1d(change, "change", minimum=2)
+    theta = max(MIN_THRESHOLD, float(min_effect))
+    interest = theta if effect_of_interest is None else float(effect_of_interest)
+
+    ratio = float(np.median(c) / np.median(b))
+    reps = bootstrap_ratios(b, c, resamples, seed)
+    alpha = 1.0 - level
+    lo, hi = (float(q) for q in np.quantile(reps, [alpha / 2.0, 1.0 - alpha / 2.0]))
+    verdict = classify(lo, hi, theta)
+
+    p = _rank_p_value(b, c)
+    sigma = _pooled_sd(np.log(b), np.log(c))
+    mde = minimum_detectable_effect(sigma, b.size, c.size, alpha, power)
+    reps.flags.writeable = False
+    return Comparison(
+        ratio=ratio,
+        ci_low=lo,
+        ci_high=hi,
+        level=level,
+        theta=theta,
+        verdict=verdict,
+        n_baseline=int(b.size),
+        n_change=int(c.size),
+        rank_p_value=p,
+        rank_disagrees=verdict in ("faster", "slower") and p >= alpha,
+        baseline_dispersion=dispersion(b),
+        change_dispersion=dispersion(c),
+        sigma_log=sigma,
+        mde=mde,
+        effect_of_interest=interest,
+        underpowered=mde > interest,
+        seed=seed,
+        replicates=reps,
+    )
+
+
+@attrs.frozen
+class Combined:
+    """Workload-weighted geometric-mean ratio over shapes."""
+
+    ratio: float
+    ci_low: float
+    ci_high: float
+    level: float
+    theta: float
+    verdict: Verdict
+    weights: tuple[tuple[str, float], ...]
+    """(shape, normalised weight), in the order given."""
+    regressions: tuple[str, ...]
+    """Shapes whose own verdict is "slower"."""
+
+
+def combine_shapes(
+    comparisons: Mapping[str, Comparison],
+    weights: Mapping[str, float],
+    *,
+    level: float = 0.95,
+    theta: float | None = None,
+) -> Combined:
+    """Weighted geometric mean of per-shape ratios, exp(sum_s w_s log r_s), with a CI.
+
+    The CI comes from combining bootstrap replicates index by index: replicate
+    j of the combination is exp(sum_s w_s log r_{s,j}). Each shape's blocks were
+    resampled on their own, so this is the bootstrap of the combined statistic
+    provided every shape used the same number of resamples (checked). With the
+    same seed and block count, shapes share resample indices: that resamples
+    block *positions* jointly, which keeps any correlation between shapes'
+    blocks run side by side (interleaved drift) instead of averaging it away.
+    Weights are normalised to sum to 1. theta defaults to the largest per-shape theta.
+    """
+    if not comparisons:
+        raise ValueError("no shapes to combine")
+    if set(comparisons) != set(weights):
+        raise ValueError(
+            f"shapes and weights differ: {sorted(comparisons)} vs {sorted(weights)}"
+        )
+    names = tuple(comparisons)
+    w = np.array([float(weights[s]) for s in names])
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise ValueError(f"weights must be non-negative, finite and not all zero: {w}")
+    w = w / w.sum()
+    sizes = {comparisons[s].replicates.size for s in names}
+    if len(sizes) != 1:
+        raise ValueError(f"shapes have different numbers of bootstrap replicates: {sizes}")
+
+    log_points = np.log([comparisons[s].ratio for s in names])
+    log_reps = np.log(np.stack([comparisons[s].replicates for s in names]))
+    combined_reps = np.exp(w @ log_reps)
+    alpha = 1.0 - level
+    lo, hi = (float(q) for q in np.quantile(combined_reps, [alpha / 2.0, 1.0 - alpha / 2.0]))
+    th = max(c.theta for c in comparisons.values()) if theta is None else float(theta)
+    return Combined(
+        ratio=float(np.exp(w @ log_points)),
+        ci_low=lo,
+        ci_high=hi,
+        level=level,
+        theta=th,
+        verdict=classify(lo, hi, th),
+        weights=tuple(zip(names, (float(x) for x in w), strict=True)),
+        regressions=tuple(s for s in names if comparisons[s].verdict == "slower"),
+    )
+
+
+def _rank_p_value(baseline: np.ndarray, change: np.ndarray) -> float:
+    # Identical constant arms make the U statistic's variance zero: no evidence of a shift.
+    if np.ptp(np.concatenate([baseline, change])) == 0:
+        return 1.0
+    return float(stats.mannwhitneyu(change, baseline, alternative="two-sided").pvalue)
+
+
+def _pooled_sd(a: np.ndarray, b: np.ndarray) -> float:
+    dof = a.size + b.size - 2
+    ss = float(np.sum((a - a.mean()) ** 2) + np.sum((b - b.mean()) ** 2))
+    return float(np.sqrt(ss / dof))
+
+
+def _positive_1d(x: np.ndarray, name: str, minimum: int) -> np.ndarray:
+    arr = np.asarray(x, dtype=float)
+    if arr.ndim != 1 or arr.size < minimum:
+        raise ValueError(f"{name} must be a 1-d array of at least {minimum} block medians")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"{name} block medians must be finite and positive")
+    return arr

@@ -1,0 +1,323 @@
+"""Measurement-quality findings: is a timing good enough to be evidence?
+
+Each check takes plain arrays or numbers and returns a tuple of `Finding`s
+(empty when the measurement is clean). Findings are values, never exceptions
+(STYLE habit 5), so the evaluation collects all of them and the report renders
+them like the checker's diagnostics. Codes are stable: a released code never
+changes meaning, and `EXPLANATIONS` says what each one means, why it matters and
+what to do, for `perfdsl explain`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import Literal
+
+import attrs
+import numpy as np
+
+Severity = Literal["warning", "error"]
+
+
+class PQ(StrEnum):
+    """Measurement-quality codes."""
+
+    SPREAD = "PQ001"
+    OUTLIERS = "PQ002"
+    RESOLUTION = "PQ003"
+    CLOCKS = "PQ004"
+    THROTTLED = "PQ005"
+    ABOVE_ROOF = "PQ006"
+    FEW_BLOCKS = "PQ007"
+
+
+@attrs.frozen
+class Finding:
+    """One measurement-quality finding about a subject (an arm, a shape, a rate)."""
+
+    code: str = attrs.field(converter=str)
+    """A `PQ` code, stored as its plain string ("PQ001")."""
+    severity: Severity
+    message: str
+    subject: str
+
+
+@attrs.frozen
+class Explanation:
+    """What a code means, why it matters and what to do (Ruff's rule-doc shape)."""
+
+    title: str
+    what: str
+    why: str
+    action: str
+
+
+EXPLANATIONS: dict[str, Explanation] = {
+    PQ.SPREAD: Explanation(
+        "relative spread of the samples is 10% or more",
+        "The standard deviation of the samples is at least 10% of their mean "
+        "(pyperf's stability warning).",
+        "A spread that large usually means the machine was not quiet (other load, "
+        "frequency scaling, a cold cache) and small effects drown in it.",
+        "Quiet the machine, warm up longer, rotate inputs beyond the last-level cache, "
+        "and add blocks until the MDE is below the effect you care about.",
+    ),
+    PQ.OUTLIERS: Explanation(
+        "samples far from the median",
+        "Some samples have a modified z-score 0.6745 * |x - median| / MAD above 3.5 "
+        "(Iglewicz and Hoaglin; hyperfine uses the same median/MAD idea).",
+        "Outliers are kept, never dropped, but they point at interference: an "
+        "interrupt, a page fault, a clock change, a JIT compile inside the timing.",
+        "Look at the run sequence of the samples; if the outliers cluster at the "
+        "start, warm up longer; if they are scattered, find the interference.",
+    ),
+    PQ.RESOLUTION: Explanation(
+        "samples at the timer resolution or launch-bound",
+        "Samples are shorter than the timer's resolution (error), or the typical "
+        "sample is no longer than the launch overhead (warning: launch-bound).",
+        "Below the resolution a sample is quantisation noise; at the launch "
+        "overhead the timing measures the launch path, not the kernel.",
+        "Time several back-to-back launches per sample (hot), queue a blocking "
+        "kernel first (nvbench), or use a larger shape.",
+    ),
+    PQ.CLOCKS: Explanation(
+        "arms ran at different SM clocks",
+        "The median SM clock of the two arms differs by more than 2%; the "
+        "cycle-normalised ratio (time x clock) is reported beside the time ratio.",
+        "A clock difference shifts time by the same factor; it can make or hide "
+        "a speedup that is not in the code (nvbench confirms changes in cycles).",
+        "Interleave the arms, warm up by time until the clock is stable, and read "
+        "the cycle-normalised ratio; perfdsl never locks clocks on a lent GPU.",
+    ),
+    PQ.THROTTLED: Explanation(
+        "blocks ran while the GPU reported a clock-event reason",
+        "NVML reported a clock-event (throttle) reason other than idle during a "
+        "block: power cap, thermal or hardware slowdown, sync boost, app clocks.",
+        "A throttled block is timed at a clock the other arm may not have had.",
+        "Re-run the throttled blocks; if it persists, lower the duty cycle or "
+        "report the clocks alongside the result.",
+    ),
+    PQ.ABOVE_ROOF: Explanation(
+        "achieved bandwidth above the measured roof",
+        "The modelled bytes divided by the time exceed the device-memory roof "
+        "measured by the copy kernel in the same run.",
+        "No kernel moves data faster than the roof: either the byte model is "
+        "wrong or a cache, not device memory, is being measured. The result is invalid.",
+        "Check the byte model against counted bytes, and flush L2 / rotate inputs "
+        "larger than the cache before each timed launch.",
+    ),
+    PQ.FEW_BLOCKS: Explanation(
+        "fewer than 10 blocks in an arm",
+        "An arm has fewer block medians than the floor of 10 per arm.",
+        "The bootstrap interval of a median from a handful of blocks is too "
+        "narrow (anti-conservative) and the MDE is large.",
+        "Run at least 10 blocks per arm, interleaved with the other arm.",
+    ),
+}
+
+
+def explain(code: str) -> str:
+    """The explanation of a code as text, for `perfdsl explain`."""
+    e = EXPLANATIONS[PQ(code)]
+    return f"{code}: {e.title}\n\nWhat: {e.what}\n\nWhy: {e.why}\n\nWhat to do: {e.action}\n"
+
+
+def check_spread(samples: np.ndarray, subject: str, limit: float = 0.10) -> tuple[Finding, ...]:
+    """PQ001: standard deviation >= `limit` of the mean (pyperf's rule, ddof=1)."""
+    x = np.asarray(samples, dtype=float)
+    if x.size < 2:
+        return ()
+    rel = float(np.std(x, ddof=1) / np.mean(x))
+    if rel < limit:
+        return ()
+    return (Finding(PQ.SPREAD, "warning", f"relative standard deviation is {rel:.1%}", subject),)
+
+
+def check_outliers(
+    samples: np.ndarray, subject: str, limit: float = 3.5
+) -> tuple[Finding, ...]:
+    """PQ002: samples with modified z-score 0.6745 (x - median) / MAD above `limit`.
+
+    Iglewicz and Hoaglin's rule. Where MAD is zero (more than half the samples
+    equal), the mean absolute deviation scaled by 1.2533 stands in for it; where
+    that is zero too, every sample equals the median and there is no outlier.
+    """
+    x = np.asarray(samples, dtype=float)
+    if x.size < 3:
+        return ()
+    med = float(np.median(x))
+    dev = np.abs(x - med)
+    mad = float(np.median(dev))
+    if mad > 0:
+        scores = 0.6745 * dev / mad
+    elif dev.any():
+        scores = dev / (1.2533 * dev.mean())
+    else:
+        return ()
+    count = int(np.sum(scores > limit))
+    if count == 0:
+        return ()
+    worst = float(x[np.argmax(scores)])
+    return (
+        Finding(
+            PQ.OUTLIERS,
+            "warning",
+            f"{count} of {x.size} samples have a modified z-score above {limit} "
+            f"(furthest {worst:.4g} against median {med:.4g})",
+            subject,
+        ),
+    )
+
+
+def check_resolution(
+    samples: np.ndarray,
+    subject: str,
+    timer_resolution: float,
+    launch_overhead: float | None = None,
+) -> tuple[Finding, ...]:
+    """PQ003: samples shorter than the timer resolution (error) or launch-bound (warning).
+
+    Launch-bound means the median sample is no longer than the launch overhead
+    (research notes, section 4). All quantities in the same time unit.
+    """
+    x = np.asarray(samples, dtype=float)
+    findings: list[Finding] = []
+    short = int(np.sum(x < timer_resolution))
+    if short:
+        findings.append(
+            Finding(
+                PQ.RESOLUTION,
+                "error",
+                f"{short} of {x.size} samples are shorter than the timer resolution "
+                f"{timer_resolution:.3g}",
+                subject,
+            )
+        )
+    if launch_overhead is not None and x.size and float(np.median(x)) <= launch_overhead:
+        findings.append(
+            Finding(
+                PQ.RESOLUTION,
+                "warning",
+                f"launch-bound: median sample {float(np.median(x)):.3g} is no longer than "
+                f"the launch overhead {launch_overhead:.3g}",
+                subject,
+            )
+        )
+    return tuple(findings)
+
+
+def cycle_normalised_ratio(
+    baseline_times: np.ndarray,
+    baseline_clocks: np.ndarray,
+    change_times: np.ndarray,
+    change_clocks: np.ndarray,
+) -> float:
+    """median(change time x clock) / median(baseline time x clock), per block (nvbench).
+
+    Time x clock is cycles: a ratio of cycles does not move when the clock does.
+    """
+    base = np.asarray(baseline_times, float) * np.asarray(baseline_clocks, float)
+    chg = np.asarray(change_times, float) * np.asarray(change_clocks, float)
+    return float(np.median(chg) / np.median(base))
+
+
+def check_clocks(
+    baseline_times: np.ndarray,
+    baseline_clocks: np.ndarray,
+    change_times: np.ndarray,
+    change_clocks: np.ndarray,
+    subject: str,
+    limit: float = 0.02,
+) -> tuple[Finding, ...]:
+    """PQ004: the arms' median SM clocks differ by more than `limit` (relative).
+
+    The message carries both the time ratio and the cycle-normalised ratio, so
+    the reader sees how much of the change the clock alone explains.
+    """
+    cb = float(np.median(baseline_clocks))
+    cc = float(np.median(change_clocks))
+    diff = cc / cb - 1.0
+    if abs(diff) <= limit:
+        return ()
+    time_ratio = float(np.median(change_times) / np.median(baseline_times))
+    cycles = cycle_normalised_ratio(baseline_times, baseline_clocks, change_times, change_clocks)
+    return (
+        Finding(
+            PQ.CLOCKS,
+            "warning",
+            f"median SM clock differs by {diff:+.1%} ({cb:.0f} vs {cc:.0f} MHz): "
+            f"time ratio {time_ratio:.4f}, cycle-normalised ratio {cycles:.4f}",
+            subject,
+        ),
+    )
+
+
+CLOCK_EVENT_REASONS: dict[int, str] = {
+    0x1: "gpu_idle",
+    0x2: "applications_clocks_setting",
+    0x4: "sw_power_cap",
+    0x8: "hw_slowdown",
+    0x10: "sync_boost",
+    0x20: "sw_thermal_slowdown",
+    0x40: "hw_thermal_slowdown",
+    0x80: "hw_power_brake_slowdown",
+    0x100: "display_clock_setting",
+}
+"""NVML's clock-event reason bits (nvmlClocksEventReason*, formerly ThrottleReason)."""
+
+_IDLE = 0x1
+
+
+def check_throttling(reasons: Sequence[int], subject: str) -> tuple[Finding, ...]:
+    """PQ005: blocks whose NVML clock-event reason mask has any bit other than idle."""
+    masks = [int(r) for r in reasons]
+    throttled = [m & ~_IDLE for m in masks if m & ~_IDLE]
+    if not throttled:
+        return ()
+    union = 0
+    for m in throttled:
+        union |= m
+    names = [n for bit, n in CLOCK_EVENT_REASONS.items() if union & bit]
+    unknown = union & ~sum(CLOCK_EVENT_REASONS)
+    if unknown:
+        names.append(f"unknown {unknown:#x}")
+    return (
+        Finding(
+            PQ.THROTTLED,
+            "warning",
+            f"{len(throttled)} of {len(masks)} blocks throttled ({', '.join(names)})",
+            subject,
+        ),
+    )
+
+
+def check_bandwidth(
+    achieved: float, roof: float, subject: str, margin: float = 0.05
+) -> tuple[Finding, ...]:
+    """PQ006: achieved bandwidth above the measured roof by more than `margin` (error).
+
+    The roof is itself measured, so a copy-like kernel can land a little above
+    it by noise; more than `margin` above means the byte model or the cache
+    handling is wrong and the result is invalid.
+    """
+    if achieved <= roof * (1.0 + margin):
+        return ()
+    return (
+        Finding(
+            PQ.ABOVE_ROOF,
+            "error",
+            f"achieved bandwidth {achieved:.4g} is {achieved / roof - 1.0:.1%} above the "
+            f"measured roof {roof:.4g}: invalid result",
+            subject,
+        ),
+    )
+
+
+def check_block_count(n_blocks: int, subject: str, floor: int = 10) -> tuple[Finding, ...]:
+    """PQ007: fewer than `floor` block medians in an arm (research notes, section 5.1)."""
+    if n_blocks >= floor:
+        return ()
+    return (
+        Finding(PQ.FEW_BLOCKS, "warning", f"{n_blocks} blocks, fewer than {floor}", subject),
+    )

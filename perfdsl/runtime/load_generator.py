@@ -1,0 +1,176 @@
+"""Open-loop load: requests arrive on a Poisson schedule whatever the server does.
+
+Modelled on MLPerf LoadGen's server scenario and wrk2. A closed-loop client
+sends the next request only after the last reply, so a stall produces fewer
+samples and the tail disappears (coordinated omission, Gil Tene). Here the
+arrival times are drawn up front from a seeded Poisson process, the same seed
+gives the same schedule for baseline and change, and latency is measured from
+the *scheduled* arrival, so requests queued behind a stall carry its cost.
+
+Threads. The calling thread is the dispatcher: it sleeps until each scheduled
+time (the last `spin_s` busy-waited, because `time.sleep` overshoots by tens of
+microseconds), records the issue time and puts the request on a queue. A pool
+of `workers` threads (default 1: one execution slot, like a single-stream
+server) takes requests off the queue and calls `request()`. The queue in front
+of the workers is the server's queue, so queueing shows as started - scheduled,
+while the issue lag (issued - scheduled) is the generator's own lateness. The
+GIL is shared: a `request()` whose heavy work releases it (numpy, numba with
+`nogil`, CUDA synchronisation, sleeping) leaves the dispatcher on time; one
+that holds it in pure Python delays the dispatcher by up to the interpreter's
+switch interval (5 ms), which the issue lag records and `evaluate.load` judges.
+
+Timestamps are `time.perf_counter_ns()` (monotonic, the finest clock) in
+nanoseconds from the run's start.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+
+import attrs
+import numpy as np
+
+NOT_COMPLETED = -1
+"""Timestamp of a request that had not started or finished when the drain timed out."""
+
+
+def poisson_schedule(rate: float, count: int, seed: int) -> np.ndarray:
+    """`count` Poisson arrival times (int64 ns from the start) at `rate` per second.
+
+    The unit-rate gaps come from the seed alone and are divided by the rate, so
+    one seed gives the same arrivals at a given rate and time-scaled copies of
+    them at other rates: baseline and change see identical traffic.
+    """
+    if not rate > 0 or count < 0:
+        raise ValueError(f"need rate > 0 and count >= 0, got rate={rate}, count={count}")
+    gaps = np.random.default_rng(seed).exponential(1.0, count)
+    return np.round(np.cumsum(gaps) * (1e9 / rate)).astype(np.int64)
+
+
+@attrs.frozen(eq=False)
+class LoadRun:
+    """Raw per-request records of one open-loop run, warm-up already discarded.
+
+    All four timestamps are int64 ns from the run's start; `started` is when
+    `request()` was called (the actual send), `issued` when the dispatcher
+    queued it. Latency from the scheduled arrival is completed - scheduled.
+    """
+
+    rate: float
+    seed: int
+    workers: int
+    warmup: int
+    """Requests issued first and discarded."""
+    truncated: bool
+    """The duration bound cut the schedule short of warm-up + count requests."""
+    scheduled_ns: np.ndarray
+    issued_ns: np.ndarray
+    started_ns: np.ndarray
+    completed_ns: np.ndarray
+    ok: np.ndarray
+    """True where `request()` returned without raising before the drain timeout."""
+    first_error: str | None
+    """repr of the first exception a request raised, if any."""
+
+    def seconds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(scheduled, issued, started, completed) in seconds, for `evaluate.load`."""
+        return (
+            self.scheduled_ns / 1e9,
+            self.issued_ns / 1e9,
+            self.started_ns / 1e9,
+            self.completed_ns / 1e9,
+        )
+
+
+def run_open_loop(
+    request: Callable[[], object],
+    rate: float,
+    *,
+    count: int,
+    duration_s: float,
+    warmup: int = 0,
+    seed: int = 0,
+    workers: int = 1,
+    spin_s: float = 100e-6,
+    drain_timeout_s: float = 10.0,
+) -> LoadRun:
+    """Issue `warmup + count` requests at Poisson arrivals of `rate` per second.
+
+    Bounded by count and duration: arrivals scheduled after `duration_s` are
+    not issued (`truncated` says so). After the last issue, the run waits up to
+    `drain_timeout_s` for requests in flight; any still running are recorded as
+    not completed (their threads are daemons and are left to finish).
+    A late dispatcher never skips or bunches arrivals on purpose: it issues
+    at once and the lag is recorded.
+    """
+    if workers < 1 or warmup < 0 or count < 0 or duration_s <= 0:
+        raise ValueError("need workers >= 1, warmup >= 0, count >= 0, duration_s > 0")
+    full = poisson_schedule(rate, warmup + count, seed)
+    sched = full[full <= int(duration_s * 1e9)]
+    n = sched.size
+    issued = np.full(n, NOT_COMPLETED, np.int64)
+    started = np.full(n, NOT_COMPLETED, np.int64)
+    completed = np.full(n, NOT_COMPLETED, np.int64)
+    ok = np.zeros(n, bool)
+    errors: list[str] = []
+    jobs: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+    t0 = time.perf_counter_ns() + 1_000_000  # start 1 ms ahead so the first arrival is on time
+
+    def work() -> None:
+        while (i := jobs.get()) is not None:
+            started[i] = time.perf_counter_ns() - t0
+            try:
+                request()
+            except Exception as exc:  # a failed request is data, not a crash of the run
+                errors.append(repr(exc))
+            else:
+                ok[i] = True
+            completed[i] = time.perf_counter_ns() - t0
+
+    pool = [threading.Thread(target=work, name=f"perfdsl-load-{k}", daemon=True) for k in range(workers)]
+    for thread in pool:
+        thread.start()
+    spin_ns = int(spin_s * 1e9)
+    try:
+        for i in range(n):
+            _wait_until(t0 + int(sched[i]), spin_ns)
+            issued[i] = time.perf_counter_ns() - t0
+            jobs.put(i)
+    finally:  # even on KeyboardInterrupt, let every worker finish and exit
+        for _ in pool:
+            jobs.put(None)
+    deadline = time.monotonic() + drain_timeout_s
+    for thread in pool:
+        thread.join(timeout=max(0.0, deadline - time.monotonic()))
+
+    # Copy, so a request still running after the drain cannot change the record.
+    keep = slice(min(warmup, n), n)
+    records = [a[keep].copy() for a in (sched, issued, started, completed, ok)]
+    records[4] &= records[3] >= 0
+    for a in records:
+        a.flags.writeable = False
+    return LoadRun(
+        rate=float(rate),
+        seed=seed,
+        workers=workers,
+        warmup=warmup,
+        truncated=n < full.size,
+        scheduled_ns=records[0],
+        issued_ns=records[1],
+        started_ns=records[2],
+        completed_ns=records[3],
+        ok=records[4],
+        first_error=errors[0] if errors else None,
+    )
+
+
+def _wait_until(target_ns: int, spin_ns: int) -> None:
+    """Sleep until `target_ns` on perf_counter_ns, busy-waiting the last `spin_ns`."""
+    remaining = target_ns - time.perf_counter_ns()
+    if remaining > spin_ns:
+        time.sleep((remaining - spin_ns) / 1e9)
+    while time.perf_counter_ns() < target_ns:
+        pass

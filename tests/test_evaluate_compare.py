@@ -1,0 +1,233 @@
+"""Known answers and properties of the block-median comparison."""
+
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from perfdsl.evaluate.compare import (
+    classify,
+    combine_shapes,
+    compare,
+    dispersion,
+    minimum_detectable_effect,
+)
+
+RESAMPLES = 2_000  # enough for stable 95 % intervals, and keeps the tests fast
+
+
+def blocks(seed: int, n: int, noise: float, centre: float = 1e-3) -> np.ndarray:
+    return centre * (1.0 + noise * np.random.default_rng(seed).standard_normal(n))
+
+
+def test_same_distribution_is_no_meaningful_change():
+    result = compare(blocks(1, 40, 0.005), blocks(2, 40, 0.005), resamples=RESAMPLES)
+    assert result.verdict == "no meaningful change"
+    assert result.ci_low <= 1.0 <= result.ci_high
+    assert result.n_baseline == result.n_change == 40
+    assert not result.underpowered
+
+
+def test_arm_compared_with_itself_is_no_meaningful_change():
+    arm = blocks(3, 30, 0.01)
+    result = compare(arm, arm, resamples=RESAMPLES)
+    assert result.ratio == 1.0
+    assert result.verdict == "no meaningful change"
+    assert result.rank_p_value == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(("factor", "verdict"), [(1.10, "slower"), (0.90, "faster")])
+def test_planted_ten_percent_shift(factor, verdict):
+    result = compare(blocks(4, 20, 0.01), factor * blocks(5, 20, 0.01), resamples=RESAMPLES)
+    assert result.verdict == verdict
+    assert result.ratio == pytest.approx(factor, rel=0.01)
+    assert result.ci_low < factor < result.ci_high
+    assert result.rank_p_value < 0.001
+    assert not result.rank_disagrees
+
+
+def test_small_noisy_effect_is_inconclusive():
+    result = compare(blocks(6, 8, 0.05), 1.03 * blocks(7, 8, 0.05), resamples=RESAMPLES)
+    assert result.verdict == "inconclusive"
+    assert result.underpowered
+
+
+def test_min_effect_widens_the_threshold():
+    base, change = blocks(8, 30, 0.005), 1.03 * blocks(9, 30, 0.005)
+    assert compare(base, change, resamples=RESAMPLES).verdict == "slower"
+    relaxed = compare(base, change, min_effect=0.05, resamples=RESAMPLES)
+    assert relaxed.theta == 0.05
+    assert relaxed.verdict == "no meaningful change"
+
+
+def test_threshold_never_below_one_percent():
+    assert compare(blocks(1, 10, 0.01), blocks(2, 10, 0.01), min_effect=0.001).theta == 0.01
+
+
+@pytest.mark.parametrize("kind", ["lognormal", "pareto"])
+def test_heavy_tails_do_not_produce_false_verdicts(kind):
+    """A/A with heavy-tailed blocks: a false faster/slower must stay rare (alpha/2 each side)."""
+    false = 0
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        if kind == "lognormal":
+            a, b = rng.lognormal(0.0, 0.3, (2, 20))
+        else:
+            a, b = 1.0 + 0.05 * rng.pareto(1.5, (2, 20))
+        false += compare(a, b, resamples=1_000, seed=seed).verdict in ("faster", "slower")
+    assert false <= 4
+
+
+def test_one_extreme_block_does_not_flip_the_verdict():
+    base, change = blocks(10, 30, 0.005), blocks(11, 30, 0.005)
+    change[0] *= 100.0  # one block hit by a context switch storm
+    assert compare(base, change, resamples=RESAMPLES).verdict == "no meaningful change"
+
+
+def test_ties_and_quantised_timers():
+    rng = np.random.default_rng(12)
+    base = np.round(100 + rng.standard_normal(40) * 0.3)  # integer microseconds: mostly ties
+    change = np.round(100 + rng.standard_normal(40) * 0.3)
+    result = compare(base, change, resamples=RESAMPLES)
+    assert result.verdict == "no meaningful change"
+    assert 0.0 <= result.rank_p_value <= 1.0
+
+
+def test_all_equal_blocks():
+    result = compare(np.full(12, 5.0), np.full(12, 5.0), resamples=RESAMPLES)
+    assert (result.ratio, result.ci_low, result.ci_high) == (1.0, 1.0, 1.0)
+    assert result.verdict == "no meaningful change"
+    assert result.rank_p_value == 1.0
+    assert result.mde == 0.0
+
+
+def test_mde_formula():
+    z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
+    assert minimum_detectable_effect(0.01, 20, 20) == pytest.approx(np.expm1(z * 0.01 * 0.1 ** 0.5))
+    # Research notes 5.4: n = 20, sigma = 1 % gives about 0.9 %.
+    assert minimum_detectable_effect(0.01, 20, 20) == pytest.approx(0.0089, abs=0.0002)
+    result = compare(blocks(13, 25, 0.02), blocks(14, 25, 0.02), resamples=RESAMPLES)
+    logs = np.log(np.concatenate([blocks(13, 25, 0.02), blocks(14, 25, 0.02)]))
+    assert result.sigma_log == pytest.approx(
+        np.sqrt((np.var(logs[:25], ddof=1) + np.var(logs[25:], ddof=1)) / 2)
+    )
+    assert result.mde == pytest.approx(np.expm1(z * result.sigma_log * np.sqrt(2 / 25)))
+
+
+def test_underpowered_against_effect_of_interest():
+    base, change = blocks(15, 12, 0.02), blocks(16, 12, 0.02)
+    assert compare(base, change, effect_of_interest=0.005, resamples=RESAMPLES).underpowered
+    assert not compare(base, change, effect_of_interest=0.2, resamples=RESAMPLES).underpowered
+
+
+def test_dispersion_is_relative():
+    d = dispersion(np.array([1.0, 2.0, 3.0, 4.0, 5.0]))
+    assert d.median == 3.0
+    assert d.iqr_rel == pytest.approx(2.0 / 3.0)
+    assert d.mad_rel == pytest.approx(1.0 / 3.0)
+
+
+def test_same_seed_same_result_different_seed_different_interval():
+    base, change = blocks(17, 15, 0.02), blocks(18, 15, 0.02)
+    one = compare(base, change, seed=7, resamples=RESAMPLES)
+    two = compare(base, change, seed=7, resamples=RESAMPLES)
+    assert one == two
+    assert np.array_equal(one.replicates, two.replicates)
+    other = compare(base, change, seed=8, resamples=RESAMPLES)
+    assert (other.ci_low, other.ci_high) != (one.ci_low, one.ci_high)
+
+
+def test_rejects_bad_blocks():
+    with pytest.raises(ValueError):
+        compare(np.array([1.0]), np.array([1.0, 2.0]))
+    with pytest.raises(ValueError):
+        compare(np.array([1.0, -1.0]), np.array([1.0, 2.0]))
+    with pytest.raises(ValueError):
+        compare(np.array([1.0, np.nan]), np.array([1.0, 2.0]))
+
+
+def test_combination_over_shapes():
+    small = compare(blocks(20, 20, 0.01), 0.80 * blocks(21, 20, 0.01), resamples=RESAMPLES)
+    large = compare(blocks(22, 20, 0.01), 1.10 * blocks(23, 20, 0.01), resamples=RESAMPLES, seed=1)
+    combined = combine_shapes({"small": small, "large": large}, {"small": 3, "large": 1})
+    expected = np.exp(0.75 * np.log(small.ratio) + 0.25 * np.log(large.ratio))
+    assert combined.ratio == pytest.approx(expected)
+    assert combined.ci_low < combined.ratio < combined.ci_high
+    assert combined.verdict == "faster"
+    assert combined.regressions == ("large",)
+    assert combined.weights == (("small", 0.75), ("large", 0.25))
+
+
+def test_combination_of_one_shape_is_that_shape():
+    only = compare(blocks(24, 20, 0.01), 1.05 * blocks(25, 20, 0.01), resamples=RESAMPLES)
+    combined = combine_shapes({"s": only}, {"s": 2.0})
+    assert combined.ratio == pytest.approx(only.ratio)
+    assert combined.ci_low == pytest.approx(only.ci_low)
+    assert combined.ci_high == pytest.approx(only.ci_high)
+    assert combined.verdict == only.verdict
+
+
+def test_combination_rejects_mismatches():
+    a = compare(blocks(26, 10, 0.01), blocks(27, 10, 0.01), resamples=RESAMPLES)
+    b = compare(blocks(28, 10, 0.01), blocks(29, 10, 0.01), resamples=500)
+    with pytest.raises(ValueError):
+        combine_shapes({"a": a}, {"b": 1.0})
+    with pytest.raises(ValueError):
+        combine_shapes({"a": a, "b": b}, {"a": 1.0, "b": 1.0})
+    with pytest.raises(ValueError):
+        combine_shapes({"a": a}, {"a": 0.0})
+
+
+ratios = st.floats(min_value=0.5, max_value=1.5, allow_nan=False)
+thetas = st.floats(min_value=0.01, max_value=0.2, allow_nan=False)
+
+
+@given(ratios, ratios, thetas)
+def test_verdict_matches_its_definition(x, y, theta):
+    lo, hi = min(x, y), max(x, y)
+    verdict = classify(lo, hi, theta)
+    assert (verdict == "faster") == (hi < 1 - theta)
+    assert (verdict == "slower") == (lo > 1 + theta)
+    if verdict == "no meaningful change":
+        assert 1 - theta <= lo and hi <= 1 + theta
+    if verdict == "inconclusive":
+        assert lo <= 1 + theta and hi >= 1 - theta
+        assert lo < 1 - theta or hi > 1 + theta
+
+
+@given(ratios, ratios, st.floats(0, 1), st.floats(0, 1), thetas)
+def test_narrower_interval_keeps_a_decisive_verdict(x, y, u, v, theta):
+    lo, hi = min(x, y), max(x, y)
+    a, b = sorted((lo + u * (hi - lo), lo + v * (hi - lo)))
+    verdict = classify(lo, hi, theta)
+    if verdict != "inconclusive":
+        assert classify(max(a, lo), min(b, hi), theta) == verdict
+
+
+@given(ratios, ratios, thetas)
+def test_mirrored_interval_swaps_faster_and_slower(x, y, theta):
+    lo, hi = min(x, y), max(x, y)
+    swap = {"faster": "slower", "slower": "faster"}
+    verdict = classify(lo, hi, theta)
+    mirrored = classify(2 - hi, 2 - lo, theta)
+    edges = (1 - theta, 1 + theta)
+    assume(all(abs(end - edge) > 1e-9 for end in (lo, hi) for edge in edges))
+    assert mirrored == swap.get(verdict, verdict)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.floats(min_value=1e-6, max_value=1e6),
+    st.floats(min_value=0.8, max_value=1.25),
+)
+def test_comparison_does_not_depend_on_the_time_unit(seed, unit, effect):
+    base, change = blocks(seed, 12, 0.02), effect * blocks(seed + 1, 12, 0.02)
+    plain = compare(base, change, resamples=200, seed=seed)
+    scaled = compare(unit * base, unit * change, resamples=200, seed=seed)
+    assert scaled.ratio == pytest.approx(plain.ratio, rel=1e-9)
+    assert scaled.ci_low == pytest.approx(plain.ci_low, rel=1e-9)
+    assert scaled.ci_high == pytest.approx(plain.ci_high, rel=1e-9)
+    assert scaled.mde == pytest.approx(plain.mde, rel=1e-6, abs=1e-12)

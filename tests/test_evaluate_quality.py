@@ -1,0 +1,108 @@
+"""Measurement-quality findings: each code fires on planted data and stays quiet on clean data."""
+
+import numpy as np
+import pytest
+
+from perfdsl.evaluate.quality import (
+    EXPLANATIONS,
+    PQ,
+    check_bandwidth,
+    check_block_count,
+    check_clocks,
+    check_outliers,
+    check_resolution,
+    check_spread,
+    check_throttling,
+    cycle_normalised_ratio,
+    explain,
+)
+
+CLEAN = 1e-3 * (1.0 + 0.01 * np.random.default_rng(0).standard_normal(50))
+
+
+def codes(findings):
+    return [(f.code, f.severity) for f in findings]
+
+
+def test_every_code_is_explained_and_codes_are_stable():
+    assert [c.value for c in PQ] == [f"PQ00{i}" for i in range(1, 8)]
+    assert set(EXPLANATIONS) == set(PQ)
+    for code in PQ:
+        text = explain(code.value)
+        assert text.startswith(f"{code.value}: ")
+        assert "What:" in text and "Why:" in text and "What to do:" in text
+    with pytest.raises(ValueError):
+        explain("PQ999")
+
+
+def test_spread_follows_pyperf():
+    assert check_spread(CLEAN, "baseline") == ()
+    wide = np.array([1.0, 1.3, 0.8, 1.1, 0.7])
+    (finding,) = check_spread(wide, "change")
+    assert (finding.code, finding.severity, finding.subject) == ("PQ001", "warning", "change")
+    assert "relative standard deviation" in finding.message
+
+
+def test_outliers_by_modified_z_score():
+    assert check_outliers(CLEAN, "baseline") == ()
+    spiked = CLEAN.copy()
+    spiked[[3, 17]] = 5e-3
+    (finding,) = check_outliers(spiked, "baseline")
+    assert finding.code == "PQ002"
+    assert finding.message.startswith("2 of 50 samples")
+
+
+def test_outliers_when_most_samples_tie():
+    ties = np.array([10.0] * 8 + [10.0, 11.0, 50.0])
+    (finding,) = check_outliers(ties, "arm")
+    assert finding.message.startswith("1 of 11")
+    assert check_outliers(np.full(10, 3.0), "arm") == ()
+
+
+def test_resolution_and_launch_bound():
+    assert check_resolution(CLEAN, "arm", timer_resolution=5e-7, launch_overhead=5e-6) == ()
+    tiny = np.array([2e-7, 4e-7, 1e-6, 3e-6])
+    assert codes(check_resolution(tiny, "arm", 5e-7, launch_overhead=5e-6)) == [
+        ("PQ003", "error"),
+        ("PQ003", "warning"),
+    ]
+
+
+def test_clock_difference_reports_cycle_normalised_ratio():
+    times_b, times_c = np.full(10, 1.0), np.full(10, 0.95)
+    clocks_b, clocks_c = np.full(10, 1980.0), np.full(10, 1800.0)
+    assert cycle_normalised_ratio(times_b, clocks_b, times_c, clocks_c) == pytest.approx(
+        0.95 * 1800 / 1980
+    )
+    (finding,) = check_clocks(times_b, clocks_b, times_c, clocks_c, "shape (64, 4096)")
+    assert finding.code == "PQ004"
+    assert "cycle-normalised ratio 0.8636" in finding.message
+    assert check_clocks(times_b, clocks_b, times_c, np.full(10, 1960.0), "s") == ()
+
+
+def test_throttling_ignores_idle_only():
+    assert check_throttling([0, 0x1, 0], "baseline") == ()
+    (finding,) = check_throttling([0, 0x1, 0x4, 0x40 | 0x1], "baseline")
+    assert finding.code == "PQ005"
+    assert finding.message == "2 of 4 blocks throttled (sw_power_cap, hw_thermal_slowdown)"
+
+
+def test_bandwidth_above_roof_is_an_error():
+    assert check_bandwidth(3300.0, 3350.0, "copy") == ()
+    assert check_bandwidth(3400.0, 3350.0, "copy") == ()  # within the roof's own noise
+    (finding,) = check_bandwidth(4200.0, 3350.0, "fused")
+    assert (finding.code, finding.severity) == ("PQ006", "error")
+    assert "invalid result" in finding.message
+
+
+def test_few_blocks():
+    assert check_block_count(10, "baseline") == ()
+    (finding,) = check_block_count(4, "baseline")
+    assert finding.code == "PQ007"
+
+
+def test_findings_are_plain_values():
+    (finding,) = check_block_count(4, "baseline")
+    assert type(finding.code) is str
+    assert finding == check_block_count(4, "baseline")[0]
+    assert hash(finding) == hash(check_block_count(4, "baseline")[0])

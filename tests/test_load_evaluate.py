@@ -1,0 +1,152 @@
+"""The binomial p99 check, per-rate summaries and the goodput search."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from perfdsl.evaluate.load import (
+    RateResult,
+    capacity_change,
+    find_goodput,
+    min_completions,
+    p99_check,
+    summarize_rate,
+)
+
+
+def test_459_completions_without_a_miss_pass_458_do_not():
+    assert math.ceil(math.log(0.01) / math.log(0.99)) == 459
+    assert p99_check(459, 0)
+    assert not p99_check(458, 0)
+    assert min_completions(0) == 459
+    assert min_completions(0, confidence=0.95) == 299  # LoadGen's 95 % figure
+
+
+def test_misses_need_more_completions():
+    needed = [min_completions(k) for k in range(6)]
+    assert needed == sorted(needed) and len(set(needed)) == 6
+    for k, n in enumerate(needed):
+        assert p99_check(n, k) and not p99_check(n - 1, k)
+    assert not p99_check(100_000, 1_000)  # exactly 1 % misses never shows p99 <= SLO
+
+
+@given(st.integers(1, 5_000), st.integers(0, 60))
+def test_more_misses_never_help(n, k):
+    k = min(k, n - 1)
+    if p99_check(n, k + 1):
+        assert p99_check(n, k)
+    if p99_check(n, k):
+        assert p99_check(n + 1, k)
+
+
+def mm1_run(rate: float, service_rate: float, n: int, seed: int, slo: float) -> RateResult:
+    """One simulated M/M/1 run: FIFO, one server, Lindley's recursion (vectorised)."""
+    rng = np.random.default_rng(seed)
+    arrivals = np.cumsum(rng.exponential(1 / rate, n))
+    service = rng.exponential(1 / service_rate, n)
+    # Departure d_i = max(a_i, d_{i-1}) + s_i, written as a running maximum.
+    s_cum = np.cumsum(service)
+    departures = np.maximum.accumulate(arrivals - s_cum + service) + s_cum
+    return summarize_rate(rate, arrivals, arrivals, departures, slo)
+
+
+def test_summary_of_a_light_load():
+    result = mm1_run(rate=100, service_rate=1000, n=5_000, seed=1, slo=0.02)
+    assert result.passed
+    assert result.n == 5_000 and result.errors == 0
+    assert result.p50 < result.p90 < result.p99 <= result.max
+    # M/M/1 sojourn time is exponential with rate mu - lambda: p50 = ln 2 / 900.
+    assert result.p50 == pytest.approx(math.log(2) / 900, rel=0.1)
+    assert result.achieved_rate == pytest.approx(result.scheduled_rate, rel=0.02)
+    assert result.offered_rate == 100
+
+
+def test_overload_fails_on_throughput_and_p99():
+    result = mm1_run(rate=1500, service_rate=1000, n=3_000, seed=2, slo=0.02)
+    assert not result.passed
+    assert not result.throughput_ok and not result.p99_ok
+    assert result.achieved_rate == pytest.approx(1000, rel=0.1)
+
+
+def test_errors_count_as_misses_and_late_issue_invalidates():
+    sched = np.arange(1_000) / 100.0
+    done = sched + 0.001
+    ok = np.ones(1_000, bool)
+    ok[::50] = False  # 2 % failures
+    failing = summarize_rate(100, sched, sched, done, slo=0.01, ok=ok)
+    assert failing.errors == 20 and failing.misses == 20
+    assert failing.max == math.inf and not failing.p99_ok
+    late = summarize_rate(100, sched, sched + 0.002, done + 0.002, slo=0.01)
+    assert late.p99_ok and late.throughput_ok and not late.lag_ok and not late.passed
+
+
+def result_for(rate: float, passed: bool) -> RateResult:
+    return RateResult(
+        offered_rate=rate, scheduled_rate=rate, achieved_rate=rate, n=1_000, misses=0,
+        errors=0, p50=0.0, p90=0.0, p99=0.0, max=0.0, issue_lag_p99=0.0, slo=1.0,
+        p99_ok=passed, throughput_ok=True, lag_ok=True,
+    )
+
+
+def test_search_on_a_sharp_capacity():
+    search = find_goodput(lambda r: result_for(r, r <= 731.0), start_rate=10.0, rel_tol=0.02)
+    assert search.confirmed
+    assert 731.0 / 1.02 <= search.goodput <= 731.0
+    phases = [p.phase for p in search.probes]
+    assert phases[0] == "start" and phases[-1] == "confirm" and "bisect" in phases
+    assert [p.rate for p in search.probes][:4] == [10.0, 20.0, 40.0, 80.0]
+
+
+def test_failing_start_rate_steps_down():
+    search = find_goodput(lambda r: result_for(r, r <= 30.0), start_rate=100.0, rel_tol=0.05)
+    assert search.confirmed
+    assert 30.0 / 1.05 <= search.goodput <= 30.0
+    assert [p.phase for p in search.probes][:3] == ["start", "step down", "step down"]
+
+
+def test_failed_confirmation_steps_down():
+    seen: dict[float, int] = {}
+
+    def flaky(rate: float) -> RateResult:
+        # Rates above 90 pass the first time only: a result that is not monotone.
+        seen[rate] = seen.get(rate, 0) + 1
+        return result_for(rate, rate <= 90.0 or (rate <= 100.0 and seen[rate] == 1))
+
+    search = find_goodput(flaky, start_rate=50.0, rel_tol=0.02)
+    assert search.confirmed
+    assert 90.0 / 1.02 <= search.goodput <= 90.0
+    assert "step down" in [p.phase for p in search.probes]
+
+
+def test_probe_budget_is_respected():
+    calls = []
+
+    def never(rate: float) -> RateResult:
+        calls.append(rate)
+        return result_for(rate, False)
+
+    search = find_goodput(never, start_rate=100.0, max_probes=5)
+    assert len(calls) == len(search.probes) == 5
+    assert search.goodput == 0.0 and not search.confirmed
+    tight = find_goodput(lambda r: result_for(r, r <= 731.0), start_rate=10.0, max_probes=8)
+    assert len(tight.probes) == 8 and not tight.confirmed and tight.goodput > 0
+
+
+def test_search_on_a_simulated_mm1_server():
+    """Capacity at the SLO is known: p99 of an exponential sojourn, ln 100 / (mu - lambda) = SLO."""
+    mu, slo = 1000.0, 0.05
+    capacity = mu - math.log(100) / slo  # 907.9 requests per second
+    runs = iter(range(10_000))
+    search = find_goodput(
+        lambda rate: mm1_run(rate, mu, 20_000, seed=next(runs), slo=slo),
+        start_rate=100.0,
+        rel_tol=0.02,
+    )
+    assert search.confirmed
+    # The binomial check demands evidence that p99 is below the SLO, so the
+    # goodput sits a little under the analytic capacity, never above it by much.
+    assert 0.9 * capacity <= search.goodput <= 1.02 * capacity
+    assert capacity_change(search.goodput, 1.1 * search.goodput) == pytest.approx(1.1)
