@@ -1,0 +1,195 @@
+"""Environment capture: complete on a CPU-only machine, read-only and exception-free on any.
+
+NVML is replaced by a fake for the GPU paths, so they are exercised here too;
+the fake has no setter at all, so a call that changed a GPU setting would fail.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+from perfdsl.runtime import environment
+from perfdsl.runtime.environment import (
+    ClockReading,
+    capture_environment,
+    clock_event_reason_names,
+    git_info,
+    parse_nvidia_smi,
+    read_clocks,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    """A machine with neither NVML nor nvidia-smi, whatever this one has."""
+    monkeypatch.setattr(environment, "_nvml", lambda: (None, "NVML unavailable: test"))
+    monkeypatch.setattr(environment, "_nvml_handle", lambda index: (None, "NVML unavailable: test"))
+    monkeypatch.setattr(environment.shutil, "which", lambda name: None)
+
+
+def test_capture_without_a_gpu_is_complete_and_json(no_gpu):
+    env = capture_environment(REPO, argv=["perfdsl", "run", "study.perf"])
+    assert json.loads(json.dumps(env)) == env
+    assert env["gpu"] is None
+    assert "NVML unavailable" in env["gpu_missing"]
+    assert "nvidia-smi" in env["gpu_missing"]
+    assert env["command_line"] == ["perfdsl", "run", "study.perf"]
+    assert env["python"]["version"] == ".".join(map(str, sys.version_info[:3]))
+    assert env["cpu"]["logical_cores"] >= 1
+    assert env["cpu"]["usable_cores"] >= 1
+    assert env["cpu"]["memory_bytes"] > 0
+    assert env["cpu"]["model"]
+    assert env["os"]["system"]
+    for package in ("numba", "numba-cuda", "numpy", "llvmlite"):
+        assert env["packages"][package], package
+    assert env["git"]["commit"]
+
+
+def test_capture_on_this_machine_never_raises():
+    env = capture_environment()
+    json.dumps(env)
+    assert env["git"] is None
+    assert (env["gpu"] is None) == (env["gpu_missing"] is not None)
+
+
+def test_clock_reading_without_a_gpu_is_all_none(no_gpu):
+    reading = read_clocks()
+    assert isinstance(reading, ClockReading)
+    assert reading.sm_clock_mhz is None and reading.mem_clock_mhz is None
+    assert reading.power_w is None and reading.temperature_c is None
+    assert reading.clock_event_reasons is None
+    assert reading.missing == "NVML unavailable: test"
+
+
+def test_clock_reading_is_cheap():
+    read_clocks()
+    start = time.perf_counter()
+    for _ in range(100):
+        read_clocks()
+    assert (time.perf_counter() - start) / 100 < 0.01
+
+
+def test_git_info_for_the_repository_and_outside_one(tmp_path):
+    info = git_info(REPO / "perfdsl" / "kernel.py")
+    expected = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    assert info["commit"] == expected and len(expected) == 40
+    assert Path(info["root"]) == REPO
+    assert isinstance(info["dirty"], bool)
+    assert git_info(tmp_path) is None
+    assert git_info(tmp_path / "missing" / "file.py") is None
+
+
+class _FakeNvmlError(Exception):
+    pass
+
+
+class _FunctionNotFound(_FakeNvmlError):
+    pass
+
+
+def _fake_nvml() -> types.SimpleNamespace:
+    """An H200 as NVML describes it, whose driver lacks the new temperature call and power."""
+
+    def not_supported(*args):
+        raise _FakeNvmlError("Not Supported")
+
+    def missing(*args):
+        raise _FunctionNotFound("Function Not Found")
+
+    clocks = {1: 1980, 2: 3201}
+    return types.SimpleNamespace(
+        NVMLError=_FakeNvmlError,
+        NVMLError_FunctionNotFound=_FunctionNotFound,
+        NVML_CLOCK_SM=1,
+        NVML_CLOCK_MEM=2,
+        NVML_TEMPERATURE_GPU=0,
+        nvmlInit=lambda: None,
+        nvmlSystemGetDriverVersion=lambda: "590.48",
+        nvmlSystemGetCudaDriverVersion=lambda: 13010,
+        nvmlDeviceGetCount=lambda: 1,
+        nvmlDeviceGetHandleByIndex=lambda index: f"gpu{index}",
+        nvmlDeviceGetName=lambda h: b"NVIDIA H200",
+        nvmlDeviceGetUUID=lambda h: "GPU-1234",
+        nvmlDeviceGetMemoryInfo=lambda h: types.SimpleNamespace(total=150_000_000_000),
+        nvmlDeviceGetClockInfo=lambda h, kind: clocks[kind],
+        nvmlDeviceGetMaxClockInfo=lambda h, kind: clocks[kind] + 10,
+        nvmlDeviceGetPowerUsage=not_supported,
+        nvmlDeviceGetEnforcedPowerLimit=lambda h: 700_000,
+        nvmlDeviceGetPerformanceState=lambda h: 0,
+        nvmlDeviceGetCurrentClocksEventReasons=missing,
+        nvmlDeviceGetCurrentClocksThrottleReasons=lambda h: 0x5,
+        nvmlDeviceGetTemperatureV=missing,
+        nvmlDeviceGetTemperature=lambda h, sensor: 41,
+        nvmlDeviceGetMigMode=lambda h: [0, 0],
+    )
+
+
+@pytest.fixture
+def fake_nvml(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", _fake_nvml())
+    environment._nvml.cache_clear()
+    environment._nvml_handle.cache_clear()
+    yield
+    environment._nvml.cache_clear()
+    environment._nvml_handle.cache_clear()
+
+
+def test_gpu_capture_through_nvml(fake_nvml):
+    env = capture_environment()
+    json.dumps(env)
+    gpu = env["gpu"]
+    assert env["gpu_missing"] is None
+    assert gpu["source"] == "nvml"
+    assert gpu["driver_version"] == "590.48"
+    assert gpu["cuda_driver_version"] == "13.1"
+    (device,) = gpu["devices"]
+    assert device["name"] == "NVIDIA H200"
+    assert device["sm_clock_mhz"] == 1980 and device["max_sm_clock_mhz"] == 1990
+    assert device["mem_clock_mhz"] == 3201 and device["max_mem_clock_mhz"] == 3211
+    assert device["power_limit_w"] == 700.0
+    assert device["power_w"] is None
+    assert device["unavailable"] == {"power_w": "Not Supported"}
+    assert device["performance_state"] == "P0"
+    assert device["clock_event_reasons"] == 0x5
+    assert device["clock_event_reason_names"] == ["gpu_idle", "sw_power_cap"]
+    assert device["temperature_c"] == 41
+    assert device["mig_mode"] == "disabled"
+
+
+def test_clock_reading_through_nvml(fake_nvml):
+    reading = read_clocks(0)
+    assert reading.sm_clock_mhz == 1980 and reading.mem_clock_mhz == 3201
+    assert reading.clock_event_reasons == 0x5 and reading.temperature_c == 41
+    assert reading.power_w is None
+    assert reading.missing == "power_w: Not Supported"
+
+
+def test_parse_nvidia_smi():
+    line = (
+        "0, NVIDIA H200, GPU-1234, 590.48, 143771, 1980, 3201, 1980, 3201, 118.52, 700.00, "
+        "P0, 0x0000000000000004, 38, [N/A]\n"
+    )
+    (device,) = parse_nvidia_smi(line)
+    assert device["index"] == 0 and device["name"] == "NVIDIA H200"
+    assert device["memory_total_bytes"] == 143771 * 1024 * 1024
+    assert device["sm_clock_mhz"] == 1980 and device["power_w"] == 118.52
+    assert device["clock_event_reasons"] == 4
+    assert device["clock_event_reason_names"] == ["sw_power_cap"]
+    assert device["mig_mode"] is None
+
+
+def test_clock_event_reason_names_keeps_unknown_bits():
+    assert clock_event_reason_names(0) == ()
+    assert clock_event_reason_names(0x41) == ("gpu_idle", "hw_thermal_slowdown")
+    assert clock_event_reason_names(0x1000) == ("0x1000",)
