@@ -1,0 +1,12 @@
+"""The measured code of perfdsl's bundled case studies.
+
+Each module holds one operation: a float64 `Reference` and the `Variant`s a study
+compares, written against `perfdsl.kernel`. `apps` holds the end-to-end
+`Application`s that call those operations. These modules are inputs to the tool,
+not part of it: a user's own kernels module looks the same.
+
+    rmsnorm     unfused (materialised intermediate) vs fused    bytes removed
+    transpose   naive, tiled (bank conflicts), padded           bank conflicts reduced
+    reduction   multi vs single launch; one vs four chains      launches removed, chains shortened
+    copy        the device-memory roof at the same access width
+"""
