@@ -1,0 +1,1 @@
+"""Executing a study: resolving references, targets, timing, correctness and the results bundle."""

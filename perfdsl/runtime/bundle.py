@@ -1,0 +1,283 @@
+"""The results bundle: one directory per run, written atomically, with a manifest.
+
+Layout: `<artifacts>/<study>/<run-id>/`. A run writes into the sibling
+`<artifacts>/<study>/.tmp-<run-id>/` and renames it into place only when every
+file and the manifest are written and flushed to disk; `rename` within one
+directory is atomic, so a reader sees either no bundle or a whole one.
+
+* An exception (KeyboardInterrupt from SIGINT included) inside the writer
+  removes the temporary directory and propagates.
+* A SIGKILL'd run (or a power cut) cannot clean up: it leaves a `.tmp-*`
+  directory, which is never a bundle: `latest_bundle` skips it and
+  `verify_bundle` rejects it. The next writer for the same study removes it if
+  its owner is gone: the directory holds an `.owner` file with the writing
+  host and pid, and a temporary directory is stale when that pid is not alive
+  on this host, or, from another host or without an owner file, when it is
+  older than STALE_AFTER_S. The owner file is deleted before the rename, so it
+  never reaches a bundle.
+
+Run ids are `YYYYMMDDTHHMMSSZ-<6 hex>` in UTC: names sort by start time (runs
+started in the same second sort in random order). Nothing is written outside
+the bundle's own directory: relative paths are checked before every write.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import hashlib
+import io
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import attrs
+import numpy as np
+
+MANIFEST = "manifest.json"
+OWNER = ".owner"
+TMP_PREFIX = ".tmp-"
+STALE_AFTER_S = 24 * 3600
+"""A temporary directory whose owner cannot be checked is stale after a day."""
+RUN_ID = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{6}$")
+
+
+class BundleError(Exception):
+    """A write the bundle refuses: a path outside it, a reserved name, a duplicate."""
+
+
+def new_run_id(now: dt.datetime | None = None) -> str:
+    """A run id that sorts by start time: `20261129T113000Z-1a2b3c`."""
+    now = now or dt.datetime.now(dt.UTC)
+    return f"{now.astimezone(dt.UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+
+
+class BundleWriter:
+    """Write one run's bundle; use as a context manager.
+
+    On a clean exit the manifest is written last and the directory renamed into
+    place (`self.path`); on any exception the temporary directory is removed.
+    """
+
+    def __init__(self, artifacts: Path, study: str, run_id: str | None = None) -> None:
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", study) or study.startswith("."):
+            raise BundleError(f"study name `{study}` cannot name a directory")
+        self.run_id = run_id or new_run_id()
+        if not RUN_ID.match(self.run_id):
+            raise BundleError(f"run id `{self.run_id}` is not of the form {RUN_ID.pattern}")
+        self.study_dir = Path(artifacts) / study
+        self.tmp = self.study_dir / f"{TMP_PREFIX}{self.run_id}"
+        self.path = self.study_dir / self.run_id
+        self._written: set[str] = set()
+
+    def __enter__(self) -> BundleWriter:
+        self.study_dir.mkdir(parents=True, exist_ok=True)
+        remove_stale(self.study_dir)
+        if self.path.exists():
+            raise BundleError(f"bundle `{self.path}` already exists")
+        self.tmp.mkdir()
+        (self.tmp / OWNER).write_text(f"{socket.gethostname()} {os.getpid()}\n")
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if kind is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            return
+        try:
+            self._commit()
+        except BaseException:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
+
+    def write_bytes(self, relpath: str, data: bytes) -> Path:
+        """Write one file into the bundle, flushed to disk."""
+        target = self._target(relpath)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "xb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        self._written.add(relpath)
+        return target
+
+    def write_text(self, relpath: str, text: str) -> Path:
+        """Write a UTF-8 text file."""
+        return self.write_bytes(relpath, text.encode("utf-8"))
+
+    def write_json(self, relpath: str, value: Any) -> Path:
+        """Write JSON with sorted keys; attrs records, numpy values and paths are converted."""
+        return self.write_text(relpath, dumps(value))
+
+    def write_csv(self, relpath: str, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Path:
+        """Write a CSV file: a header row, then one row per record."""
+        buffer = io.StringIO()
+        out = csv.writer(buffer, lineterminator="\n")
+        out.writerow(header)
+        out.writerows(rows)
+        return self.write_text(relpath, buffer.getvalue())
+
+    def _target(self, relpath: str) -> Path:
+        """Where `relpath` goes, refusing anything that would land outside the bundle."""
+        parts = Path(relpath).parts
+        if (
+            not parts
+            or Path(relpath).is_absolute()
+            or any(p in ("..", ".") for p in parts)
+            or relpath in (MANIFEST, OWNER)
+            or "\\" in relpath
+        ):
+            raise BundleError(f"`{relpath}` is not a plain relative path inside the bundle")
+        if relpath in self._written:
+            raise BundleError(f"`{relpath}` was already written")
+        if not self.tmp.is_dir():
+            raise BundleError("the bundle is not open: use `with BundleWriter(...) as bundle`")
+        target = (self.tmp / relpath).resolve()
+        if not target.is_relative_to(self.tmp.resolve()):
+            raise BundleError(f"`{relpath}` resolves outside the bundle")
+        return target
+
+    def _commit(self) -> None:
+        (self.tmp / OWNER).unlink()
+        manifest = {"run_id": self.run_id, "files": _inventory(self.tmp)}
+        with open(self.tmp / MANIFEST, "x", encoding="utf-8") as handle:
+            handle.write(dumps(manifest))
+            handle.flush()
+            os.fsync(handle.fileno())
+        _fsync_dir(self.tmp)
+        os.rename(self.tmp, self.path)
+        _fsync_dir(self.study_dir)
+
+
+def dumps(value: Any) -> str:
+    """JSON with sorted keys and no NaN (strict JSON readers reject it)."""
+    return json.dumps(value, sort_keys=True, indent=2, allow_nan=False, default=_plain) + "\n"
+
+
+def _plain(value: Any) -> Any:
+    if attrs.has(type(value)):
+        return attrs.asdict(value, recurse=False)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"cannot write a {type(value).__name__} as JSON")
+
+
+def _inventory(root: Path) -> dict[str, dict[str, Any]]:
+    """SHA-256 and size of every file under `root` but the manifest, by relative path."""
+    files = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file() or p.is_symlink()):
+        rel = path.relative_to(root).as_posix()
+        if rel != MANIFEST:
+            files[rel] = {"sha256": _sha256(path), "size": path.stat().st_size}
+    return files
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def verify_bundle(path: Path) -> list[str]:
+    """Recheck a bundle against its manifest; an empty list means it is intact."""
+    path = Path(path)
+    if path.name.startswith(TMP_PREFIX):
+        return [f"`{path}` is an unfinished run's temporary directory, not a bundle"]
+    if not path.is_dir():
+        return [f"`{path}` is not a directory"]
+    try:
+        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        listed: dict[str, dict[str, Any]] = manifest["files"]
+    except FileNotFoundError:
+        return [f"`{MANIFEST}` is missing"]
+    except (ValueError, KeyError, TypeError) as error:
+        return [f"`{MANIFEST}` is unreadable: {error}"]
+    problems = []
+    for rel, entry in sorted(listed.items()):
+        file = path / rel
+        if not file.is_file():
+            problems.append(f"`{rel}` is missing")
+        elif file.stat().st_size != entry.get("size") or _sha256(file) != entry.get("sha256"):
+            problems.append(f"`{rel}` has changed since the run")
+    for rel in sorted(_inventory(path)):
+        if rel not in listed:
+            problems.append(f"`{rel}` is not in the manifest")
+    return problems
+
+
+def bundles(artifacts: Path, study: str) -> list[Path]:
+    """Finished bundles of `study`, oldest first (temporary directories excluded)."""
+    study_dir = Path(artifacts) / study
+    if not study_dir.is_dir():
+        return []
+    return sorted(
+        p for p in study_dir.iterdir() if p.is_dir() and RUN_ID.match(p.name) and (p / MANIFEST).is_file()
+    )
+
+
+def latest_bundle(artifacts: Path, study: str) -> Path | None:
+    """The most recent finished bundle of `study`, or None."""
+    found = bundles(artifacts, study)
+    return found[-1] if found else None
+
+
+def remove_stale(study_dir: Path, now: float | None = None) -> list[Path]:
+    """Remove temporary directories left by runs that can no longer finish; return them."""
+    now = time.time() if now is None else now
+    removed = []
+    for tmp in sorted(study_dir.glob(f"{TMP_PREFIX}*")):
+        if tmp.is_dir() and _is_stale(tmp, now):
+            shutil.rmtree(tmp, ignore_errors=True)
+            removed.append(tmp)
+    return removed
+
+
+def _is_stale(tmp: Path, now: float) -> bool:
+    try:
+        host, pid = (tmp / OWNER).read_text().split()
+        if host == socket.gethostname():
+            return not _alive(int(pid))
+    except (OSError, ValueError):
+        pass
+    try:
+        return now - tmp.stat().st_mtime > STALE_AFTER_S
+    except OSError:
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

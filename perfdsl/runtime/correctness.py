@@ -1,0 +1,348 @@
+"""Correctness evidence: every variant checked against the float64 reference before it is timed.
+
+Per shape (workload and adversarial) and per seed: fresh inputs drawn by the
+reference from a generator seeded by (seed, shape); outputs poisoned before
+each call; relative L2 and max-abs error against the reference; every element
+written; NaN and Inf never pass; and, for a deterministic variant, a second
+call on the same input agrees bit for bit. A failure is evidence, recorded with
+its shape, seed and message, never a crash.
+
+Time bound: each case runs in one daemon worker thread and the caller waits at
+most `timeout_s`. Python cannot kill a thread, nor a hung CUDA kernel (only
+tearing down the process or the context ends it), so a case that overruns is
+recorded as a failure, the worker is abandoned (it dies with the process), and
+the variant's remaining cases are recorded as not run: a hung kernel's stream
+would block them anyway. The wait only works while the hung code releases the
+GIL: pure Python, numpy, a CUDA synchronise, or `numba.njit(nogil=True)`;
+a nopython loop compiled without `nogil` holds the GIL and blocks the caller too.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+import attrs
+import numpy as np
+
+from perfdsl.kernel import AppContext, Application, Reference, Shape, Variant
+from perfdsl.runtime.targets import Target, is_poison
+from perfdsl.runtime.timing import describe_error, seeded_rng
+
+METRICS = ("rel_l2", "max_abs")
+DEFAULT_TIMEOUT_S = 120.0
+"""Generous: the first call of a case includes JIT compilation."""
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class OutputError:
+    """How far one output is from the reference; metrics are None when undefined."""
+
+    name: str
+    rel_l2: float | None
+    max_abs: float | None
+    unwritten: int
+    """Elements still holding the poison value: never written by the variant."""
+    nonfinite: int
+    """NaN or Inf elements the variant wrote."""
+    problem: str
+    """Why the output fails regardless of tolerance, in one line; empty when it does not."""
+
+
+@attrs.frozen
+class Case:
+    """One (shape, seed) check of one variant."""
+
+    variant: str
+    shape: tuple[tuple[str, int], ...]
+    kind: str
+    """"workload" or "adversarial"."""
+    seed: int
+    passed: bool
+    outputs: tuple[OutputError, ...]
+    deterministic: bool | None
+    """Whether a second call agreed bit for bit; None when not checked."""
+    message: str
+    """Why the case failed, in one line; empty when it passed."""
+
+
+@attrs.frozen
+class CorrectnessResult:
+    """Every case of one variant on one target."""
+
+    reference: str
+    variant: str
+    target: str
+    dtype: str
+    tolerances: tuple[tuple[str, float], ...]
+    cases: tuple[Case, ...]
+
+    @property
+    def passed(self) -> bool:
+        """Whether every case passed."""
+        return all(c.passed for c in self.cases)
+
+    @property
+    def failures(self) -> tuple[Case, ...]:
+        """The cases that failed, in the order they ran."""
+        return tuple(c for c in self.cases if not c.passed)
+
+
+@attrs.frozen
+class ApplicationComparison:
+    """The application's output with the variant against its float64 run with the reference."""
+
+    application: str
+    variant: str
+    target: str
+    shape: tuple[tuple[str, int], ...]
+    seed: int
+    passed: bool
+    output: OutputError | None
+    message: str
+
+
+class _Worker:
+    """One daemon thread that runs jobs in order, so a hung job cannot block process exit."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.Queue[tuple[Callable[[], Any], Future[Any]] | None] = queue.Queue()
+        threading.Thread(target=self._loop, name="perfdsl-correctness", daemon=True).start()
+        self.hung = False
+
+    def _loop(self) -> None:
+        while (item := self._jobs.get()) is not None:
+            job, future = item
+            try:
+                future.set_result(job())
+            except BaseException as error:
+                future.set_exception(error)
+
+    def call(self, job: Callable[[], T], timeout_s: float) -> T:
+        """Run `job` on the worker; raise TimeoutError (and mark the worker hung) past timeout_s."""
+        future: Future[T] = Future()
+        self._jobs.put((job, future))
+        try:
+            return future.result(timeout=timeout_s)
+        except TimeoutError:
+            self.hung = True
+            raise
+
+    def close(self) -> None:
+        """Let the thread end once its queue drains (a hung job keeps it until exit)."""
+        self._jobs.put(None)
+
+
+def check_variant(
+    reference: Reference,
+    variant: Variant,
+    target: Target,
+    workload: Sequence[Shape],
+    adversarial: Sequence[Shape],
+    seeds: Sequence[int],
+    dtype: Any,
+    tolerances: Mapping[str, float],
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> CorrectnessResult:
+    """Check `variant` on every shape and seed; failures are returned, never raised."""
+    unknown = set(tolerances) - set(METRICS)
+    if unknown:
+        raise ValueError(f"unknown tolerance metrics {sorted(unknown)}; expected {METRICS}")
+    dtype = np.dtype(dtype)
+    worker = _Worker()
+    try:
+        cases = [
+            _case(reference, variant, target, shape, kind, seed, dtype, tolerances, worker, timeout_s)
+            for kind, shapes in (("workload", workload), ("adversarial", adversarial))
+            for shape in shapes
+            for seed in seeds
+        ]
+    finally:
+        worker.close()
+    return CorrectnessResult(
+        reference=reference.name,
+        variant=variant.name,
+        target=target.name,
+        dtype=dtype.name,
+        tolerances=tuple(sorted(tolerances.items())),
+        cases=tuple(cases),
+    )
+
+
+def _case(
+    reference: Reference,
+    variant: Variant,
+    target: Target,
+    shape: Shape,
+    kind: str,
+    seed: int,
+    dtype: np.dtype,
+    tolerances: Mapping[str, float],
+    worker: _Worker,
+    timeout_s: float,
+) -> Case:
+    key = tuple((k, int(shape[k])) for k in sorted(shape))
+
+    def fail(message: str, outputs: tuple[OutputError, ...] = ()) -> Case:
+        return Case(variant.name, key, kind, seed, False, outputs, None, message)
+
+    if worker.hung:
+        return fail(f"not run: an earlier call of `{variant.name}` did not return")
+    try:
+        host = reference.inputs(shape, seeded_rng(seed, shape), dtype)
+        expected = _reference_outputs(reference, shape, host)
+    except Exception as error:
+        return fail(f"reference `{reference.name}` failed: {describe_error(error)}")
+    out_shapes = reference.outputs(shape)
+
+    def run_twice() -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
+        arrays = {**target.to_device(host), **target.alloc(out_shapes, dtype)}
+        outs = {k: arrays[k] for k in out_shapes}
+        call = target.bind(variant, arrays)
+        runs = []
+        for _ in range(2 if variant.deterministic else 1):
+            target.poison(outs)
+            target.run(call)
+            runs.append(target.to_host(outs))
+        return runs[0], (runs[1] if len(runs) > 1 else None)
+
+    try:
+        first, second = worker.call(run_twice, timeout_s)
+    except TimeoutError:
+        return fail(f"did not finish within {timeout_s:g} s")
+    except Exception as error:
+        return fail(f"raised {describe_error(error)}")
+
+    errors = tuple(measure(k, first[k], expected[k]) for k in sorted(expected))
+    problems = [p for e in errors for p in _problems(e, tolerances)]
+    deterministic = None
+    if second is not None:
+        deterministic = all(first[k].tobytes() == second[k].tobytes() for k in first)
+        if not deterministic:
+            problems.append("a second call on the same input gave different bits")
+    message = "; ".join(problems)
+    return Case(variant.name, key, kind, seed, not problems, errors, deterministic, message)
+
+
+def _reference_outputs(
+    reference: Reference, shape: Shape, host: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """The reference's float64 answer, checked against the shapes it declares."""
+    result = reference.compute(**{k: np.asarray(v, dtype=np.float64) for k, v in host.items()})
+    declared = reference.outputs(shape)
+    out = {}
+    for name, want in declared.items():
+        if name not in result:
+            raise ValueError(f"compute() returned no `{name}`")
+        array = np.asarray(result[name], dtype=np.float64)
+        if array.shape != tuple(want):
+            raise ValueError(f"`{name}` has shape {array.shape}, outputs() declares {tuple(want)}")
+        if not np.isfinite(array).all():
+            raise ValueError(f"`{name}` holds NaN or Inf")
+        out[name] = array
+    return out
+
+
+def measure(name: str, got: np.ndarray, expected: np.ndarray, poisoned: bool = True) -> OutputError:
+    """Compare one output with the float64 reference.
+
+    With `poisoned`, elements still bit-equal to the poison value count as unwritten.
+    A metric is None where it is undefined: the output has unwritten, NaN or Inf
+    elements or the wrong shape (max_abs and rel_l2), or the reference is all
+    zeros while the output is not (rel_l2); `problem` then says why.
+    """
+    unwritten = is_poison(got) if poisoned else np.zeros(got.shape, dtype=bool)
+    wide = np.asarray(got, dtype=np.float64)
+    nonfinite = ~np.isfinite(wide) & ~unwritten
+    counts = (int(unwritten.sum()), int(nonfinite.sum()))
+    if counts[0]:
+        return OutputError(name, None, None, *counts, f"{counts[0]} element(s) of `{name}` never written")
+    if counts[1]:
+        return OutputError(name, None, None, *counts, f"{counts[1]} element(s) of `{name}` are NaN or Inf")
+    if wide.shape != expected.shape:
+        problem = f"`{name}` has shape {wide.shape}, the reference {expected.shape}"
+        return OutputError(name, None, None, 0, 0, problem)
+    diff = wide - expected
+    max_abs = float(np.abs(diff).max()) if diff.size else 0.0
+    norm_diff, norm_ref = float(np.linalg.norm(diff)), float(np.linalg.norm(expected))
+    if norm_ref == 0 and norm_diff != 0:
+        problem = f"`{name}` rel_l2 is undefined: the reference is all zeros and `{name}` is not"
+        return OutputError(name, None, max_abs, 0, 0, problem)
+    return OutputError(name, norm_diff / norm_ref if norm_ref else 0.0, max_abs, 0, 0, "")
+
+
+def _problems(error: OutputError, tolerances: Mapping[str, float]) -> list[str]:
+    """Every way `error` fails: the measurement's own problem, then each bound exceeded."""
+    found = {"rel_l2": error.rel_l2, "max_abs": error.max_abs}
+    exceeded = [
+        f"`{error.name}` {metric} {found[metric]:.3g} > {bound:g}"
+        for metric, bound in sorted(tolerances.items())
+        if found[metric] is not None and not found[metric] <= bound
+    ]
+    return [error.problem, *exceeded] if error.problem else exceeded
+
+
+def compare_application(
+    application: Application,
+    reference: Reference,
+    variant: Variant,
+    target: Target,
+    shape: Shape,
+    seed: int,
+    dtype: Any,
+    tolerances: Mapping[str, float],
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> ApplicationComparison:
+    """Model-level evaluation: the application with `variant` on `target` against its
+    float64 run on the CPU with the reference in place of the operation."""
+    key = tuple((k, int(shape[k])) for k in sorted(shape))
+
+    def result(passed: bool, output: OutputError | None, message: str) -> ApplicationComparison:
+        return ApplicationComparison(
+            application.name, variant.name, target.name, key, seed, passed, output, message
+        )
+
+    runs = (
+        (f"with `{variant.name}`", target.name, lambda: target.op(variant), dtype),
+        ("float64 reference run", "cpu", lambda: _reference_op(reference, shape), np.float64),
+    )
+    outputs = []
+    worker = _Worker()
+    try:
+        for label, target_name, op, run_dtype in runs:
+            try:
+                ctx = AppContext(target_name, op(), shape, seeded_rng(seed, shape), run_dtype)
+                outputs.append(worker.call(lambda ctx=ctx: _serve(application, ctx), timeout_s))
+            except TimeoutError:
+                return result(False, None, f"{label}: did not finish within {timeout_s:g} s")
+            except Exception as error:
+                return result(False, None, f"{label}: raised {describe_error(error)}")
+    finally:
+        worker.close()
+    got, expected = outputs
+    output = measure("output", got, np.asarray(expected, dtype=np.float64), poisoned=False)
+    problems = _problems(output, tolerances)
+    return result(not problems, output, "; ".join(problems))
+
+
+def _serve(application: Application, ctx: AppContext) -> np.ndarray:
+    """Prepare the application and serve one request, returning its output on the host."""
+    return np.asarray(application.prepare(ctx)())
+
+
+def _reference_op(reference: Reference, shape: Shape) -> Callable[..., None]:
+    """The reference as an in-place operation (Variant.cpu's convention), in float64."""
+    names = tuple(reference.outputs(shape))
+
+    def op(**arrays: np.ndarray) -> None:
+        inputs = {k: np.asarray(v, dtype=np.float64) for k, v in arrays.items() if k not in names}
+        computed = reference.compute(**inputs)
+        for name in names:
+            arrays[name][...] = computed[name]
+
+    return op

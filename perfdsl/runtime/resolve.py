@@ -1,0 +1,180 @@
+"""Resolve a study's Python references (`package.module:attr`) to the objects they name.
+
+Where modules are looked for, in order:
+
+1. the study's own directory (a study beside its kernels finds them);
+2. the project root: the nearest ancestor of the study's directory holding a
+   `pyproject.toml` or `.git` (so `studies/x.perf` finds `kernels/` at the root);
+3. `sys.path` as it stands (installed packages).
+
+What this leaves behind: the search directories are put at the front of
+`sys.path` only for the duration of the import and removed afterwards, so
+later imports elsewhere in the process are not redirected. The imported modules
+stay in `sys.modules`, as any import does, which is what lets baseline and change
+share a module and keeps kernels compiled once. The consequence, checked here
+rather than left to surprise: a top-level package already imported from one
+directory is not imported again from another; if the search order above would
+find it somewhere else, resolution fails and says so instead of silently
+returning the wrong code. `perfdsl run` runs one study per process, so this
+only matters to callers that resolve several studies in one process.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import re
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_REFERENCE = re.compile(rf"^({_IDENT}(?:\.{_IDENT})*):({_IDENT}(?:\.{_IDENT})*)$")
+_ROOT_MARKERS = ("pyproject.toml", ".git")
+
+
+class ResolveError(Exception):
+    """A reference that cannot be turned into the object the study needs.
+
+    `message` and `help` are one line each, in the checker's style (lowercase,
+    names in backticks, no final period); the caller adds the study's file and line.
+    """
+
+    def __init__(self, reference: str, message: str, help: str) -> None:
+        super().__init__(message)
+        self.reference = reference
+        self.message = message
+        self.help = help
+
+
+def project_root(start: Path) -> Path | None:
+    """The nearest directory at or above `start` holding a pyproject.toml or .git."""
+    start = start.resolve()
+    for directory in (start, *start.parents):
+        if any((directory / marker).exists() for marker in _ROOT_MARKERS):
+            return directory
+    return None
+
+
+def search_path(study_dir: Path | None) -> tuple[Path, ...]:
+    """The directories searched before `sys.path`, in order, without duplicates."""
+    if study_dir is None:
+        return ()
+    study_dir = study_dir.resolve()
+    found = [study_dir]
+    root = project_root(study_dir)
+    if root is not None and root != study_dir:
+        found.append(root)
+    return tuple(found)
+
+
+def resolve(
+    reference: str,
+    expected: type | tuple[type, ...],
+    study_dir: Path | None = None,
+) -> Any:
+    """Import `package.module:attr` and return the attribute, checked against `expected`.
+
+    Raises ResolveError for a malformed reference, a missing module or
+    attribute, a module that raises while importing, and an object of the
+    wrong type. The original exception, if any, is chained as `__cause__`.
+    """
+    match = _REFERENCE.match(reference)
+    if match is None:
+        raise ResolveError(
+            reference,
+            f"`{reference}` is not a Python reference",
+            "write it as `package.module:attribute`, e.g. `kernels.rmsnorm:fused`",
+        )
+    module_name, attr_path = match.groups()
+    dirs = search_path(study_dir)
+    module = _import(reference, module_name, dirs)
+    value: Any = module
+    for part in attr_path.split("."):
+        try:
+            value = getattr(value, part)
+        except AttributeError as error:
+            raise ResolveError(
+                reference,
+                f"module `{module_name}` has no attribute `{attr_path}`",
+                f"define `{attr_path}` in {_where(module)} or fix the name",
+            ) from error
+    if not isinstance(value, expected):
+        wanted = " or ".join(
+            f"`{t.__name__}`" for t in (expected if isinstance(expected, tuple) else (expected,))
+        )
+        raise ResolveError(
+            reference,
+            f"`{reference}` is a `{type(value).__name__}`, expected a {wanted}",
+            f"make `{attr_path}` a {wanted} from `perfdsl.kernel`",
+        )
+    return value
+
+
+def _import(reference: str, module_name: str, dirs: Sequence[Path]) -> Any:
+    """Import `module_name` with `dirs` searched first, turning every failure into ResolveError."""
+    top = module_name.partition(".")[0]
+    _check_not_shadowed(reference, top, dirs)
+    searched = ", ".join(str(d) for d in dirs) or "nothing but sys.path"
+    try:
+        with _prepended(dirs):
+            return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name is not None and (module_name + ".").startswith(error.name + "."):
+            raise ResolveError(
+                reference,
+                f"no module named `{error.name}`",
+                f"searched {searched} and sys.path; put `{module_name}` beside the study "
+                "or at the project root",
+            ) from error
+        raise _import_raised(reference, module_name, error) from error
+    except (Exception, SystemExit) as error:
+        raise _import_raised(reference, module_name, error) from error
+
+
+def _import_raised(reference: str, module_name: str, error: BaseException) -> ResolveError:
+    first_line = (str(error).splitlines() or [""])[0]
+    return ResolveError(
+        reference,
+        f"importing `{module_name}` raised {type(error).__name__}: {first_line}",
+        f"run `python -c 'import {module_name}'` from the project root to see the traceback",
+    )
+
+
+def _check_not_shadowed(reference: str, top: str, dirs: Sequence[Path]) -> None:
+    """Refuse a package already imported from elsewhere than where the search would find it."""
+    loaded = sys.modules.get(top)
+    if loaded is None or not dirs:
+        return
+    spec = importlib.machinery.PathFinder.find_spec(top, [str(d) for d in dirs])
+    if spec is None or spec.origin is None:
+        return
+    wanted = Path(spec.origin).resolve()
+    have = getattr(loaded, "__file__", None)
+    if have is not None and Path(have).resolve() == wanted:
+        return
+    raise ResolveError(
+        reference,
+        f"package `{top}` is already imported from {have or 'a built-in location'}, "
+        f"but this study would import it from {wanted}",
+        "run each study in its own process (`perfdsl run` does) or rename one of the packages",
+    )
+
+
+def _where(module: Any) -> str:
+    path = getattr(module, "__file__", None)
+    return f"`{path}`" if path else f"`{module.__name__}`"
+
+
+@contextmanager
+def _prepended(dirs: Sequence[Path]) -> Iterator[None]:
+    """Put `dirs` at the front of sys.path for the duration of one import, then restore it."""
+    saved = list(sys.path)
+    sys.path[:0] = [str(d) for d in dirs]
+    importlib.invalidate_caches()
+    try:
+        yield
+    finally:
+        sys.path[:] = saved

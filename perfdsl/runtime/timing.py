@@ -1,0 +1,348 @@
+"""The interleaved block sampler: every raw timing sample of baseline and change.
+
+The procedure (research/measurement.md §5.1):
+
+* **Warm-up** by count *and* by time: arms take turns, one call each, until
+  every arm has made `warmup_calls` calls *and* `warmup_ms` have passed, so JIT
+  compilation, first-touch allocation and clock ramp-up stay out of the samples.
+  Warm-up durations are not samples; only the call count and elapsed time are kept.
+* **Blocks**, the statistical unit: `repeats` timed calls of one arm in a row,
+  rotating over its buffer sets so consecutive calls touch different memory.
+* **Interleaving** in rounds that alternate forward and reversed arm order:
+  A B | B A | A B | ..., i.e. ABBA, so a linear drift falls equally on both arms.
+* **Overhead**: an empty call timed the same way, in one block before and one
+  after the sampled blocks, so the evaluator can tell when a kernel is launch-bound.
+* **Nothing is dropped**: every sample is kept with its validity flag; a call
+  that raises becomes a Failure for its arm, which then stops while the others go on.
+
+The garbage collector is paused inside each block (as `timeit` does) and run
+between blocks, outside the timed calls.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from perfdsl.kernel import Reference, Shape, Variant
+from perfdsl.runtime.targets import Target
+
+MIN_FULL_BLOCKS = 10
+"""Blocks per arm below which a run is a reduced (smoke) run, not evidence-grade."""
+MAX_BUFFER_SETS = 64
+"""Rotation stops growing here; a tiny shape then fits in cache and says so."""
+EMPTY_ARM = "(empty)"
+"""The arm name of the overhead samples."""
+
+BlockHook = Callable[[], Mapping[str, Any]]
+
+
+@attrs.frozen
+class TimingSettings:
+    """How much to warm up and sample; the defaults are the full settings."""
+
+    warmup_calls: int = 10
+    warmup_ms: float = 200.0
+    repeats: int = 100
+    blocks: int = MIN_FULL_BLOCKS
+    """Blocks per arm."""
+
+
+@attrs.frozen
+class Arm:
+    """One implementation ready to time: a no-argument call per buffer set."""
+
+    name: str
+    calls: tuple[Callable[[], None], ...]
+    set_bytes: int = 0
+    """Bytes one buffer set occupies (inputs and outputs), for the cache check."""
+
+
+@attrs.frozen
+class Sample:
+    """One timed call."""
+
+    arm: str
+    block: int
+    """The block's index in the interleaved order (the overhead's own blocks for EMPTY_ARM)."""
+    position: int
+    buffer_set: int
+    duration_ns: int
+    valid: bool
+
+
+@attrs.frozen
+class Block:
+    """One block: which arm, where it fell in the order, and the hook's readings."""
+
+    index: int
+    arm: str
+    arm_block: int
+    """The arm's own count of blocks: 0, 1, ..."""
+    start: Mapping[str, Any]
+    end: Mapping[str, Any]
+    samples: int
+    failed: bool
+
+
+@attrs.frozen
+class Warmup:
+    """What the warm-up did for one arm (its durations are not samples)."""
+
+    arm: str
+    calls: int
+    elapsed_ns: int
+
+
+@attrs.frozen
+class Rotation:
+    """How an arm's buffer sets compare with the cache they must defeat."""
+
+    arm: str
+    sets: int
+    set_bytes: int
+    cache_target_bytes: int
+
+    @property
+    def exceeds_cache(self) -> bool:
+        """Whether all sets together are larger than the cache (the samples are cold)."""
+        return self.sets * self.set_bytes > self.cache_target_bytes
+
+
+@attrs.frozen
+class Failure:
+    """A call that raised: the arm stops there."""
+
+    arm: str
+    phase: str
+    """"warmup", "block" or "overhead"."""
+    block: int | None
+    position: int | None
+    message: str
+
+
+@attrs.frozen
+class TimingRecord:
+    """Everything the sampler measured, raw."""
+
+    target: str
+    timings_valid: bool
+    flushed: bool
+    """Whether the cache was flushed before every timed call."""
+    settings: TimingSettings
+    arms: tuple[str, ...]
+    order: tuple[str, ...]
+    samples: tuple[Sample, ...]
+    blocks: tuple[Block, ...]
+    warmup: tuple[Warmup, ...]
+    rotation: tuple[Rotation, ...]
+    overhead: tuple[Sample, ...]
+    failures: tuple[Failure, ...]
+
+    @property
+    def full(self) -> bool:
+        """Whether each arm was given at least MIN_FULL_BLOCKS blocks."""
+        return self.settings.blocks >= MIN_FULL_BLOCKS
+
+    def rows(self) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+        """A CSV header and one row per sample, overhead samples included."""
+        header = ("arm", "block", "position", "buffer_set", "duration_ns", "valid")
+        rows = [
+            (s.arm, s.block, s.position, s.buffer_set, s.duration_ns, int(s.valid))
+            for s in (*self.samples, *self.overhead)
+        ]
+        return header, rows
+
+
+def block_order(arms: Sequence[str], blocks: int) -> tuple[str, ...]:
+    """Rounds alternating forward and reversed arm order: A B B A A B B A ... for two arms."""
+    order: list[str] = []
+    for round_ in range(blocks):
+        order.extend(arms if round_ % 2 == 0 else reversed(arms))
+    return tuple(order)
+
+
+def rotation_sets(set_bytes: int, cache_target_bytes: int, requested: int) -> int:
+    """Buffer sets to rotate over: at least `requested`, and enough to exceed the cache.
+
+    Capped at MAX_BUFFER_SETS (or `requested`, if larger): below that cap a tiny
+    shape cannot defeat the cache, and Rotation.exceeds_cache records it.
+    """
+    sets = max(requested, 1)
+    if set_bytes > 0 and cache_target_bytes > 0:
+        sets = max(sets, cache_target_bytes // set_bytes + 1)
+    return min(sets, max(MAX_BUFFER_SETS, requested))
+
+
+def seeded_rng(seed: int, shape: Shape, *extra: int) -> np.random.Generator:
+    """The generator for (seed, shape, ...): the same data for every variant and target."""
+    return np.random.default_rng([seed, *(int(shape[k]) for k in sorted(shape)), *extra])
+
+
+def prepare_arms(
+    target: Target,
+    reference: Reference,
+    variants: Sequence[Variant],
+    shape: Shape,
+    dtype: Any,
+    requested_sets: int,
+    seed: int = 0,
+) -> tuple[Arm, ...]:
+    """Draw the rotated input sets once and bind each variant to its own copies of them.
+
+    Every variant sees the same input data; each gets its own device copies and
+    outputs, so one arm's writes never land in the other's cache lines.
+    """
+    dtype = np.dtype(dtype)
+    out_shapes = reference.outputs(shape)
+    first = reference.inputs(shape, seeded_rng(seed, shape, 0), dtype)
+    set_bytes = sum(np.asarray(a).nbytes for a in first.values()) + sum(
+        math.prod(s) * dtype.itemsize for s in out_shapes.values()
+    )
+    sets = rotation_sets(set_bytes, target.rotation_bytes(), requested_sets)
+    host_sets = [first] + [reference.inputs(shape, seeded_rng(seed, shape, i), dtype) for i in range(1, sets)]
+    arms = []
+    for variant in variants:
+        calls = []
+        for host in host_sets:
+            arrays = {**target.to_device(host), **target.alloc(out_shapes, dtype)}
+            calls.append(target.bind(variant, arrays))
+        arms.append(Arm(variant.name, tuple(calls), set_bytes))
+    return tuple(arms)
+
+
+def sample(
+    target: Target,
+    arms: Sequence[Arm],
+    settings: TimingSettings,
+    on_block: BlockHook | None = None,
+) -> TimingRecord:
+    """Warm up, then time interleaved blocks of every arm, keeping every sample.
+
+    `on_block` is called at the start and at the end of every block (outside the
+    timed calls); what it returns is stored with the block. An exception it
+    raises is the harness's own bug and propagates.
+    """
+    names = tuple(a.name for a in arms)
+    if len(set(names)) != len(names) or EMPTY_ARM in names:
+        raise ValueError(f"arm names must be distinct and not {EMPTY_ARM!r}: {names}")
+    by_name = {a.name: a for a in arms}
+    cursor = dict.fromkeys((*names, EMPTY_ARM), 0)
+    failures: list[Failure] = []
+    failed: set[str] = set()
+
+    def timed(arm: Arm) -> tuple[int, Any]:
+        buffer_set = cursor[arm.name] % len(arm.calls)
+        cursor[arm.name] += 1
+        return buffer_set, target.time(arm.calls[buffer_set])
+
+    warmups = _warm_up(arms, settings, timed, failures, failed)
+    empty = Arm(EMPTY_ARM, (target.empty_call(),))
+    overhead: list[Sample] = []
+    _overhead_block(0, empty, settings, timed, overhead, failures, warm=True)
+
+    order = block_order(names, settings.blocks)
+    samples: list[Sample] = []
+    blocks: list[Block] = []
+    arm_blocks = dict.fromkeys(names, 0)
+    for index, name in enumerate(order):
+        if name in failed:
+            continue
+        arm = by_name[name]
+        gc.collect()
+        start = dict(on_block()) if on_block else {}
+        count = 0
+        gc.disable()
+        try:
+            for position in range(settings.repeats):
+                try:
+                    buffer_set, result = timed(arm)
+                except Exception as error:
+                    failures.append(Failure(name, "block", index, position, describe_error(error)))
+                    failed.add(name)
+                    break
+                samples.append(Sample(name, index, position, buffer_set, result.duration_ns, result.valid))
+                count += 1
+        finally:
+            gc.enable()
+        end = dict(on_block()) if on_block else {}
+        blocks.append(Block(index, name, arm_blocks[name], start, end, count, name in failed))
+        arm_blocks[name] += 1
+
+    _overhead_block(1, empty, settings, timed, overhead, failures, warm=False)
+    rotation = tuple(Rotation(a.name, len(a.calls), a.set_bytes, target.rotation_bytes()) for a in arms)
+    return TimingRecord(
+        target=target.name,
+        timings_valid=target.timings_valid,
+        flushed=target.flushes_cache,
+        settings=settings,
+        arms=names,
+        order=order,
+        samples=tuple(samples),
+        blocks=tuple(blocks),
+        warmup=warmups,
+        rotation=rotation,
+        overhead=tuple(overhead),
+        failures=tuple(failures),
+    )
+
+
+def _warm_up(
+    arms: Sequence[Arm],
+    settings: TimingSettings,
+    timed: Callable[[Arm], tuple[int, Any]],
+    failures: list[Failure],
+    failed: set[str],
+) -> tuple[Warmup, ...]:
+    """Arms take turns until each has made warmup_calls calls and warmup_ms have passed."""
+    calls = {a.name: 0 for a in arms}
+    began = time.perf_counter_ns()
+    budget_ns = int(settings.warmup_ms * 1e6)
+    while True:
+        live = [a for a in arms if a.name not in failed]
+        enough_calls = all(calls[a.name] >= settings.warmup_calls for a in live)
+        if not live or (enough_calls and time.perf_counter_ns() - began >= budget_ns):
+            break
+        for arm in live:
+            try:
+                timed(arm)
+            except Exception as error:
+                failures.append(Failure(arm.name, "warmup", None, calls[arm.name], describe_error(error)))
+                failed.add(arm.name)
+                continue
+            calls[arm.name] += 1
+    elapsed = time.perf_counter_ns() - began
+    return tuple(Warmup(a.name, calls[a.name], elapsed) for a in arms)
+
+
+def _overhead_block(
+    index: int,
+    empty: Arm,
+    settings: TimingSettings,
+    timed: Callable[[Arm], tuple[int, Any]],
+    out: list[Sample],
+    failures: list[Failure],
+    *,
+    warm: bool,
+) -> None:
+    """Time the empty call `repeats` times (after `warmup_calls` untimed ones if `warm`)."""
+    try:
+        for _ in range(settings.warmup_calls if warm else 0):
+            timed(empty)
+        for position in range(settings.repeats):
+            buffer_set, result = timed(empty)
+            out.append(Sample(EMPTY_ARM, index, position, buffer_set, result.duration_ns, result.valid))
+    except Exception as error:
+        failures.append(Failure(EMPTY_ARM, "overhead", index, None, describe_error(error)))
+
+
+def describe_error(error: BaseException) -> str:
+    """An exception as one line: its type and the first line of its message."""
+    first_line = (str(error).splitlines() or [""])[0]
+    return f"{type(error).__name__}: {first_line}" if first_line else type(error).__name__

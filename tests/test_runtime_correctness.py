@@ -1,0 +1,140 @@
+"""Correctness checks on the CPU target: broken variants are caught and recorded, never raised."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import runtime_fixtures as fx
+
+from perfdsl.kernel import Reference
+from perfdsl.runtime.correctness import check_variant, compare_application, measure
+from perfdsl.runtime.targets import Target
+
+WORKLOAD = [{"M": 4, "N": 64}]
+ADVERSARIAL = [{"M": 1, "N": 1}, {"M": 3, "N": 31}]
+SEEDS = [0, 1, 2]
+TOL = {"rel_l2": 1e-6, "max_abs": 1e-5}
+
+
+def check(variant, **kwargs):
+    return check_variant(
+        fx.reference, variant, Target(), WORKLOAD, ADVERSARIAL, SEEDS, np.float32, TOL, **kwargs
+    )
+
+
+def test_good_variant_passes_every_shape_and_seed():
+    result = check(fx.good)
+    assert result.passed and result.target == "cpu" and result.dtype == "float32"
+    assert len(result.cases) == 3 * 3
+    assert [c.kind for c in result.cases] == ["workload"] * 3 + ["adversarial"] * 6
+    assert {(c.shape, c.seed) for c in result.cases} == {
+        (tuple(sorted(s.items())), seed) for s in WORKLOAD + ADVERSARIAL for seed in SEEDS
+    }
+    for case in result.cases:
+        (out,) = case.outputs
+        assert out.unwritten == 0 and out.nonfinite == 0
+        assert 0 < out.rel_l2 <= TOL["rel_l2"]  # float32 against float64: small, not zero
+        assert case.deterministic is True and case.message == ""
+
+
+def test_off_by_one_caught_with_shape_and_seed():
+    result = check(fx.off_by_one)
+    assert not result.passed
+    assert len(result.failures) == len(result.cases)
+    case = next(c for c in result.failures if c.shape == (("M", 3), ("N", 31)) and c.seed == 2)
+    assert case.kind == "adversarial"
+    assert case.message == "1 element(s) of `out` never written"
+    assert case.outputs[0].unwritten == 1 and case.outputs[0].rel_l2 is None
+
+
+def test_nan_never_passes():
+    result = check(fx.nan_writer)
+    assert not result.passed
+    for case in result.cases:
+        assert case.outputs[0].nonfinite == 1 and case.outputs[0].unwritten == 0
+        assert case.message == "1 element(s) of `out` are NaN or Inf"
+
+
+def test_garbage_fails_tolerance():
+    result = check(fx.garbage)
+    case = result.cases[0]
+    assert not case.passed
+    assert "rel_l2" in case.message and "max_abs" in case.message
+    assert case.outputs[0].max_abs == pytest.approx(1.0)
+
+
+def test_determinism_checked_bit_for_bit():
+    result = check(fx.noisy)
+    assert all(not c.passed and c.deterministic is False for c in result.cases)
+    assert all("different bits" in c.message for c in result.cases)
+    relaxed = check_variant(
+        fx.reference, fx.noisy_declared, Target(), WORKLOAD, [], SEEDS, np.float32, {"rel_l2": 1e-4}
+    )
+    assert relaxed.passed and all(c.deterministic is None for c in relaxed.cases)
+
+
+def test_raising_variant_is_a_recorded_failure():
+    result = check(fx.raising)
+    assert all(c.message == "raised RuntimeError: kernel exploded" for c in result.cases)
+
+
+def test_hung_variant_times_out_and_stops():
+    fx.release_hang.clear()
+    try:
+        result = check(fx.hanging, timeout_s=0.2)
+    finally:
+        fx.release_hang.set()
+    first, *rest = result.cases
+    assert first.message == "did not finish within 0.2 s"
+    assert rest and all(c.message.startswith("not run: an earlier call") for c in rest)
+
+
+def test_fresh_inputs_for_every_seed_and_shape():
+    seen = []
+
+    def inputs(shape, rng, dtype):
+        drawn = fx.reference.inputs(shape, rng, dtype)
+        seen.append(drawn["x"].reshape(-1)[0])
+        return drawn
+
+    spy = Reference("spy", inputs, fx.reference.outputs, fx.reference.compute)
+    check_variant(spy, fx.good, Target(), [{"M": 2, "N": 2}], [], [0, 1, 2], np.float32, TOL)
+    assert len(set(seen)) == 3 and all(v != 0 for v in seen)
+
+
+def test_broken_reference_is_recorded():
+    bad = Reference("bad", fx.reference.inputs, fx.reference.outputs, lambda x, w: {"y": x})
+    result = check_variant(bad, fx.good, Target(), WORKLOAD, [], [0], np.float32, TOL)
+    assert result.cases[0].message == "reference `bad` failed: ValueError: compute() returned no `out`"
+
+
+def test_unknown_tolerance_metric_rejected():
+    with pytest.raises(ValueError, match="unknown tolerance"):
+        check_variant(fx.reference, fx.good, Target(), WORKLOAD, [], [0], np.float32, {"ulp": 1})
+
+
+def test_measure_handles_integers_and_zero_reference():
+    assert measure("y", np.zeros(3, np.int32), np.zeros(3)).rel_l2 == 0.0
+    poisoned = np.full(3, np.iinfo(np.int32).max, np.int32)
+    assert measure("y", poisoned, np.zeros(3)).unwritten == 3
+    off_zero = measure("y", np.array([0.0, 10.0]), np.zeros(2))
+    assert off_zero.rel_l2 is None and off_zero.max_abs == 10.0
+    assert "reference is all zeros" in off_zero.problem
+    wrong = measure("y", np.zeros(3), np.zeros(2))
+    assert wrong.problem == "`y` has shape (3,), the reference (2,)"
+
+
+def test_application_level_comparison():
+    shape = {"M": 4, "N": 32}
+    ok = compare_application(
+        fx.application, fx.reference, fx.good, Target(), shape, 0, np.float32, {"rel_l2": 1e-5}
+    )
+    assert ok.passed and ok.output.rel_l2 < 1e-5 and ok.application == "row_sum_app"
+    bad = compare_application(
+        fx.application, fx.reference, fx.garbage, Target(), shape, 0, np.float32, {"rel_l2": 1e-5}
+    )
+    assert not bad.passed and "`output` rel_l2" in bad.message
+    broken = compare_application(
+        fx.application, fx.reference, fx.raising, Target(), shape, 0, np.float32, {"rel_l2": 1e-5}
+    )
+    assert broken.message == "with `raising`: raised RuntimeError: kernel exploded"

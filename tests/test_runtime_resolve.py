@@ -1,0 +1,141 @@
+"""Resolving `package.module:attr` references from a study's directory and project root."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from perfdsl.kernel import Reference, Variant
+from perfdsl.runtime.resolve import ResolveError, project_root, resolve, search_path
+
+MODULE = """\
+from pathlib import Path
+from perfdsl.kernel import Variant
+Path({marker!r}).write_text({label!r})
+fused = Variant("fused_" + {label!r}, cpu=lambda **kw: None)
+not_a_variant = 42
+"""
+
+
+@pytest.fixture
+def pkg():
+    """A package name unique to the test, removed from sys.modules afterwards."""
+    name = f"kern_{uuid.uuid4().hex[:8]}"
+    yield name
+    for mod in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+        del sys.modules[mod]
+
+
+def write_package(root: Path, name: str, label: str, marker: Path, body: str = MODULE) -> None:
+    (root / name).mkdir(parents=True)
+    (root / name / "__init__.py").write_text("")
+    (root / name / "ops.py").write_text(body.format(marker=str(marker), label=label))
+
+
+def make_project(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "proj"
+    studies = root / "studies"
+    studies.mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    return root, studies
+
+
+def test_good_reference_from_project_root(tmp_path, pkg):
+    root, studies = make_project(tmp_path)
+    marker = tmp_path / "marker"
+    write_package(root, pkg, "root", marker)
+    before = list(sys.path)
+    variant = resolve(f"{pkg}.ops:fused", Variant, studies)
+    assert variant.name == "fused_root"
+    assert marker.read_text() == "root"
+    assert sys.path == before, "search directories must not stay on sys.path"
+    assert project_root(studies) == root.resolve()
+    assert search_path(studies) == (studies.resolve(), root.resolve())
+
+
+def test_study_directory_wins_over_project_root(tmp_path, pkg):
+    root, studies = make_project(tmp_path)
+    study_marker, root_marker = tmp_path / "study_marker", tmp_path / "root_marker"
+    write_package(root, pkg, "root", root_marker)
+    write_package(studies, pkg, "study", study_marker)
+    variant = resolve(f"{pkg}.ops:fused", Variant, studies)
+    assert variant.name == "fused_study"
+    assert study_marker.read_text() == "study"
+    assert not root_marker.exists(), "the project root's module must not be imported"
+
+
+def test_missing_module(tmp_path, pkg):
+    _, studies = make_project(tmp_path)
+    with pytest.raises(ResolveError) as caught:
+        resolve(f"{pkg}.ops:fused", Variant, studies)
+    assert caught.value.message == f"no module named `{pkg}`"
+    assert "searched" in caught.value.help
+    assert "\n" not in caught.value.message + caught.value.help
+
+
+def test_missing_submodule(tmp_path, pkg):
+    root, studies = make_project(tmp_path)
+    write_package(root, pkg, "root", tmp_path / "m")
+    with pytest.raises(ResolveError, match=f"no module named `{pkg}.nope`"):
+        resolve(f"{pkg}.nope:fused", Variant, studies)
+
+
+def test_missing_attribute(tmp_path, pkg):
+    root, studies = make_project(tmp_path)
+    write_package(root, pkg, "root", tmp_path / "m")
+    with pytest.raises(ResolveError) as caught:
+        resolve(f"{pkg}.ops:unfused", Variant, studies)
+    assert caught.value.message == f"module `{pkg}.ops` has no attribute `unfused`"
+    assert isinstance(caught.value.__cause__, AttributeError)
+
+
+def test_module_raising_on_import(tmp_path, pkg):
+    root, studies = make_project(tmp_path)
+    write_package(root, pkg, "root", tmp_path / "m", body="raise ValueError('bad config')\n")
+    with pytest.raises(ResolveError) as caught:
+        resolve(f"{pkg}.ops:fused", Variant, studies)
+    assert caught.value.message == f"importing `{pkg}.ops` raised ValueError: bad config"
+    assert f"import {pkg}.ops" in caught.value.help
+    assert isinstance(caught.value.__cause__, ValueError)
+    assert f"{pkg}.ops" not in sys.modules
+
+
+def test_module_importing_something_missing(tmp_path, pkg):
+    root, studies = make_project(tmp_path)
+    write_package(root, pkg, "root", tmp_path / "m", body="import no_such_dependency_xyz\n")
+    with pytest.raises(ResolveError, match="raised ModuleNotFoundError"):
+        resolve(f"{pkg}.ops:fused", Variant, studies)
+
+
+def test_wrong_type(tmp_path, pkg):
+    root, studies = make_project(tmp_path)
+    write_package(root, pkg, "root", tmp_path / "m")
+    with pytest.raises(ResolveError, match="is a `int`, expected a `Variant`"):
+        resolve(f"{pkg}.ops:not_a_variant", Variant, studies)
+    with pytest.raises(ResolveError, match="expected a `Reference`"):
+        resolve(f"{pkg}.ops:fused", Reference, studies)
+
+
+@pytest.mark.parametrize("bad", ["kernels.rmsnorm", "kernels.rmsnorm:", ":x", "a b:c", "a:b:c"])
+def test_malformed_reference(bad):
+    with pytest.raises(ResolveError, match="is not a Python reference"):
+        resolve(bad, Variant)
+
+
+def test_sys_path_fallback():
+    assert resolve("perfdsl.kernel:Variant", type) is Variant
+
+
+def test_package_already_imported_elsewhere_is_refused(tmp_path, pkg):
+    root, studies = make_project(tmp_path)
+    write_package(root, pkg, "root", tmp_path / "root_marker")
+    resolve(f"{pkg}.ops:fused", Variant, studies)
+    other = tmp_path / "other"
+    other.mkdir()
+    write_package(other, pkg, "other", tmp_path / "other_marker")
+    with pytest.raises(ResolveError, match="already imported from"):
+        resolve(f"{pkg}.ops:fused", Variant, other)
+    assert not (tmp_path / "other_marker").exists()
