@@ -177,6 +177,17 @@ _ALL = [
     _code("PD217", ERROR, "correctness evidence does not poison outputs",
           "Outputs filled with NaN before each call show any element the kernel failed to write.",
           "evidence correctness { poison nan }"),
+    _code("PD218", ERROR, "the change has no summary",
+          "The mechanism category names the quantity; the summary says which work the change "
+          "removes and how, so a reader can judge whether the category is the right one.",
+          'change {\n  mechanism bytes_removed\n'
+          '  summary "The unfused path writes and rereads an M x N intermediate"\n}'),
+    _code("PD219", ERROR, "an application's time is predicted without its share",
+          "Amdahl's bound needs the share of the application's critical time the operation "
+          "holds, stated before measuring; without it a prediction on the application's time "
+          "(a number or `amdahl`) cannot be checked.",
+          "application decode_step { entry kernels.apps:decoder_step; uses normalize; share 8% }\n"
+          "predict { decode_step.time ratio <= amdahl }"),
     # ------------------------------------------------------------ names, types, units
     _code("PD301", ERROR, "a name is not defined",
           "Predictions, applications and values refer to operations and applications by name; "
@@ -241,6 +252,10 @@ _ALL = [
           "The SLO of the load test is the workload's objective; two different bounds make the "
           "goodput ambiguous.",
           "objective p99 latency <= 25 ms at 400 rps\nslo p99 <= 25 ms"),
+    _code("PD409", ERROR, "a share, confidence level or threshold outside 0 to 100%",
+          "These are fractions of a whole: a share above 100% makes Amdahl's bound negative, and "
+          "a confidence level of 100% or more has no interval.",
+          "application app { share 8% }\nevidence timing { confidence 95%; threshold 2% }"),
     # ------------------------------------------------------------ warnings
     _code("PD501", WARNING, "the workload has a single shape",
           "One shape says nothing about how the change behaves across the traffic it will see.",
@@ -258,6 +273,11 @@ _ALL = [
           "A mechanism prediction without a time prediction cannot say whether the mechanism "
           "explains the speedup.",
           "predict { normalize.time ratio <= 0.55 }"),
+    _code("PD506", WARNING, "no prediction on the mechanism's quantity",
+          "The mechanism is a claim about one quantity (bytes for bytes_removed, launches for "
+          "launches_removed, ...); predicting it is what lets the evidence confirm the claim "
+          "rather than only the speedup.",
+          "change { mechanism bytes_removed }\npredict { normalize.bytes ratio <= 0.45 }"),
 ]
 
 CODES: dict[str, Code] = {entry.code: entry for entry in _ALL}

@@ -532,7 +532,7 @@ def _count(statement: Statement) -> Num | None:
     value = _num(statement)
     if value is None or value.quantity.unit is not None:
         return None
-    return value if value.value == int(value.value) and value.value >= 0 else None
+    return value if value.value.is_integer() and value.value >= 0 else None
 
 
 def _numbers(statement: Statement) -> tuple[Num, ...] | None:
@@ -563,7 +563,7 @@ def _sizes(expr: Expr) -> tuple[int, ...] | None:
     for item in items:
         if not isinstance(item, Num) or item.quantity.unit is not None:
             return None
-        if item.value != int(item.value) or item.value < 0:
+        if not item.value.is_integer() or item.value < 0:
             return None
         sizes.append(int(item.value))
     return tuple(sizes)

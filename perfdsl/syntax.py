@@ -239,6 +239,20 @@ def _syntax_diagnostic(source: Source, error: UnexpectedInput) -> Diagnostic:
     assert isinstance(error, UnexpectedToken)
     token = error.token
     expected = set(error.expected or ())
+    if token.type == "$END" and expected == {"STUDY"}:
+        return Diagnostic(
+            "PD006", "error", "the file holds no study", source, source.end,
+            label="expected `study <name> { ... }`",
+            help="write the study as `study <name> { ... }`",
+        )
+    if token.type == "STUDY" and "NAME" not in expected:
+        start = token.start_pos or 0
+        return Diagnostic(
+            "PD006", "error", "the file holds more than one study", source,
+            Span(start, start + len("study")),
+            label="a second study starts here",
+            help="put each study in a file of its own",
+        )
     if token.type == "$END":
         span = source.end
         return Diagnostic(
@@ -302,7 +316,8 @@ def parse_statements(source: Source) -> tuple[Section | None, list[Diagnostic]]:
             diagnostic = _syntax_diagnostic(source, error)
             diagnostics.append(diagnostic)
             retry = _blank_line(text, diagnostic.span.start)
-            if retry is None or diagnostic.code == "PD003" or len(diagnostics) >= _MAX_SYNTAX_ERRORS:
+            ends_pass = diagnostic.code in ("PD003", "PD006") or len(diagnostics) >= _MAX_SYNTAX_ERRORS
+            if retry is None or ends_pass:
                 return None, diagnostics
             text = retry
             continue

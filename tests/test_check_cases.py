@@ -1,0 +1,58 @@
+"""Golden tests: one broken study per rule, beside its expected short-form output.
+
+`tests/check_cases/PD203_no_adversarial.perf` holds a study with exactly one
+defect and `PD203_no_adversarial.expected` the lines `perfdsl check
+--format short` prints for it. Regenerate with `UPDATE_GOLDENS=1 pytest
+tests/test_check_cases.py`, then review the diff before committing it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from perfdsl import codes
+from perfdsl.commands.check import diagnose
+from perfdsl.diagnostics import render_short
+from perfdsl.source import Source
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ROOT / "tests" / "check_cases"
+CASE_FILES = sorted(CASES.glob("*.perf"))
+UPDATE = os.environ.get("UPDATE_GOLDENS") == "1"
+
+
+def _code_of(case: Path) -> str:
+    return case.name.split("_", 1)[0]
+
+
+def _render(case: Path) -> str:
+    source = Source(case.relative_to(ROOT).as_posix(), case.read_text(encoding="utf-8"))
+    return "".join(render_short(d) + "\n" for d in diagnose(source))
+
+
+@pytest.mark.parametrize("case", CASE_FILES, ids=lambda p: p.stem)
+def test_case_matches_golden(case: Path) -> None:
+    expected_file = case.with_suffix(".expected")
+    rendered = _render(case)
+    if UPDATE:
+        expected_file.write_text(rendered, encoding="utf-8")
+    assert rendered == expected_file.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("case", CASE_FILES, ids=lambda p: p.stem)
+def test_case_reports_its_code(case: Path) -> None:
+    """The golden is not just any output: the case's own code is in it."""
+    code = _code_of(case)
+    assert f"[{code}]: " in case.with_suffix(".expected").read_text(encoding="utf-8")
+
+
+def test_every_code_has_a_case() -> None:
+    covered = {_code_of(case) for case in CASE_FILES}
+    assert sorted(set(codes.CODES) - covered) == []
+
+
+def test_every_case_names_a_registered_code() -> None:
+    assert sorted({_code_of(case) for case in CASE_FILES} - set(codes.CODES)) == []
