@@ -21,6 +21,8 @@ from perfdsl.commands import CommandError
 _COMMANDS = {
     "check": ("check", "check that a study's chain of evidence is complete and consistent"),
     "explain": ("explain", "explain a diagnostic code"),
+    "run": ("run", "run a study's kernels and collect the evidence into a bundle"),
+    "verify": ("verify", "recheck a bundle's files against its manifest"),
 }
 
 

@@ -1,0 +1,75 @@
+"""`perfdsl run STUDY`: execute the kernels and collect the evidence into a bundle."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from perfdsl.commands import CommandError
+from perfdsl.commands.check import diagnose, read_source
+from perfdsl.diagnostics import count_errors, render_full
+
+TARGETS = ("auto", "cuda", "cpu", "cudasim")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("study", help="the .perf study to run")
+    parser.add_argument("--target", choices=TARGETS, default="auto",
+                        help="cuda (a GPU), cpu (Numba CPU kernels), cudasim (correctness only), "
+                        "auto (cuda when a GPU is usable, else cpu; the default)")
+    parser.add_argument("--quick", action="store_true",
+                        help="small shapes and few repeats: a smoke run, not evidence-grade")
+    parser.add_argument("--artifacts", metavar="DIR",
+                        help="where bundles go (default: the study's `artifacts` path)")
+
+
+def _one_thread_pool() -> None:
+    """Keep OpenBLAS single-threaded so that Numba's parallel kernels own the cores.
+
+    An application that mixes NumPy matrix products with Numba `parallel=True`
+    kernels runs two thread pools whose idle threads spin on the same cores: on
+    a 2-core machine that made one request 100x slower and turned the
+    end-to-end comparison into a measurement of the contention. OpenBLAS reads
+    the variable when NumPy is first imported, so it is set before that; a value
+    the user set is kept, and environment.json records whichever applied.
+    """
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+def run(args: argparse.Namespace) -> int:
+    source = read_source(Path(args.study))
+    diagnostics = diagnose(source)
+    if count_errors(diagnostics):
+        for diagnostic in diagnostics:
+            print(render_full(diagnostic), file=sys.stderr)
+        print(f"perfdsl run: the study does not check; fix the errors above "
+              f"(`perfdsl check {args.study}`)", file=sys.stderr)
+        return 1
+    if args.target == "cudasim":
+        # Numba reads this once, when numba.cuda is first imported: set it before anything does.
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    _one_thread_pool()
+
+    from perfdsl.parse import parse
+    from perfdsl.plan import PlanError, plan
+    from perfdsl.runtime.execute import RunError, execute, stderr_progress
+    from perfdsl.runtime.targets import TargetError, make_target
+
+    study = parse(source).study
+    assert study is not None
+    try:
+        target = make_target(args.target)
+        run_plan = plan(study, target.name, args.quick)
+    except (TargetError, PlanError) as error:
+        raise CommandError(str(error)) from None
+    artifacts = Path(args.artifacts) if args.artifacts else Path(run_plan.artifacts)
+    print(f"perfdsl run: {study.name.id} on {target.name}"
+          f"{' (quick)' if args.quick else ''}", file=sys.stderr)
+    try:
+        bundle = execute(run_plan, target, artifacts, stderr_progress)
+    except RunError as error:
+        raise CommandError(str(error)) from None
+    print(bundle)
+    return 0

@@ -1,0 +1,320 @@
+"""Study to plan: every setting the run needs, resolved to plain values.
+
+`plan(study, target, quick)` decides what will run: the shapes (scaled down
+under `--quick`), the timing and correctness settings (the study's, or the
+quick ones), the modelled mechanism quantities evaluated per shape, the load
+sweep's rates and the bundle's location. The run stage reads only the plan,
+so a plan is also the record of what was asked for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from pathlib import Path
+
+import attrs
+
+from perfdsl.nodes import BinOp, Expr, Name, Num, ShapeSet, Study, TupleExpr
+
+# `--quick`: CI and the README's first command. Small enough for a 2-core machine,
+# large enough that every code path (rotation, blocks, interleaving) runs.
+QUICK_ELEMENTS = 1 << 18
+QUICK_APPLICATION_ELEMENTS = 1 << 14
+"""The quick application must serve hundreds of requests in seconds: the load test's
+pass criterion needs 459 completions at each probed rate."""
+QUICK_TIMING = {"warmup": 3, "repeats": 5, "blocks": 4, "rotate": 2}
+QUICK_SEEDS = 2
+QUICK_RATES = 3
+QUICK_REQUESTS = 60
+# The study's full settings, where it leaves one out.
+DEFAULT_TIMING = {"warmup": 10, "repeats": 50, "blocks": 10, "rotate": 4}
+DEFAULT_CONFIDENCE = 0.95
+DEFAULT_THRESHOLD = 0.01
+DEFAULT_REQUESTS = 2000
+
+
+class PlanError(ValueError):
+    """The study cannot be planned (it does not check); carries the message for the user."""
+
+
+@attrs.frozen
+class ModelValue:
+    """A modelled mechanism quantity for one shape: `bytes` baseline and change."""
+
+    quantity: str
+    baseline: float
+    change: float
+
+
+@attrs.frozen
+class ShapePlan:
+    """One shape to time and check, with its traffic weight and modelled quantities."""
+
+    sizes: dict[str, int]
+    weight: float
+    models: tuple[ModelValue, ...]
+
+    @property
+    def label(self) -> str:
+        return "x".join(str(v) for v in self.sizes.values())
+
+
+@attrs.frozen
+class OperationPlan:
+    """The operation's three implementations (by reference) and where to run them."""
+
+    name: str
+    baseline: str
+    change: str
+    reference: str
+    lines: dict[str, int]
+    """Study line of each reference, so a bad reference is reported where it is written."""
+    shapes: tuple[ShapePlan, ...]
+    adversarial: tuple[dict[str, int], ...]
+
+
+@attrs.frozen
+class TimingPlan:
+    warmup: int
+    repeats: int
+    blocks: int
+    rotate: int
+    confidence: float
+    threshold: float
+
+
+@attrs.frozen
+class CorrectnessPlan:
+    seeds: int
+    tolerances: dict[str, float]
+    """metric (`rel_l2`, `max_abs`) -> the largest error that passes."""
+    poison: str
+
+
+@attrs.frozen
+class ApplicationPlan:
+    name: str
+    entry: str
+    line: int
+    uses: tuple[str, ...]
+    shape: dict[str, int]
+    """The operating point: the heaviest-weighted workload shape."""
+
+
+@attrs.frozen
+class LoadPlan:
+    arrivals: str
+    rates: tuple[float, ...]
+    """Offered rates to sweep, requests per second."""
+    requests: int
+    slo_seconds: float | None
+    slo_percentile: float
+
+
+@attrs.frozen
+class Plan:
+    """Everything `perfdsl run` needs, and nothing it must look up in the study again."""
+
+    study: str
+    study_path: str
+    study_text: str
+    study_hash: str
+    predict_hash: str
+    target: str
+    quick: bool
+    dtype: str
+    operations: tuple[OperationPlan, ...]
+    timing: TimingPlan
+    correctness: CorrectnessPlan
+    roof: str | None
+    roof_line: int
+    application: ApplicationPlan | None
+    load: LoadPlan | None
+    artifacts: str
+    """Directory the bundle goes under, resolved against the study's directory."""
+
+
+def evaluate_formula(expr: Expr, sizes: dict[str, int]) -> float:
+    """The value of a byte or launch formula for one shape."""
+    if isinstance(expr, Num):
+        return expr.value
+    if isinstance(expr, Name):
+        if expr.id not in sizes:
+            raise PlanError(f"formula symbol `{expr.id}` is not a shape symbol")
+        return float(sizes[expr.id])
+    if isinstance(expr, BinOp):
+        left, right = evaluate_formula(expr.left, sizes), evaluate_formula(expr.right, sizes)
+        if expr.op == "/" and right == 0:
+            raise PlanError("formula divides by zero for this shape")
+        return {"+": left + right, "-": left - right, "*": left * right, "/": left / right}[expr.op]
+    if isinstance(expr, TupleExpr) and len(expr.items) == 1:
+        return evaluate_formula(expr.items[0], sizes)
+    raise PlanError("a formula holds only numbers, shape symbols and + - * /")
+
+
+def _shape_dicts(shape_set: ShapeSet | None) -> list[dict[str, int]]:
+    if shape_set is None:
+        return []
+    symbols = [s.id for s in shape_set.symbols]
+    return [dict(zip(symbols, shape.sizes, strict=True)) for shape in shape_set.shapes]
+
+
+def quick_shape(sizes: dict[str, int], budget: int = QUICK_ELEMENTS) -> dict[str, int]:
+    """Shrink a shape to about `budget` elements, halving its largest size first.
+
+    Halving keeps the shape's character (a power of two stays one, an odd size
+    stays at least 1) so the quick run exercises the same code paths.
+    """
+    shrunk = dict(sizes)
+    while math.prod(shrunk.values()) > budget:
+        largest = max(shrunk, key=lambda k: shrunk[k])
+        if shrunk[largest] <= 1:
+            break
+        shrunk[largest] = max(1, shrunk[largest] // 2)
+    return shrunk
+
+
+def _section_hash(study: Study) -> str:
+    """SHA-256 of the `predict` section's text: registered before results exist."""
+    if study.predict_span is None:
+        return hashlib.sha256(b"").hexdigest()
+    text = study.source.snippet(study.predict_span)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _line(study: Study, offset: int) -> int:
+    return study.source.position(offset).line
+
+
+def plan(study: Study, target: str, quick: bool) -> Plan:
+    """The run plan for a study that checks; raises PlanError for a missing link."""
+    workload = study.workload
+    if workload is None or workload.shapes is None or not study.operations:
+        raise PlanError("the study has no workload shapes or no operation: run `perfdsl check`")
+    shapes = _shape_dicts(workload.shapes)
+    weights = [w.value for w in workload.weights] or [1.0 / len(shapes)] * len(shapes)
+    adversarial = _shape_dicts(study.correctness.adversarial if study.correctness else None)
+    if quick:
+        shapes = [quick_shape(s) for s in shapes]
+        adversarial = [quick_shape(s, budget=QUICK_ELEMENTS // 4) for s in adversarial]
+
+    operations = []
+    for operation in study.operations:
+        if not (operation.baseline and operation.change and operation.reference):
+            raise PlanError(f"operation `{operation.name.id}` lacks its baseline, change or reference")
+        shape_plans = tuple(
+            ShapePlan(
+                sizes,
+                weight,
+                tuple(
+                    ModelValue(
+                        model.quantity.id,
+                        evaluate_formula(model.baseline, sizes),
+                        evaluate_formula(model.change, sizes),
+                    )
+                    for model in operation.models
+                ),
+            )
+            for sizes, weight in zip(shapes, weights, strict=False)
+        )
+        operations.append(
+            OperationPlan(
+                name=operation.name.id,
+                baseline=str(operation.baseline),
+                change=str(operation.change),
+                reference=str(operation.reference),
+                lines={
+                    "baseline": _line(study, operation.baseline.span.start),
+                    "change": _line(study, operation.change.span.start),
+                    "reference": _line(study, operation.reference.span.start),
+                },
+                shapes=shape_plans,
+                adversarial=tuple(adversarial),
+            )
+        )
+
+    heaviest = shapes[max(range(len(shapes)), key=lambda i: weights[i] if i < len(weights) else 0)]
+    application = None
+    if study.applications and study.applications[0].entry is not None:
+        app = study.applications[0]
+        application = ApplicationPlan(
+            app.name.id, str(app.entry), _line(study, app.entry.span.start),
+            tuple(u.id for u in app.uses),
+            quick_shape(heaviest, QUICK_APPLICATION_ELEMENTS) if quick else heaviest,
+        )
+
+    study_path = Path(study.source.path)
+    artifacts = study.artifacts.value if study.artifacts else "artifacts/"
+    return Plan(
+        study=study.name.id,
+        study_path=str(study_path),
+        study_text=study.source.text,
+        study_hash=hashlib.sha256(study.source.text.encode("utf-8")).hexdigest(),
+        predict_hash=_section_hash(study),
+        target=target,
+        quick=quick,
+        dtype=workload.dtype.id if workload.dtype else "float32",
+        operations=tuple(operations),
+        timing=_timing(study, quick),
+        correctness=_correctness(study, quick),
+        roof=str(study.mechanism.roof) if study.mechanism and study.mechanism.roof else None,
+        roof_line=_line(study, study.mechanism.roof.span.start) if study.mechanism and study.mechanism.roof else 0,
+        application=application,
+        load=_load(study, quick),
+        artifacts=str((study_path.parent / artifacts).resolve()),
+    )
+
+
+def _timing(study: Study, quick: bool) -> TimingPlan:
+    timing = study.timing
+    declared = {
+        key: int(getattr(timing, key).value) if timing and getattr(timing, key) else default
+        for key, default in DEFAULT_TIMING.items()
+    }
+    if quick:
+        declared = {key: min(declared[key], QUICK_TIMING[key]) for key in declared}
+    confidence = round(timing.confidence.quantity.base, 12) if timing and timing.confidence else DEFAULT_CONFIDENCE
+    threshold = timing.threshold.quantity.base if timing and timing.threshold else DEFAULT_THRESHOLD
+    return TimingPlan(confidence=confidence, threshold=max(threshold, DEFAULT_THRESHOLD), **declared)
+
+
+def _correctness(study: Study, quick: bool) -> CorrectnessPlan:
+    evidence = study.correctness
+    seeds = int(evidence.seeds.value) if evidence and evidence.seeds else QUICK_SEEDS
+    tolerances = {}
+    for condition in study.workload.correct if study.workload else ():
+        if isinstance(condition.bound, Num):
+            tolerances[condition.metric] = condition.bound.quantity.base
+    return CorrectnessPlan(
+        seeds=min(seeds, QUICK_SEEDS) if quick else seeds,
+        tolerances=tolerances,
+        poison=evidence.poison.id if evidence and evidence.poison else "nan",
+    )
+
+
+def _load(study: Study, quick: bool) -> LoadPlan | None:
+    evidence = study.end_to_end
+    if evidence is None or evidence.load is None:
+        return None
+    rates = evidence.load.rates
+    start, stop = rates.start.quantity.base, rates.stop.quantity.base
+    step = rates.step.quantity.base if rates.step else (stop - start) or 1.0
+    sweep = [start + i * step for i in range(int((stop - start) / step + 1e-9) + 1)]
+    if quick:
+        picks = sorted({round(i * (len(sweep) - 1) / max(1, QUICK_RATES - 1)) for i in range(QUICK_RATES)})
+        sweep = [sweep[i] for i in picks]
+    slo_seconds, percentile = None, 0.99
+    if evidence.slo is not None and isinstance(evidence.slo.bound, Num):
+        slo_seconds = evidence.slo.bound.quantity.base
+        word = evidence.slo.subject[0].id if evidence.slo.subject else "p99"
+        if word.startswith("p") and word[1:].replace("_", ".").replace(".", "", 1).isdigit():
+            percentile = float(word[1:].replace("_", ".")) / 100
+    requests = int(evidence.requests.value) if evidence.requests else DEFAULT_REQUESTS
+    return LoadPlan(
+        arrivals=evidence.load.arrivals.id,
+        rates=tuple(sweep),
+        requests=min(requests, QUICK_REQUESTS) if quick else requests,
+        slo_seconds=slo_seconds,
+        slo_percentile=percentile,
+    )

@@ -1,0 +1,271 @@
+"""End-to-end evidence: the application with the baseline and with the change.
+
+Three measurements, each on the real application with the operation swapped
+through `AppContext.op`:
+
+* request time, in interleaved blocks like the kernels' (the same sampler);
+* the operation's share of critical time, f, measured *inside* the
+  application by timing each call of the operation (synchronised on a GPU),
+  in a separate instrumented pass so the timers do not perturb the others;
+* the open-loop load search: Poisson arrivals from a fixed seed, the same
+  schedule for baseline and change, latency from the scheduled arrival,
+  and the goodput found by doubling then bisecting (LoadGen's server scenario).
+
+Raw records go to the bundle; `perfdsl evaluate` recomputes every summary.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import numpy as np
+
+from perfdsl.kernel import AppContext, Application, Variant
+from perfdsl.plan import LoadPlan, Plan, TimingPlan
+from perfdsl.runtime.load_generator import LoadRun, run_open_loop
+from perfdsl.runtime.targets import Target
+from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, sample, seeded_rng
+
+LOAD_SEED = 20261129
+"""One schedule seed for every probe of both arms: the same arrivals for baseline and change."""
+SHARE_REQUESTS = 20
+QUICK_LOAD = {"rel_tol": 0.25, "confirmations": 0, "max_probes": 6}
+FULL_LOAD = {"rel_tol": 0.05, "confirmations": 1, "max_probes": 16}
+MIN_PASSING_REQUESTS = 459
+"""With no miss, the fewest completions that show p99 <= SLO at 99% confidence."""
+
+
+@attrs.frozen
+class Share:
+    """Per-request totals and time spent inside the operation, in ns."""
+
+    total_ns: tuple[int, ...]
+    op_ns: tuple[int, ...]
+
+
+@attrs.frozen
+class LoadProbe:
+    arm: str
+    index: int
+    rate: float
+    phase: str
+    run: LoadRun
+
+
+def build_requests(
+    application: Application, target: Target, variants: dict[str, Variant], shape: dict[str, int],
+    dtype: Any, instrument: dict[str, list[int]] | None = None,
+) -> dict[str, Callable[[], Any]]:
+    """One prepared `request()` per arm; with `instrument`, op time is added to its list."""
+    requests = {}
+    for arm, variant in variants.items():
+        op = target.op(variant)
+        if instrument is not None:
+            op = _timed_op(op, target, instrument.setdefault(arm, []))
+        context = AppContext(target.name, op, shape, seeded_rng(0, shape, 7), np.dtype(dtype))
+        requests[arm] = application.prepare(context)
+    return requests
+
+
+def _timed_op(op: Callable[..., None], target: Target, spent: list[int]) -> Callable[..., None]:
+    def timed(**arrays: Any) -> None:
+        target.synchronize()
+        start = time.perf_counter_ns()
+        op(**arrays)
+        target.synchronize()
+        spent.append(time.perf_counter_ns() - start)
+
+    return timed
+
+
+def time_requests(
+    target: Target, requests: dict[str, Callable[[], Any]], timing: TimingPlan
+) -> TimingRecord:
+    """Request time in interleaved blocks, every sample kept."""
+    arms = [Arm(name, (call,)) for name, call in requests.items()]
+    settings = TimingSettings(
+        warmup_calls=max(2, timing.warmup // 2), warmup_ms=100.0,
+        repeats=max(3, timing.repeats // 5), blocks=timing.blocks,
+    )
+    return sample(target, arms, settings)
+
+
+def measure_share(
+    application: Application, target: Target, variants: dict[str, Variant],
+    shape: dict[str, int], dtype: Any, requests: int = SHARE_REQUESTS,
+) -> dict[str, Share]:
+    """f's raw data: each request's total time and the time its operation calls took."""
+    spent: dict[str, list[int]] = {}
+    calls = build_requests(application, target, variants, shape, dtype, instrument=spent)
+    shares = {}
+    for arm, request in calls.items():
+        request()  # warm: compilation and first-touch stay out
+        spent[arm].clear()
+        totals, ops = [], []
+        for _ in range(requests):
+            before = len(spent[arm])
+            start = time.perf_counter_ns()
+            request()
+            totals.append(time.perf_counter_ns() - start)
+            ops.append(sum(spent[arm][before:]))
+        shares[arm] = Share(tuple(totals), tuple(ops))
+    return shares
+
+
+def service_time_s(request: Callable[[], Any], calls: int = 5) -> float:
+    """The median time of one request, to start the load search near capacity."""
+    request()
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter_ns()
+        request()
+        times.append(time.perf_counter_ns() - start)
+    return float(np.median(times)) / 1e9
+
+
+def search_load(
+    requests: dict[str, Callable[[], Any]], load: LoadPlan, quick: bool,
+    on_probe: Callable[[str, float], None] | None = None,
+) -> list[LoadProbe]:
+    """The declared sweep (full runs only), then the goodput search, for each arm.
+
+    Full runs sweep A then B and search B then A, so drift falls on both arms.
+    Every probe keeps its raw per-request records.
+    """
+    from perfdsl.evaluate.load import find_goodput, summarize_rate
+
+    if load.slo_seconds is None:
+        return []
+    count = max(load.requests, MIN_PASSING_REQUESTS)
+    warmup = max(10, count // 20)
+    probes: list[LoadProbe] = []
+
+    def run_rate(arm: str, rate: float, phase: str) -> Any:
+        if on_probe:
+            on_probe(arm, rate)
+        run = run_open_loop(
+            requests[arm], rate, count=count, warmup=warmup, seed=LOAD_SEED,
+            duration_s=1.5 * (count + warmup) / rate + 2.0,
+        )
+        probes.append(LoadProbe(arm, len(probes), rate, phase, run))
+        scheduled, issued, _, completed = run.seconds()
+        return summarize_rate(rate, scheduled, issued, completed, load.slo_seconds, run.ok)
+
+    arms = list(requests)
+    if not quick:
+        for arm in arms:
+            for rate in load.rates:
+                run_rate(arm, rate, "sweep")
+        arms.reverse()
+    for arm in arms:
+        first = len(probes)
+        search = find_goodput(
+            lambda rate, arm=arm: run_rate(arm, rate, "search"),
+            _start_rate(requests[arm], load, quick),
+            **(QUICK_LOAD if quick else FULL_LOAD),
+        )
+        for offset, step in enumerate(search.probes):
+            probes[first + offset] = attrs.evolve(probes[first + offset], phase=step.phase)
+    return probes
+
+
+def _start_rate(request: Callable[[], Any], load: LoadPlan, quick: bool) -> float:
+    """Where the search starts: the declared lowest rate, or half the single-request capacity.
+
+    Quick runs start near capacity, where a few probes bracket the goodput; full
+    runs start where the study says, unless that is already past capacity.
+    """
+    capacity = 1.0 / max(service_time_s(request), 1e-6)
+    if quick or not load.rates:
+        return max(1.0, capacity / 2)
+    return max(1.0, min(load.rates[0], capacity / 2))
+
+
+def run_application(
+    plan: Plan, application: Application, resolved: Any, target: Target, bundle: Any,
+    progress: Callable[[str], None], correctness_passed: bool,
+) -> dict[str, Any]:
+    """All end-to-end evidence for the plan's application, raw records into the bundle."""
+    from perfdsl.runtime.correctness import compare_application
+
+    app = plan.application
+    assert app is not None
+    variants = resolved.variants
+    progress(f"application `{app.name}`: model-level correctness")
+    model_level = {
+        arm: attrs.asdict(compare_application(
+            application, resolved.reference, variant, target, app.shape,
+            seed=0, dtype=plan.dtype, tolerances=plan.correctness.tolerances,
+        ))
+        for arm, variant in variants.items()
+    }
+    entry: dict[str, Any] = {
+        "name": app.name,
+        "entry": app.entry,
+        "shape": app.shape,
+        "uses": list(app.uses),
+        "model_level": {"passed": all(c["passed"] for c in model_level.values()), "arms": model_level},
+    }
+    if not (correctness_passed and entry["model_level"]["passed"]):
+        reason = "not timed: a correctness check failed"
+        entry.update(samples=None, samples_missing=reason, share=None, share_missing=reason,
+                     load=None, load_missing=reason)
+        return entry
+
+    progress(f"application `{app.name}`: request time")
+    requests = build_requests(application, target, variants, app.shape, plan.dtype)
+    record = time_requests(target, requests, plan.timing)
+    header, rows = record.rows()
+    bundle.write_csv("samples/application.csv", header, rows)
+    entry["samples"] = "samples/application.csv"
+    entry["timing"] = {"blocks": [attrs.asdict(b) for b in record.blocks],
+                       "failures": [attrs.asdict(f) for f in record.failures]}
+
+    progress(f"application `{app.name}`: the operation's share of time")
+    shares = measure_share(application, target, variants, app.shape, plan.dtype,
+                           requests=5 if plan.quick else SHARE_REQUESTS)
+    entry["share"] = {arm: attrs.asdict(share) for arm, share in shares.items()}
+
+    if plan.load is None or not target.timings_valid:
+        entry["load"] = None
+        entry["load_missing"] = (
+            "the study declares no load" if plan.load is None
+            else f"no load test on {target.name}: its timings are not evidence"
+        )
+        return entry
+    slowest = max(service_time_s(request) for request in requests.values())
+    if plan.load.slo_seconds is not None and slowest > plan.load.slo_seconds:
+        entry["load"] = None
+        entry["load_missing"] = (
+            f"no rate can meet the SLO: one request alone takes {slowest * 1e3:.3g} ms "
+            f"> {plan.load.slo_seconds * 1e3:.3g} ms"
+        )
+        return entry
+    probes = search_load(
+        requests, plan.load, plan.quick,
+        on_probe=lambda arm, rate: progress(f"load: {arm} at {rate:.1f} rps"),
+    )
+    entry["load"] = {
+        "arrivals": plan.load.arrivals,
+        "seed": LOAD_SEED,
+        "slo_seconds": plan.load.slo_seconds,
+        "percentile": plan.load.slo_percentile,
+        "probes": [_write_probe(bundle, probe) for probe in probes],
+    }
+    return entry
+
+
+def _write_probe(bundle: Any, probe: LoadProbe) -> dict[str, Any]:
+    path = f"load/{probe.arm}-{probe.index:03d}.csv"
+    run = probe.run
+    rows = zip(run.scheduled_ns.tolist(), run.issued_ns.tolist(), run.started_ns.tolist(),
+               run.completed_ns.tolist(), run.ok.astype(int).tolist(), strict=True)
+    bundle.write_csv(path, ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok"), rows)
+    return {
+        "arm": probe.arm, "index": probe.index, "rate": probe.rate, "phase": probe.phase,
+        "records": path, "warmup": run.warmup, "truncated": run.truncated,
+        "first_error": run.first_error,
+    }

@@ -1,0 +1,310 @@
+"""Plan to bundle: `perfdsl run`'s orchestration, in the order the evidence is needed.
+
+1. resolve every Python reference (a bad one is reported at its study line);
+2. register the predictions (their hash) and the environment;
+3. archive the compiled code of every kernel (static evidence, any machine);
+4. correctness of baseline and change on every shape, adversarial shape and
+   seed (verify before timing: a variant that fails is not timed);
+5. kernel timing per shape, baseline, change and the copy roof interleaved;
+6. the application: model-level correctness, request time, the operation's
+   share of time, and the load search.
+
+Everything is written through one BundleWriter, so a failed or interrupted run
+leaves no bundle behind. Layout: docs/bundle.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from perfdsl.kernel import Application, Reference, Variant
+from perfdsl.plan import OperationPlan, Plan, ShapePlan
+from perfdsl.runtime.bundle import BundleWriter
+from perfdsl.runtime.correctness import CorrectnessResult, check_variant
+from perfdsl.runtime.resolve import ResolveError, resolve
+from perfdsl.runtime.targets import Target
+from perfdsl.runtime.timing import TimingRecord, TimingSettings, prepare_arms, sample
+
+SCHEMA = "perfdsl.results/1"
+ROOF_ARM = "copy"
+ARMS = ("baseline", "change")
+
+Progress = Callable[[str], None]
+
+
+class RunError(Exception):
+    """The run could not start: a reference that does not resolve, with its study line."""
+
+
+@attrs.frozen
+class Resolved:
+    """The objects one operation's references name."""
+
+    reference: Reference
+    variants: dict[str, Variant]
+
+
+def _resolve(reference: str, expected: type, plan: Plan, line: int) -> Any:
+    try:
+        return resolve(reference, expected, Path(plan.study_path).parent)
+    except ResolveError as error:
+        raise RunError(f"{plan.study_path}:{line}: {error}") from None
+
+
+def resolve_operation(plan: Plan, operation: OperationPlan) -> Resolved:
+    """The reference and both variants of an operation, or RunError naming the study line."""
+    reference = _resolve(operation.reference, Reference, plan, operation.lines["reference"])
+    variants = {
+        arm: _resolve(getattr(operation, arm), Variant, plan, operation.lines[arm]) for arm in ARMS
+    }
+    return Resolved(reference, variants)
+
+
+def resolve_roof(plan: Plan) -> tuple[Reference, Variant] | None:
+    """The copy roof's variant and its module's `reference` (the roof's problem)."""
+    if plan.roof is None or ":" not in plan.roof:
+        return None
+    module = plan.roof.split(":")[0]
+    line = plan.roof_line
+    return (
+        _resolve(f"{module}:reference", Reference, plan, line),
+        _resolve(plan.roof, Variant, plan, line),
+    )
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def execute(plan: Plan, target: Target, artifacts: Path, progress: Progress) -> Path:
+    """Run the plan on `target` and return the bundle's path."""
+    from perfdsl.runtime.environment import capture_environment
+
+    resolved = {op.name: resolve_operation(plan, op) for op in plan.operations}
+    roof = resolve_roof(plan)
+    application = (
+        _resolve(plan.application.entry, Application, plan, plan.application.line)
+        if plan.application else None
+    )
+    started = _now()
+    with BundleWriter(artifacts, plan.study) as bundle:
+        progress(f"bundle {bundle.run_id} for `{plan.study}` on {target.name}")
+        bundle.write_text("study.perf", plan.study_text)
+        bundle.write_json("plan.json", _plan_json(plan))
+        bundle.write_json("registration.json", {
+            "predict_hash": plan.predict_hash, "study_hash": plan.study_hash, "registered": started,
+        })
+        bundle.write_json("environment.json", capture_environment(Path(plan.study_path)))
+        operations = [
+            _operation(plan, op, resolved[op.name], roof, target, bundle, progress)
+            for op in plan.operations
+        ]
+        results = {
+            "schema": SCHEMA,
+            "study": plan.study,
+            "run_id": bundle.run_id,
+            "target": target.name,
+            "timings_valid": target.timings_valid,
+            "quick": plan.quick,
+            "dtype": plan.dtype,
+            "started": started,
+            "roof": {"reference": plan.roof} if roof else None,
+            "roof_missing": None if roof else "the study names no roof kernel",
+            "operations": operations,
+            "static": _static_code(plan, resolved, roof, target, bundle, progress),
+        }
+        if application is not None and plan.application is not None:
+            from perfdsl.runtime.end_to_end import run_application
+
+            operation = plan.operations[0]
+            results["application"] = run_application(
+                plan, application, resolved[operation.name], target, bundle, progress,
+                correctness_passed=all(op["correctness"]["passed"] for op in operations),
+            )
+        else:
+            results["application"] = None
+            results["application_missing"] = "the study names no application entry"
+        results["finished"] = _now()
+        bundle.write_json("results.json", results)
+        progress("writing manifest")
+    return bundle.path
+
+
+def _plan_json(plan: Plan) -> dict[str, Any]:
+    data = attrs.asdict(plan)
+    data.pop("study_text")
+    return data
+
+
+def _static_code(
+    plan: Plan, resolved: dict[str, Resolved], roof: tuple[Reference, Variant] | None,
+    target: Target, bundle: BundleWriter, progress: Progress,
+) -> dict[str, Any]:
+    """Compile every kernel of every variant to PTX/SASS (CUDA) and IR/assembly (CPU)."""
+    from perfdsl.runtime.static_code import (
+        inspect_cpu_function,
+        inspect_cuda_kernel,
+        write_compiled_code,
+    )
+
+    progress("compiling kernels for static evidence (PTX, SASS, assembly)")
+    variants = [v for r in resolved.values() for v in r.variants.values()]
+    if roof is not None:
+        variants.append(roof[1])
+    records = []
+    for variant in variants:
+        if target.name != "cudasim":
+            for kernel, signature in variant.cuda_kernels:
+                records.append(inspect_cuda_kernel(kernel, signature.replace("{dtype}", plan.dtype)))
+        for function, signature in variant.cpu_kernels:
+            records.append(inspect_cpu_function(function, signature.replace("{dtype}", plan.dtype)))
+    summary = write_compiled_code(bundle.tmp / "code", records)
+    summary["variants"] = {
+        v.name: {
+            "cuda": sorted({getattr(k, "__name__", str(k)) for k, _ in v.cuda_kernels}),
+            "cpu": sorted({getattr(f, "__name__", str(f)) for f, _ in v.cpu_kernels}),
+        }
+        for v in variants
+    }
+    if target.name == "cudasim":
+        summary["cuda_missing"] = "the simulator cannot compile PTX: run --target cpu or cuda for it"
+    return summary
+
+
+def _operation(
+    plan: Plan, operation: OperationPlan, resolved: Resolved,
+    roof: tuple[Reference, Variant] | None, target: Target, bundle: BundleWriter, progress: Progress,
+) -> dict[str, Any]:
+    correctness = {}
+    for arm, variant in resolved.variants.items():
+        progress(f"correctness of {operation.name} {arm} `{variant.name}`")
+        correctness[arm] = check_variant(
+            resolved.reference, variant, target,
+            workload=[s.sizes for s in operation.shapes],
+            adversarial=list(operation.adversarial),
+            seeds=range(plan.correctness.seeds),
+            dtype=plan.dtype,
+            tolerances=plan.correctness.tolerances,
+        )
+    passed = all(result.passed for result in correctness.values())
+    shapes = []
+    for index, shape in enumerate(operation.shapes, 1):
+        entry = _shape_entry(shape)
+        if passed:
+            progress(f"timing {operation.name} {shape.label} ({index}/{len(operation.shapes)})")
+            record = _time_shape(plan, operation, shape, resolved, roof, target)
+            path = f"samples/{operation.name}/{shape.label}.csv"
+            header, rows = record.rows()
+            bundle.write_csv(path, header, rows)
+            entry["samples"] = path
+            entry["timing"] = _timing_json(record)
+        else:
+            entry["samples"] = None
+            entry["samples_missing"] = "not timed: a variant failed its correctness check"
+        shapes.append(entry)
+    return {
+        "name": operation.name,
+        "baseline": operation.baseline,
+        "change": operation.change,
+        "reference": operation.reference,
+        "variants": {arm: v.name for arm, v in resolved.variants.items()},
+        "deterministic": {arm: v.deterministic for arm, v in resolved.variants.items()},
+        "shapes": shapes,
+        "correctness": _correctness_json(correctness, plan),
+    }
+
+
+def _shape_entry(shape: ShapePlan) -> dict[str, Any]:
+    return {
+        "label": shape.label,
+        "sizes": shape.sizes,
+        "weight": shape.weight,
+        "models": {m.quantity: {"baseline": m.baseline, "change": m.change} for m in shape.models},
+    }
+
+
+def _time_shape(
+    plan: Plan, operation: OperationPlan, shape: ShapePlan, resolved: Resolved,
+    roof: tuple[Reference, Variant] | None, target: Target,
+) -> TimingRecord:
+    """Baseline, change and the copy roof, interleaved in one sampler call."""
+    arms = prepare_arms(
+        target, resolved.reference, [resolved.variants[a] for a in ARMS], shape.sizes,
+        plan.dtype, plan.timing.rotate,
+    )
+    arms = [attrs.evolve(arm, name=role) for arm, role in zip(arms, ARMS, strict=True)]
+    if roof is not None:
+        (roof_arm,) = prepare_arms(target, roof[0], [roof[1]], shape.sizes, plan.dtype, plan.timing.rotate)
+        arms.append(attrs.evolve(roof_arm, name=ROOF_ARM))
+    settings = TimingSettings(
+        warmup_calls=plan.timing.warmup,
+        warmup_ms=50.0 if plan.quick else 200.0,
+        repeats=plan.timing.repeats,
+        blocks=plan.timing.blocks,
+    )
+    return sample(target, arms, settings, on_block=_clock_hook(target))
+
+
+def _clock_hook(target: Target) -> Callable[[], dict[str, Any]] | None:
+    """Read GPU clocks and throttle reasons at each block's start and end (never set them)."""
+    if target.name != "cuda":
+        return None
+    from perfdsl.runtime.environment import read_clocks
+
+    return lambda: attrs.asdict(read_clocks())
+
+
+def _timing_json(record: TimingRecord) -> dict[str, Any]:
+    data = attrs.asdict(record, filter=lambda a, _: a.name not in ("samples", "overhead"))
+    data["full"] = record.full
+    data["set_bytes"] = {r.arm: r.set_bytes for r in record.rotation}
+    data["exceeds_cache"] = {r.arm: r.exceeds_cache for r in record.rotation}
+    return data
+
+
+def _correctness_json(results: dict[str, CorrectnessResult], plan: Plan) -> dict[str, Any]:
+    cases = []
+    for arm, result in results.items():
+        for case in result.cases:
+            worst = _worst(case)
+            cases.append({
+                "arm": arm,
+                "variant": case.variant,
+                "shape": dict(case.shape),
+                "adversarial": case.kind == "adversarial",
+                "seed": case.seed,
+                "passed": case.passed,
+                "rel_l2": worst["rel_l2"],
+                "max_abs": worst["max_abs"],
+                "unwritten": sum(o.unwritten for o in case.outputs),
+                "nonfinite": sum(o.nonfinite for o in case.outputs),
+                "deterministic": case.deterministic,
+                "message": case.message,
+            })
+    return {
+        "passed": all(r.passed for r in results.values()),
+        "tolerances": plan.correctness.tolerances,
+        "seeds": plan.correctness.seeds,
+        "cases": cases,
+    }
+
+
+def _worst(case: Any) -> dict[str, float | None]:
+    worst: dict[str, float | None] = {"rel_l2": None, "max_abs": None}
+    for output in case.outputs:
+        for metric in worst:
+            value = getattr(output, metric)
+            if value is not None and (worst[metric] is None or value > worst[metric]):
+                worst[metric] = value
+    return worst
+
+
+def stderr_progress(message: str) -> None:
+    """The default progress display: one line per step on stderr."""
+    print(f"  {message}", file=sys.stderr, flush=True)
