@@ -1,6 +1,6 @@
 # Two entry points, each doing all of its own set-up on a fresh machine:
-#   make report   check, run (quick, CPU) and build the PDF of the bundled RMSNorm study
-#   make test     run the test suite (what .ci/run calls)
+#   make report   check the studies, run the RMSNorm study (quick, CPU) and build its PDF
+#   make test     the test suite (what .ci/run calls)
 
 PYTHON ?= python3
 VENV   := .venv
@@ -20,6 +20,8 @@ setup: $(BIN)/perfdsl
 
 report: setup
 	$(BIN)/perfdsl check studies/
+	$(BIN)/perfdsl run $(STUDY) --target cpu --quick
+	$(BIN)/perfdsl build --pdf $(STUDY) -o $(REPORT)
 
 test: setup
 	$(BIN)/python -m pytest

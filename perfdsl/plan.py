@@ -132,7 +132,8 @@ class Plan:
     application: ApplicationPlan | None
     load: LoadPlan | None
     artifacts: str
-    """Directory the bundle goes under, resolved against the study's directory."""
+    """Directory the bundles go under, resolved against the study file's directory
+    (as paths in a configuration file are), so the cwd never changes where a run lands."""
 
 
 def evaluate_formula(expr: Expr, sizes: dict[str, int]) -> float:
