@@ -1,0 +1,86 @@
+"""The limiting operation and the change to it: implementations, modelled quantities, mechanism."""
+
+from __future__ import annotations
+
+from perfdsl import vocabulary as words
+from perfdsl.check.context import Context
+from perfdsl.check.names import choice, names_in, one_of, suggest
+from perfdsl.check.units import formula_dimension
+from perfdsl.nodes import Model, Operation
+from perfdsl.quantity import DIMENSIONLESS
+
+# Modelled quantities that carry a unit when the formula writes one.
+MODEL_DIMENSIONS = {"bytes": ("bytes", DIMENSIONLESS)}
+
+
+def check_operation(ctx: Context) -> None:
+    if not ctx.study.operations:
+        ctx.missing("PD104", f"study `{ctx.study.name.id}` names no limiting operation",
+                    help="add `operation <name> { baseline pkg.mod:old; change pkg.mod:new; "
+                    "reference pkg.mod:reference }`")
+    for operation in ctx.study.operations:
+        _implementations(ctx, operation)
+        for model in operation.models:
+            _model(ctx, model)
+
+
+def _implementations(ctx: Context, operation: Operation) -> None:
+    name = operation.name
+    for part, ref in (("baseline", operation.baseline), ("change", operation.change)):
+        if ref is None:
+            ctx.report("PD208", f"operation `{name.id}` has no {part}", name.span,
+                       label=f"`{part}` missing",
+                       help=f"add `{part} package.module:function`")
+    if operation.reference is None:
+        ctx.report("PD201", f"operation `{name.id}` has no reference implementation", name.span,
+                   label="nothing to check correctness against",
+                   help="add `reference package.module:reference`, computed in float64")
+
+
+def _model(ctx: Context, model: Model) -> None:
+    """A modelled quantity: a known measure, formulas over shape symbols, one dimension."""
+    if not choice(ctx, model.quantity, words.MEASURES, "modelled quantity"):
+        return
+    workload = ctx.study.workload
+    symbols = (
+        [s.id for s in workload.shapes.symbols]
+        if workload is not None and workload.shapes is not None else None
+    )
+    dimensions = []
+    for formula in (model.baseline, model.change):
+        if symbols is not None:
+            for name in names_in(formula):
+                if name.id not in symbols:
+                    ctx.report(
+                        "PD307", f"`{name.id}` is not a shape symbol", name.span,
+                        label="not among the workload's symbols",
+                        help=suggest(name.id, symbols)
+                        or f"formulas use the shape symbols {one_of(symbols)}",
+                    )
+        dimensions.append(formula_dimension(ctx, formula))
+    allowed = MODEL_DIMENSIONS.get(model.quantity.id, (DIMENSIONLESS,))
+    for formula, dimension in zip((model.baseline, model.change), dimensions, strict=True):
+        if dimension is not None and dimension not in allowed:
+            ctx.report(
+                "PD302", f"a `{model.quantity.id}` formula gives {dimension}", formula.span,
+                label=f"expected {' or '.join(allowed)}",
+                help=f"`{model.quantity.id}` counts per call: drop the unit",
+            )
+
+
+def check_mechanism(ctx: Context) -> None:
+    change = ctx.study.change
+    if change is None:
+        ctx.missing("PD105", f"study `{ctx.study.name.id}` states no mechanism",
+                    help='add `change { mechanism bytes_removed; summary "..." }`')
+        return
+    if change.mechanism is None:
+        ctx.report("PD105", "the change states no mechanism", ctx.header(change.span),
+                   label="`mechanism` missing",
+                   help=f"add `mechanism <category>`, one of {one_of(words.MECHANISMS)}")
+    else:
+        choice(ctx, change.mechanism, words.MECHANISMS, "mechanism")
+    if change.summary is None:
+        ctx.report("PD218", "the change has no summary", ctx.header(change.span),
+                   label="`summary` missing",
+                   help='add `summary "..."`: which work the change removes, and how')
