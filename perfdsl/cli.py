@@ -23,6 +23,8 @@ _COMMANDS = {
     "explain": ("explain", "explain a diagnostic code"),
     "run": ("run", "run a study's kernels and collect the evidence into a bundle"),
     "verify": ("verify", "recheck a bundle's files against its manifest"),
+    "evaluate": ("evaluate", "turn a bundle's raw samples into verdicts (evaluation.json)"),
+    "build": ("build", "compile a study and its evidence into a report (PDF, HTML or Markdown)"),
 }
 
 

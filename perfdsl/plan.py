@@ -1,9 +1,10 @@
 """Study to plan: every setting the run needs, resolved to plain values.
 
 `plan(study, target, quick)` decides what will run: the shapes (scaled down
-under `--quick`), the timing and correctness settings (the study's, or the
-quick ones), the modelled mechanism quantities evaluated per shape, the load
-sweep's rates and the bundle's location. The run stage reads only the plan,
+under `--quick`, and always to tiny ones on the `cudasim` target), the timing
+and correctness settings (the study's, or the quick ones), the modelled
+mechanism quantities evaluated per shape, the load sweep's rates and the
+bundle's location. The run stage reads only the plan,
 so a plan is also the record of what was asked for.
 """
 
@@ -25,6 +26,14 @@ QUICK_APPLICATION_ELEMENTS = 1 << 14
 pass criterion needs 459 completions at each probed rate."""
 QUICK_TIMING = {"warmup": 3, "repeats": 5, "blocks": 4, "rotate": 2}
 QUICK_SEEDS = 2
+# `--target cudasim`: correctness only, always at tiny shapes (SPEC.md section 5). The
+# simulator runs one OS thread per CUDA thread: a few hundred threads a second for a
+# kernel with block-wide barriers, so a quick shape would take minutes per call. Its
+# timings are never evidence: one block of two repeats only shows that the path runs.
+CUDASIM_ELEMENTS = 1 << 8
+CUDASIM_APPLICATION_ELEMENTS = 1 << 6
+CUDASIM_TIMING = {"warmup": 1, "repeats": 2, "blocks": 1, "rotate": 1}
+CUDASIM_SEEDS = 1
 QUICK_RATES = 3
 QUICK_REQUESTS = 60
 # The study's full settings, where it leaves one out.
@@ -161,22 +170,50 @@ def _shape_dicts(shape_set: ShapeSet | None) -> list[dict[str, int]]:
     return [dict(zip(symbols, shape.sizes, strict=True)) for shape in shape_set.shapes]
 
 
-def quick_shape(sizes: dict[str, int], budget: int = QUICK_ELEMENTS) -> dict[str, int]:
-    """Shrink a shape to about `budget` elements, halving its largest size first.
+def quick_shape(
+    sizes: dict[str, int], budget: int = QUICK_ELEMENTS, side: int | None = None
+) -> dict[str, int]:
+    """Shrink a shape to about `budget` elements, and no size above `side`, halving the largest first.
 
     Halving keeps the shape's character (a power of two stays one, an odd size
-    stays at least 1) so the quick run exercises the same code paths.
+    stays odd, so a size that is not a multiple of the block size stays one) so
+    the quick run exercises the same code paths.
     """
     shrunk = dict(sizes)
-    while math.prod(shrunk.values()) > budget:
+    while shrunk:
         largest = max(shrunk, key=lambda k: shrunk[k])
-        if shrunk[largest] <= 1:
+        over = math.prod(shrunk.values()) > budget or (side is not None and shrunk[largest] > side)
+        if not over or shrunk[largest] <= 1:
             break
-        shrunk[largest] = max(1, shrunk[largest] // 2)
+        shrunk[largest] = max(1, shrunk[largest] // 2 | shrunk[largest] % 2)
     return shrunk
 
 
-def _section_hash(study: Study) -> str:
+def simulator_shape(sizes: dict[str, int], budget: int) -> dict[str, int]:
+    """`quick_shape` with every size at most the budget's d-th root (d sizes).
+
+    The simulator's cost grows with a kernel's thread blocks, and they grow with
+    every size: a (4096, 1) RMSNorm has 4096 elements but 4096 blocks. So on the
+    simulator every size must be small, not only their product.
+    """
+    return quick_shape(sizes, budget, side=max(1, round(budget ** (1 / max(1, len(sizes))))))
+
+
+def _merge_duplicates(
+    shapes: list[dict[str, int]], weights: list[float]
+) -> tuple[list[dict[str, int]], list[float]]:
+    """Shapes that shrank to the same sizes become one that carries their summed weight.
+
+    Two would time the same thing twice and write the same sample file.
+    """
+    merged: dict[tuple[tuple[str, int], ...], float] = {}
+    for sizes, weight in zip(shapes, weights, strict=False):
+        key = tuple(sizes.items())
+        merged[key] = merged.get(key, 0.0) + weight
+    return [dict(key) for key in merged], list(merged.values())
+
+
+def predict_section_hash(study: Study) -> str:
     """SHA-256 of the `predict` section's text: registered before results exist."""
     if study.predict_span is None:
         return hashlib.sha256(b"").hexdigest()
@@ -196,9 +233,14 @@ def plan(study: Study, target: str, quick: bool) -> Plan:
     shapes = _shape_dicts(workload.shapes)
     weights = [w.value for w in workload.weights] or [1.0 / len(shapes)] * len(shapes)
     adversarial = _shape_dicts(study.correctness.adversarial if study.correctness else None)
+    simulated = target == "cudasim"
+    quick = quick or simulated
     if quick:
-        shapes = [quick_shape(s) for s in shapes]
-        adversarial = [quick_shape(s, budget=QUICK_ELEMENTS // 4) for s in adversarial]
+        shrink = simulator_shape if simulated else quick_shape
+        budget = CUDASIM_ELEMENTS if simulated else QUICK_ELEMENTS
+        shapes, weights = _merge_duplicates([shrink(s, budget) for s in shapes], weights)
+        shrunk = (shrink(s, budget // 4) for s in adversarial)
+        adversarial = list({tuple(a.items()): a for a in shrunk}.values())
 
     operations = []
     for operation in study.operations:
@@ -242,7 +284,11 @@ def plan(study: Study, target: str, quick: bool) -> Plan:
         application = ApplicationPlan(
             app.name.id, str(app.entry), _line(study, app.entry.span.start),
             tuple(u.id for u in app.uses),
-            quick_shape(heaviest, QUICK_APPLICATION_ELEMENTS) if quick else heaviest,
+            (
+                simulator_shape(heaviest, CUDASIM_APPLICATION_ELEMENTS) if simulated
+                else quick_shape(heaviest, QUICK_APPLICATION_ELEMENTS) if quick
+                else heaviest
+            ),
         )
 
     study_path = Path(study.source.path)
@@ -252,13 +298,13 @@ def plan(study: Study, target: str, quick: bool) -> Plan:
         study_path=str(study_path),
         study_text=study.source.text,
         study_hash=hashlib.sha256(study.source.text.encode("utf-8")).hexdigest(),
-        predict_hash=_section_hash(study),
+        predict_hash=predict_section_hash(study),
         target=target,
         quick=quick,
         dtype=workload.dtype.id if workload.dtype else "float32",
         operations=tuple(operations),
-        timing=_timing(study, quick),
-        correctness=_correctness(study, quick),
+        timing=_timing(study, quick, simulated),
+        correctness=_correctness(study, quick, simulated),
         roof=str(study.mechanism.roof) if study.mechanism and study.mechanism.roof else None,
         roof_line=_line(study, study.mechanism.roof.span.start) if study.mechanism and study.mechanism.roof else 0,
         application=application,
@@ -267,20 +313,21 @@ def plan(study: Study, target: str, quick: bool) -> Plan:
     )
 
 
-def _timing(study: Study, quick: bool) -> TimingPlan:
+def _timing(study: Study, quick: bool, simulated: bool = False) -> TimingPlan:
     timing = study.timing
     declared = {
         key: int(getattr(timing, key).value) if timing and getattr(timing, key) else default
         for key, default in DEFAULT_TIMING.items()
     }
     if quick:
-        declared = {key: min(declared[key], QUICK_TIMING[key]) for key in declared}
+        limits = CUDASIM_TIMING if simulated else QUICK_TIMING
+        declared = {key: min(declared[key], limits[key]) for key in declared}
     confidence = round(timing.confidence.quantity.base, 12) if timing and timing.confidence else DEFAULT_CONFIDENCE
     threshold = timing.threshold.quantity.base if timing and timing.threshold else DEFAULT_THRESHOLD
     return TimingPlan(confidence=confidence, threshold=max(threshold, DEFAULT_THRESHOLD), **declared)
 
 
-def _correctness(study: Study, quick: bool) -> CorrectnessPlan:
+def _correctness(study: Study, quick: bool, simulated: bool = False) -> CorrectnessPlan:
     evidence = study.correctness
     seeds = int(evidence.seeds.value) if evidence and evidence.seeds else QUICK_SEEDS
     tolerances = {}
@@ -288,7 +335,7 @@ def _correctness(study: Study, quick: bool) -> CorrectnessPlan:
         if isinstance(condition.bound, Num):
             tolerances[condition.metric] = condition.bound.quantity.base
     return CorrectnessPlan(
-        seeds=min(seeds, QUICK_SEEDS) if quick else seeds,
+        seeds=min(seeds, CUDASIM_SEEDS if simulated else QUICK_SEEDS) if quick else seeds,
         tolerances=tolerances,
         poison=evidence.poison.id if evidence and evidence.poison else "nan",
     )

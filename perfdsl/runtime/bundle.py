@@ -131,15 +131,7 @@ class BundleWriter:
 
     def _target(self, relpath: str) -> Path:
         """Where `relpath` goes, refusing anything that would land outside the bundle."""
-        parts = Path(relpath).parts
-        if (
-            not parts
-            or Path(relpath).is_absolute()
-            or any(p in ("..", ".") for p in parts)
-            or relpath in (MANIFEST, OWNER)
-            or "\\" in relpath
-        ):
-            raise BundleError(f"`{relpath}` is not a plain relative path inside the bundle")
+        _check_relpath(relpath)
         if relpath in self._written:
             raise BundleError(f"`{relpath}` was already written")
         if not self.tmp.is_dir():
@@ -159,6 +151,19 @@ class BundleWriter:
         _fsync_dir(self.tmp)
         os.rename(self.tmp, self.path)
         _fsync_dir(self.study_dir)
+
+
+def _check_relpath(relpath: str) -> None:
+    """Refuse a path that is absolute, climbs out, or names the manifest or owner file."""
+    parts = Path(relpath).parts
+    if (
+        not parts
+        or Path(relpath).is_absolute()
+        or any(p in ("..", ".") for p in parts)
+        or relpath in (MANIFEST, OWNER)
+        or "\\" in relpath
+    ):
+        raise BundleError(f"`{relpath}` is not a plain relative path inside the bundle")
 
 
 def dumps(value: Any) -> str:
@@ -231,6 +236,43 @@ def verify_bundle(path: Path) -> list[str]:
         if rel not in listed:
             problems.append(f"`{rel}` is not in the manifest")
     return problems
+
+
+def replace_file(path: Path, relpath: str, data: bytes) -> Path:
+    """Add or replace one file of a finished bundle and rewrite its manifest.
+
+    The bundle must verify first, except for `relpath` itself (a derived file
+    such as evaluation.json, which a crash between the two renames below could
+    leave out of step; rewriting it repairs that). The file, then the manifest,
+    are each written to a temporary name, flushed and renamed over the old one,
+    so a reader never sees a half-written file.
+    """
+    path = Path(path)
+    _check_relpath(relpath)
+    problems = [p for p in verify_bundle(path) if not p.startswith(f"`{relpath}`")]
+    if problems:
+        raise BundleError(f"`{path}` fails verification: {'; '.join(problems)}")
+    manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    target = path / relpath
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _write_replacing(target, data)
+    manifest["files"][relpath] = {"sha256": _sha256(target), "size": target.stat().st_size}
+    _write_replacing(path / MANIFEST, dumps(manifest).encode("utf-8"))
+    _fsync_dir(path)
+    return target
+
+
+def _write_replacing(target: Path, data: bytes) -> None:
+    """Write `data` beside `target`, flush it, and rename it over `target` (atomic)."""
+    partial = target.with_name(f".{target.name}.{secrets.token_hex(3)}.partial")
+    try:
+        with open(partial, "xb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def bundles(artifacts: Path, study: str) -> list[Path]:

@@ -1,0 +1,113 @@
+"""False positives and power of `compare` on the CPU target: an A/A test and a planted 5% slowdown.
+
+Not a test: a script that prints rates (issue 4's acceptance numbers).
+
+* A/A: the copy kernel against itself, each arm a separately loaded and
+  compiled copy (benchmarks/aa_kernels.py imported under two module names),
+  repeated REPS times: how often is the verdict "faster" or "slower"?
+  Target: at most 1 of 20.
+* Planted slowdown: the copy against a copy that also copies an extra 5% of the
+  elements, REPS times: how often is it called "slower"? Target: at least 90%.
+
+Each repetition uses the run stage's own sampler (interleaved ABBA blocks,
+rotated buffers larger than the cache, warm-up by count and time) and the
+evaluation's `compare` on block medians, in process: the same statistics as
+`perfdsl run` + `perfdsl evaluate` without writing a bundle per repetition.
+
+    .venv/bin/python benchmarks/aa_false_positives.py [--reps 20] [--blocks 12]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from types import ModuleType
+
+import attrs
+import numpy as np
+
+from perfdsl.evaluate.compare import Comparison, compare
+from perfdsl.kernel import Variant
+from perfdsl.runtime.targets import make_target
+from perfdsl.runtime.timing import TimingSettings, prepare_arms, sample
+
+HERE = Path(__file__).resolve().parent
+SHAPE = {"N": 1 << 20}
+"""4 MiB a float32 array: a copy of about a millisecond, memory-bound."""
+
+
+def load_copy(module_name: str) -> ModuleType:
+    """benchmarks/aa_kernels.py as a fresh module: its own Numba dispatchers."""
+    spec = importlib.util.spec_from_file_location(module_name, HERE / "aa_kernels.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def one_comparison(
+    baseline: Variant, change: Variant, settings: TimingSettings, seed: int, level: float, theta: float
+) -> Comparison:
+    """Sample both arms interleaved and compare their block medians."""
+    from kernels.copy import reference
+
+    target = make_target("cpu")
+    arms = prepare_arms(target, reference, [baseline, change], SHAPE, "float32", 4, seed=seed)
+    arms = [attrs.evolve(arm, name=role) for arm, role in zip(arms, ("baseline", "change"), strict=True)]
+    record = sample(target, arms, settings)
+    blocks: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for s in record.samples:
+        blocks[s.arm][s.block].append(s.duration_ns)
+    medians = {arm: np.array([np.median(v) for _, v in sorted(b.items())]) for arm, b in blocks.items()}
+    return compare(medians["baseline"], medians["change"], level=level, min_effect=theta)
+
+
+def experiment(
+    name: str, baseline: Variant, change: Variant, args: argparse.Namespace, settings: TimingSettings
+) -> list[Comparison]:
+    """REPS comparisons of one pair, printed one line each."""
+    results = []
+    for rep in range(args.reps):
+        c = one_comparison(baseline, change, settings, seed=rep, level=args.level, theta=args.theta)
+        results.append(c)
+        print(f"  {name} {rep + 1:>2}/{args.reps}: ratio {c.ratio:.4f} "
+              f"[{c.ci_low:.4f}, {c.ci_high:.4f}] {c.verdict}", flush=True)
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--blocks", type=int, default=12, help="blocks per arm (at least 10)")
+    parser.add_argument("--repeats", type=int, default=20, help="timed calls per block")
+    parser.add_argument("--level", type=float, default=0.95)
+    parser.add_argument("--theta", type=float, default=0.02,
+                        help="the study's minimum effect (the threshold is max(1%%, theta))")
+    args = parser.parse_args()
+    sys.path.insert(0, str(HERE.parent))  # the bundled kernels/ package, for the copy's reference
+    settings = TimingSettings(warmup_calls=5, warmup_ms=50.0, repeats=args.repeats, blocks=args.blocks)
+    arm_a, arm_b = load_copy("aa_kernels_a"), load_copy("aa_kernels_b")
+    print(f"settings: {args.reps} repetitions, {args.blocks} blocks x {args.repeats} calls per arm, "
+          f"{args.level:.0%} intervals, threshold {max(0.01, args.theta):.1%}, shape {SHAPE}")
+    began = time.perf_counter()
+    aa = experiment("A/A", arm_a.copy, arm_b.copy, args, settings)
+    planted = experiment("+5%", arm_a.copy, arm_b.copy_more, args, settings)
+    false_positives = sum(c.verdict in ("faster", "slower") for c in aa)
+    called_slower = sum(c.verdict == "slower" for c in planted)
+    median_ratio = float(np.median([c.ratio for c in planted]))
+    print(f"A/A: {false_positives}/{args.reps} called faster or slower "
+          f"(target <= 1 of 20): {'PASS' if false_positives <= args.reps / 20 else 'FAIL'}")
+    print(f"planted 5% slowdown: {called_slower}/{args.reps} called slower = {called_slower / args.reps:.0%} "
+          f"(target >= 90%), median measured ratio {median_ratio:.4f}: "
+          f"{'PASS' if called_slower >= 0.9 * args.reps else 'FAIL'}")
+    print(f"elapsed {time.perf_counter() - began:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

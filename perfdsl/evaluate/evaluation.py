@@ -1,0 +1,203 @@
+"""`evaluate(bundle) -> Evaluation`: the whole evaluation, and evaluation.json.
+
+A pure function of the bundle's files: no GPU, no clock, no randomness but the
+seeded bootstrap, so an archived bundle evaluates to byte-identical JSON on any
+machine. Floats are written to 12 significant digits (a last-bit difference in
+a platform's `log` must not change the file) and non-finite values as null.
+
+Value uses the application's measured end-to-end effect, never a kernel's:
+
+* `per_unit`: frequency x saved time per application run, the time saved per
+  the frequency's unit of work (`80 per token`: 80 runs of the application a token);
+* `fleet`: the saved share of the resource the study's scale spends on the
+  application (`12000 gpu_hours per day` x (1 - end-to-end ratio)), computed
+  as value() with frequency 1 / baseline time (runs per second of application time).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from perfdsl.evaluate.correctness import ModelLevel, summarize_model_level
+from perfdsl.evaluate.decision import DecisionCheck, check_decision
+from perfdsl.evaluate.end_to_end import EndToEnd, ci_containing, evaluate_end_to_end
+from perfdsl.evaluate.inputs import EVALUATION, BundleInputs, read_bundle
+from perfdsl.evaluate.kernels import OperationResult, evaluate_operations
+from perfdsl.evaluate.load_curve import LoadEvaluation, evaluate_load
+from perfdsl.evaluate.predictions import PredictionResult, evaluate_predictions
+from perfdsl.evaluate.quality import Finding
+from perfdsl.evaluate.registration import Registration, check_registration
+from perfdsl.evaluate.value import Capacity, EndToEndEffect, Value, value
+from perfdsl.runtime.bundle import dumps, replace_file
+
+SCHEMA = "perfdsl.evaluation/1"
+_DIGITS = 12
+
+
+@attrs.frozen
+class ValueResult:
+    """What the change is worth, from the end-to-end effect, and the capacity change."""
+
+    basis: str
+    frequency: float
+    frequency_unit: str
+    scale: float
+    scale_unit: str
+    per_unit: Value
+    fleet: Value
+    capacity: Capacity | None
+
+
+@attrs.frozen
+class Evaluation:
+    """Everything `perfdsl evaluate` concludes from one bundle."""
+
+    schema: str
+    study: str
+    run_id: str
+    target: str
+    timings_valid: bool
+    timings_note: str | None
+    """Set when the target's timings are not evidence: every timing result says so."""
+    quick: bool
+    level: float
+    threshold: float
+    operations: tuple[OperationResult, ...]
+    model_level: ModelLevel
+    end_to_end: EndToEnd | None
+    end_to_end_missing: str | None
+    load: LoadEvaluation | None
+    load_missing: str | None
+    predictions: tuple[PredictionResult, ...]
+    value: ValueResult | None
+    value_missing: str | None
+    decision: DecisionCheck
+    registration: Registration
+    quality: tuple[Finding, ...]
+    """Every measurement-quality finding, kernels first, then the application."""
+
+
+def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
+    """Evaluate a bundle; `current_study` is also checked against the registered predictions."""
+    inputs = read_bundle(bundle)
+    results = inputs.results
+    timing = inputs.plan.get("timing") or {}
+    level, theta = float(timing.get("confidence", 0.95)), float(timing.get("threshold", 0.01))
+    operations = evaluate_operations(inputs)
+    end_to_end = evaluate_end_to_end(inputs, operations, level, theta)
+    load, load_missing = _load(inputs)
+    predictions = evaluate_predictions(inputs.study, operations, end_to_end, load)
+    model_level = summarize_model_level(results.get("application"))
+    worth, worth_missing = _value(inputs, end_to_end, load)
+    valid = bool(results.get("timings_valid", False))
+    return Evaluation(
+        schema=SCHEMA,
+        study=results.get("study", inputs.study.name.id),
+        run_id=results.get("run_id", inputs.path.name),
+        target=results.get("target", "?"),
+        timings_valid=valid,
+        timings_note=None if valid else (
+            f"timings on `{results.get('target')}` are not evidence: no timing result has a verdict"
+        ),
+        quick=bool(results.get("quick", False)),
+        level=level,
+        threshold=theta,
+        operations=operations,
+        model_level=model_level,
+        end_to_end=end_to_end,
+        end_to_end_missing=None if end_to_end else (
+            results.get("application_missing") or "the run has no application"
+        ),
+        load=load,
+        load_missing=load_missing,
+        predictions=predictions,
+        value=worth,
+        value_missing=worth_missing,
+        decision=check_decision(
+            inputs.study.decision.id if inputs.study.decision else None,
+            operations, model_level, end_to_end, predictions,
+        ),
+        registration=check_registration(inputs.registration, inputs.study, current_study),
+        quality=tuple(
+            [f for op in operations for s in op.shapes for f in s.findings]
+            + list(end_to_end.findings if end_to_end else ())
+        ),
+    )
+
+
+def _load(inputs: BundleInputs) -> tuple[LoadEvaluation | None, str | None]:
+    app = inputs.results.get("application") or {}
+    load = app.get("load")
+    if not load:
+        return None, app.get("load_missing") or "the run has no load test"
+    if not inputs.results.get("timings_valid", False):
+        return None, f"load timings on `{inputs.results.get('target')}` are not evidence"
+    if load.get("slo_seconds") is None:
+        return None, "the study declares no SLO to judge the load test by"
+    return evaluate_load(inputs, load), None
+
+
+def _value(
+    inputs: BundleInputs, end_to_end: EndToEnd | None, load: LoadEvaluation | None
+) -> tuple[ValueResult | None, str | None]:
+    declared = inputs.study.value
+    if declared is None or declared.frequency is None or declared.scale is None:
+        return None, "the study states no frequency and scale"
+    if end_to_end is None or end_to_end.comparison is None or not end_to_end.baseline_median_ns:
+        reason = end_to_end.comparison_missing if end_to_end else "the run has no application"
+        return None, f"no measured end-to-end effect: {reason}"
+    c = end_to_end.comparison
+    baseline_s = end_to_end.baseline_median_ns * 1e-9
+    effect = EndToEndEffect(
+        end_to_end_baseline_time=baseline_s,
+        end_to_end_ratio=c.ratio,
+        end_to_end_ratio_ci=ci_containing(c),
+        level=c.level,
+    )
+    frequency, scale = declared.frequency.quantity, declared.scale.quantity
+    frequency_unit = frequency.unit.text if frequency.unit else ""
+    scale_unit = scale.unit.text if scale.unit else ""
+    return ValueResult(
+        basis=end_to_end.application,
+        frequency=frequency.value,
+        frequency_unit=frequency_unit,
+        scale=scale.value,
+        scale_unit=scale_unit,
+        per_unit=value(effect, frequency=frequency.value, scale=1.0, unit=f"s {frequency_unit}".strip()),
+        fleet=value(effect, frequency=1.0 / baseline_s, scale=scale.value, unit=scale_unit),
+        capacity=load.capacity if load else None,
+    ), None
+
+
+def to_plain(item: Any) -> Any:
+    """An evaluation as JSON-ready values: records as dicts, floats rounded, no NaN.
+
+    Bootstrap replicates are left out (they are thousands of numbers, and the
+    interval already summarises them); `passed` properties are written out.
+    """
+    if attrs.has(type(item)):
+        out = {f.name: to_plain(getattr(item, f.name)) for f in attrs.fields(type(item))
+               if f.name != "replicates"}
+        if isinstance(getattr(type(item), "passed", None), property):
+            out["passed"] = bool(item.passed)
+        return out
+    if isinstance(item, dict):
+        return {str(k): to_plain(v) for k, v in item.items()}
+    if isinstance(item, list | tuple):
+        return [to_plain(v) for v in item]
+    if isinstance(item, bool) or item is None or isinstance(item, str | int):
+        return item
+    if isinstance(item, float):
+        return float(f"{item:.{_DIGITS}g}") if math.isfinite(item) else None
+    if hasattr(item, "item"):  # a numpy scalar
+        return to_plain(item.item())
+    raise TypeError(f"cannot write a {type(item).__name__} into evaluation.json")
+
+
+def write_evaluation(bundle: Path, evaluation: Evaluation) -> Path:
+    """Write evaluation.json into the bundle (sorted keys) and update its manifest."""
+    return replace_file(bundle, EVALUATION, dumps(to_plain(evaluation)).encode("utf-8"))

@@ -1,0 +1,107 @@
+"""A bundle's files as plain values: the evaluation reads nothing else.
+
+`read_bundle` verifies the bundle against its manifest first (a tampered or
+unfinished bundle is refused: its numbers are not what was measured), then
+re-parses the study text the run used, and loads plan.json, results.json and
+registration.json. `read_samples` turns one sample CSV into each arm's block
+medians, the statistical unit (a block's median is one observation).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+
+from perfdsl.nodes import Study
+from perfdsl.parse import parse
+from perfdsl.runtime.bundle import verify_bundle
+from perfdsl.source import Source
+
+EVALUATION = "evaluation.json"
+"""The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
+
+
+class EvaluateError(Exception):
+    """The bundle cannot be evaluated: not a bundle, tampered, or unreadable (one line)."""
+
+
+@attrs.frozen
+class BundleInputs:
+    """Everything a bundle holds that the evaluation reads."""
+
+    path: Path
+    study: Study
+    plan: dict[str, Any]
+    results: dict[str, Any]
+    registration: dict[str, Any]
+
+    def read_text(self, relpath: str) -> str:
+        """A file of the bundle as text."""
+        return (self.path / relpath).read_text(encoding="utf-8")
+
+
+@attrs.frozen
+class ArmSamples:
+    """One arm's samples from a sample CSV, grouped into blocks in their order."""
+
+    durations_ns: np.ndarray = attrs.field(eq=False)
+    """Every sample, in file order."""
+    block_medians_ns: np.ndarray = attrs.field(eq=False)
+    """One median per block (blocks in the order they ran)."""
+    block_indices: tuple[int, ...]
+    """Each median's block index in the interleaved order (results.json's `blocks`)."""
+    invalid: int
+    """Samples the target marked invalid (the simulator's): not evidence."""
+
+
+def read_bundle(path: Path) -> BundleInputs:
+    """Verify a bundle and read its study, plan, results and registration.
+
+    evaluation.json is left out of the verification: it is derived from the
+    other files and is rewritten by every evaluation (see `replace_file`).
+    """
+    path = Path(path)
+    if not path.is_dir():
+        raise EvaluateError(f"{path}: no such bundle directory")
+    problems = [p for p in verify_bundle(path) if f"`{EVALUATION}`" not in p]
+    if problems:
+        shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
+        raise EvaluateError(f"{path}: the bundle fails verification ({shown}): not evaluated")
+    try:
+        text = (path / "study.perf").read_text(encoding="utf-8")
+        loaded = {name: json.loads((path / f"{name}.json").read_text(encoding="utf-8"))
+                  for name in ("plan", "results", "registration")}
+    except (OSError, ValueError) as error:
+        raise EvaluateError(f"{path}: unreadable bundle file: {error}") from None
+    study = parse(Source("study.perf", text)).study
+    if study is None:
+        raise EvaluateError(f"{path}: the bundle's study.perf does not parse")
+    return BundleInputs(path, study, loaded["plan"], loaded["results"], loaded["registration"])
+
+
+def read_samples(inputs: BundleInputs, relpath: str) -> dict[str, ArmSamples]:
+    """Each arm's samples and block medians from a CSV of `arm,block,...,duration_ns,valid`."""
+    durations: dict[str, list[int]] = defaultdict(list)
+    blocks: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
+    invalid: dict[str, int] = defaultdict(int)
+    with open(inputs.path / relpath, newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            arm, duration = row["arm"], int(row["duration_ns"])
+            durations[arm].append(duration)
+            blocks[arm][int(row["block"])].append(duration)
+            invalid[arm] += row["valid"] != "1"
+    return {
+        arm: ArmSamples(
+            durations_ns=np.asarray(values, dtype=float),
+            block_medians_ns=np.array([np.median(b) for _, b in sorted(blocks[arm].items())]),
+            block_indices=tuple(sorted(blocks[arm])),
+            invalid=invalid[arm],
+        )
+        for arm, values in durations.items()
+    }

@@ -1,0 +1,209 @@
+"""Mechanism evidence per shape: the quantity the change claims to move, and the roof.
+
+Three kinds of numbers, each labelled with where it comes from:
+
+* "modelled": the study's formulas evaluated per shape (results.json `models`);
+* "counted": hardware counters, where the run recorded a `counters` entry
+  (`{quantity: {"baseline": x, "change": y}}`; absent without Nsight Compute);
+* "static": instruction counts read from the compiled code (results.json `static`).
+
+Achieved bandwidth is modelled bytes over the arm's median block time; the
+roof is the copy kernel's buffer-set bytes over its median time, measured in
+the same interleaved run. Whether the time change is *explained* compares the
+time ratio with the mechanism quantity's ratio (see `explain_change`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+
+from perfdsl.evaluate.compare import Comparison
+
+Label = Literal["modelled", "counted"]
+ROOF_ARM = "copy"
+
+EXPLAINED_BAND = 0.10
+"""How far the time ratio may fall below the mechanism quantity's ratio and still be
+explained by it: a memory-bound kernel's time follows its bytes to within about
+10 % (caches and overlap); falling further means something else changed."""
+
+Explained = Literal[
+    "explained", "beyond the mechanism", "unexplained", "not realised", "no change", "not evidence"
+]
+
+
+@attrs.frozen
+class MechanismQuantity:
+    """One mechanism quantity for both arms, and where the numbers come from."""
+
+    name: str
+    baseline: float
+    change: float
+    ratio: float | None
+    """change / baseline; None when the baseline is zero."""
+    label: Label
+
+
+@attrs.frozen
+class Bandwidth:
+    """An arm's achieved bandwidth from modelled bytes and its median block time."""
+
+    arm: str
+    bytes: float
+    median_ns: float
+    bytes_per_s: float
+    roof_fraction: float | None
+
+
+@attrs.frozen
+class Explanation:
+    """Whether the time change is what the mechanism quantity's change explains."""
+
+    status: Explained
+    quantity: str | None
+    quantity_ratio: float | None
+    time_ratio: float | None
+    flagged: bool
+    """A time change the mechanism cannot account for: faster while the quantity did
+    not move, or faster by more than the quantity moved."""
+    message: str
+
+
+@attrs.frozen
+class ShapeMechanism:
+    """Mechanism evidence for one shape."""
+
+    quantities: tuple[MechanismQuantity, ...]
+    counters_missing: str | None
+    """Why this shape has no counted quantities (not cuda, not the counted shape, no ncu)."""
+    roof_bytes_per_s: float | None
+    roof_missing: str | None
+    bandwidth: tuple[Bandwidth, ...]
+    explanation: Explanation
+
+
+def preferred(found: tuple[MechanismQuantity, ...], name: str | None) -> MechanismQuantity | None:
+    """The counted value of `name` if there is one, else the modelled one."""
+    named = [q for q in found if q.name == name]
+    return next((q for q in named if q.label == "counted"), named[0] if named else None)
+
+
+def quantities(shape: Mapping[str, Any]) -> tuple[MechanismQuantity, ...]:
+    """Modelled quantities, then counted ones, from a results.json shape entry."""
+    out = []
+    for label, key in (("modelled", "models"), ("counted", "counters")):
+        for name, arms in sorted((shape.get(key) or {}).items()):
+            if not isinstance(arms, Mapping) or not all(
+                isinstance(arms.get(a), int | float) for a in ("baseline", "change")
+            ):
+                continue
+            base, change = float(arms["baseline"]), float(arms["change"])
+            out.append(MechanismQuantity(name, base, change, change / base if base else None, label))
+    return tuple(out)
+
+
+def bandwidths(
+    found: tuple[MechanismQuantity, ...],
+    medians_ns: Mapping[str, float],
+    set_bytes: Mapping[str, float],
+) -> tuple[float | None, str | None, tuple[Bandwidth, ...]]:
+    """The roof's bandwidth (or why there is none) and each arm's achieved bandwidth."""
+    roof, missing = None, None
+    if ROOF_ARM in medians_ns and set_bytes.get(ROOF_ARM):
+        roof = float(set_bytes[ROOF_ARM]) / (medians_ns[ROOF_ARM] * 1e-9)
+    else:
+        missing = "no copy roof was timed with this shape"
+    model = next((q for q in found if q.name == "bytes" and q.label == "modelled"), None)
+    out = []
+    if model is not None:
+        for arm, moved in (("baseline", model.baseline), ("change", model.change)):
+            if arm in medians_ns:
+                rate = moved / (medians_ns[arm] * 1e-9)
+                out.append(Bandwidth(arm, moved, medians_ns[arm], rate, rate / roof if roof else None))
+    return roof, missing, tuple(out)
+
+
+def explain_change(
+    comparison: Comparison | None, quantity: MechanismQuantity | None, mechanism_name: str | None
+) -> Explanation:
+    """Set the time ratio's interval against the mechanism quantity's ratio q.
+
+    * unexplained (flagged): faster, while q is within the threshold of 1;
+    * beyond the mechanism (flagged): the whole time interval lies below
+      q x (1 - EXPLAINED_BAND): time fell by more than the quantity did;
+    * explained: faster, and not beyond;
+    * not realised: q moved but the time did not (another limit holds it);
+    * no change: neither moved.
+    """
+    if comparison is None:
+        return Explanation("not evidence", mechanism_name, None, None, False, "no timing evidence")
+    if quantity is None or quantity.ratio is None:
+        return Explanation(
+            "not evidence", mechanism_name, None, comparison.ratio, False,
+            f"`{mechanism_name}` is neither modelled nor counted" if mechanism_name
+            else "the study names no mechanism",
+        )
+    q, theta = quantity.ratio, comparison.theta
+    moved = q < 1.0 - theta or q > 1.0 + theta
+    faster = comparison.verdict == "faster"
+    what = f"{quantity.label} `{quantity.name}` ratio {q:.4g}, time ratio {comparison.ratio:.4g}"
+    if faster and not moved:
+        status: Explained = "unexplained"
+        message = f"faster while `{quantity.name}` did not move ({what})"
+    elif faster and comparison.ci_high < q * (1.0 - EXPLAINED_BAND):
+        status = "beyond the mechanism"
+        message = f"time fell further than `{quantity.name}` ({what}): something else changed"
+    elif faster:
+        status, message = "explained", f"the time change follows `{quantity.name}` ({what})"
+    elif moved:
+        status, message = "not realised", f"`{quantity.name}` moved but the time did not follow ({what})"
+    else:
+        status, message = "no change", f"neither time nor `{quantity.name}` moved ({what})"
+    return Explanation(
+        status, quantity.name, q, comparison.ratio,
+        status in ("unexplained", "beyond the mechanism"), message,
+    )
+
+
+@attrs.frozen
+class StaticKernel:
+    """Counts read from one compiled kernel of an arm (labelled "static")."""
+
+    kernel: str
+    kind: Literal["cuda", "cpu"]
+    counts: dict[str, int]
+
+
+_CUDA_FIELDS = ("registers", "spill_load_bytes", "spill_store_bytes", "shared_bytes", "local_bytes")
+_SASS_GROUPS = ("global_loads", "global_stores", "shared_loads", "shared_stores")
+
+
+def static_counts(static: Mapping[str, Any] | None, variant: str) -> tuple[StaticKernel, ...]:
+    """The static counts of every kernel the variant compiles to, CUDA then CPU."""
+    if not static:
+        return ()
+    names = (static.get("variants") or {}).get(variant) or {}
+    out = []
+    for kind in ("cuda", "cpu"):
+        for kernel in names.get(kind, ()):
+            record = (static.get(kind) or {}).get(kernel)
+            if record:
+                out.append(StaticKernel(kernel, kind, _counts(kind, record)))
+    return tuple(out)
+
+
+def _counts(kind: str, record: Mapping[str, Any]) -> dict[str, int]:
+    if kind == "cpu":
+        counts = {"instructions": record.get("instructions")}
+        counts.update({f"simd_{k}": v for k, v in (record.get("simd_instructions") or {}).items()})
+        return {k: int(v) for k, v in counts.items() if isinstance(v, int)}
+    counts = {k: record.get(k) for k in _CUDA_FIELDS}
+    code = record.get("sass") or record.get("ptx") or {}
+    counts["instructions"] = code.get("instructions")
+    for group in _SASS_GROUPS:
+        counts[f"{group}"] = (code.get(group) or {}).get("count")
+        counts[f"{group}_bits"] = (code.get(group) or {}).get("bits")
+    return {k: int(v) for k, v in counts.items() if isinstance(v, int)}

@@ -1,0 +1,83 @@
+"""Were the predictions registered before the results? The `predict` hash, rechecked.
+
+The run records the SHA-256 of the study's `predict` section in
+registration.json before any result exists. Two checks follow from it: the
+bundle's own study.perf must still hash to it (else the bundle's study was
+edited after the run), and the study a report is built from, when given, must
+hash to it too (else its predictions were edited after seeing the results,
+which the report's first page must say).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from perfdsl.nodes import Study
+from perfdsl.parse import parse
+from perfdsl.plan import predict_section_hash
+from perfdsl.source import Source
+
+
+@attrs.frozen
+class CurrentStudy:
+    """The study file a report is being built from, against the registered hash."""
+
+    path: str
+    predict_hash: str | None
+    matches: bool
+    message: str
+
+
+@attrs.frozen
+class Registration:
+    """The registered predict hash and what it was checked against."""
+
+    registered_hash: str | None
+    registered_at: str | None
+    bundle_hash: str
+    """The hash of the `predict` section of the bundle's study.perf."""
+    matches: bool
+    current: CurrentStudy | None
+    message: str
+
+
+def check_registration(
+    registration: dict[str, object], bundle_study: Study, current: Path | None = None
+) -> Registration:
+    """Compare the registered hash with the bundle's study and, if given, a current study file."""
+    registered = registration.get("predict_hash")
+    registered = registered if isinstance(registered, str) else None
+    at = registration.get("registered")
+    bundle_hash = predict_section_hash(bundle_study)
+    matches = registered == bundle_hash
+    message = (
+        "the predictions were registered before the results" if matches
+        else "the bundle's `predict` section does not match the registered hash"
+    )
+    return Registration(
+        registered_hash=registered,
+        registered_at=at if isinstance(at, str) else None,
+        bundle_hash=bundle_hash,
+        matches=matches,
+        current=check_current(registered, current) if current is not None else None,
+        message=message,
+    )
+
+
+def check_current(registered: str | None, path: Path) -> CurrentStudy:
+    """Whether the `predict` section of the study at `path` is the one registered."""
+    try:
+        study = parse(Source.read(path)).study
+    except (OSError, UnicodeDecodeError) as error:
+        return CurrentStudy(str(path), None, False, f"cannot read the current study: {error}")
+    if study is None:
+        return CurrentStudy(str(path), None, False, "the current study does not parse")
+    digest = predict_section_hash(study)
+    if digest == registered:
+        return CurrentStudy(str(path), digest, True, "the `predict` section is the one registered")
+    return CurrentStudy(
+        str(path), digest, False,
+        "the `predict` section was edited after the run: these predictions were not registered",
+    )

@@ -1,0 +1,198 @@
+"""Synthetic bundles with planted answers, for the evaluation tests.
+
+`make_bundle` writes a real bundle (through BundleWriter, so it verifies) whose
+samples are drawn from known distributions: the change's kernel time is
+`kernel_ratio` x the baseline's, the application's `app_ratio` x, the
+operation's share of the baseline application is `share`, and the load probes'
+latencies pass below a known rate per arm. Everything is seeded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from perfdsl.parse import parse
+from perfdsl.plan import predict_section_hash
+from perfdsl.runtime.bundle import BundleWriter
+from perfdsl.source import Source
+
+STUDY = """study planted {{
+  title    "A planted effect"
+  decision {decision}
+  workload {{
+    summary   "two shapes"
+    shapes    (M, N) in [(64, 4096), (256, 1024)]
+    weights   [0.75, 0.25]
+    dtype     float32
+    targets   cpu
+    objective p99 latency <= 25 ms at 400 rps
+    correct   rel_l2 <= 1e-5 vs float64
+  }}
+  operation op {{
+    baseline  kernels.rmsnorm:unfused
+    change    kernels.rmsnorm:fused
+    reference kernels.rmsnorm:reference
+    bytes     baseline 4*(5*M*N), change 4*(2*M*N)
+    launches  baseline 3, change 1
+  }}
+  application app {{
+    entry kernels.apps:decoder_step
+    uses  op
+    share 50%
+  }}
+  change {{
+    mechanism bytes_removed
+    summary   "fewer bytes"
+  }}
+  predict {{
+{predictions}
+  }}
+  evidence timing      {{ warmup 10; repeats 5; blocks 20; rotate 4; confidence 95%; threshold 2% }}
+  evidence end_to_end  {{ requests 500; load poisson 100..800 step 100 rps; slo p99 <= 25 ms }}
+  value {{ frequency 2 per request; scale 1000 gpu_hours per day; from app }}
+  artifacts "artifacts/"
+}}
+"""
+
+SHAPES = ({"M": 64, "N": 4096}, {"M": 256, "N": 1024})
+WEIGHTS = (0.75, 0.25)
+SLO = 0.025
+
+
+def study_text(predictions: list[str], decision: str = "adopt") -> str:
+    """The planted study with these `predict` lines."""
+    return STUDY.format(predictions="\n".join(f"    {p}" for p in predictions), decision=decision)
+
+
+def _rows(
+    rng: np.random.Generator, levels: dict[str, float], blocks: int, noise: float, valid: bool,
+    repeats: int = 5,
+) -> list[tuple]:
+    """Interleaved blocks (ABBA) of every arm, `repeats` samples each, then the overhead."""
+    rows = []
+    names = list(levels)
+    index = 0
+    for round_ in range(blocks):
+        for arm in names if round_ % 2 == 0 else reversed(names):
+            level = levels[arm] * np.exp(noise * rng.standard_normal())
+            for position in range(repeats):
+                duration = int(level * (1 + 0.002 * rng.standard_normal()))
+                rows.append((arm, index, position, position % 4, duration, int(valid)))
+            index += 1
+    rows += [("(empty)", 0, p, 0, 80 + p % 3, int(valid)) for p in range(repeats)]
+    return rows
+
+
+def _load_rows(rng: np.random.Generator, rate: float, capacity: float, n: int = 500) -> list[tuple]:
+    """A probe at `rate`: 1 ms latency below `capacity`, 50 ms (over the SLO) at or above it."""
+    gaps = rng.exponential(1e9 / rate, n)
+    scheduled = np.cumsum(gaps).astype(np.int64)
+    latency = int(1e6 if rate < capacity else 50e6)
+    return [(int(s), int(s), int(s), int(s) + latency, 1) for s in scheduled]
+
+
+def make_bundle(
+    tmp: Path,
+    *,
+    predictions: tuple[str, ...] = ("op.time ratio <= 0.9",),
+    decision: str = "adopt",
+    kernel_ratio: float = 0.8,
+    app_ratio: float = 0.9,
+    share: float = 0.5,
+    noise: float = 0.01,
+    blocks: int = 20,
+    valid: bool = True,
+    target: str = "cpu",
+    correct: bool = True,
+    capacities: dict[str, float] | None = None,
+    probes: dict[str, tuple[float, ...]] | None = None,
+    counters: dict[str, dict[str, float]] | None = None,
+    seed: int = 0,
+) -> Path:
+    """Write a synthetic bundle with planted effects; returns its path.
+
+    `counters` is recorded as counted at the first shape (as ncu counts one).
+    `valid=False` marks every sample invalid; `target="cudasim"` also makes the
+    run's timings not evidence (`timings_valid` false), as the simulator does.
+    """
+    rng = np.random.default_rng(seed)
+    text = study_text(list(predictions), decision)
+    study = parse(Source("study.perf", text)).study
+    assert study is not None
+    capacities = capacities or {"baseline": 400.0, "change": 800.0}
+    probes = probes if probes is not None else {
+        "baseline": (100.0, 200.0, 300.0, 450.0, 300.0),
+        "change": (200.0, 400.0, 600.0, 900.0, 600.0),
+    }
+    with BundleWriter(tmp / "artifacts", "planted") as bundle:
+        bundle.write_text("study.perf", text)
+        bundle.write_json("plan.json", {"timing": {"confidence": 0.95, "threshold": 0.02}})
+        bundle.write_json("registration.json", {
+            "predict_hash": predict_section_hash(study), "registered": "2026-11-29T00:00:00Z",
+        })
+        shapes = []
+        for sizes, weight in zip(SHAPES, WEIGHTS, strict=True):
+            label = f"{sizes['M']}x{sizes['N']}"
+            base = 1e6 * sizes["M"] * sizes["N"] / 262144
+            levels = {"baseline": base, "change": base * kernel_ratio, "copy": base * 0.3}
+            path = f"samples/op/{label}.csv"
+            bundle.write_csv(path, ("arm", "block", "position", "buffer_set", "duration_ns", "valid"),
+                             _rows(rng, levels, blocks, noise, valid))
+            mn = sizes["M"] * sizes["N"]
+            shapes.append({
+                "label": label, "sizes": sizes, "weight": weight, "samples": path,
+                "models": {"bytes": {"baseline": 20.0 * mn, "change": 8.0 * mn},
+                           "launches": {"baseline": 3.0, "change": 1.0}},
+                "timing": {"blocks": [], "set_bytes": {"baseline": 8 * mn, "change": 8 * mn, "copy": 8 * mn}},
+                "counters": counters if not shapes else None,
+            })
+        bundle.write_csv("samples/application.csv",
+                         ("arm", "block", "position", "buffer_set", "duration_ns", "valid"),
+                         _rows(rng, {"baseline": 4e6, "change": 4e6 * app_ratio}, blocks, noise, valid))
+        load = None
+        load_missing = f"no load test on {target}: its timings are not evidence"
+        if valid:
+            written = []
+            for arm, rates in probes.items():
+                for rate in rates:
+                    index = len(written)
+                    path = f"load/{arm}-{index:03d}.csv"
+                    bundle.write_csv(path, ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok"),
+                                     _load_rows(rng, rate, capacities[arm]))
+                    written.append({"arm": arm, "index": index, "rate": rate, "phase": "search",
+                                    "records": path, "warmup": 10})
+            load = {"arrivals": "poisson", "seed": 1, "slo_seconds": SLO, "percentile": 0.99,
+                    "probes": written}
+            load_missing = None
+        cases = [
+            {"arm": arm, "variant": arm, "shape": {"M": 3, "N": 31}, "adversarial": True, "seed": 1,
+             "passed": correct or arm == "baseline", "rel_l2": 1e-8 if correct or arm == "baseline" else 0.5,
+             "max_abs": 1e-7, "unwritten": 0, "nonfinite": 0, "deterministic": True,
+             "message": "" if correct or arm == "baseline" else "rel_l2 0.5 > 1e-05"}
+            for arm in ("baseline", "change")
+        ]
+        total = [10_000_000] * 5
+        bundle.write_json("results.json", {
+            "schema": "perfdsl.results/1", "study": "planted", "run_id": bundle.run_id,
+            "target": target, "timings_valid": target != "cudasim", "quick": False, "dtype": "float32",
+            "operations": [{
+                "name": "op", "baseline": "kernels.rmsnorm:unfused", "change": "kernels.rmsnorm:fused",
+                "variants": {"baseline": "unfused", "change": "fused"}, "shapes": shapes,
+                "correctness": {"passed": correct, "tolerances": {"rel_l2": 1e-5}, "seeds": 2,
+                                "cases": cases},
+            }],
+            "static": None,
+            "application": {
+                "name": "app", "shape": dict(SHAPES[0]), "uses": ["op"],
+                "samples": "samples/application.csv",
+                "model_level": {"passed": True, "arms": {}},
+                "share": {
+                    "baseline": {"op_ns": [int(t * share) for t in total], "total_ns": total},
+                    "change": {"op_ns": [int(t * share * kernel_ratio) for t in total], "total_ns": total},
+                },
+                "load": load, "load_missing": load_missing,
+            },
+        })
+    return bundle.path

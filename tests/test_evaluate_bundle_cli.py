@@ -1,0 +1,88 @@
+"""`perfdsl evaluate` as a subprocess, on one real quick CPU bundle (made once per module)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _perfdsl(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "perfdsl", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def real_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A quick CPU run of the bundled RMSNorm study (about 30 s)."""
+    artifacts = tmp_path_factory.mktemp("artifacts")
+    done = _perfdsl("run", "studies/rmsnorm_fusion.perf", "--target", "cpu", "--quick",
+                    "--artifacts", str(artifacts))
+    assert done.returncode == 0, done.stderr
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def bundle(real_bundle: Path, tmp_path: Path) -> Path:
+    """A private copy of the real bundle, so a test may tamper with it."""
+    return Path(shutil.copytree(real_bundle, tmp_path / real_bundle.name))
+
+
+def test_evaluate_twice_is_byte_identical_and_keeps_the_bundle_verified(bundle: Path) -> None:
+    first = _perfdsl("evaluate", str(bundle))
+    assert first.returncode == 0 and first.stderr == ""
+    written = (bundle / "evaluation.json").read_bytes()
+    second = _perfdsl("evaluate", str(bundle))
+    assert second.returncode == 0 and second.stdout == first.stdout
+    assert (bundle / "evaluation.json").read_bytes() == written
+    assert _perfdsl("verify", str(bundle)).returncode == 0
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert "evaluation.json" in manifest["files"]
+
+
+def test_summary_names_the_verdicts(bundle: Path) -> None:
+    out = _perfdsl("evaluate", str(bundle)).stdout
+    assert "operation normalize" in out and "weighted" in out
+    assert "predict line" in out and "end-to-end decode_step" in out
+    assert "warning[PQ007]" in out  # a quick run has 4 blocks an arm
+
+
+def test_evaluation_json_has_every_section(bundle: Path) -> None:
+    _perfdsl("evaluate", str(bundle))
+    data = json.loads((bundle / "evaluation.json").read_text())
+    assert {"operations", "end_to_end", "load", "predictions", "value", "decision", "registration",
+            "quality", "model_level"} <= set(data)
+    assert [p["target"] for p in data["predictions"]] == [
+        "normalize.bytes", "normalize.time", "decode_step.time"]
+    assert data["registration"]["matches"] is True
+    static = data["operations"][0]["static"]
+    assert {k["kind"] for k in static["baseline"]} == {"cuda", "cpu"}
+
+
+def test_a_tampered_bundle_exits_2(bundle: Path) -> None:
+    results = bundle / "results.json"
+    results.write_text(results.read_text().replace('"quick": true', '"quick": false'))
+    done = _perfdsl("evaluate", str(bundle))
+    assert done.returncode == 2
+    assert "fails verification" in done.stderr and "Traceback" not in done.stderr
+    assert not (bundle / "evaluation.json").exists()
+
+
+def test_not_a_bundle_exits_2(tmp_path: Path) -> None:
+    done = _perfdsl("evaluate", str(tmp_path / "missing"))
+    assert done.returncode == 2 and "no such bundle" in done.stderr
+
+
+def test_an_edited_predict_section_is_flagged(bundle: Path, tmp_path: Path) -> None:
+    study = tmp_path / "edited.perf"
+    study.write_text((ROOT / "studies/rmsnorm_fusion.perf").read_text().replace(
+        "normalize.time   ratio <= 0.55", "normalize.time   ratio <= 0.75"))
+    done = _perfdsl("evaluate", str(bundle), "--study", str(study))
+    assert done.returncode == 0
+    assert "edited after the run" in done.stdout
