@@ -27,6 +27,7 @@ from perfdsl.kernel import Application, Reference, Variant
 from perfdsl.plan import OperationPlan, Plan, ShapePlan
 from perfdsl.runtime.bundle import BundleWriter
 from perfdsl.runtime.correctness import CorrectnessResult, check_variant
+from perfdsl.runtime.counters import attach_counters
 from perfdsl.runtime.resolve import ResolveError, resolve
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.timing import TimingRecord, TimingSettings, prepare_arms, sample
@@ -208,6 +209,10 @@ def _operation(
             entry["samples"] = None
             entry["samples_missing"] = "not timed: a variant failed its correctness check"
         shapes.append(entry)
+    # Counted mechanism evidence (Nsight Compute), at the largest shape, on cuda only.
+    shapes = attach_counters(
+        plan, operation, resolved.variants, target.name, shapes, passed, bundle, progress
+    )
     return {
         "name": operation.name,
         "baseline": operation.baseline,
