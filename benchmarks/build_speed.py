@@ -1,0 +1,153 @@
+"""How fast `perfdsl build --pdf` is once the evaluation exists, and where the time goes.
+
+Prints figures; it asserts nothing (timings belong in a report, not a test).
+Target: under 5 s for a bundled study's PDF in a fresh process.
+
+    .venv/bin/python benchmarks/build_speed.py [BUNDLE]
+
+BUNDLE defaults to the latest evaluated bundle of rmsnorm_fusion under
+artifacts/ (make one with `perfdsl run studies/rmsnorm_fusion.perf --target cpu
+--quick` and `perfdsl evaluate`). The split is measured in one process after a
+warm-up build (imports and font loading paid once): Markdown text, figures
+(matplotlib, inside the Markdown stage), HTML, PDF layout and writing. The
+fresh-process figure is wall time of the command, imports included; on a busy
+2-core machine the minimum is the better guide to what the code costs.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+STUDY = ROOT / "studies" / "rmsnorm_fusion.perf"
+RUNS = 3
+TARGET_S = 5.0
+
+
+def _bundle(argv: list[str]) -> Path:
+    from perfdsl.runtime.bundle import bundles
+
+    if argv:
+        return Path(argv[0])
+    evaluated = [
+        b for b in bundles(ROOT / "artifacts", "rmsnorm_fusion") if (b / "evaluation.json").is_file()
+    ]
+    if not evaluated:
+        sys.exit(
+            "no evaluated rmsnorm_fusion bundle under artifacts/: run "
+            "`perfdsl run studies/rmsnorm_fusion.perf --target cpu --quick` and `perfdsl evaluate BUNDLE`"
+        )
+    return evaluated[-1]
+
+
+def _timed_figures(spent: list[float]) -> None:
+    """Wrap every figure builder so the time spent drawing is summed into `spent`."""
+    from perfdsl.report import figures
+
+    def timed(draw: Callable[..., str]) -> Callable[..., str]:
+        def wrapper(*args: Any, **kwargs: Any) -> str:
+            start = time.perf_counter()
+            try:
+                return draw(*args, **kwargs)
+            finally:
+                spent.append(time.perf_counter() - start)
+
+        return wrapper
+
+    for name in ("timing_distribution", "roofline", "load_curve", "error_per_shape"):
+        setattr(figures, name, timed(getattr(figures, name)))
+
+
+def split(bundle: Path) -> dict[str, float]:
+    """Seconds per stage of one in-process build."""
+    from perfdsl.evaluate.registration import check_current
+    from perfdsl.parse import parse
+    from perfdsl.report.html import ReportMeta, render_html
+    from perfdsl.report.markdown import render_markdown
+    from perfdsl.report.pdf import write_pdf
+    from perfdsl.source import Source
+
+    spent: list[float] = []
+    _timed_figures(spent)
+    study = parse(Source.read(STUDY)).study
+    assert study is not None
+    evaluation = json.loads((bundle / "evaluation.json").read_text(encoding="utf-8"))
+    start = time.perf_counter()
+    markdown, figures = render_markdown(
+        study,
+        evaluation,
+        bundle,
+        current=check_current(evaluation["registration"]["registered_hash"], STUDY),
+    )
+    after_markdown = time.perf_counter()
+    meta = ReportMeta(study.name.id, "benchmark", evaluation["run_id"], "0" * 12, datetime.now(UTC))
+    html = render_html(markdown, meta, figures)
+    after_html = time.perf_counter()
+    with tempfile.TemporaryDirectory() as scratch:
+        write_pdf(html, Path(scratch) / "report.pdf")
+    after_pdf = time.perf_counter()
+    drawing = sum(spent)
+    return {
+        "markdown": after_markdown - start - drawing,
+        "figures": drawing,
+        "html": after_html - after_markdown,
+        "pdf": after_pdf - after_html,
+        "total": after_pdf - start,
+    }
+
+
+def fresh_process(bundle: Path) -> list[float]:
+    """Wall seconds of `perfdsl build --pdf` in a fresh process, RUNS times."""
+    times = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for _ in range(RUNS):
+            start = time.perf_counter()
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "perfdsl",
+                    "build",
+                    "--pdf",
+                    str(STUDY),
+                    "--results",
+                    str(bundle),
+                    "-o",
+                    str(Path(scratch) / "report.pdf"),
+                ],
+                check=True,
+                capture_output=True,
+                cwd=ROOT,
+            )
+            times.append(time.perf_counter() - start)
+    return times
+
+
+def main() -> None:
+    bundle = _bundle(sys.argv[1:])
+    print(f"bundle: {bundle}")
+    split(bundle)  # warm-up: imports, fonts, matplotlib's caches
+    runs = [split(bundle) for _ in range(RUNS)]
+    print(f"in-process split, median of {RUNS} after a warm-up (seconds):")
+    for stage in ("markdown", "figures", "html", "pdf", "total"):
+        values = [run[stage] for run in runs]
+        print(f"  {stage:<9} {statistics.median(values):6.2f}  (min {min(values):.2f})")
+    times = fresh_process(bundle)
+    verdict = "meets" if min(times) < TARGET_S else "misses"
+    print(
+        f"fresh process `perfdsl build --pdf`: median {statistics.median(times):.2f} s, "
+        f"min {min(times):.2f} s ({verdict} the {TARGET_S:.0f} s target)"
+    )
+
+
+if __name__ == "__main__":
+    main()

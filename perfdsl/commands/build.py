@@ -1,0 +1,262 @@
+"""`perfdsl build (--pdf|--html|--md) STUDY`: compile a study and its evidence into a report.
+
+The study must check (exit 1 with its diagnostics otherwise). The evidence is
+the study's latest bundle, or the one `--results` names, or a fresh run with
+`--run`; a bundle that fails its manifest is refused (exit 2): a report of
+numbers that are not what was measured is worse than none. A bundle that has
+not been evaluated, or was evaluated by another schema, is evaluated first
+(that writes the bundle's evaluation.json, as `perfdsl evaluate` does).
+Otherwise the build writes one file, the output, atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import secrets
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from perfdsl.commands import CommandError
+from perfdsl.commands.check import diagnose, read_source
+from perfdsl.diagnostics import count_errors, render_full
+
+if TYPE_CHECKING:
+    from perfdsl.nodes import Study
+    from perfdsl.source import Source
+
+_FORMATS = ("pdf", "html", "md")
+_EVALUATION = "evaluation.json"
+STUDY_HASH_CHARS = 12
+"""How much of the study's SHA-256 the footer prints: enough to match a page to its program."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    kind = parser.add_mutually_exclusive_group(required=True)
+    for name in _FORMATS:
+        kind.add_argument(
+            f"--{name}",
+            dest="format",
+            action="store_const",
+            const=name,
+            help=f"write the report as {name.upper() if name != 'md' else 'Markdown'}",
+        )
+    parser.add_argument("study", help="the .perf study to report on")
+    parser.add_argument(
+        "--results", metavar="BUNDLE", help="the bundle to report (default: the study's latest)"
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="where to write the report (default: STUDY-NAME.pdf/.html/.md here)",
+    )
+    parser.add_argument(
+        "--run",
+        action="store_true",
+        help="run the study first (default target, full settings) and report that bundle",
+    )
+    parser.add_argument("--quick", action="store_true", help="with --run: a smoke run (see `perfdsl run`)")
+    parser.add_argument(
+        "--target",
+        choices=("auto", "cuda", "cpu", "cudasim"),
+        default="auto",
+        help="with --run: the target to run on (default auto)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    study_path = Path(args.study)
+    source = read_source(study_path)
+    diagnostics = diagnose(source)
+    if count_errors(diagnostics):
+        for diagnostic in diagnostics:
+            print(render_full(diagnostic), file=sys.stderr)
+        print(
+            f"perfdsl build: the study does not check; fix the errors above (`perfdsl check {args.study}`)",
+            file=sys.stderr,
+        )
+        return 1
+    if args.results and args.run:
+        raise CommandError("give --results or --run, not both")
+    if (args.quick or args.target != "auto") and not args.run:
+        raise CommandError("--quick and --target apply to --run only")
+
+    from perfdsl.parse import parse
+
+    study = parse(source).study
+    assert study is not None  # it checked
+    if args.run:
+        status = _run_first(args)
+        if status:
+            return status
+    bundle = Path(args.results) if args.results else _latest(study, args.study)
+    _verify(bundle, study.name.id)
+    evaluation = _evaluation(bundle)
+    output = Path(args.output) if args.output else Path(f"{study.name.id}.{args.format}")
+    pages = _render(args.format, study, source, evaluation, bundle, study_path, output)
+    print(f"wrote {output}" + (f" ({pages} page{'s' if pages != 1 else ''})" if pages else ""))
+    return 0
+
+
+def _run_first(args: argparse.Namespace) -> int:
+    """`perfdsl run` with the passthrough options; its bundle is then the latest."""
+    from perfdsl.commands import run as run_command
+
+    return run_command.run(
+        argparse.Namespace(
+            study=args.study,
+            target=args.target,
+            quick=args.quick,
+            artifacts=None,
+        )
+    )
+
+
+def _latest(study: Study, shown: str) -> Path:
+    from perfdsl.plan import PlanError, plan
+    from perfdsl.runtime.bundle import latest_bundle
+
+    try:
+        artifacts = Path(plan(study, "cpu", quick=False).artifacts)
+    except PlanError as error:
+        raise CommandError(str(error)) from None
+    found = latest_bundle(artifacts, study.name.id)
+    if found is None:
+        raise CommandError(
+            f"no results for `{study.name.id}` in {artifacts} yet; make them with "
+            f"`perfdsl run {shown} --quick` (or add --run)"
+        )
+    return found
+
+
+def _verify(bundle: Path, study_name: str) -> None:
+    """Refuse a bundle that is not one, was tampered with, or belongs to another study."""
+    from perfdsl.runtime.bundle import verify_bundle
+
+    if not bundle.is_dir():
+        raise CommandError(f"{bundle}: no such bundle directory")
+    # evaluation.json is derived: when it is out of step it is rewritten, not refused.
+    problems = [p for p in verify_bundle(bundle) if not p.startswith(f"`{_EVALUATION}`")]
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise CommandError(
+            f"{bundle}: refusing to build: {problems[0]}{more}; the bundle no longer matches its "
+            "manifest (`perfdsl verify` lists every problem)"
+        )
+    ran = _read_json(bundle / "plan.json").get("study")
+    if ran != study_name:
+        raise CommandError(f"{bundle}: the bundle is of study `{ran}`, not `{study_name}`")
+
+
+def _evaluation(bundle: Path) -> dict[str, Any]:
+    """evaluation.json, evaluated first when missing, out of step with the manifest, or of another schema."""
+    from perfdsl.evaluate.evaluation import SCHEMA, evaluate, write_evaluation
+    from perfdsl.evaluate.inputs import EvaluateError
+    from perfdsl.runtime.bundle import BundleError, verify_bundle
+
+    path = bundle / _EVALUATION
+    why = None
+    if not path.is_file():
+        why = "it had not been evaluated"
+    elif any(p.startswith(f"`{_EVALUATION}`") for p in verify_bundle(bundle)):
+        why = f"its {_EVALUATION} did not match the manifest"
+    else:
+        try:
+            schema = _read_json(path).get("schema")
+        except CommandError:
+            schema = None
+        if schema != SCHEMA:
+            why = f"its {_EVALUATION} has schema {schema!r}, not {SCHEMA!r}"
+    if why is not None:
+        try:
+            # The bundle alone, as `perfdsl evaluate` does: the study file is checked at rendering.
+            write_evaluation(bundle, evaluate(bundle))
+        except (EvaluateError, BundleError) as error:
+            raise CommandError(str(error)) from None
+        print(f"perfdsl build: evaluated {bundle} first: {why}", file=sys.stderr)
+    return _read_json(path)
+
+
+def _render(
+    kind: str,
+    study: Study,
+    source: Source,
+    evaluation: dict[str, Any],
+    bundle: Path,
+    study_path: Path,
+    output: Path,
+) -> int | None:
+    """Markdown, then HTML, then PDF, stopping at `kind`; the number of pages for a PDF."""
+    from perfdsl.evaluate.registration import check_current
+    from perfdsl.report.markdown import render_markdown
+
+    registered = (evaluation.get("registration") or {}).get("registered_hash")
+    markdown, figures = render_markdown(
+        study,
+        evaluation,
+        bundle,
+        bundle_label=_label(bundle),
+        current=check_current(registered, study_path),
+    )
+    if kind == "md":
+        _write_atomically(output, markdown)
+        return None
+    from perfdsl.report.html import ReportMeta, render_html
+
+    meta = ReportMeta(
+        study=study.name.id,
+        title=study.title.value if study.title else study.name.id,
+        bundle_id=str(evaluation.get("run_id", bundle.name)),
+        study_hash=hashlib.sha256(source.text.encode("utf-8")).hexdigest()[:STUDY_HASH_CHARS],
+        generated_at=datetime.now(UTC).replace(microsecond=0),
+    )
+    html = render_html(markdown, meta, figures)
+    if kind == "html":
+        _write_atomically(output, html)
+        return None
+    from perfdsl.report.pdf import write_pdf
+
+    try:
+        return write_pdf(html, output)
+    except OSError as error:
+        raise CommandError(f"{output}: cannot write: {error.strerror or error}") from None
+
+
+def _label(bundle: Path) -> str:
+    """The bundle's path as the report prints it: relative to here when it is below here."""
+    resolved = bundle.resolve()
+    try:
+        return resolved.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return resolved.as_posix()
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise CommandError(f"{path}: unreadable: {error}") from None
+    if not isinstance(value, dict):
+        raise CommandError(f"{path}: not a JSON object")
+    return value
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write beside `path` and rename over it, so `path` is never half a report."""
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except OSError as error:
+        raise CommandError(f"{path}: cannot write: {error.strerror or error}") from None
+    finally:
+        temporary.unlink(missing_ok=True)

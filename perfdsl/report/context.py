@@ -1,0 +1,113 @@
+"""What the report is rendered from: the study, the evaluation and the bundle's own files.
+
+The report reads evaluation.json (the evaluation's contract) as plain JSON
+values rather than the evaluation's records: a report must be rebuildable from
+an archived bundle without re-evaluating it, and reading the file is what
+makes the Markdown a deterministic function of the bundle. A few raw files are
+read for presentation only: the per-case correctness errors (results.json),
+the environment and the manifest hashes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from perfdsl.evaluate.registration import CurrentStudy
+from perfdsl.nodes import Study
+from perfdsl.report.html import Figure
+
+ARMS = ("baseline", "change")
+
+
+@attrs.frozen
+class ReportContext:
+    """Everything a section renderer may read; sections read nothing else."""
+
+    study: Study
+    """The study file the report is built from (its prose: title, limits, rejected)."""
+    evaluation: Mapping[str, Any]
+    """evaluation.json."""
+    results: Mapping[str, Any]
+    plan: Mapping[str, Any]
+    environment: Mapping[str, Any] | None
+    environment_missing: str | None
+    manifest: Mapping[str, Any]
+    registration: Mapping[str, Any]
+    bundle_label: str
+    """The bundle's path as the report prints it."""
+    current: CurrentStudy | None
+    """The study file's `predict` section checked against the registered hash."""
+    bundle_study_text: str
+    """The study text the run used (the bundle's study.perf)."""
+
+    @property
+    def run_id(self) -> str:
+        return str(self.evaluation.get("run_id", "?"))
+
+    @property
+    def operations(self) -> list[Mapping[str, Any]]:
+        return list(self.evaluation.get("operations") or [])
+
+    @property
+    def end_to_end(self) -> Mapping[str, Any] | None:
+        return self.evaluation.get("end_to_end")
+
+    @property
+    def load(self) -> Mapping[str, Any] | None:
+        return self.evaluation.get("load")
+
+    @property
+    def timings_valid(self) -> bool:
+        return bool(self.evaluation.get("timings_valid"))
+
+    @property
+    def quick(self) -> bool:
+        return bool(self.evaluation.get("quick"))
+
+    @property
+    def level(self) -> float:
+        return float(self.evaluation.get("level", 0.95))
+
+    @property
+    def predict_edited(self) -> bool:
+        """The study's `predict` section is not the one registered before the results."""
+        return self.current is not None and not self.current.matches
+
+    def result_operation(self, name: str) -> Mapping[str, Any]:
+        """results.json's entry for an operation (raw correctness cases, variants)."""
+        return next((op for op in self.results.get("operations") or [] if op.get("name") == name), {})
+
+
+@attrs.define
+class Blocks:
+    """One section's Markdown blocks and the figures they refer to, in order."""
+
+    parts: list[str] = attrs.field(factory=list)
+    figures: dict[str, Figure] = attrs.field(factory=dict)
+
+    def add(self, *blocks: str) -> None:
+        """Append Markdown blocks (paragraphs, tables, callouts); empty ones are skipped."""
+        self.parts.extend(b for b in blocks if b)
+
+    def figure(self, key: str, svg: str, caption: str) -> None:
+        """Append a figure standing alone in its paragraph, as `report.html` expects."""
+        self.figures[key] = Figure(svg)
+        self.parts.append(f"![{caption}](figure:{key})")
+
+
+def read_bundle_files(bundle: Path) -> dict[str, Any]:
+    """The bundle's JSON files the report presents; environment.json may be absent."""
+    loaded: dict[str, Any] = {}
+    for name in ("results", "plan", "manifest", "registration", "evaluation"):
+        loaded[name] = json.loads((bundle / f"{name}.json").read_text(encoding="utf-8"))
+    environment = bundle / "environment.json"
+    loaded["environment"] = (
+        json.loads(environment.read_text(encoding="utf-8")) if environment.is_file() else None
+    )
+    loaded["study_text"] = (bundle / "study.perf").read_text(encoding="utf-8")
+    return loaded

@@ -1,0 +1,184 @@
+"""Numbers, units and text as the report prints them, and the Markdown pieces that hold them.
+
+One module so that every figure in the report is formatted one way, and so the
+tests can format evaluation.json's numbers exactly as the report does and look
+for them in the PDF's text.
+
+Significant figures, not fixed decimals: a ratio is given to four (1.0097
+prints as 1.010, so an Amdahl bound under 1 % still shows), times, bytes and
+bandwidths to three with a unit chosen by magnitude, errors in scientific
+notation. Study text is untrusted Markdown-wise as well as HTML-wise: `text`
+escapes what CommonMark would read as markup (emphasis, links, images,
+tables), so a study's words always print as written.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+MISSING = "—"
+TIMES = "\N{MULTIPLICATION SIGN}"
+MINUS = "\N{MINUS SIGN}"
+"""What a cell shows for a number that does not exist (the reason is given beside it)."""
+
+# Every character CommonMark gives meaning to inside a line (emphasis, code, links,
+# images, autolinks and raw HTML, entities, GFM table cells and strikethrough).
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|!~&])")
+
+
+def sig(x: float, digits: int = 3) -> str:
+    """`x` to `digits` significant figures, never in exponent form; thousands grouped.
+
+    Whole digits are never rounded away (12417.4 prints as 12,417), so a
+    number keeps its magnitude; below 1 the decimals grow with the leading zeros.
+    """
+    if not math.isfinite(x):
+        return MISSING
+    if x == 0:
+        return "0"
+    if abs(x) >= 1 and x == round(x):
+        # A whole number (a count, a weight of 1, 80 per token) has no significant decimals.
+        return f"{round(x):,}"
+    exponent = math.floor(math.log10(abs(x)))
+    decimals = max(0, digits - 1 - exponent)
+    shown = f"{x:,.{decimals}f}"
+    # Rounding can carry into a new digit (9.996 -> 10.00): recount once.
+    if decimals and len(shown.replace(",", "").replace("-", "").replace(".", "").lstrip("0")) > digits:
+        shown = f"{x:,.{decimals - 1}f}"
+    return shown
+
+
+def ratio(x: float | None) -> str:
+    """A ratio (change / baseline) or a speedup: four significant figures."""
+    return MISSING if x is None else sig(x, 4)
+
+
+def interval(low: float | None, high: float | None) -> str:
+    """A confidence interval of ratios, `[0.3920, 0.4310]`."""
+    if low is None or high is None:
+        return MISSING
+    return f"[{ratio(low)}, {ratio(high)}]"
+
+
+def duration(ns: float | None) -> str:
+    """A time given in nanoseconds, in ns, µs, ms or s, three significant figures."""
+    if ns is None or not math.isfinite(ns):
+        return MISSING
+    for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
+        if abs(ns) >= scale:
+            return f"{sig(ns / scale)} {unit}"
+    return f"{sig(ns)} ns"
+
+
+def seconds(s: float | None) -> str:
+    """A time given in seconds, as `duration` prints it."""
+    return MISSING if s is None else duration(s * 1e9)
+
+
+def data_size(count: float | None) -> str:
+    """A byte count in decimal units (B, kB, MB, GB), three significant figures."""
+    if count is None or not math.isfinite(count):
+        return MISSING
+    for scale, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+        if abs(count) >= scale:
+            return f"{sig(count / scale)} {unit}"
+    return f"{sig(count)} B"
+
+
+def bandwidth(bytes_per_s: float | None) -> str:
+    """A bandwidth in GB/s, three significant figures."""
+    if bytes_per_s is None or not math.isfinite(bytes_per_s):
+        return MISSING
+    return f"{sig(bytes_per_s / 1e9)} GB/s"
+
+
+def percent(fraction: float | None, digits: int = 3) -> str:
+    """A fraction as a percentage: 0.0847 -> `8.47%`."""
+    return MISSING if fraction is None else f"{sig(100.0 * fraction, digits)}%"
+
+
+def rate(per_s: float | None) -> str:
+    """A request rate: `450 rps`."""
+    return MISSING if per_s is None else f"{sig(per_s)} rps"
+
+
+def sci(x: float | None) -> str:
+    """A small quantity such as an error or tolerance: `9.5e-8`, exact zero as `0`."""
+    if x is None:
+        return MISSING
+    if not math.isfinite(x):
+        return str(x)
+    if x == 0:
+        return "0"
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def count(n: float | None) -> str:
+    """A whole count with thousands grouped."""
+    return MISSING if n is None else f"{int(n):,}"
+
+
+def text(value: object) -> str:
+    """Study (or bundle) text as literal Markdown: markup escaped, lines joined."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
+
+
+def message(value: object) -> str:
+    """A message from the evaluation: literal text, except that `name` spans stay code spans.
+
+    The evaluation writes names in backticks (rustc's style); anything else is
+    escaped like study text. Unpaired backticks make the whole message literal.
+    """
+    pieces = str(value).split("`")
+    if len(pieces) % 2 == 0:
+        return text(value)
+    # Text pieces keep their edge spaces: they sit between code spans.
+    return "".join(
+        code(piece) if i % 2 else _MARKDOWN_SPECIAL.sub(r"\\\1", re.sub(r"\s+", " ", piece))
+        for i, piece in enumerate(pieces)
+    )
+
+
+def code(value: object) -> str:
+    """A code span that holds `value` literally, whatever backticks it contains."""
+    body = " ".join(str(value).split())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", body)), default=0) + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
+def condition(snippet: str) -> str:
+    """A condition's source text without its keyword: `objective p99 <= 25 ms` -> `p99 <= 25 ms`."""
+    words = snippet.split()
+    return " ".join(words[1:] if words and words[0] in ("objective", "correct") else words)
+
+
+def table(
+    caption: str, header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[int] = ()
+) -> str:
+    """A captioned GFM table; columns listed in `numeric` are right-aligned (`---:`).
+
+    Cells must already be Markdown (escaped with `text` where they hold study text).
+    """
+    align = ["---:" if i in numeric else ":---" for i in range(len(header))]
+    lines = [f"Table: {caption}", "", _row(header), _row(align)]
+    lines += [_row(row) for row in rows]
+    return "\n".join(lines)
+
+
+def _row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def callout(kind: str, lines: Sequence[str]) -> str:
+    """A `> [!WARNING]` or `> [!NOTE]` block whose paragraphs are `lines` (Markdown)."""
+    body = "\n>\n".join(f"> {line}" for line in lines)
+    return f"> [!{kind}]\n{body}"
+
+
+def bullets(items: Sequence[str]) -> str:
+    """A bulleted list of Markdown items."""
+    return "\n".join(f"- {item}" for item in items)

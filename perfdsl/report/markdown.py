@@ -1,0 +1,318 @@
+"""The report as Markdown: the golden artefact that HTML and PDF render.
+
+`render_markdown` lays the sections out in SPEC section 7's order, one
+`render_<section>` per section (dispatched by name, so a new section is one
+entry in SECTIONS and one function). The first section leads with the decision
+and the quantified result; every condition that weakens the evidence (a
+refuted prediction, a failed correctness check, timings that are not
+evidence, modelled mechanism figures, predictions edited after the run, a
+decision the evidence contradicts, a smoke run) is a `> [!WARNING]` where it
+matters, and also on the first page when it changes the conclusion. A result
+the evaluation could not produce prints its `*_missing` reason, never nothing.
+
+The Markdown is a pure function of the study text and the bundle's files: no
+clock, no absolute paths unless given one, so a fixed bundle always gives the
+same bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from perfdsl.evaluate.registration import CurrentStudy
+from perfdsl.nodes import Study
+from perfdsl.report import evidence, sections
+from perfdsl.report import formatting as fmt
+from perfdsl.report.context import Blocks, ReportContext, read_bundle_files
+from perfdsl.report.html import Figure
+
+SECTIONS: tuple[tuple[str, str], ...] = (
+    ("decision", "Decision and result"),
+    ("workload", "Workload and baseline operating point"),
+    ("operation", "Limiting operation and predicted mechanism"),
+    ("correctness", "Correctness evidence"),
+    ("mechanism", "Mechanism evidence"),
+    ("timing", "Kernel timing"),
+    ("end_to_end", "End-to-end effect"),
+    ("value", "Value"),
+    ("limitations", "Limitations and fallback"),
+    ("investigation", "Investigation record"),
+    ("reproduction", "Reproduction"),
+)
+"""(name, heading) in the order SPEC section 7 gives; the headings are stable (tests assert them)."""
+
+_RENDERERS = (sections, evidence)
+_COMPARATORS = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
+
+
+def render_markdown(
+    study: Study,
+    evaluation: Mapping[str, Any],
+    bundle_path: Path,
+    *,
+    bundle_label: str | None = None,
+    current: CurrentStudy | None = None,
+) -> tuple[str, dict[str, Figure]]:
+    """The report's Markdown and the figures it refers to.
+
+    `evaluation` is evaluation.json's content; `bundle_path` a verified bundle;
+    `bundle_label` how the report prints its path (default: as given);
+    `current` the study file's `predict` section checked against the
+    registered hash (None: not checked, and the report says so).
+    """
+    files = read_bundle_files(bundle_path)
+    environment = files["environment"]
+    ctx = ReportContext(
+        study=study,
+        evaluation=evaluation,
+        results=files["results"],
+        plan=files["plan"],
+        environment=environment,
+        environment_missing=None if environment is not None else "the bundle has no environment.json",
+        manifest=files["manifest"],
+        registration=files["registration"],
+        bundle_label=bundle_label if bundle_label is not None else str(bundle_path),
+        current=current,
+        bundle_study_text=files["study_text"],
+    )
+    title = study.title.value if study.title else study.name.id
+    parts = [f"# {fmt.text(title)}"]
+    figures: dict[str, Figure] = {}
+    for name, heading in SECTIONS:
+        blocks = Blocks()
+        _renderer(name)(ctx, blocks)
+        parts.append(f"## {heading}")
+        parts.extend(blocks.parts)
+        figures.update(blocks.figures)
+    return "\n\n".join(parts) + "\n", figures
+
+
+def _renderer(name: str) -> Callable[[ReportContext, Blocks], None]:
+    """`render_<name>` from this module or one of the section modules."""
+    for namespace in (globals(), *(vars(m) for m in _RENDERERS)):
+        found = namespace.get(f"render_{name}")
+        if found is not None:
+            return found
+    raise LookupError(f"no renderer for section `{name}`")
+
+
+def render_decision(ctx: ReportContext, out: Blocks) -> None:
+    """Decision and quantified result in one paragraph, then the warnings, then the predictions."""
+    out.add(" ".join(_headline(ctx)))
+    warnings = first_page_warnings(ctx)
+    if warnings:
+        out.add(fmt.callout("WARNING", warnings))
+    out.add(*_prediction_table(ctx))
+
+
+def _headline(ctx: ReportContext) -> list[str]:
+    """The sentences of the first paragraph: decision, end to end, capacity, kernel, correctness."""
+    ev = ctx.evaluation
+    decision = ev.get("decision") or {}
+    declared = ctx.study.decision.id if ctx.study.decision else decision.get("declared")
+    sentences = [f"**Decision: {fmt.text(declared or 'none stated')}.**"]
+    if decision.get("consistent", True):
+        sentences.append("The evidence below does not contradict it.")
+    else:
+        sentences.append("**The evidence contradicts it** (see the warning below).")
+    sentences.append(_end_to_end_sentence(ctx))
+    sentences.append(_capacity_sentence(ctx))
+    sentences.extend(_kernel_sentence(ctx, op) for op in ctx.operations)
+    sentences.append(_correctness_sentence(ctx))
+    return sentences
+
+
+def _end_to_end_sentence(ctx: ReportContext) -> str:
+    end = ctx.end_to_end
+    if end is None:
+        return f"End to end: no result ({fmt.message(ctx.evaluation.get('end_to_end_missing'))})."
+    app = fmt.code(end.get("application"))
+    c = end.get("comparison")
+    if c is None:
+        return f"End to end, {app}: no timing evidence ({fmt.message(end.get('comparison_missing'))})."
+    return (
+        f"End to end, {app} request time (change / baseline) is {fmt.ratio(c['ratio'])}, "
+        f"{fmt.percent(ctx.level, 2)} interval {fmt.interval(c['ci_low'], c['ci_high'])}: "
+        f"**{c['verdict']}**."
+    )
+
+
+def objective_text(ctx: ReportContext) -> str | None:
+    """The workload's objective as the study wrote it, e.g. `p99 latency <= 25 ms at 400 rps`."""
+    workload = ctx.study.workload
+    if workload is None or workload.objective is None:
+        return None
+    return fmt.condition(ctx.study.source.snippet(workload.objective.span))
+
+
+def target_rate(ctx: ReportContext) -> float | None:
+    """The objective's `at` load in requests per second, if it states one."""
+    workload = ctx.study.workload
+    at = workload.objective.at if workload and workload.objective else None
+    quantity = getattr(at, "quantity", None)
+    return float(quantity.value) if quantity is not None else None
+
+
+def _capacity_sentence(ctx: ReportContext) -> str:
+    load = ctx.load
+    objective = objective_text(ctx)
+    against = f" (objective {fmt.code(objective)})" if objective else ""
+    if load is None:
+        return (
+            f"Capacity at the SLO{against}: not measured ({fmt.message(ctx.evaluation.get('load_missing'))})."
+        )
+    goodputs = {g["arm"]: g for g in load.get("arms") or []}
+    base, change = goodputs.get("baseline"), goodputs.get("change")
+    slo = f"p99 ≤ {fmt.seconds(load.get('slo_seconds'))}"
+    shown = (
+        f"goodput at the SLO ({slo}) goes from {fmt.rate(base['goodput'] if base else None)} "
+        f"to {fmt.rate(change['goodput'] if change else None)}"
+    )
+    capacity = load.get("capacity")
+    if capacity:
+        shown += f": capacity ratio {fmt.ratio(capacity['change'])}"
+    else:
+        shown += f": no capacity ratio ({fmt.message(load.get('capacity_missing'))})"
+    rate = target_rate(ctx)
+    if rate is not None and base and change:
+        meets = [arm for arm, g in (("baseline", base), ("change", change)) if g["goodput"] >= rate]
+        verdict = (
+            " and ".join(meets) + (" meet" if len(meets) > 1 else " meets") if meets else "neither arm meets"
+        )
+        shown += f"; at the target load of {fmt.rate(rate)}, {verdict} the SLO"
+    return f"Under load{against}, {shown}."
+
+
+def _kernel_sentence(ctx: ReportContext, op: Mapping[str, Any]) -> str:
+    name = fmt.code(op.get("name"))
+    combined = op.get("combined")
+    if combined is None:
+        return f"Kernel {name}: no weighted effect ({fmt.message(op.get('combined_missing'))})."
+    shapes = len(op.get("shapes") or [])
+    return (
+        f"The {name} kernel time ratio, weighted over {shapes} workload shape{'s' if shapes != 1 else ''}, "
+        f"is {fmt.ratio(combined['ratio'])} {fmt.interval(combined['ci_low'], combined['ci_high'])}: "
+        f"**{combined['verdict']}**."
+    )
+
+
+def _correctness_sentence(ctx: ReportContext) -> str:
+    failed = [op for op in ctx.operations if not (op.get("correctness") or {}).get("passed")]
+    cases = sum(a.get("cases", 0) for op in ctx.operations for a in op["correctness"].get("arms") or [])
+    adversarial = sum(
+        a.get("adversarial_cases", 0) for op in ctx.operations for a in op["correctness"].get("arms") or []
+    )
+    model = (ctx.evaluation.get("model_level") or {}).get("passed")
+    if failed or model is False:
+        what = [
+            f"{fmt.code(op['name'])} fails {len(op['correctness'].get('failing') or [])} cases"
+            for op in failed
+        ]
+        if model is False:
+            what.append("the application's output fails its model-level check")
+        return f"Correctness: **FAILED** ({'; '.join(what)})."
+    application = " and the application's output matches its float64 run" if model else ""
+    shown = f"{fmt.count(cases)} cases ({fmt.count(adversarial)} adversarial)"
+    return f"Correctness: **passed**, {shown}{application}."
+
+
+def first_page_warnings(ctx: ReportContext) -> list[str]:
+    """Every condition that changes how the result must be read, one paragraph each."""
+    ev = ctx.evaluation
+    out: list[str] = []
+    if ctx.predict_edited and ctx.current is not None:
+        out.append(
+            f"**Predictions edited after the run.** {fmt.message(ctx.current.message)}; the verdicts "
+            "below judge the registered predictions, in the bundle's study."
+        )
+    registration = ev.get("registration") or {}
+    if not registration.get("matches", True):
+        out.append(f"**Registration broken.** {fmt.message(registration.get('message'))}.")
+    decision = ev.get("decision") or {}
+    declared = ctx.study.decision.id if ctx.study.decision else None
+    if declared and decision.get("declared") and declared != decision["declared"]:
+        out.append(
+            f"**Decision changed after the run**, from {fmt.code(decision['declared'])} to "
+            f"{fmt.code(declared)}: the check against the evidence is of {fmt.code(decision['declared'])}."
+        )
+    for finding in decision.get("findings") or []:
+        out.append(f"**Decision contradicted.** {fmt.message(finding)}.")
+    if ctx.quick:
+        out.append(
+            "**Smoke run (`--quick`).** Shapes are scaled down and blocks are few: these numbers "
+            "exercise the chain of evidence, they are not evidence-grade."
+        )
+    if not ctx.timings_valid:
+        out.append(
+            "**Timings are not evidence.** "
+            f"{fmt.message(ev.get('timings_note') or 'the target does not time')}"
+            ": no timing result has a verdict."
+        )
+    for op in ctx.operations:
+        if not (op.get("correctness") or {}).get("passed"):
+            failing = op["correctness"].get("failing") or []
+            out.append(
+                f"**Correctness failed** for {fmt.code(op['name'])}: {len(failing)} failing cases "
+                "(listed under Correctness evidence)."
+            )
+    if (ev.get("model_level") or {}).get("passed") is False:
+        out.append("**Correctness failed** for the application's output against its float64 run.")
+    for p in ev.get("predictions") or []:
+        if p.get("verdict") == "refuted":
+            out.append(
+                f"**Prediction refuted** (line {p['line']}): {fmt.code(p['text'])}: "
+                f"{fmt.message(p['message'])}."
+            )
+        elif p.get("verdict") == "confirmed" and p.get("basis") == "modelled":
+            out.append(
+                f"**Mechanism modelled, not counted** (line {p['line']}): {fmt.code(p['text'])} is "
+                "confirmed from the study's own formulas; no counter measured it."
+            )
+    amdahl = (ctx.end_to_end or {}).get("amdahl") or {}
+    reconciliation = amdahl.get("reconciliation") or {}
+    if reconciliation.get("flagged"):
+        out.append(f"**End to end beyond Amdahl's bound.** {fmt.message(reconciliation.get('message'))}.")
+    return out
+
+
+def _bound(bound: float | None) -> str:
+    """A bound as stated (0.05, not 0.05000); a computed one (Amdahl's) to four figures."""
+    return fmt.MISSING if bound is None else f"{bound:.4g}"
+
+
+def _prediction_table(ctx: ReportContext) -> list[str]:
+    predictions = list(ctx.evaluation.get("predictions") or [])
+    if not predictions:
+        return ["The study registers no predictions."]
+    rows = []
+    reasons = []
+    for p in predictions:
+        ci = p.get("ci")
+        shown_ci = fmt.MISSING if not ci or ci[0] == ci[1] else fmt.interval(ci[0], ci[1])
+        bound = f"{_COMPARATORS.get(p['comparator'], fmt.text(p['comparator']))} {_bound(p.get('bound'))}"
+        if str(p.get("bound_source", "")).startswith("amdahl"):
+            bound += " (Amdahl)"
+        verdict = p["verdict"]
+        rows.append(
+            [
+                str(p["line"]),
+                fmt.code(p["text"]),
+                fmt.text(p.get("basis")),
+                fmt.ratio(p.get("value")),
+                shown_ci,
+                bound,
+                f"**{verdict}**" if verdict in ("refuted", "not evidence") else verdict,
+            ]
+        )
+        if verdict == "not evidence":
+            reasons.append(f"line {p['line']}: {fmt.message(p['message'])}")
+    table = fmt.table(
+        "Every registered prediction and its verdict (ratios are change / baseline)",
+        ["Line", "Prediction", "Basis", "Value", "Interval", "Bound", "Verdict"],
+        rows,
+        numeric=(0, 3, 4),
+    )
+    missing = f"Not evidence: {'; '.join(reasons)}." if reasons else ""
+    return [table, missing]
