@@ -292,6 +292,7 @@ def plan(study: Study, target: str, quick: bool) -> Plan:
         )
 
     study_path = Path(study.source.path)
+    roof = study.mechanism.roof if study.mechanism else None
     artifacts = study.artifacts.value if study.artifacts else "artifacts/"
     return Plan(
         study=study.name.id,
@@ -305,8 +306,8 @@ def plan(study: Study, target: str, quick: bool) -> Plan:
         operations=tuple(operations),
         timing=_timing(study, quick, simulated),
         correctness=_correctness(study, quick, simulated),
-        roof=str(study.mechanism.roof) if study.mechanism and study.mechanism.roof else None,
-        roof_line=_line(study, study.mechanism.roof.span.start) if study.mechanism and study.mechanism.roof else 0,
+        roof=str(roof) if roof else None,
+        roof_line=_line(study, roof.span.start) if roof else 0,
         application=application,
         load=_load(study, quick),
         artifacts=str((study_path.parent / artifacts).resolve()),
@@ -322,7 +323,9 @@ def _timing(study: Study, quick: bool, simulated: bool = False) -> TimingPlan:
     if quick:
         limits = CUDASIM_TIMING if simulated else QUICK_TIMING
         declared = {key: min(declared[key], limits[key]) for key in declared}
-    confidence = round(timing.confidence.quantity.base, 12) if timing and timing.confidence else DEFAULT_CONFIDENCE
+    confidence = DEFAULT_CONFIDENCE
+    if timing and timing.confidence:
+        confidence = round(timing.confidence.quantity.base, 12)
     threshold = timing.threshold.quantity.base if timing and timing.threshold else DEFAULT_THRESHOLD
     return TimingPlan(confidence=confidence, threshold=max(threshold, DEFAULT_THRESHOLD), **declared)
 

@@ -34,8 +34,16 @@ def _one_thread_pool() -> None:
     end-to-end comparison into a measurement of the contention. OpenBLAS reads
     the variable when NumPy is first imported, so it is set before that; a value
     the user set is kept, and environment.json records whichever applied.
+
+    For the same reason OpenMP (Numba's default threading layer here) waits
+    passively: with its default spin-then-yield wait, a parallel call on a
+    2-core machine with one other busy process took 8 ms whatever its size
+    (the caller spins while the worker it waits for has no core), and a
+    4 ms SLO could never be met. Sleeping costs a wake-up of some microseconds
+    per call, noise beside a full-size kernel.
     """
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -34,6 +34,13 @@ LOAD_SEED = 20261129
 SHARE_REQUESTS = 20
 QUICK_LOAD = {"rel_tol": 0.25, "confirmations": 0, "max_probes": 6}
 FULL_LOAD = {"rel_tol": 0.05, "confirmations": 1, "max_probes": 16}
+LOAD_BUDGET_S = {True: 60.0, False: 1200.0}
+"""Wall time one arm's load search may take (quick, full). Each halving of a failing
+rate doubles a probe's duration, so a search on a contended machine must be cut off."""
+
+
+class LoadBudgetSpent(Exception):
+    """The next probe would not finish inside the arm's load budget."""
 MIN_PASSING_REQUESTS = 459
 """With no miss, the fewest completions that show p99 <= SLO at 99% confidence."""
 
@@ -129,27 +136,35 @@ def service_time_s(request: Callable[[], Any], calls: int = 5) -> float:
 def search_load(
     requests: dict[str, Callable[[], Any]], load: LoadPlan, quick: bool,
     on_probe: Callable[[str, float], None] | None = None,
-) -> list[LoadProbe]:
+) -> tuple[list[LoadProbe], list[str]]:
     """The declared sweep (full runs only), then the goodput search, for each arm.
 
     Full runs sweep A then B and search B then A, so drift falls on both arms.
-    Every probe keeps its raw per-request records.
+    Every probe keeps its raw per-request records. Returns the probes and, for an
+    arm whose search ran out of its time budget, why it stopped.
     """
     from perfdsl.evaluate.load import find_goodput, summarize_rate
 
     if load.slo_seconds is None:
-        return []
+        return [], []
     count = max(load.requests, MIN_PASSING_REQUESTS)
     warmup = max(10, count // 20)
+    budget = LOAD_BUDGET_S[quick]
     probes: list[LoadProbe] = []
+    stopped: list[str] = []
+    deadline: dict[str, float] = {}
 
     def run_rate(arm: str, rate: float, phase: str) -> Any:
+        duration = 1.5 * (count + warmup) / rate + 2.0
+        if time.monotonic() + duration > deadline.setdefault(arm, time.monotonic() + budget):
+            raise LoadBudgetSpent(
+                f"`{arm}` load search stopped: a probe at {rate:.3g} rps would take "
+                f"{duration:.0f} s, past the {budget:.0f} s budget"
+            )
         if on_probe:
             on_probe(arm, rate)
-        run = run_open_loop(
-            requests[arm], rate, count=count, warmup=warmup, seed=LOAD_SEED,
-            duration_s=1.5 * (count + warmup) / rate + 2.0,
-        )
+        run = run_open_loop(requests[arm], rate, count=count, warmup=warmup, seed=LOAD_SEED,
+                            duration_s=duration)
         probes.append(LoadProbe(arm, len(probes), rate, phase, run))
         scheduled, issued, _, completed = run.seconds()
         return summarize_rate(rate, scheduled, issued, completed, load.slo_seconds, run.ok)
@@ -157,19 +172,26 @@ def search_load(
     arms = list(requests)
     if not quick:
         for arm in arms:
-            for rate in load.rates:
-                run_rate(arm, rate, "sweep")
+            try:
+                for rate in load.rates:
+                    run_rate(arm, rate, "sweep")
+            except LoadBudgetSpent as spent:
+                stopped.append(str(spent))
         arms.reverse()
     for arm in arms:
         first = len(probes)
-        search = find_goodput(
-            lambda rate, arm=arm: run_rate(arm, rate, "search"),
-            _start_rate(requests[arm], load, quick),
-            **(QUICK_LOAD if quick else FULL_LOAD),
-        )
+        try:
+            search = find_goodput(
+                lambda rate, arm=arm: run_rate(arm, rate, "search"),
+                _start_rate(requests[arm], load, quick),
+                **(QUICK_LOAD if quick else FULL_LOAD),
+            )
+        except LoadBudgetSpent as spent:
+            stopped.append(str(spent))
+            continue
         for offset, step in enumerate(search.probes):
             probes[first + offset] = attrs.evolve(probes[first + offset], phase=step.phase)
-    return probes
+    return probes, stopped
 
 
 def _start_rate(request: Callable[[], Any], load: LoadPlan, quick: bool) -> float:
@@ -184,6 +206,47 @@ def _start_rate(request: Callable[[], Any], load: LoadPlan, quick: bool) -> floa
     return max(1.0, min(load.rates[0], capacity / 2))
 
 
+def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> dict[str, Any]:
+    """Judge the application's outputs against its float64 run, relative to the baseline.
+
+    The application's own arithmetic in the workload's dtype differs from its
+    float64 run whatever the operation does (a float32 MLP around an exact
+    transpose is still float32), so an absolute bound would fail every study
+    with a tight kernel tolerance. The question at model level is whether the
+    change makes the application's output worse: the change's error may exceed
+    the baseline's by at most the study's tolerance, and no arm may raise,
+    leave outputs unwritten or produce NaN/Inf.
+    """
+    arms = {arm: attrs.asdict(comparison) for arm, comparison in comparisons.items()}
+    broken = {
+        arm: c.message or c.output.problem
+        for arm, c in comparisons.items()
+        if c.output is None or c.output.problem
+    }
+    excess: dict[str, float | None] = {}
+    baseline, change = comparisons.get("baseline"), comparisons.get("change")
+    if not broken and baseline is not None and change is not None:
+        for metric in tolerances:
+            base, new = getattr(baseline.output, metric), getattr(change.output, metric)
+            excess[metric] = None if base is None or new is None else new - base
+    failed = [
+        f"`{metric}` is undefined for an arm, so the change cannot be compared"
+        if value is None
+        else f"the change adds {value:.3g} to `{metric}` (tolerance {tolerances[metric]:g})"
+        for metric, value in excess.items()
+        if value is None or value > tolerances[metric]
+    ]
+    for arm, record in arms.items():
+        record["passed"] = arm not in broken and (arm != "change" or not failed)
+        record["message"] = broken.get(arm) or ("; ".join(failed) if arm == "change" else "")
+    return {
+        "rule": "change error <= baseline error + tolerance, against the float64 run",
+        "passed": not broken and not failed,
+        "excess": excess,
+        "arms": arms,
+    }
+
+
 def run_application(
     plan: Plan, application: Application, resolved: Any, target: Target, bundle: Any,
     progress: Callable[[str], None], correctness_passed: bool,
@@ -195,11 +258,11 @@ def run_application(
     assert app is not None
     variants = resolved.variants
     progress(f"application `{app.name}`: model-level correctness")
-    model_level = {
-        arm: attrs.asdict(compare_application(
+    comparisons = {
+        arm: compare_application(
             application, resolved.reference, variant, target, app.shape,
             seed=0, dtype=plan.dtype, tolerances=plan.correctness.tolerances,
-        ))
+        )
         for arm, variant in variants.items()
     }
     entry: dict[str, Any] = {
@@ -207,10 +270,15 @@ def run_application(
         "entry": app.entry,
         "shape": app.shape,
         "uses": list(app.uses),
-        "model_level": {"passed": all(c["passed"] for c in model_level.values()), "arms": model_level},
+        "model_level": model_level(comparisons, plan.correctness.tolerances),
     }
+    reason = None
     if not (correctness_passed and entry["model_level"]["passed"]):
         reason = "not timed: a correctness check failed"
+    elif not target.timings_valid:
+        # The simulator takes seconds per request, and its times would not be evidence anyway.
+        reason = f"not timed on {target.name}: its timings are not evidence"
+    if reason is not None:
         entry.update(samples=None, samples_missing=reason, share=None, share_missing=reason,
                      load=None, load_missing=reason)
         return entry
@@ -229,12 +297,9 @@ def run_application(
                            requests=5 if plan.quick else SHARE_REQUESTS)
     entry["share"] = {arm: attrs.asdict(share) for arm, share in shares.items()}
 
-    if plan.load is None or not target.timings_valid:
+    if plan.load is None:
         entry["load"] = None
-        entry["load_missing"] = (
-            "the study declares no load" if plan.load is None
-            else f"no load test on {target.name}: its timings are not evidence"
-        )
+        entry["load_missing"] = "the study declares no load"
         return entry
     slowest = max(service_time_s(request) for request in requests.values())
     if plan.load.slo_seconds is not None and slowest > plan.load.slo_seconds:
@@ -244,7 +309,7 @@ def run_application(
             f"> {plan.load.slo_seconds * 1e3:.3g} ms"
         )
         return entry
-    probes = search_load(
+    probes, stopped = search_load(
         requests, plan.load, plan.quick,
         on_probe=lambda arm, rate: progress(f"load: {arm} at {rate:.1f} rps"),
     )
@@ -254,6 +319,7 @@ def run_application(
         "slo_seconds": plan.load.slo_seconds,
         "percentile": plan.load.slo_percentile,
         "probes": [_write_probe(bundle, probe) for probe in probes],
+        "stopped": stopped,
     }
     return entry
 

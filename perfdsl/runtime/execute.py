@@ -158,13 +158,16 @@ def _static_code(
     variants = [v for r in resolved.values() for v in r.variants.values()]
     if roof is not None:
         variants.append(roof[1])
+    # A kernel that several variants share is compiled once: each compilation of a
+    # CUDA kernel gets a new mangled symbol, so two would look like two kernels.
+    cuda_kernels = dict.fromkeys(k for v in variants for k in v.cuda_kernels)
+    cpu_functions = dict.fromkeys(f for v in variants for f in v.cpu_kernels)
     records = []
-    for variant in variants:
-        if target.name != "cudasim":
-            for kernel, signature in variant.cuda_kernels:
-                records.append(inspect_cuda_kernel(kernel, signature.replace("{dtype}", plan.dtype)))
-        for function, signature in variant.cpu_kernels:
-            records.append(inspect_cpu_function(function, signature.replace("{dtype}", plan.dtype)))
+    if target.name != "cudasim":
+        for kernel, signature in cuda_kernels:
+            records.append(inspect_cuda_kernel(kernel, signature.replace("{dtype}", plan.dtype)))
+    for function, signature in cpu_functions:
+        records.append(inspect_cpu_function(function, signature.replace("{dtype}", plan.dtype)))
     summary = write_compiled_code(bundle.tmp / "code", records)
     summary["variants"] = {
         v.name: {

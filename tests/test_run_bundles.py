@@ -1,0 +1,184 @@
+"""`perfdsl run --quick` on every bundled study, on the CPU and under the CUDA simulator.
+
+All eight runs start once per session (two at a time: CI has two cores) and
+every test reads their bundles. Nothing here asserts a timing: the runs are
+smoke-scale and the machine is shared; what is checked is what the bundle
+must hold whatever the numbers are.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from run_support import STUDIES, bundle_dirs, read_csv, read_json, run, run_all, study_name
+
+TARGETS = ("cpu", "cudasim")
+TIMED_ARMS = ("baseline", "change", "copy")
+SAMPLE_HEADER = ["arm", "block", "position", "buffer_set", "duration_ns", "valid"]
+CUDA_BLOCK = 32
+"""Every bundled kernel's blocks are a multiple of a warp: a size that is not one leaves a partial block."""
+
+CASES = [(study, target) for target in TARGETS for study in STUDIES]
+IDS = [f"{study.stem}-{target}" for study, target in CASES]
+
+
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[Path, str], tuple[Path, Any]]:
+    """(study, target) -> (artifacts directory, finished process), every run done once."""
+    root = tmp_path_factory.mktemp("run-bundles")
+    artifacts = {case: root / f"{case[0].stem}-{case[1]}" for case in CASES}
+    done = run_all({
+        f"{study.stem}-{target}": ("run", str(study), "--target", target, "--quick",
+                                   "--artifacts", str(artifacts[(study, target)]))
+        for study, target in CASES
+    })
+    return {case: (artifacts[case], done[f"{case[0].stem}-{case[1]}"]) for case in CASES}
+
+
+@pytest.fixture(params=CASES, ids=IDS)
+def bundle(request: pytest.FixtureRequest, runs: dict) -> tuple[str, Path]:
+    """(target, bundle path) of one run, after checking that it succeeded."""
+    study, target = request.param
+    _, process = runs[(study, target)]
+    assert process.returncode == 0, process.stderr[-3000:]
+    return target, Path(process.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_run_writes_exactly_one_bundle_that_verifies(case: tuple[Path, str], runs: dict) -> None:
+    study, _ = case
+    artifacts, process = runs[case]
+    assert process.returncode == 0, process.stderr[-3000:]
+    assert "Traceback" not in process.stderr
+    dirs = bundle_dirs(artifacts, study_name(study))
+    assert [d.name for d in dirs] == [Path(process.stdout.strip().splitlines()[-1]).name]
+    assert not dirs[0].name.startswith(".tmp-")
+    verified = run("verify", str(dirs[0]), timeout=120)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_results_follow_the_schema_and_pass_correctness(bundle: tuple[str, Path]) -> None:
+    target, path = bundle
+    results = read_json(path / "results.json")
+    assert results["schema"] == "perfdsl.results/1"
+    assert results["target"] == target and results["quick"] is True
+    assert results["timings_valid"] is (target == "cpu")
+    assert results["run_id"] == path.name
+    assert results["operations"]
+    for operation in results["operations"]:
+        correctness = operation["correctness"]
+        failed = [case for case in correctness["cases"] if not case["passed"]]
+        assert correctness["passed"] and not failed, failed[:3]
+        assert {case["arm"] for case in correctness["cases"]} == {"baseline", "change"}
+        assert any(case["adversarial"] for case in correctness["cases"])
+    registration = read_json(path / "registration.json")
+    assert len(registration["predict_hash"]) == 64
+
+
+def test_samples_keep_every_raw_sample(bundle: tuple[str, Path]) -> None:
+    target, path = bundle
+    results = read_json(path / "results.json")
+    for operation in results["operations"]:
+        for shape in operation["shapes"]:
+            settings = shape["timing"]["settings"]
+            header, rows = read_csv(path / shape["samples"])
+            assert header == SAMPLE_HEADER
+            per_arm = Counter(row["arm"] for row in rows)
+            for arm in TIMED_ARMS:
+                assert per_arm[arm] == settings["blocks"] * settings["repeats"], (shape["label"], arm)
+            # The overhead: one block of the empty call before the sampled blocks, one after.
+            assert per_arm["(empty)"] == 2 * settings["repeats"]
+            blocks = Counter((row["arm"], row["block"]) for row in rows if row["arm"] != "(empty)")
+            assert set(blocks.values()) == {settings["repeats"]}
+            assert all(int(row["duration_ns"]) >= 0 for row in rows)
+            assert {row["valid"] for row in rows} == ({"1"} if target == "cpu" else {"0"})
+
+
+def test_environment_is_recorded(bundle: tuple[str, Path]) -> None:
+    _, path = bundle
+    environment = read_json(path / "environment.json")
+    for field in ("command_line", "cpu", "os", "python", "packages", "time_utc", "git"):
+        assert environment.get(field) is not None, field
+    assert "gpu" in environment
+    assert environment["gpu"] is not None or environment.get("gpu_missing")
+    assert "run" in environment["command_line"]
+    assert {"numba", "numpy"} <= set(environment["packages"])
+
+
+def test_simulator_checks_every_cuda_kernel_on_partial_blocks(runs: dict) -> None:
+    """Under cudasim every study's CUDA kernels ran and passed, on sizes that leave a partial block."""
+    for study in STUDIES:
+        _, process = runs[(study, "cudasim")]
+        assert process.returncode == 0, process.stderr[-3000:]
+        results = read_json(Path(process.stdout.strip().splitlines()[-1]) / "results.json")
+        assert results["target"] == "cudasim" and results["timings_valid"] is False
+        for operation in results["operations"]:
+            cases = operation["correctness"]["cases"]
+            assert cases and all(case["passed"] for case in cases)
+            assert any(
+                any(size % CUDA_BLOCK for size in case["shape"].values()) for case in cases
+            ), f"{study.stem}: no size that leaves a partial block"
+        application = results["application"]
+        assert set(application["model_level"]["arms"]) == {"baseline", "change"}
+        # Never timed on the simulator (a study whose application fails its model-level
+        # check says that instead).
+        assert application["samples"] is None and application["samples_missing"]
+
+
+def _cuda_static(path: Path) -> dict[str, Any]:
+    return read_json(path / "results.json")["static"]
+
+
+@pytest.mark.parametrize("study", STUDIES, ids=[s.stem for s in STUDIES])
+def test_cpu_run_archives_ptx_and_sass_of_every_cuda_kernel(study: Path, runs: dict) -> None:
+    _, process = runs[(study, "cpu")]
+    assert process.returncode == 0, process.stderr[-3000:]
+    path = Path(process.stdout.strip().splitlines()[-1])
+    static = _cuda_static(path)
+    kernels = {name for variant in static["variants"].values() for name in variant["cuda"]}
+    assert kernels
+    for name in kernels:
+        for suffix in ("ptx", "sass"):
+            assert (path / "code" / f"{name}.{suffix}").stat().st_size > 0, (name, suffix)
+        summary = static["cuda"][name]
+        assert summary["evidence"] == "static"
+        assert summary["sass"]["global_loads"]["count"] + summary["sass"]["global_stores"]["count"] > 0
+        assert summary["registers"] is not None
+
+
+def _run_path(runs: dict, stem: str) -> Path:
+    (study,) = [s for s in STUDIES if s.stem == stem]
+    _, process = runs[(study, "cpu")]
+    assert process.returncode == 0, process.stderr[-3000:]
+    return Path(process.stdout.strip().splitlines()[-1])
+
+
+def test_padded_transpose_allocates_more_shared_memory_than_tiled(runs: dict) -> None:
+    static = _cuda_static(_run_path(runs, "transpose_bank_conflicts"))
+    (tiled,) = static["variants"]["tiled"]["cuda"]
+    (padded,) = static["variants"]["padded"]["cuda"]
+    declared = [static["cuda"][name]["shared_bytes_declared"] for name in (tiled, padded)]
+    assert declared == [32 * 32 * 4, 32 * 33 * 4]
+    assert static["cuda"][padded]["shared_bytes"] > static["cuda"][tiled]["shared_bytes"]
+
+
+def test_fused_normalization_issues_fewer_global_stores(runs: dict) -> None:
+    static = _cuda_static(_run_path(runs, "rmsnorm_fusion"))
+
+    def stores(variant: str) -> int:
+        names = static["variants"][variant]["cuda"]
+        return sum(static["cuda"][name]["sass"]["global_stores"]["count"] for name in names)
+
+    assert len(static["variants"]["unfused"]["cuda"]) == 3
+    assert 0 < stores("fused") < stores("unfused")
+
+
+def test_run_stderr_shows_progress(runs: dict) -> None:
+    for (study, target), (_, process) in runs.items():
+        assert isinstance(process, subprocess.CompletedProcess)
+        first = process.stderr.splitlines()[0]
+        assert first.startswith(f"perfdsl run: {study_name(study)} on {target}")
