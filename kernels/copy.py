@@ -55,7 +55,7 @@ def _copy_cuda(stream: Any, x: Any, y: Any) -> None:
     copy_kernel[-(-x.size // (ILP * BLOCK)), BLOCK, stream](x, y)
 
 
-@numba.njit(parallel=True)
+@numba.njit(parallel=True, nogil=True)
 def copy_cpu(x, y):
     """y = x over all cores."""
     for i in prange(x.size):

@@ -195,7 +195,7 @@ def _chunk(c, chunks, n):
     return c * n // chunks, (c + 1) * n // chunks
 
 
-@numba.njit(parallel=True)
+@numba.njit(parallel=True, nogil=True)
 def reduce_partials_cpu(x, partials):
     """Multi-launch, call 1: the chunk sums, four chains each."""
     for c in prange(partials.size):
@@ -203,13 +203,13 @@ def reduce_partials_cpu(x, partials):
         partials[c] = sum_four_chains(x, lo, hi, 1)
 
 
-@numba.njit
+@numba.njit(nogil=True)
 def reduce_finish_cpu(partials, total):
     """Multi-launch, call 2: the sum of the partials."""
     total[0] = sum_four_chains(partials, 0, partials.size, 1)
 
 
-@numba.njit(parallel=True)
+@numba.njit(parallel=True, nogil=True)
 def reduce_four_chains_cpu(x, partials, total):
     """One call: chunk sums with four chains each, then their sum."""
     for c in prange(partials.size):
@@ -218,7 +218,7 @@ def reduce_four_chains_cpu(x, partials, total):
     total[0] = sum_four_chains(partials, 0, partials.size, 1)
 
 
-@numba.njit(parallel=True)
+@numba.njit(parallel=True, nogil=True)
 def reduce_one_chain_cpu(x, partials, total):
     """One call: chunk sums with one chain each, then their sum."""
     for c in prange(partials.size):

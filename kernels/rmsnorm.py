@@ -211,7 +211,7 @@ def _scale_row_cpu(row, w, inv, out):
         out[j] = scale(row[j], inv, w[j])
 
 
-@numba.njit(parallel=True, fastmath=True)
+@numba.njit(parallel=True, fastmath=True, nogil=True)
 def rmsnorm_square_cpu(x, workspace):
     """Unfused pass 1: workspace = x^2."""
     for i in prange(x.shape[0]):
@@ -219,7 +219,7 @@ def rmsnorm_square_cpu(x, workspace):
             workspace[i, j] = square(x[i, j])
 
 
-@numba.njit(parallel=True, fastmath=True)
+@numba.njit(parallel=True, fastmath=True, nogil=True)
 def rmsnorm_reduce_cpu(workspace, inv):
     """Unfused pass 2: inv[i] = 1 / rms of row i, reread from the workspace."""
     for i in prange(workspace.shape[0]):
@@ -229,14 +229,14 @@ def rmsnorm_reduce_cpu(workspace, inv):
         inv[i] = inv_rms(total, workspace.shape[1])
 
 
-@numba.njit(parallel=True, fastmath=True)
+@numba.njit(parallel=True, fastmath=True, nogil=True)
 def rmsnorm_scale_cpu(x, w, inv, y):
     """Unfused pass 3: y = x * inv * w, rereading x."""
     for i in prange(x.shape[0]):
         _scale_row_cpu(x[i], w, inv[i], y[i])
 
 
-@numba.njit(parallel=True, fastmath=True)
+@numba.njit(parallel=True, fastmath=True, nogil=True)
 def rmsnorm_fused_cpu(x, w, y):
     """One pass per row: the row is still in cache when it is scaled."""
     for i in prange(x.shape[0]):

@@ -118,7 +118,7 @@ def _launcher(kernel: Any) -> Any:
 # CPU
 
 
-@numba.njit(parallel=True)
+@numba.njit(parallel=True, nogil=True)
 def transpose_naive_cpu(x, out):
     """Reads x along rows; writes R elements apart, one cache line per element."""
     for i in prange(x.shape[0]):
@@ -148,13 +148,13 @@ def _through_buffer(x, out, stride):
                         out[j0 + j, i0 + r] = buffer[r, j]
 
 
-@numba.njit(parallel=True)
+@numba.njit(parallel=True, nogil=True)
 def transpose_tiled_cpu(x, out):
     """Buffer rows 4 KiB apart: a column of the buffer maps to one L1 set."""
     _through_buffer(x, out, POW2_STRIDE)
 
 
-@numba.njit(parallel=True)
+@numba.njit(parallel=True, nogil=True)
 def transpose_padded_cpu(x, out):
     """Buffer rows one line more than 4 KiB apart: a column spreads over 32 L1 sets."""
     _through_buffer(x, out, PADDED_STRIDE)
