@@ -203,6 +203,11 @@ def _render(
         bundle_label=_label(bundle),
         current=check_current(registered, study_path),
     )
+    try:
+        # The output's own directory is part of the path the user named; nothing else is made.
+        output.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise CommandError(f"{output.parent}: cannot create: {error.strerror or error}") from None
     if kind == "md":
         _write_atomically(output, markdown)
         return None

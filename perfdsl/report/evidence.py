@@ -16,14 +16,15 @@ from perfdsl.report import formatting as fmt
 from perfdsl.report.context import ARMS, Blocks, ReportContext
 
 # Static counts shown per kernel, in this order, when the compiled code has them.
+# Short headings: seven numeric columns and the kernel name must fit an A4 text width.
 _STATIC_COLUMNS = (
-    ("instructions", "Instructions"),
-    ("global_loads", "Global loads"),
-    ("global_stores", "Global stores"),
-    ("shared_loads", "Shared loads"),
-    ("registers", "Registers"),
-    ("spill_store_bytes", "Spill bytes"),
-    ("shared_bytes", "Shared bytes"),
+    ("instructions", "Instr."),
+    ("global_loads", "Global ld"),
+    ("global_stores", "Global st"),
+    ("shared_loads", "Shared ld"),
+    ("registers", "Regs"),
+    ("spill_store_bytes", "Spill B"),
+    ("shared_bytes", "Shared B"),
 )
 _STATIC_CPU_COLUMNS = (("instructions", "Instructions"),)
 
