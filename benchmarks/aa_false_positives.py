@@ -2,11 +2,11 @@
 
 Not a test: a script that prints rates (issue 4's acceptance numbers).
 
-* A/A: the copy kernel against itself, each arm a separately loaded and
+* A/A: the scan kernel against itself, each arm a separately loaded and
   compiled copy (benchmarks/aa_kernels.py imported under two module names),
   repeated REPS times: how often is the verdict "faster" or "slower"?
   Target: at most 1 of 20.
-* Planted slowdown: the copy against a copy that also copies an extra 5% of the
+* Planted slowdown: the scan against a scan that also runs over an extra 5% of the
   elements, REPS times: how often is it called "slower"? Target: at least 90%.
 
 Each repetition uses the run stage's own sampler (interleaved ABBA blocks,
@@ -36,11 +36,11 @@ from perfdsl.runtime.targets import make_target
 from perfdsl.runtime.timing import TimingSettings, prepare_arms, sample
 
 HERE = Path(__file__).resolve().parent
-SHAPE = {"N": 1 << 20}
-"""4 MiB a float32 array: a copy of about a millisecond, memory-bound."""
+SHAPE = {"N": 1 << 16}
+"""256 KiB a float32 array: a chain of about a third of a millisecond, latency-bound."""
 
 
-def load_copy(module_name: str) -> ModuleType:
+def load_kernels(module_name: str) -> ModuleType:
     """benchmarks/aa_kernels.py as a fresh module: its own Numba dispatchers."""
     spec = importlib.util.spec_from_file_location(module_name, HERE / "aa_kernels.py")
     assert spec is not None and spec.loader is not None
@@ -89,14 +89,14 @@ def main() -> int:
     parser.add_argument("--theta", type=float, default=0.02,
                         help="the study's minimum effect (the threshold is max(1%%, theta))")
     args = parser.parse_args()
-    sys.path.insert(0, str(HERE.parent))  # the bundled kernels/ package, for the copy's reference
+    sys.path.insert(0, str(HERE.parent))  # the bundled kernels/ package: its copy reference draws the inputs
     settings = TimingSettings(warmup_calls=5, warmup_ms=50.0, repeats=args.repeats, blocks=args.blocks)
-    arm_a, arm_b = load_copy("aa_kernels_a"), load_copy("aa_kernels_b")
+    arm_a, arm_b = load_kernels("aa_kernels_a"), load_kernels("aa_kernels_b")
     print(f"settings: {args.reps} repetitions, {args.blocks} blocks x {args.repeats} calls per arm, "
           f"{args.level:.0%} intervals, threshold {max(0.01, args.theta):.1%}, shape {SHAPE}")
     began = time.perf_counter()
-    aa = experiment("A/A", arm_a.copy, arm_b.copy, args, settings)
-    planted = experiment("+5%", arm_a.copy, arm_b.copy_more, args, settings)
+    aa = experiment("A/A", arm_a.scan, arm_b.scan, args, settings)
+    planted = experiment("+5%", arm_a.scan, arm_b.scan_more, args, settings)
     false_positives = sum(c.verdict in ("faster", "slower") for c in aa)
     called_slower = sum(c.verdict == "slower" for c in planted)
     median_ratio = float(np.median([c.ratio for c in planted]))
