@@ -83,10 +83,10 @@ def experiment(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=20)
-    parser.add_argument("--blocks", type=int, default=12, help="blocks per arm (at least 10)")
+    parser.add_argument("--blocks", type=int, default=20, help="blocks per arm (at least 10)")
     parser.add_argument("--repeats", type=int, default=20, help="timed calls per block")
     parser.add_argument("--level", type=float, default=0.95)
-    parser.add_argument("--theta", type=float, default=0.02,
+    parser.add_argument("--theta", type=float, default=0.01,
                         help="the study's minimum effect (the threshold is max(1%%, theta))")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE.parent))  # the bundled kernels/ package: its copy reference draws the inputs
