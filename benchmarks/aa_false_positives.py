@@ -14,7 +14,7 @@ rotated buffers larger than the cache, warm-up by count and time) and the
 evaluation's `compare` on block medians, in process: the same statistics as
 `perfdsl run` + `perfdsl evaluate` without writing a bundle per repetition.
 
-    .venv/bin/python benchmarks/aa_false_positives.py [--reps 20] [--blocks 12]
+    .venv/bin/python benchmarks/aa_false_positives.py [--reps 20] [--blocks 20] [--theta 0.01]
 """
 
 from __future__ import annotations
