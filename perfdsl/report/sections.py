@@ -119,7 +119,7 @@ def _baseline_operating_point(ctx: ReportContext) -> list[str]:
                 fmt.seconds(r["p50"]),
                 fmt.seconds(r["p99"]),
                 fmt.count(r["n"]),
-                "passes" if r.get("passed") else "fails",
+                _verdict(r),
             ]
         )
     parts.append(
@@ -433,3 +433,16 @@ def _shape_set(shapes: ShapeSet) -> str:
 
 def _sizes(sizes: Mapping[str, int] | None) -> str:
     return f" {fmt.TIMES} ".join(f"{k} = {v}" for k, v in (sizes or {}).items()) or "as planned"
+
+
+def _verdict(result: dict) -> str:
+    """`passes`, or `fails` with the criteria that failed, so a reader can tell a
+    latency miss from a generator that fell behind."""
+    if result.get("passed"):
+        return "passes"
+    failed = [
+        name
+        for key, name in (("p99_ok", "p99"), ("throughput_ok", "throughput"), ("lag_ok", "generator lag"))
+        if result.get(key) is False
+    ]
+    return f"fails ({', '.join(failed)})" if failed else "fails"
