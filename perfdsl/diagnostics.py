@@ -8,6 +8,7 @@ editors. The JSON form carries the same data for tools.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Iterable, Sequence
 
@@ -37,6 +38,12 @@ class Diagnostic:
 
     def sort_key(self) -> tuple[str, int, str]:
         return (self.source.path, self.span.start, self.code)
+
+
+def suggest(word: str, options: Iterable[str]) -> str:
+    """`did you mean `a` or `b`?` for up to four close matches (as Elm does), or ""."""
+    matches = difflib.get_close_matches(word, list(options), n=4, cutoff=0.6)
+    return "did you mean " + " or ".join(f"`{m}`" for m in matches) + "?" if matches else ""
 
 
 def count_errors(diagnostics: Iterable[Diagnostic]) -> int:

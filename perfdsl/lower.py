@@ -8,12 +8,11 @@ duplicate definition. Missing links are left as None for `perfdsl.check`.
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 import attrs
 
-from perfdsl.diagnostics import ERROR, Diagnostic
+from perfdsl.diagnostics import ERROR, Diagnostic, suggest
 from perfdsl.nodes import (
     Application,
     Change,
@@ -94,13 +93,6 @@ SCHEMAS: dict[str, dict[str, str]] = {
 REPEATABLE = {"correct"}
 
 
-def _suggest(word: str, options: Iterable[str]) -> str:
-    matches = difflib.get_close_matches(word, list(options), n=4, cutoff=0.6)
-    if not matches:
-        return ""
-    return "did you mean " + " or ".join(f"`{m}`" for m in matches) + "?"
-
-
 @attrs.define
 class _Lowering:
     """Reads one study; collects diagnostics instead of stopping at the first."""
@@ -128,7 +120,7 @@ class _Lowering:
                 self.error(
                     "PD004", f"`{where}` has no setting `{key.id}`", key.span,
                     label="unknown here",
-                    help=_suggest(key.id, schema) or _known(schema, where),
+                    help=suggest(key.id, schema) or _known(schema, where),
                 )
                 continue
             previous = found.get(key.id)
@@ -169,7 +161,7 @@ class _Lowering:
                     self.error(
                         "PD004", f"a study has no section `{keyword}`", item.keyword.span,
                         label="unknown section",
-                        help=_suggest(keyword, STUDY_SECTIONS + tuple(STUDY_SETTINGS))
+                        help=suggest(keyword, STUDY_SECTIONS + tuple(STUDY_SETTINGS))
                         or _known(dict.fromkeys(STUDY_SECTIONS), "study"),
                     )
                     continue
@@ -179,7 +171,7 @@ class _Lowering:
             if key.id not in STUDY_SETTINGS:
                 self.error(
                     "PD004", f"a study has no setting `{key.id}`", key.span, label="unknown setting",
-                    help=_suggest(key.id, tuple(STUDY_SETTINGS) + STUDY_SECTIONS)
+                    help=suggest(key.id, tuple(STUDY_SETTINGS) + STUDY_SECTIONS)
                     or _known(STUDY_SETTINGS, "study"),
                 )
                 continue
@@ -354,7 +346,7 @@ class _Lowering:
                 self.error(
                     "PD004", f"there is no `{kind}` evidence", section.name.span,
                     label="unknown kind of evidence",
-                    help=_suggest(kind, EVIDENCE_KINDS) or "evidence is one of "
+                    help=suggest(kind, EVIDENCE_KINDS) or "evidence is one of "
                     + ", ".join(f"`{k}`" for k in EVIDENCE_KINDS),
                 )
                 continue

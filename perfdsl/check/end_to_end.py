@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from perfdsl import vocabulary as words
 from perfdsl.check.context import Context
-from perfdsl.check.names import choice, statistic, suggest
+from perfdsl.check.names import choice, statistic
 from perfdsl.check.units import EPSILON, dimension, fraction
+from perfdsl.diagnostics import suggest
 from perfdsl.nodes import Application, Condition, Num
 
 

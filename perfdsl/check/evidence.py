@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from perfdsl import vocabulary as words
 from perfdsl.check.context import Context
-from perfdsl.check.names import choice, distinct, one_of, shape_symbols, suggest, symbols_text
+from perfdsl.check.names import choice, distinct, one_of, shape_symbols, symbols_text
 from perfdsl.check.units import fraction
+from perfdsl.diagnostics import suggest
 from perfdsl.nodes import Name
 
 

@@ -1,20 +1,14 @@
-"""Names and words: fixed vocabularies, close-match suggestions, duplicates, shape symbols."""
+"""Names and words: fixed vocabularies, duplicates, shape symbols."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 
 from perfdsl import vocabulary as words
 from perfdsl.check.context import Context
+from perfdsl.diagnostics import suggest
 from perfdsl.nodes import BinOp, Expr, Name, ShapeSet
 from perfdsl.source import Span
-
-
-def suggest(word: str, options: Iterable[str]) -> str:
-    """`did you mean `a` or `b`?` for up to four close matches, or an empty string."""
-    matches = difflib.get_close_matches(word, list(options), n=4, cutoff=0.6)
-    return "did you mean " + " or ".join(f"`{m}`" for m in matches) + "?" if matches else ""
 
 
 def one_of(options: Sequence[str]) -> str:

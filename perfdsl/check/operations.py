@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from perfdsl import vocabulary as words
 from perfdsl.check.context import Context
-from perfdsl.check.names import choice, names_in, one_of, suggest
+from perfdsl.check.names import choice, names_in, one_of
 from perfdsl.check.units import formula_dimension
+from perfdsl.diagnostics import suggest
 from perfdsl.nodes import Model, Operation
 from perfdsl.quantity import DIMENSIONLESS
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from perfdsl import vocabulary as words
 from perfdsl.check.context import Context
-from perfdsl.check.names import choice, one_of, suggest
+from perfdsl.check.names import choice, one_of
 from perfdsl.check.units import EPSILON, FRACTION, number
+from perfdsl.diagnostics import suggest
 from perfdsl.nodes import Application, Name, Num, Operation, Prediction
 
 # The application quantities Amdahl's bound limits (goodput can move past it:
