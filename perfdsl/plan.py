@@ -138,6 +138,8 @@ class Plan:
     correctness: CorrectnessPlan
     roof: str | None
     roof_line: int
+    measures: tuple[str, ...]
+    """The mechanism quantities the study's `evidence mechanism` measures."""
     application: ApplicationPlan | None
     load: LoadPlan | None
     artifacts: str
@@ -308,6 +310,7 @@ def plan(study: Study, target: str, quick: bool) -> Plan:
         correctness=_correctness(study, quick, simulated),
         roof=str(roof) if roof else None,
         roof_line=_line(study, roof.span.start) if roof else 0,
+        measures=tuple(name.id for name in study.mechanism.measure) if study.mechanism else (),
         application=application,
         load=_load(study, quick),
         artifacts=str((study_path.parent / artifacts).resolve()),

@@ -45,7 +45,6 @@ from perfdsl.runtime.counters import (
     parse_number,
     parse_raw_csv,
     run_command,
-    study_measures,
 )
 from perfdsl.source import Source
 from perfdsl.vocabulary import MEASURES
@@ -98,10 +97,10 @@ def test_metrics_follow_the_study_measures_with_the_kernel_time_first() -> None:
     assert metrics_for(("bytes", "bytes")) == metrics_for(("bytes",))
 
 
-def test_the_measures_come_from_the_study_text() -> None:
+def test_the_plan_carries_the_study_measures() -> None:
     study_plan = _plan("rmsnorm_fusion")
-    assert study_measures(study_plan) == ("bytes", "launches")
-    assert study_measures(_plan("transpose_bank_conflicts")) == ("bank_conflicts", "bytes")
+    assert study_plan.measures == ("bytes", "launches")
+    assert _plan("transpose_bank_conflicts").measures == ("bank_conflicts", "bytes")
 
 
 # --- kernel names --------------------------------------------------------------------------

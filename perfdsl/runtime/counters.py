@@ -584,17 +584,6 @@ def collect(request: CounterRequest, timeout_s: float = TIMEOUT_S) -> CounterRes
 # --- the run's step ------------------------------------------------------------------------
 
 
-def study_measures(plan: Plan) -> tuple[str, ...]:
-    """The measures the study's `evidence mechanism` names, read from the study text the plan holds."""
-    from perfdsl.parse import parse
-    from perfdsl.source import Source
-
-    study = parse(Source(plan.study_path, plan.study_text)).study
-    if study is None or study.mechanism is None:
-        return ()
-    return tuple(name.id for name in study.mechanism.measure)
-
-
 def attach_counters(
     plan: Plan, operation: OperationPlan, variants: Mapping[str, Variant], target: str,
     shapes: Sequence[dict[str, Any]], passed: bool, bundle: BundleWriter,
@@ -619,7 +608,7 @@ def attach_counters(
             kernels=variant_kernel_names(variants.values()),
             sizes=dict(shape.sizes),
             dtype=plan.dtype,
-            measures=study_measures(plan),
+            measures=plan.measures,
         )
         result = collect(request, timeout_s)
     out = []
