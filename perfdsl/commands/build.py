@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any
 from perfdsl.commands import CommandError
 from perfdsl.commands.check import diagnose, read_source
 from perfdsl.diagnostics import count_errors, render_full
+from perfdsl.evaluate.stored import EVALUATION, SCHEMA
 
 if TYPE_CHECKING:
     from perfdsl.nodes import Study
     from perfdsl.source import Source
 
 _FORMATS = ("pdf", "html", "md")
-_EVALUATION = "evaluation.json"
 STUDY_HASH_CHARS = 12
 """How much of the study's SHA-256 the footer prints: enough to match a page to its program."""
 
@@ -95,8 +95,7 @@ def run(args: argparse.Namespace) -> int:
         if status:
             return status
     bundle = Path(args.results) if args.results else _latest(study, args.study)
-    _verify(bundle, study.name.id)
-    evaluation = _evaluation(bundle)
+    evaluation = _evaluation(bundle, _verify(bundle, study.name.id))
     output = Path(args.output) if args.output else Path(f"{study.name.id}.{args.format}")
     pages = _render(args.format, study, source, evaluation, bundle, study_path, output)
     print(f"wrote {output}" + (f" ({pages} page{'s' if pages != 1 else ''})" if pages else ""))
@@ -134,14 +133,19 @@ def _latest(study: Study, shown: str) -> Path:
     return found
 
 
-def _verify(bundle: Path, study_name: str) -> None:
-    """Refuse a bundle that is not one, was tampered with, or belongs to another study."""
+def _verify(bundle: Path, study_name: str) -> bool:
+    """Refuse a bundle that is not one, was tampered with, or belongs to another study.
+
+    Returns whether the bundle's evaluation.json still matches its manifest:
+    that file is derived, so when it is out of step it is rewritten, not refused.
+    """
     from perfdsl.runtime.bundle import verify_bundle
 
     if not bundle.is_dir():
         raise CommandError(f"{bundle}: no such bundle directory")
-    # evaluation.json is derived: when it is out of step it is rewritten, not refused.
-    problems = [p for p in verify_bundle(bundle) if not p.startswith(f"`{_EVALUATION}`")]
+    problems = verify_bundle(bundle)
+    evaluation_problems = [p for p in problems if p.startswith(f"`{EVALUATION}`")]
+    problems = [p for p in problems if p not in evaluation_problems]
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise CommandError(
@@ -151,28 +155,33 @@ def _verify(bundle: Path, study_name: str) -> None:
     ran = _read_json(bundle / "plan.json").get("study")
     if ran != study_name:
         raise CommandError(f"{bundle}: the bundle is of study `{ran}`, not `{study_name}`")
+    return not evaluation_problems
 
 
-def _evaluation(bundle: Path) -> dict[str, Any]:
-    """evaluation.json, evaluated first when missing, out of step with the manifest, or of another schema."""
-    from perfdsl.evaluate.evaluation import SCHEMA, evaluate, write_evaluation
-    from perfdsl.evaluate.inputs import EvaluateError
-    from perfdsl.runtime.bundle import BundleError, verify_bundle
+def _evaluation(bundle: Path, matches_manifest: bool) -> dict[str, Any]:
+    """evaluation.json, evaluated first when missing, out of step with the manifest, or of another schema.
 
-    path = bundle / _EVALUATION
+    The statistics are imported only when an evaluation is due: a current
+    evaluation.json is read as it is.
+    """
+    path = bundle / EVALUATION
     why = None
     if not path.is_file():
         why = "it had not been evaluated"
-    elif any(p.startswith(f"`{_EVALUATION}`") for p in verify_bundle(bundle)):
-        why = f"its {_EVALUATION} did not match the manifest"
+    elif not matches_manifest:
+        why = f"its {EVALUATION} did not match the manifest"
     else:
         try:
             schema = _read_json(path).get("schema")
         except CommandError:
             schema = None
         if schema != SCHEMA:
-            why = f"its {_EVALUATION} has schema {schema!r}, not {SCHEMA!r}"
+            why = f"its {EVALUATION} has schema {schema!r}, not {SCHEMA!r}"
     if why is not None:
+        from perfdsl.evaluate.evaluation import evaluate, write_evaluation
+        from perfdsl.evaluate.inputs import EvaluateError
+        from perfdsl.runtime.bundle import BundleError
+
         try:
             # The bundle alone, as `perfdsl evaluate` does: the study file is checked at rendering.
             write_evaluation(bundle, evaluate(bundle))

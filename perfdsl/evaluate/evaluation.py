@@ -25,16 +25,16 @@ import attrs
 from perfdsl.evaluate.correctness import ModelLevel, summarize_model_level
 from perfdsl.evaluate.decision import DecisionCheck, check_decision
 from perfdsl.evaluate.end_to_end import EndToEnd, ci_containing, evaluate_end_to_end
-from perfdsl.evaluate.inputs import EVALUATION, BundleInputs, read_bundle
+from perfdsl.evaluate.inputs import BundleInputs, read_bundle
 from perfdsl.evaluate.kernels import OperationResult, evaluate_operations
 from perfdsl.evaluate.load_curve import LoadEvaluation, evaluate_load
 from perfdsl.evaluate.predictions import PredictionResult, evaluate_predictions
 from perfdsl.evaluate.quality import Finding
 from perfdsl.evaluate.registration import Registration, check_registration
+from perfdsl.evaluate.stored import EVALUATION, SCHEMA
 from perfdsl.evaluate.value import Capacity, EndToEndEffect, Value, value
 from perfdsl.runtime.bundle import dumps, replace_file
 
-SCHEMA = "perfdsl.evaluation/1"
 _DIGITS = 12
 
 
@@ -100,18 +100,18 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
         run_id=results.get("run_id", inputs.path.name),
         target=results.get("target", "?"),
         timings_valid=valid,
-        timings_note=None if valid else (
-            f"timings on `{results.get('target')}` are not evidence: no timing result has a verdict"
-        ),
+        timings_note=None
+        if valid
+        else (f"timings on `{results.get('target')}` are not evidence: no timing result has a verdict"),
         quick=bool(results.get("quick", False)),
         level=level,
         threshold=theta,
         operations=operations,
         model_level=model_level,
         end_to_end=end_to_end,
-        end_to_end_missing=None if end_to_end else (
-            results.get("application_missing") or "the run has no application"
-        ),
+        end_to_end_missing=None
+        if end_to_end
+        else (results.get("application_missing") or "the run has no application"),
         load=load,
         load_missing=load_missing,
         predictions=predictions,
@@ -119,7 +119,10 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
         value_missing=worth_missing,
         decision=check_decision(
             inputs.study.decision.id if inputs.study.decision else None,
-            operations, model_level, end_to_end, predictions,
+            operations,
+            model_level,
+            end_to_end,
+            predictions,
         ),
         registration=check_registration(inputs.registration, inputs.study, current_study),
         quality=tuple(
@@ -180,8 +183,11 @@ def to_plain(item: Any) -> Any:
     interval already summarises them); `passed` properties are written out.
     """
     if attrs.has(type(item)):
-        out = {f.name: to_plain(getattr(item, f.name)) for f in attrs.fields(type(item))
-               if f.name != "replicates"}
+        out = {
+            f.name: to_plain(getattr(item, f.name))
+            for f in attrs.fields(type(item))
+            if f.name != "replicates"
+        }
         if isinstance(getattr(type(item), "passed", None), property):
             out["passed"] = bool(item.passed)
         return out

@@ -18,13 +18,11 @@ from typing import Any
 import attrs
 import numpy as np
 
+from perfdsl.evaluate.stored import EVALUATION
 from perfdsl.nodes import Study
 from perfdsl.parse import parse
 from perfdsl.runtime.bundle import verify_bundle
 from perfdsl.source import Source
-
-EVALUATION = "evaluation.json"
-"""The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
 
 class EvaluateError(Exception):
@@ -75,8 +73,10 @@ def read_bundle(path: Path) -> BundleInputs:
         raise EvaluateError(f"{path}: the bundle fails verification ({shown}): not evaluated")
     try:
         text = (path / "study.perf").read_text(encoding="utf-8")
-        loaded = {name: json.loads((path / f"{name}.json").read_text(encoding="utf-8"))
-                  for name in ("plan", "results", "registration")}
+        loaded = {
+            name: json.loads((path / f"{name}.json").read_text(encoding="utf-8"))
+            for name in ("plan", "results", "registration")
+        }
     except (OSError, ValueError) as error:
         raise EvaluateError(f"{path}: unreadable bundle file: {error}") from None
     study = parse(Source("study.perf", text)).study
