@@ -75,11 +75,13 @@ def document(roof_figure: Figure) -> str:
 
 
 @pytest.fixture(scope="module")
-def pdf_pages(document: str, tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+def pdf_pages(roof_figure: Figure, tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """The PDF as `perfdsl build` makes it: figures referenced, served by the PDF stage."""
     from pypdf import PdfReader
 
     path = tmp_path_factory.mktemp("pdf") / "report.pdf"
-    pages = write_pdf(document, path)
+    linked = render_html(MARKDOWN, META, {"roof": roof_figure}, inline_figures=False)
+    pages = write_pdf(linked, path, {"roof": roof_figure})
     texts = [page.extract_text() for page in PdfReader(path).pages]
     assert len(texts) == pages
     return texts
@@ -111,6 +113,14 @@ def test_figure_is_inline_svg_with_rendered_caption(document: str) -> None:
     assert "<?xml" not in figure and "<!DOCTYPE" not in figure
     assert "<figcaption>Achieved bandwidth against the <em>measured</em> copy roof" in figure
     assert "figure:roof" not in document
+
+
+def test_figure_for_the_pdf_is_a_reference_the_pdf_stage_serves(roof_figure: Figure) -> None:
+    html = render_html(MARKDOWN, META, {"roof": roof_figure}, inline_figures=False)
+    figure = html[html.index('<figure class="figure" id="figure-roof">') :]
+    figure = figure[: figure.index("</figure>")]
+    assert '<img src="figure:roof" alt="Achieved bandwidth against the measured copy roof">' in figure
+    assert "<svg" not in html
 
 
 def test_warning_callout(document: str) -> None:
@@ -211,6 +221,7 @@ def test_pdf_has_headings_in_order(pdf_pages: list[str]) -> None:
     assert positions == sorted(positions)
     assert "Table 1. Kernel time per shape" in text
     assert "Figure 1. Achieved bandwidth" in text
+    assert "achieved bandwidth (GB/s)" in text  # the served SVG's axis label, drawn as text
 
 
 def test_pdf_carries_the_version_and_page_count_on_every_page(pdf_pages: list[str]) -> None:
@@ -241,6 +252,13 @@ def test_pdf_refuses_every_fetch_and_writes_nothing(markup: str, tmp_path: Path)
     target = tmp_path / "report.pdf"
     with pytest.raises(FetchRefused, match="reports fetch nothing"):
         write_pdf(html, target)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_pdf_serves_only_the_figures_it_was_given(roof_figure: Figure, tmp_path: Path) -> None:
+    html = render_html("![x](figure:roof)", META, {"roof": roof_figure}, inline_figures=False)
+    with pytest.raises(FetchRefused, match="`figure:roof`"):
+        write_pdf(html, tmp_path / "report.pdf", {"other": roof_figure})
     assert list(tmp_path.iterdir()) == []
 
 

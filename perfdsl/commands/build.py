@@ -229,14 +229,14 @@ def _render(
         study_hash=hashlib.sha256(source.text.encode("utf-8")).hexdigest()[:STUDY_HASH_CHARS],
         generated_at=datetime.now(UTC).replace(microsecond=0),
     )
-    html = render_html(markdown, meta, figures)
+    html = render_html(markdown, meta, figures, inline_figures=kind == "html")
     if kind == "html":
         _write_atomically(output, html)
         return None
     from perfdsl.report.pdf import write_pdf
 
     try:
-        return write_pdf(html, output)
+        return write_pdf(html, output, figures)
     except OSError as error:
         raise CommandError(f"{output}: cannot write: {error.strerror or error}") from None
 

@@ -19,10 +19,13 @@ markdown-it escapes it like any other text, and every string this module
 inserts itself (metadata, captions) goes through `html.escape`. An image that
 is not a figure is not embedded (it would be a fetch): its alt text stands in.
 
-Figures are inlined as ``<svg>`` elements rather than ``data:`` URIs in
-``<img>``: WeasyPrint draws inline SVG as vectors with the document's own
-fonts (figure text is real, selectable PDF text), and nothing has to be
-fetched at all, so the PDF stage's URL fetcher can refuse every request.
+Figures are vectors either way, never ``data:`` URIs. In a standalone HTML
+report they are inlined as ``<svg>`` elements. For the PDF they are
+``<img src="figure:KEY">`` references that the PDF stage serves from the
+`figures` mapping in memory (`pdf.write_pdf`), and nothing else: WeasyPrint
+then parses each SVG as a document of its own instead of running every SVG
+node through the report's CSS cascade, which was half of its layout time.
+WeasyPrint draws both as vectors with real, selectable figure text.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ if TYPE_CHECKING:
     from markdown_it.token import Token
 
 _SVG_NS = "{http://www.w3.org/2000/svg}"
-_FIGURE_SCHEME = "figure:"
+FIGURE_SCHEME = "figure:"
+"""How the Markdown, and the PDF stage's HTML, address a figure of the `figures` mapping."""
 _FIGURE_KEY = re.compile(r"[A-Za-z0-9_.-]+")
 _CALLOUT_MARKER = re.compile(r"\[!(NOTE|WARNING)\][ \t]*", re.IGNORECASE)
 _CAPTION_PREFIX = "Table:"
@@ -124,9 +128,13 @@ class ReportMeta:
         )
 
 
-def render_html(markdown: str, meta: ReportMeta, figures: Mapping[str, Figure]) -> str:
+def render_html(
+    markdown: str, meta: ReportMeta, figures: Mapping[str, Figure], *, inline_figures: bool = True
+) -> str:
     """Render the report's Markdown as a complete HTML document.
 
+    With `inline_figures` the document stands alone; without, each figure is
+    a ``figure:KEY`` reference for `pdf.write_pdf` to serve from `figures`.
     Raises ValueError when the Markdown refers to a figure that `figures` does
     not have, or places a figure inside running text: both are bugs in the
     producer of the Markdown, not in the study.
@@ -134,7 +142,7 @@ def render_html(markdown: str, meta: ReportMeta, figures: Mapping[str, Figure]) 
     for key in figures:
         if not _FIGURE_KEY.fullmatch(key):
             raise ValueError(f"figure key `{key}` is not of the form {_FIGURE_KEY.pattern}")
-    md = _markdown(figures)
+    md = _markdown(figures, inline_figures)
     body = md.render(markdown)
     return _DOCUMENT.format(
         title=_esc(meta.title),
@@ -180,14 +188,14 @@ def _esc(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-def _markdown(figures: Mapping[str, Figure]) -> MarkdownIt:
+def _markdown(figures: Mapping[str, Figure], inline_figures: bool) -> MarkdownIt:
     """A CommonMark parser with tables and the report's conventions, raw HTML off."""
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark", {"html": False, "typographer": False}).enable("table")
     md.core.ruler.push("perfdsl_callouts", _callouts)
     md.core.ruler.push("perfdsl_table_captions", _table_captions)
-    md.core.ruler.push("perfdsl_figures", _figure_rule(md, figures))
+    md.core.ruler.push("perfdsl_figures", _figure_rule(md, figures, inline_figures))
     return md
 
 
@@ -288,8 +296,10 @@ def _is_caption(paragraph: Sequence[Token]) -> bool:
     )
 
 
-def _figure_rule(md: MarkdownIt, figures: Mapping[str, Figure]) -> Callable[[StateCore], None]:
-    """A core rule that replaces ``![caption](figure:key)`` paragraphs by inline SVG figures."""
+def _figure_rule(
+    md: MarkdownIt, figures: Mapping[str, Figure], inline_figures: bool
+) -> Callable[[StateCore], None]:
+    """A core rule that replaces ``![caption](figure:key)`` paragraphs by numbered figures."""
     from markdown_it.token import Token
 
     def rule(state: StateCore) -> None:
@@ -306,18 +316,18 @@ def _figure_rule(md: MarkdownIt, figures: Mapping[str, Figure]) -> Callable[[Sta
                 len(children) == 1
                 and len(images) == 1
                 and tokens[i - 1].type == "paragraph_open"
-                and str(images[0].attrGet("src")).startswith(_FIGURE_SCHEME)
+                and str(images[0].attrGet("src")).startswith(FIGURE_SCHEME)
             )
             if standalone:
                 block = Token("html_block", "", 0, block=True, level=tokens[i - 1].level)
-                block.content = _figure_html(md, images[0], figures, state.env)
+                block.content = _figure_html(md, images[0], figures, inline_figures, state.env)
                 tokens[i - 1 : i + 2] = [block]
                 continue
             for position, image in enumerate(children):
                 if image.type != "image":
                     continue
                 src = str(image.attrGet("src"))
-                if src.startswith(_FIGURE_SCHEME):
+                if src.startswith(FIGURE_SCHEME):
                     raise ValueError(f"figure `{src}` must stand alone in its paragraph")
                 # Embedding it would mean fetching it: show what it was instead.
                 alt = md.renderer.renderInlineAsText(image.children or [], md.options, state.env)
@@ -327,16 +337,27 @@ def _figure_rule(md: MarkdownIt, figures: Mapping[str, Figure]) -> Callable[[Sta
     return rule
 
 
-def _figure_html(md: MarkdownIt, image: Token, figures: Mapping[str, Figure], env: dict[str, object]) -> str:
-    key = str(image.attrGet("src"))[len(_FIGURE_SCHEME) :]
+def _figure_html(
+    md: MarkdownIt,
+    image: Token,
+    figures: Mapping[str, Figure],
+    inline_figures: bool,
+    env: dict[str, object],
+) -> str:
+    key = str(image.attrGet("src"))[len(FIGURE_SCHEME) :]
     if key not in figures:
         known = ", ".join(sorted(figures)) or "none"
         raise ValueError(f"the Markdown refers to figure `{key}`, but only these exist: {known}")
     # renderInline escapes the caption's text like any other Markdown text.
     caption = md.renderer.renderInline(image.children or [], md.options, env)
+    if inline_figures:
+        drawing = figures[key].markup
+    else:
+        alt = md.renderer.renderInlineAsText(image.children or [], md.options, env)
+        drawing = f'<img src="{FIGURE_SCHEME}{_esc(key)}" alt="{_esc(alt)}">'
     return (
         f'<figure class="figure" id="figure-{_esc(key)}">\n'
-        f"{figures[key].markup}\n"
+        f"{drawing}\n"
         f"<figcaption>{caption}</figcaption>\n"
         "</figure>\n"
     )
