@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import stat
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,26 +27,25 @@ import pytest
 from perfdsl.kernel import Variant
 from perfdsl.parse import parse
 from perfdsl.plan import plan
-from perfdsl.runtime import counters
-from perfdsl.runtime.counters import (
-    DRIVER_DONE,
+from perfdsl.runtime.counters.attach import NOT_CUDA, NOT_LARGEST, NOT_PASSED, attach_counters
+from perfdsl.runtime.counters.attribution import aggregate, attribute
+from perfdsl.runtime.counters.metrics import MEASURE_METRICS, TIME_METRIC, metrics_for
+from perfdsl.runtime.counters.names import (
     MARKER_KERNEL,
-    MEASURE_METRICS,
-    TIME_METRIC,
-    CounterError,
-    CounterRequest,
-    aggregate,
-    attach_counters,
-    collect,
     kernel_function_name,
     kernel_regex,
     mangled_identifier,
-    metrics_for,
+)
+from perfdsl.runtime.counters.ncu import (
+    DRIVER_DONE,
+    MAX_LAUNCHES_PER_ARM,
+    NO_NCU,
+    CounterRequest,
+    collect,
     ncu_command,
-    parse_number,
-    parse_raw_csv,
     run_command,
 )
+from perfdsl.runtime.counters.ncu_csv import CounterError, Launch, RawTable, parse_number, parse_raw_csv
 from perfdsl.source import Source
 from perfdsl.vocabulary import MEASURES
 
@@ -129,7 +129,7 @@ def test_the_regex_selects_each_kernel_by_its_exact_name() -> None:
 def test_the_regex_matches_the_symbol_numba_compiles() -> None:
     from numba import cuda
 
-    from perfdsl.runtime.counters_driver import perfdsl_counters_marker
+    from perfdsl.runtime.counters.driver import perfdsl_counters_marker
 
     @cuda.jit
     def counters_probe_kernel(x):
@@ -220,8 +220,8 @@ def test_output_without_rows_is_an_error_that_says_so(text: str, message: str) -
 
 def test_sums_add_and_ratios_are_averaged_by_time() -> None:
     launches = [
-        counters.Launch(0, "k", {TIME_METRIC: 100.0, "a.sum": 1.0, "lanes.ratio": 32.0}),
-        counters.Launch(1, "k", {TIME_METRIC: 300.0, "a.sum": 2.0, "lanes.ratio": 16.0}),
+        Launch(0, "k", {TIME_METRIC: 100.0, "a.sum": 1.0, "lanes.ratio": 32.0}),
+        Launch(1, "k", {TIME_METRIC: 300.0, "a.sum": 2.0, "lanes.ratio": 16.0}),
     ]
     totals = aggregate(launches, (TIME_METRIC, "a.sum", "lanes.ratio", "missing.sum"))
     assert totals == {TIME_METRIC: 400.0, "a.sum": 3.0, "lanes.ratio": 20.0, "missing.sum": None}
@@ -232,7 +232,7 @@ def test_sums_add_and_ratios_are_averaged_by_time() -> None:
 
 def test_launches_between_markers_belong_to_each_variant() -> None:
     table = parse_raw_csv(RMSNORM_CSV, RMSNORM_METRICS)
-    baseline, change = counters.attribute(
+    baseline, change = attribute(
         table, ARMS, ("bytes", "launches"), RMSNORM_METRICS, "ncu 2025.1", 130
     )
     assert baseline.launches == 3 and change.launches == 1
@@ -250,7 +250,7 @@ def test_launches_between_markers_belong_to_each_variant() -> None:
 
 def test_bank_conflicts_and_wavefronts_per_shared_load() -> None:
     table = parse_raw_csv(TRANSPOSE_CSV, TRANSPOSE_METRICS)
-    tiled, padded = counters.attribute(
+    tiled, padded = attribute(
         table, (("baseline", "tiled"), ("change", "padded")), ("bank_conflicts", "bytes"),
         TRANSPOSE_METRICS, "ncu", 130,
     )
@@ -262,24 +262,24 @@ def test_bank_conflicts_and_wavefronts_per_shared_load() -> None:
 
 def test_a_variant_without_launches_or_cut_by_the_cap_is_missing() -> None:
     table = parse_raw_csv(RMSNORM_CSV, RMSNORM_METRICS)
-    first_only = counters.RawTable(table.units, table.launches[:4])
-    baseline, change = counters.attribute(first_only, ARMS, ("bytes",), RMSNORM_METRICS, "ncu", 130)
+    first_only = RawTable(table.units, table.launches[:4])
+    baseline, change = attribute(first_only, ARMS, ("bytes",), RMSNORM_METRICS, "ncu", 130)
     assert baseline.missing is None
     assert change.summary() == {
         "evidence": None, "variant": "fused", "missing": "ncu recorded no launch of this variant",
     }
-    _, capped = counters.attribute(table, ARMS, ("bytes",), RMSNORM_METRICS, "ncu", launch_cap=6)
+    _, capped = attribute(table, ARMS, ("bytes",), RMSNORM_METRICS, "ncu", launch_cap=6)
     assert "--launch-count 6" in (capped.missing or "")
-    baseline_only = counters.RawTable(table.units, table.launches[:5])
-    _, empty = counters.attribute(baseline_only, ARMS, ("bytes",), RMSNORM_METRICS, "ncu", 130)
+    baseline_only = RawTable(table.units, table.launches[:5])
+    _, empty = attribute(baseline_only, ARMS, ("bytes",), RMSNORM_METRICS, "ncu", 130)
     assert empty.missing == "no launch of this variant matched the kernel filter"
 
 
 def test_a_launch_before_the_first_marker_is_refused() -> None:
     table = parse_raw_csv(RMSNORM_CSV, RMSNORM_METRICS)
-    shuffled = counters.RawTable(table.units, table.launches[1:])
+    shuffled = RawTable(table.units, table.launches[1:])
     with pytest.raises(CounterError, match="before the first marker"):
-        counters.attribute(shuffled, ARMS, ("bytes",), RMSNORM_METRICS, "ncu", 130)
+        attribute(shuffled, ARMS, ("bytes",), RMSNORM_METRICS, "ncu", 130)
 
 
 # --- the command line --------------------------------------------------------------------
@@ -288,7 +288,7 @@ def test_a_launch_before_the_first_marker_is_refused() -> None:
 def test_the_command_line() -> None:
     command = ncu_command(
         "/usr/local/cuda/bin/ncu", RMSNORM_METRICS, kernel_regex(["rmsnorm_fused_kernel"]), 130,
-        Path("/tmp/ncu.csv"), [sys.executable, "-m", "perfdsl.runtime.counters_driver", "{}"],
+        Path("/tmp/ncu.csv"), [sys.executable, "-m", "perfdsl.runtime.counters.driver", "{}"],
     )
     joined = " ".join(command)
     assert command[0] == "/usr/local/cuda/bin/ncu"
@@ -302,7 +302,7 @@ def test_the_command_line() -> None:
     assert command[command.index("--kernel-name") + 1] == (
         f"regex:23{MARKER_KERNEL}(B[0-9]|E)|20rmsnorm_fused_kernel(B[0-9]|E)"
     )
-    assert command[-4:] == [sys.executable, "-m", "perfdsl.runtime.counters_driver", "{}"]
+    assert command[-4:] == [sys.executable, "-m", "perfdsl.runtime.counters.driver", "{}"]
 
 
 # --- collecting, with a fake ncu ---------------------------------------------------------
@@ -360,7 +360,7 @@ def _writes(fixture: str) -> str:
 def test_without_ncu_the_counters_are_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
     result = collect(_request())
-    assert result.missing == counters.NO_NCU
+    assert result.missing == NO_NCU
     assert result.summary()["evidence"] is None
     assert result.pairs() == {}
 
@@ -379,12 +379,12 @@ def test_collect_runs_ncu_around_the_driver_and_counts_both_arms(
     }
     args = json.loads((tmp_path / "args.json").read_text())
     assert args[args.index("--clock-control") + 1] == "none"
-    assert args[args.index("--launch-count") + 1] == str(2 * counters.MAX_LAUNCHES_PER_ARM + 2)
+    assert args[args.index("--launch-count") + 1] == str(2 * MAX_LAUNCHES_PER_ARM + 2)
     regex = args[args.index("--kernel-name") + 1].removeprefix("regex:")
     assert re.search(regex, SQUARE) and re.search(regex, FUSED)
     # The driver is started with the request it needs to rebuild the operation.
     driver = args[args.index("--log-file") + 2 :]
-    assert driver[:3] == [sys.executable, "-m", "perfdsl.runtime.counters_driver"]
+    assert driver[:3] == [sys.executable, "-m", "perfdsl.runtime.counters.driver"]
     request = json.loads(driver[3])
     assert request["arms"] == [["baseline", "kernels.rmsnorm:unfused"], ["change", "kernels.rmsnorm:fused"]]
     assert request["sizes"] == {"M": 4096, "N": 8192} and request["dtype"] == "float32"
@@ -467,7 +467,7 @@ def test_a_hung_profiler_times_out_and_its_process_group_is_killed(
 
 def test_run_command_kills_the_whole_group_on_timeout(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
-    with pytest.raises(counters.subprocess.TimeoutExpired):
+    with pytest.raises(subprocess.TimeoutExpired):
         run_command(["sh", "-c", f"sleep 60 & echo $! > {pid_file}; wait"], timeout_s=1)
     assert not _running(int(pid_file.read_text()))
 
@@ -518,7 +518,7 @@ def test_on_other_targets_every_shape_says_why_it_has_no_counters() -> None:
     shapes = [{"label": s.label} for s in operation.shapes]
     out = attach_counters(study_plan, operation, {}, "cpu", shapes, True, _Bundle(), lambda _: None)
     assert out == [
-        {"label": s["label"], "counters": None, "counters_missing": counters.NOT_CUDA} for s in shapes
+        {"label": s["label"], "counters": None, "counters_missing": NOT_CUDA} for s in shapes
     ]
     assert shapes == [{"label": s.label} for s in operation.shapes]
 
@@ -528,7 +528,7 @@ def test_a_failed_correctness_check_is_not_profiled() -> None:
     operation = study_plan.operations[0]
     out = attach_counters(study_plan, operation, _variants(), "cuda", [{}, {}, {}], False, _Bundle(),
                           lambda _: None)
-    assert {entry["counters_missing"] for entry in out} == {counters.NOT_PASSED}
+    assert {entry["counters_missing"] for entry in out} == {NOT_PASSED}
 
 
 def test_on_cuda_the_largest_shape_is_counted_and_the_log_archived(
@@ -542,7 +542,7 @@ def test_on_cuda_the_largest_shape_is_counted_and_the_log_archived(
         study_plan, operation, _variants(), "cuda", [{"label": s.label} for s in operation.shapes], True,
         bundle, messages.append,
     )
-    assert [entry["counters_missing"] for entry in out[:2]] == [counters.NOT_LARGEST] * 2
+    assert [entry["counters_missing"] for entry in out[:2]] == [NOT_LARGEST] * 2
     largest = out[2]
     assert largest["label"] == "4096x8192"
     assert largest["counters"]["bytes"] == {"baseline": 671183104.0, "change": 268472352.0}

@@ -27,7 +27,7 @@ from perfdsl.kernel import Application, Reference, Variant
 from perfdsl.plan import OperationPlan, Plan, ShapePlan
 from perfdsl.runtime.bundle import BundleWriter
 from perfdsl.runtime.correctness import CorrectnessResult, check_variant
-from perfdsl.runtime.counters import attach_counters
+from perfdsl.runtime.counters.attach import attach_counters
 from perfdsl.runtime.resolve import ResolveError, resolve
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.timing import TimingRecord, TimingSettings, prepare_arms, sample
@@ -61,9 +61,7 @@ def _resolve(reference: str, expected: type, plan: Plan, line: int) -> Any:
 def resolve_operation(plan: Plan, operation: OperationPlan) -> Resolved:
     """The reference and both variants of an operation, or RunError naming the study line."""
     reference = _resolve(operation.reference, Reference, plan, operation.lines["reference"])
-    variants = {
-        arm: _resolve(getattr(operation, arm), Variant, plan, operation.lines[arm]) for arm in ARMS
-    }
+    variants = {arm: _resolve(getattr(operation, arm), Variant, plan, operation.lines[arm]) for arm in ARMS}
     return Resolved(reference, variants)
 
 
@@ -91,20 +89,25 @@ def execute(plan: Plan, target: Target, artifacts: Path, progress: Progress) -> 
     roof = resolve_roof(plan)
     application = (
         _resolve(plan.application.entry, Application, plan, plan.application.line)
-        if plan.application else None
+        if plan.application
+        else None
     )
     started = _now()
     with BundleWriter(artifacts, plan.study) as bundle:
         progress(f"bundle {bundle.run_id} for `{plan.study}` on {target.name}")
         bundle.write_text("study.perf", plan.study_text)
         bundle.write_json("plan.json", _plan_json(plan))
-        bundle.write_json("registration.json", {
-            "predict_hash": plan.predict_hash, "study_hash": plan.study_hash, "registered": started,
-        })
+        bundle.write_json(
+            "registration.json",
+            {
+                "predict_hash": plan.predict_hash,
+                "study_hash": plan.study_hash,
+                "registered": started,
+            },
+        )
         bundle.write_json("environment.json", capture_environment(Path(plan.study_path)))
         operations = [
-            _operation(plan, op, resolved[op.name], roof, target, bundle, progress)
-            for op in plan.operations
+            _operation(plan, op, resolved[op.name], roof, target, bundle, progress) for op in plan.operations
         ]
         results = {
             "schema": SCHEMA,
@@ -125,7 +128,12 @@ def execute(plan: Plan, target: Target, artifacts: Path, progress: Progress) -> 
 
             operation = plan.operations[0]
             results["application"] = run_application(
-                plan, application, resolved[operation.name], target, bundle, progress,
+                plan,
+                application,
+                resolved[operation.name],
+                target,
+                bundle,
+                progress,
                 correctness_passed=all(op["correctness"]["passed"] for op in operations),
             )
         else:
@@ -144,8 +152,12 @@ def _plan_json(plan: Plan) -> dict[str, Any]:
 
 
 def _static_code(
-    plan: Plan, resolved: dict[str, Resolved], roof: tuple[Reference, Variant] | None,
-    target: Target, bundle: BundleWriter, progress: Progress,
+    plan: Plan,
+    resolved: dict[str, Resolved],
+    roof: tuple[Reference, Variant] | None,
+    target: Target,
+    bundle: BundleWriter,
+    progress: Progress,
 ) -> dict[str, Any]:
     """Compile every kernel of every variant to PTX/SASS (CUDA) and IR/assembly (CPU)."""
     from perfdsl.runtime.static_code import (
@@ -182,14 +194,21 @@ def _static_code(
 
 
 def _operation(
-    plan: Plan, operation: OperationPlan, resolved: Resolved,
-    roof: tuple[Reference, Variant] | None, target: Target, bundle: BundleWriter, progress: Progress,
+    plan: Plan,
+    operation: OperationPlan,
+    resolved: Resolved,
+    roof: tuple[Reference, Variant] | None,
+    target: Target,
+    bundle: BundleWriter,
+    progress: Progress,
 ) -> dict[str, Any]:
     correctness = {}
     for arm, variant in resolved.variants.items():
         progress(f"correctness of {operation.name} {arm} `{variant.name}`")
         correctness[arm] = check_variant(
-            resolved.reference, variant, target,
+            resolved.reference,
+            variant,
+            target,
             workload=[s.sizes for s in operation.shapes],
             adversarial=list(operation.adversarial),
             seeds=range(plan.correctness.seeds),
@@ -238,13 +257,21 @@ def _shape_entry(shape: ShapePlan) -> dict[str, Any]:
 
 
 def _time_shape(
-    plan: Plan, operation: OperationPlan, shape: ShapePlan, resolved: Resolved,
-    roof: tuple[Reference, Variant] | None, target: Target,
+    plan: Plan,
+    operation: OperationPlan,
+    shape: ShapePlan,
+    resolved: Resolved,
+    roof: tuple[Reference, Variant] | None,
+    target: Target,
 ) -> TimingRecord:
     """Baseline, change and the copy roof, interleaved in one sampler call."""
     arms = prepare_arms(
-        target, resolved.reference, [resolved.variants[a] for a in ARMS], shape.sizes,
-        plan.dtype, plan.timing.rotate,
+        target,
+        resolved.reference,
+        [resolved.variants[a] for a in ARMS],
+        shape.sizes,
+        plan.dtype,
+        plan.timing.rotate,
     )
     arms = [attrs.evolve(arm, name=role) for arm, role in zip(arms, ARMS, strict=True)]
     if roof is not None:
@@ -281,20 +308,22 @@ def _correctness_json(results: dict[str, CorrectnessResult], plan: Plan) -> dict
     for arm, result in results.items():
         for case in result.cases:
             worst = _worst(case)
-            cases.append({
-                "arm": arm,
-                "variant": case.variant,
-                "shape": dict(case.shape),
-                "adversarial": case.kind == "adversarial",
-                "seed": case.seed,
-                "passed": case.passed,
-                "rel_l2": worst["rel_l2"],
-                "max_abs": worst["max_abs"],
-                "unwritten": sum(o.unwritten for o in case.outputs),
-                "nonfinite": sum(o.nonfinite for o in case.outputs),
-                "deterministic": case.deterministic,
-                "message": case.message,
-            })
+            cases.append(
+                {
+                    "arm": arm,
+                    "variant": case.variant,
+                    "shape": dict(case.shape),
+                    "adversarial": case.kind == "adversarial",
+                    "seed": case.seed,
+                    "passed": case.passed,
+                    "rel_l2": worst["rel_l2"],
+                    "max_abs": worst["max_abs"],
+                    "unwritten": sum(o.unwritten for o in case.outputs),
+                    "nonfinite": sum(o.nonfinite for o in case.outputs),
+                    "deterministic": case.deterministic,
+                    "message": case.message,
+                }
+            )
     return {
         "passed": all(r.passed for r in results.values()),
         "tolerances": plan.correctness.tolerances,

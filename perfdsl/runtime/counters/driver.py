@@ -1,14 +1,14 @@
 """The process Nsight Compute profiles: one operation's variants, called once each.
 
-`python -m perfdsl.runtime.counters_driver REQUEST_JSON`, started by
-`counters.collect` under `ncu --profile-from-start off`. It resolves the study's
+`python -m perfdsl.runtime.counters.driver REQUEST_JSON`, started by
+`ncu.collect` under `ncu --profile-from-start off`. It resolves the study's
 references, prepares one buffer set for the shape the way the timing harness does
 (`prepare_arms` on the cuda target), calls every variant once unprofiled (JIT
 compilation, first-touch allocation and lazily allocated scratch stay out of the
 counts), then, for each variant in order, opens a profiler range, launches the
-marker kernel and calls the variant once. The marker is what lets `counters.attribute`
+marker kernel and calls the variant once. The marker is what lets `attribution.attribute`
 tell the variants' launches apart in ncu's CSV. The last line printed is
-`counters.DRIVER_DONE`: without it the caller knows the rows are partial.
+`ncu.DRIVER_DONE`: without it the caller knows the rows are partial.
 
 Any failure here is an ordinary traceback and a non-zero exit: the caller reports it.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 from numba import cuda
 
 from perfdsl.kernel import Reference, Variant
-from perfdsl.runtime.counters import DRIVER_DONE
+from perfdsl.runtime.counters.ncu import DRIVER_DONE
 from perfdsl.runtime.resolve import resolve
 from perfdsl.runtime.targets import make_target
 from perfdsl.runtime.timing import prepare_arms
@@ -35,7 +35,7 @@ def perfdsl_counters_marker() -> None:
 
 
 def main(argv: list[str]) -> int:
-    """Run the request in argv[1] (counters.CounterRequest as JSON)."""
+    """Run the request in argv[1] (ncu.CounterRequest as JSON)."""
     request = json.loads(argv[1])
     study_dir = Path(request["study_dir"])
     reference = resolve(request["reference"], Reference, study_dir)

@@ -1,0 +1,81 @@
+"""The run's counters step: one Nsight Compute run per operation, written into its shape entries.
+
+`perfdsl run` times every shape but profiles only the operation's largest one
+(one Nsight Compute run per operation), only on cuda, and only when the variants
+passed their correctness check. Every other shape, and a profiled shape where no
+quantity was counted for both arms, says why in `counters_missing`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from perfdsl.runtime.counters.names import variant_kernel_names
+from perfdsl.runtime.counters.ncu import TIMEOUT_S, CounterRequest, collect
+
+if TYPE_CHECKING:
+    from perfdsl.kernel import Variant
+    from perfdsl.plan import OperationPlan, Plan
+    from perfdsl.runtime.bundle import BundleWriter
+
+NOT_CUDA = "counters need --target cuda and Nsight Compute (ncu)"
+NOT_PASSED = "not profiled: a variant failed its correctness check"
+NOT_LARGEST = "counted at the operation's largest shape only (one Nsight Compute run per operation)"
+
+
+def attach_counters(
+    plan: Plan,
+    operation: OperationPlan,
+    variants: Mapping[str, Variant],
+    target: str,
+    shapes: Sequence[dict[str, Any]],
+    passed: bool,
+    bundle: BundleWriter,
+    progress: Callable[[str], None],
+    timeout_s: float = TIMEOUT_S,
+) -> list[dict[str, Any]]:
+    """The operation's shape entries with `counters` (the pairs), `counters_detail` and
+    `counters_missing` added: counted at the largest shape on cuda, missing elsewhere.
+
+    ncu's log goes into the bundle as `counters/<operation>.ncu.log`.
+    """
+    largest = max(range(len(operation.shapes)), key=lambda i: math.prod(operation.shapes[i].sizes.values()))
+    reason = NOT_CUDA if target != "cuda" else None if passed else NOT_PASSED
+    result = None
+    if reason is None:
+        shape = operation.shapes[largest]
+        progress(f"counting {operation.name} {shape.label} with Nsight Compute")
+        request = CounterRequest(
+            study_dir=str(Path(plan.study_path).resolve().parent),
+            reference=operation.reference,
+            arms=tuple((arm, getattr(operation, arm)) for arm in variants),
+            variants=tuple(v.name for v in variants.values()),
+            kernels=variant_kernel_names(variants.values()),
+            sizes=dict(shape.sizes),
+            dtype=plan.dtype,
+            measures=plan.measures,
+        )
+        result = collect(request, timeout_s)
+    out = []
+    for index, entry in enumerate(shapes):
+        entry = dict(entry)
+        if result is None or index != largest:
+            entry.update(counters=None, counters_missing=reason or NOT_LARGEST)
+        else:
+            if result.log:
+                entry["counters_log"] = f"counters/{operation.name}.ncu.log"
+                bundle.write_text(entry["counters_log"], result.log)
+            entry["counters_detail"] = result.summary()
+            pairs = result.pairs()
+            entry["counters"] = pairs or None
+            if not pairs:
+                entry["counters_missing"] = (
+                    result.missing
+                    or "; ".join(f"{a.arm}: {a.missing}" for a in result.arms if a.missing)
+                    or "no quantity was counted for both arms"
+                )
+        out.append(entry)
+    return out
