@@ -75,8 +75,11 @@ def experiment(
     for rep in range(args.reps):
         c = one_comparison(baseline, change, settings, seed=rep, level=args.level, theta=args.theta)
         results.append(c)
-        print(f"  {name} {rep + 1:>2}/{args.reps}: ratio {c.ratio:.4f} "
-              f"[{c.ci_low:.4f}, {c.ci_high:.4f}] {c.verdict}", flush=True)
+        print(
+            f"  {name} {rep + 1:>2}/{args.reps}: ratio {c.ratio:.4f} "
+            f"[{c.ci_low:.4f}, {c.ci_high:.4f}] {c.verdict}",
+            flush=True,
+        )
     return results
 
 
@@ -86,25 +89,35 @@ def main() -> int:
     parser.add_argument("--blocks", type=int, default=20, help="blocks per arm (at least 10)")
     parser.add_argument("--repeats", type=int, default=20, help="timed calls per block")
     parser.add_argument("--level", type=float, default=0.95)
-    parser.add_argument("--theta", type=float, default=0.01,
-                        help="the study's minimum effect (the threshold is max(1%%, theta))")
+    parser.add_argument(
+        "--theta",
+        type=float,
+        default=0.01,
+        help="the study's minimum effect (the threshold is max(1%%, theta))",
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(HERE.parent))  # the bundled kernels/ package: its copy reference draws the inputs
     settings = TimingSettings(warmup_calls=5, warmup_ms=50.0, repeats=args.repeats, blocks=args.blocks)
     arm_a, arm_b = load_kernels("aa_kernels_a"), load_kernels("aa_kernels_b")
-    print(f"settings: {args.reps} repetitions, {args.blocks} blocks x {args.repeats} calls per arm, "
-          f"{args.level:.0%} intervals, threshold {max(0.01, args.theta):.1%}, shape {SHAPE}")
+    print(
+        f"settings: {args.reps} repetitions, {args.blocks} blocks x {args.repeats} calls per arm, "
+        f"{args.level:.0%} intervals, threshold {max(0.01, args.theta):.1%}, shape {SHAPE}"
+    )
     began = time.perf_counter()
     aa = experiment("A/A", arm_a.scan, arm_b.scan, args, settings)
     planted = experiment("+5%", arm_a.scan, arm_b.scan_more, args, settings)
     false_positives = sum(c.verdict in ("faster", "slower") for c in aa)
     called_slower = sum(c.verdict == "slower" for c in planted)
     median_ratio = float(np.median([c.ratio for c in planted]))
-    print(f"A/A: {false_positives}/{args.reps} called faster or slower "
-          f"(target <= 1 of 20): {'PASS' if false_positives <= args.reps / 20 else 'FAIL'}")
-    print(f"planted 5% slowdown: {called_slower}/{args.reps} called slower = {called_slower / args.reps:.0%} "
-          f"(target >= 90%), median measured ratio {median_ratio:.4f}: "
-          f"{'PASS' if called_slower >= 0.9 * args.reps else 'FAIL'}")
+    print(
+        f"A/A: {false_positives}/{args.reps} called faster or slower "
+        f"(target <= 1 of 20): {'PASS' if false_positives <= args.reps / 20 else 'FAIL'}"
+    )
+    print(
+        f"planted 5% slowdown: {called_slower}/{args.reps} called slower = {called_slower / args.reps:.0%} "
+        f"(target >= 90%), median measured ratio {median_ratio:.4f}: "
+        f"{'PASS' if called_slower >= 0.9 * args.reps else 'FAIL'}"
+    )
     print(f"elapsed {time.perf_counter() - began:.0f} s")
     return 0
 

@@ -68,8 +68,14 @@ def pth_redirector_ms() -> float:
     """numba-cuda's `_numba_cuda_redirector.pth` at interpreter start (-X importtime, best of 5)."""
     best = float("inf")
     for _ in range(5):
-        result = subprocess.run([sys.executable, "-X", "importtime", "-c", "pass"], check=True,
-                                capture_output=True, text=True, env=_environment(), cwd=ROOT)
+        result = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", "pass"],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=_environment(),
+            cwd=ROOT,
+        )
         found = re.search(r"\|\s*(\d+) \|\s*_numba_cuda_redirector$", result.stderr, re.MULTILINE)
         if found is None:
             return 0.0
@@ -127,8 +133,14 @@ def heavy_imports() -> list[str]:
         f"with contextlib.redirect_stdout(io.StringIO()): main(['check', {str(STUDY)!r}])\n"
         f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     )
-    result = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True,
-                            text=True, env=_environment(), cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=_environment(),
+        cwd=ROOT,
+    )
     return list(filter(None, result.stdout.strip().split(",")))
 
 
@@ -136,28 +148,36 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as tree:
         for part in ("perfdsl", "grammar"):
-            shutil.copytree(ROOT / part, Path(tree) / part,
-                            ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(ROOT / part, Path(tree) / part, ignore=shutil.ignore_patterns("__pycache__"))
         startup = fresh_process_ms(Path(tree))
-    print(f"perfdsl check {STUDY.relative_to(ROOT)} in a fresh process, {RUNS} runs "
-          f"(target <= {TARGET_MS} ms):")
+    print(
+        f"perfdsl check {STUDY.relative_to(ROOT)} in a fresh process, {RUNS} runs (target <= {TARGET_MS} ms):"
+    )
     for name, (median, best) in startup.items():
         print(f"  {name:<20} median {median:4.0f} ms, min {best:4.0f} ms")
-    print(f"  of `python -c pass`, numba-cuda's .pth redirector: {pth_redirector_ms():.0f} ms "
-          "(-X importtime; outside perfdsl)")
+    print(
+        f"  of `python -c pass`, numba-cuda's .pth redirector: {pth_redirector_ms():.0f} ms "
+        "(-X importtime; outside perfdsl)"
+    )
     figures = [seconds_per_line(lines) for lines in (1_000, 10_000)]
     for lines, parse_time, check_time in figures:
         per_line = parse_time + check_time
-        print(f"parse+check {lines:>6} lines: {1 / per_line:>8,.0f} lines/s "
-              f"({per_line * lines * 1000:.0f} ms: parse {parse_time * lines * 1000:.0f} ms, "
-              f"check {check_time * lines * 1000:.0f} ms)")
+        print(
+            f"parse+check {lines:>6} lines: {1 / per_line:>8,.0f} lines/s "
+            f"({per_line * lines * 1000:.0f} ms: parse {parse_time * lines * 1000:.0f} ms, "
+            f"check {check_time * lines * 1000:.0f} ms)"
+        )
     (_, small_parse, small_check), (_, large_parse, large_check) = figures
     ratio = (large_parse + large_check) / (small_parse + small_check)
-    print(f"time per line, 10,000 / 1,000 lines: {ratio:.2f} (linear growth: near 1; "
-          f"parse {large_parse / small_parse:.2f}, check {large_check / small_check:.2f})")
+    print(
+        f"time per line, 10,000 / 1,000 lines: {ratio:.2f} (linear growth: near 1; "
+        f"parse {large_parse / small_parse:.2f}, check {large_check / small_check:.2f})"
+    )
     loaded = heavy_imports()
-    print(f"heavy modules imported by `perfdsl check` ({', '.join(HEAVY)}): "
-          f"{', '.join(loaded) if loaded else 'none'}")
+    print(
+        f"heavy modules imported by `perfdsl check` ({', '.join(HEAVY)}): "
+        f"{', '.join(loaded) if loaded else 'none'}"
+    )
 
 
 if __name__ == "__main__":

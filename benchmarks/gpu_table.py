@@ -71,8 +71,12 @@ def bundle_rows(bundle: Path) -> list[dict[str, Any]]:
     rows = []
     for operation in results["operations"]:
         for shape in operation["shapes"]:
-            base = {"study": results["study"], "op": operation["name"], "shape": shape["label"],
-                    "valid": results["timings_valid"]}
+            base = {
+                "study": results["study"],
+                "op": operation["name"],
+                "shape": shape["label"],
+                "valid": results["timings_valid"],
+            }
             if shape.get("samples") is None:
                 rows.append({**base, "arm": "-", "note": shape.get("samples_missing", "not timed")})
                 continue
@@ -84,20 +88,35 @@ def bundle_rows(bundle: Path) -> list[dict[str, Any]]:
             for arm in ("baseline", "change"):
                 seconds = medians.get(arm)
                 bandwidth = modelled[arm] / seconds if seconds and arm in modelled else None
-                rows.append({
-                    **base, "arm": f"{arm}:{operation['variants'][arm]}", "seconds": seconds,
-                    "gbps": bandwidth / 1e9 if bandwidth else None,
-                    "roof": bandwidth / roof_bw if bandwidth and roof_bw else None,
-                    "correct": _arm_passed(operation, arm),
-                    "speedup": (medians["baseline"] / medians["change"]
-                                if arm == "change" and {"baseline", "change"} <= set(medians) else None),
-                    "note": "launch-bound" if seconds and seconds < LAUNCH_BOUND_S else "",
-                })
+                rows.append(
+                    {
+                        **base,
+                        "arm": f"{arm}:{operation['variants'][arm]}",
+                        "seconds": seconds,
+                        "gbps": bandwidth / 1e9 if bandwidth else None,
+                        "roof": bandwidth / roof_bw if bandwidth and roof_bw else None,
+                        "correct": _arm_passed(operation, arm),
+                        "speedup": (
+                            medians["baseline"] / medians["change"]
+                            if arm == "change" and {"baseline", "change"} <= set(medians)
+                            else None
+                        ),
+                        "note": "launch-bound" if seconds and seconds < LAUNCH_BOUND_S else "",
+                    }
+                )
             empty = medians.get("(empty)")
-            rows.append({**base, "arm": "copy (roof)", "seconds": medians.get("copy"),
-                         "gbps": roof_bw / 1e9 if roof_bw else None, "roof": 1.0 if roof_bw else None,
-                         "correct": "", "speedup": None,
-                         "note": f"launch overhead (empty) {empty * 1e6:.1f} us" if empty else ""})
+            rows.append(
+                {
+                    **base,
+                    "arm": "copy (roof)",
+                    "seconds": medians.get("copy"),
+                    "gbps": roof_bw / 1e9 if roof_bw else None,
+                    "roof": 1.0 if roof_bw else None,
+                    "correct": "",
+                    "speedup": None,
+                    "note": f"launch overhead (empty) {empty * 1e6:.1f} us" if empty else "",
+                }
+            )
     return rows
 
 
@@ -107,15 +126,19 @@ def _fmt(value: Any, spec: str) -> str:
 
 
 def print_table(rows: Sequence[dict[str, Any]]) -> None:
-    header = f"{'study':<26}{'op':<11}{'shape':<13}{'arm':<28}{'time us':>10}{'GB/s':>9}" \
-             f"{'of roof':>9}{'base/chg':>9}  {'correct':<8}note"
+    header = (
+        f"{'study':<26}{'op':<11}{'shape':<13}{'arm':<28}{'time us':>10}{'GB/s':>9}"
+        f"{'of roof':>9}{'base/chg':>9}  {'correct':<8}note"
+    )
     print(header)
     print("-" * len(header))
     for r in rows:
-        print(f"{r['study']:<26}{r['op']:<11}{r['shape']:<13}{r['arm']:<28}"
-              f"{_fmt(r.get('seconds') and r['seconds'] * 1e6, '10.1f')}{_fmt(r.get('gbps'), '9.1f')}"
-              f"{_fmt(r.get('roof'), '9.3f')}{_fmt(r.get('speedup'), '9.3f')}  "
-              f"{r.get('correct') or '-':<8}{r.get('note', '')}")
+        print(
+            f"{r['study']:<26}{r['op']:<11}{r['shape']:<13}{r['arm']:<28}"
+            f"{_fmt(r.get('seconds') and r['seconds'] * 1e6, '10.1f')}{_fmt(r.get('gbps'), '9.1f')}"
+            f"{_fmt(r.get('roof'), '9.3f')}{_fmt(r.get('speedup'), '9.3f')}  "
+            f"{r.get('correct') or '-':<8}{r.get('note', '')}"
+        )
 
 
 def kernel_name(demangled: str) -> str:
@@ -139,8 +162,10 @@ def print_ncu(path: Path) -> None:
     print(f"\nncu counters (counted, --clock-control none, one launch per kernel): {len(rows)} launches")
     print(f"{'kernel':<34}" + "".join(f"{m.split('__')[1][:26]:>28}" for m in metrics))
     for row in rows:
-        print(f"{kernel_name(row.get('Kernel Name', '?')):<34}"
-              + "".join(f"{row.get(m, '-'):>28}" for m in metrics))
+        print(
+            f"{kernel_name(row.get('Kernel Name', '?')):<34}"
+            + "".join(f"{row.get(m, '-'):>28}" for m in metrics)
+        )
 
 
 def print_peer(path: Path) -> None:
@@ -149,9 +174,11 @@ def print_peer(path: Path) -> None:
         print(f"\nPyTorch peer: skipped: {peer['skipped']}")
         return
     ratio = peer["numba_s"] / peer["torch_s"]
-    print(f"\nPyTorch peer at {peer['shape']}: numba fused {peer['numba_s'] * 1e6:.1f} us, "
-          f"torch.nn.functional.rms_norm {peer['torch_s'] * 1e6:.1f} us (torch {peer['torch']}): "
-          f"numba/torch {ratio:.3f} (goal <= 1.25); max |diff| {peer['max_abs_diff']:.3g}")
+    print(
+        f"\nPyTorch peer at {peer['shape']}: numba fused {peer['numba_s'] * 1e6:.1f} us, "
+        f"torch.nn.functional.rms_norm {peer['torch_s'] * 1e6:.1f} us (torch {peer['torch']}): "
+        f"numba/torch {ratio:.3f} (goal <= 1.25); max |diff| {peer['max_abs_diff']:.3g}"
+    )
 
 
 def table(args: argparse.Namespace) -> int:
@@ -194,8 +221,9 @@ def peer(args: argparse.Namespace) -> int:
     nb_stream = cuda.external_stream(stream.cuda_stream)
     x_nb, w_nb = cuda.to_device(x_host, stream=nb_stream), cuda.to_device(w_host, stream=nb_stream)
     y_nb = cuda.device_array((m, n), np.float32, stream=nb_stream)
-    flush = torch.empty(2 * torch.cuda.get_device_properties(device).L2_cache_size, dtype=torch.uint8,
-                        device=device)
+    flush = torch.empty(
+        2 * torch.cuda.get_device_properties(device).L2_cache_size, dtype=torch.uint8, device=device
+    )
     eps = float(rmsnorm.EPS)
     arms = {
         "numba": lambda: rmsnorm.fused.cuda(nb_stream, x=x_nb, w=w_nb, y=y_nb),
@@ -221,9 +249,14 @@ def peer(args: argparse.Namespace) -> int:
             blocks[name].append(statistics.median(timed(arms[name]) for _ in range(args.repeats)))
     torch.cuda.synchronize()
     diff = float((torch.from_numpy(y_nb.copy_to_host()).to(device) - arms["torch"]()).abs().max())
-    result = {"shape": f"{m}x{n}", "torch": torch.__version__, "max_abs_diff": diff,
-              "numba_s": statistics.median(blocks["numba"]), "torch_s": statistics.median(blocks["torch"]),
-              "blocks": blocks}
+    result = {
+        "shape": f"{m}x{n}",
+        "torch": torch.__version__,
+        "max_abs_diff": diff,
+        "numba_s": statistics.median(blocks["numba"]),
+        "torch_s": statistics.median(blocks["torch"]),
+        "blocks": blocks,
+    }
     out.write_text(json.dumps(result, indent=1))
     print_peer(out)
     return 0
@@ -294,8 +327,11 @@ def launch_once(args: argparse.Namespace) -> int:
     cases = (
         (rmsnorm, (rmsnorm.unfused, rmsnorm.fused), {"M": 16384, "N": 8192}),
         (transpose, (transpose.naive, transpose.tiled, transpose.padded), {"R": 8192, "C": 8192}),
-        (reduction, (reduction.multi_launch, reduction.single_launch, reduction.one_accumulator),
-         {"N": 1 << 27}),
+        (
+            reduction,
+            (reduction.multi_launch, reduction.single_launch, reduction.one_accumulator),
+            {"N": 1 << 27},
+        ),
         (copy, (copy.copy,), {"N": 1 << 27}),
     )
     stream = cuda.stream()
@@ -303,8 +339,10 @@ def launch_once(args: argparse.Namespace) -> int:
         host = module.reference.inputs(shape, np.random.default_rng(0), np.float32)
         inputs = {k: cuda.to_device(v, stream=stream) for k, v in host.items()}
         for variant in variants:
-            outputs = {k: cuda.device_array(s, np.float32, stream=stream)
-                       for k, s in module.reference.outputs(shape).items()}
+            outputs = {
+                k: cuda.device_array(s, np.float32, stream=stream)
+                for k, s in module.reference.outputs(shape).items()
+            }
             variant.cuda(stream, **inputs, **outputs)
             stream.synchronize()
             print(f"launched {variant.name} at {shape}", file=sys.stderr)

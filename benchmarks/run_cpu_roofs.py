@@ -94,14 +94,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     m, n = SHAPE["M"], SHAPE["N"]
     copy_bytes = 8 * m * n
     fused_bytes = 4 * (2 * m * n + n)
-    print(f"CPU roofs at {m} x {n} float32, {os.cpu_count()} CPUs (load average {os.getloadavg()[0]:.2f}), "
-          f"{args.blocks} blocks x {args.repeats} repeats per arm, interleaved")
+    print(
+        f"CPU roofs at {m} x {n} float32, {os.cpu_count()} CPUs (load average {os.getloadavg()[0]:.2f}), "
+        f"{args.blocks} blocks x {args.repeats} repeats per arm, interleaved"
+    )
 
     began = time.monotonic()
     copies = measure([(copy_kernels.reference, [copy_kernels.copy, NUMPY_COPY])], settings)
     numba_bw, numpy_bw = (copy_bytes / copies[name] / 1e9 for name in ("copy", "np.copyto"))
-    print(f"1. copy roof       numba copy {numba_bw:6.2f} GB/s   np.copyto {numpy_bw:6.2f} GB/s   "
-          f"numba/numpy {numba_bw / numpy_bw:.3f}")
+    print(
+        f"1. copy roof       numba copy {numba_bw:6.2f} GB/s   np.copyto {numpy_bw:6.2f} GB/s   "
+        f"numba/numpy {numba_bw / numpy_bw:.3f}"
+    )
 
     groups = [
         (rmsnorm.reference, [rmsnorm.unfused, rmsnorm.fused]),
@@ -112,10 +116,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         roof = copy_bytes / run["copy"]
         fused_bw = fused_bytes / run["fused"]
         verdict = "meets" if fused_bw / roof >= ROOF_GOAL else "misses"
-        print(f"2. run {index}: fused  {run['fused'] * 1e3:7.2f} ms  {fused_bw / 1e9:6.2f} GB/s = "
-              f"{fused_bw / roof:.3f} of the copy roof ({roof / 1e9:.2f} GB/s; {verdict} {ROOF_GOAL})")
-        print(f"3. run {index}: unfused {run['unfused'] * 1e3:7.2f} ms   unfused/fused "
-              f"{run['unfused'] / run['fused']:.3f} (bytes model 2.5)")
+        print(
+            f"2. run {index}: fused  {run['fused'] * 1e3:7.2f} ms  {fused_bw / 1e9:6.2f} GB/s = "
+            f"{fused_bw / roof:.3f} of the copy roof ({roof / 1e9:.2f} GB/s; {verdict} {ROOF_GOAL})"
+        )
+        print(
+            f"3. run {index}: unfused {run['unfused'] * 1e3:7.2f} ms   unfused/fused "
+            f"{run['unfused'] / run['fused']:.3f} (bytes model 2.5)"
+        )
     ratios = "   ".join(f"{arm} {runs[1][arm] / runs[0][arm]:.3f}" for arm in ("unfused", "fused", "copy"))
     print(f"4. run 2 / run 1 medians: {ratios}")
     print(f"({time.monotonic() - began:.0f} s; load average {os.getloadavg()[0]:.2f} at the end)")

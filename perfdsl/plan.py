@@ -284,11 +284,15 @@ def plan(study: Study, target: str, quick: bool) -> Plan:
     if study.applications and study.applications[0].entry is not None:
         app = study.applications[0]
         application = ApplicationPlan(
-            app.name.id, str(app.entry), _line(study, app.entry.span.start),
+            app.name.id,
+            str(app.entry),
+            _line(study, app.entry.span.start),
             tuple(u.id for u in app.uses),
             (
-                simulator_shape(heaviest, CUDASIM_APPLICATION_ELEMENTS) if simulated
-                else quick_shape(heaviest, QUICK_APPLICATION_ELEMENTS) if quick
+                simulator_shape(heaviest, CUDASIM_APPLICATION_ELEMENTS)
+                if simulated
+                else quick_shape(heaviest, QUICK_APPLICATION_ELEMENTS)
+                if quick
                 else heaviest
             ),
         )

@@ -67,7 +67,11 @@ def study_text(predictions: list[str], decision: str = "adopt") -> str:
 
 
 def _rows(
-    rng: np.random.Generator, levels: dict[str, float], blocks: int, noise: float, valid: bool,
+    rng: np.random.Generator,
+    levels: dict[str, float],
+    blocks: int,
+    noise: float,
+    valid: bool,
     repeats: int = 5,
 ) -> list[tuple]:
     """Interleaved blocks (ABBA) of every arm, `repeats` samples each, then the overhead."""
@@ -122,35 +126,58 @@ def make_bundle(
     study = parse(Source("study.perf", text)).study
     assert study is not None
     capacities = capacities or {"baseline": 400.0, "change": 800.0}
-    probes = probes if probes is not None else {
-        "baseline": (100.0, 200.0, 300.0, 450.0, 300.0),
-        "change": (200.0, 400.0, 600.0, 900.0, 600.0),
-    }
+    probes = (
+        probes
+        if probes is not None
+        else {
+            "baseline": (100.0, 200.0, 300.0, 450.0, 300.0),
+            "change": (200.0, 400.0, 600.0, 900.0, 600.0),
+        }
+    )
     with BundleWriter(tmp / "artifacts", "planted") as bundle:
         bundle.write_text("study.perf", text)
         bundle.write_json("plan.json", {"timing": {"confidence": 0.95, "threshold": 0.02}})
-        bundle.write_json("registration.json", {
-            "predict_hash": predict_section_hash(study), "registered": "2026-11-29T00:00:00Z",
-        })
+        bundle.write_json(
+            "registration.json",
+            {
+                "predict_hash": predict_section_hash(study),
+                "registered": "2026-11-29T00:00:00Z",
+            },
+        )
         shapes = []
         for sizes, weight in zip(SHAPES, WEIGHTS, strict=True):
             label = f"{sizes['M']}x{sizes['N']}"
             base = 1e6 * sizes["M"] * sizes["N"] / 262144
             levels = {"baseline": base, "change": base * kernel_ratio, "copy": base * 0.3}
             path = f"samples/op/{label}.csv"
-            bundle.write_csv(path, ("arm", "block", "position", "buffer_set", "duration_ns", "valid"),
-                             _rows(rng, levels, blocks, noise, valid))
+            bundle.write_csv(
+                path,
+                ("arm", "block", "position", "buffer_set", "duration_ns", "valid"),
+                _rows(rng, levels, blocks, noise, valid),
+            )
             mn = sizes["M"] * sizes["N"]
-            shapes.append({
-                "label": label, "sizes": sizes, "weight": weight, "samples": path,
-                "models": {"bytes": {"baseline": 20.0 * mn, "change": 8.0 * mn},
-                           "launches": {"baseline": 3.0, "change": 1.0}},
-                "timing": {"blocks": [], "set_bytes": {"baseline": 8 * mn, "change": 8 * mn, "copy": 8 * mn}},
-                "counters": counters if not shapes else None,
-            })
-        bundle.write_csv("samples/application.csv",
-                         ("arm", "block", "position", "buffer_set", "duration_ns", "valid"),
-                         _rows(rng, {"baseline": 4e6, "change": 4e6 * app_ratio}, blocks, noise, valid))
+            shapes.append(
+                {
+                    "label": label,
+                    "sizes": sizes,
+                    "weight": weight,
+                    "samples": path,
+                    "models": {
+                        "bytes": {"baseline": 20.0 * mn, "change": 8.0 * mn},
+                        "launches": {"baseline": 3.0, "change": 1.0},
+                    },
+                    "timing": {
+                        "blocks": [],
+                        "set_bytes": {"baseline": 8 * mn, "change": 8 * mn, "copy": 8 * mn},
+                    },
+                    "counters": counters if not shapes else None,
+                }
+            )
+        bundle.write_csv(
+            "samples/application.csv",
+            ("arm", "block", "position", "buffer_set", "duration_ns", "valid"),
+            _rows(rng, {"baseline": 4e6, "change": 4e6 * app_ratio}, blocks, noise, valid),
+        )
         load = None
         load_missing = f"no load test on {target}: its timings are not evidence"
         if valid:
@@ -159,40 +186,89 @@ def make_bundle(
                 for rate in rates:
                     index = len(written)
                     path = f"load/{arm}-{index:03d}.csv"
-                    bundle.write_csv(path, ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok"),
-                                     _load_rows(rng, rate, capacities[arm]))
-                    written.append({"arm": arm, "index": index, "rate": rate, "phase": "search",
-                                    "records": path, "warmup": 10})
-            load = {"arrivals": "poisson", "seed": 1, "slo_seconds": SLO, "percentile": 0.99,
-                    "probes": written}
+                    bundle.write_csv(
+                        path,
+                        ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok"),
+                        _load_rows(rng, rate, capacities[arm]),
+                    )
+                    written.append(
+                        {
+                            "arm": arm,
+                            "index": index,
+                            "rate": rate,
+                            "phase": "search",
+                            "records": path,
+                            "warmup": 10,
+                        }
+                    )
+            load = {
+                "arrivals": "poisson",
+                "seed": 1,
+                "slo_seconds": SLO,
+                "percentile": 0.99,
+                "probes": written,
+            }
             load_missing = None
         cases = [
-            {"arm": arm, "variant": arm, "shape": {"M": 3, "N": 31}, "adversarial": True, "seed": 1,
-             "passed": correct or arm == "baseline", "rel_l2": 1e-8 if correct or arm == "baseline" else 0.5,
-             "max_abs": 1e-7, "unwritten": 0, "nonfinite": 0, "deterministic": True,
-             "message": "" if correct or arm == "baseline" else "rel_l2 0.5 > 1e-05"}
+            {
+                "arm": arm,
+                "variant": arm,
+                "shape": {"M": 3, "N": 31},
+                "adversarial": True,
+                "seed": 1,
+                "passed": correct or arm == "baseline",
+                "rel_l2": 1e-8 if correct or arm == "baseline" else 0.5,
+                "max_abs": 1e-7,
+                "unwritten": 0,
+                "nonfinite": 0,
+                "deterministic": True,
+                "message": "" if correct or arm == "baseline" else "rel_l2 0.5 > 1e-05",
+            }
             for arm in ("baseline", "change")
         ]
         total = [10_000_000] * 5
-        bundle.write_json("results.json", {
-            "schema": "perfdsl.results/1", "study": "planted", "run_id": bundle.run_id,
-            "target": target, "timings_valid": target != "cudasim", "quick": False, "dtype": "float32",
-            "operations": [{
-                "name": "op", "baseline": "kernels.rmsnorm:unfused", "change": "kernels.rmsnorm:fused",
-                "variants": {"baseline": "unfused", "change": "fused"}, "shapes": shapes,
-                "correctness": {"passed": correct, "tolerances": {"rel_l2": 1e-5}, "seeds": 2,
-                                "cases": cases},
-            }],
-            "static": None,
-            "application": {
-                "name": "app", "shape": dict(SHAPES[0]), "uses": ["op"],
-                "samples": "samples/application.csv",
-                "model_level": {"passed": True, "arms": {}},
-                "share": {
-                    "baseline": {"op_ns": [int(t * share) for t in total], "total_ns": total},
-                    "change": {"op_ns": [int(t * share * kernel_ratio) for t in total], "total_ns": total},
+        bundle.write_json(
+            "results.json",
+            {
+                "schema": "perfdsl.results/1",
+                "study": "planted",
+                "run_id": bundle.run_id,
+                "target": target,
+                "timings_valid": target != "cudasim",
+                "quick": False,
+                "dtype": "float32",
+                "operations": [
+                    {
+                        "name": "op",
+                        "baseline": "kernels.rmsnorm:unfused",
+                        "change": "kernels.rmsnorm:fused",
+                        "variants": {"baseline": "unfused", "change": "fused"},
+                        "shapes": shapes,
+                        "correctness": {
+                            "passed": correct,
+                            "tolerances": {"rel_l2": 1e-5},
+                            "seeds": 2,
+                            "cases": cases,
+                        },
+                    }
+                ],
+                "static": None,
+                "application": {
+                    "name": "app",
+                    "shape": dict(SHAPES[0]),
+                    "uses": ["op"],
+                    "samples": "samples/application.csv",
+                    "model_level": {"passed": True, "arms": {}},
+                    "share": {
+                        "baseline": {"op_ns": [int(t * share) for t in total], "total_ns": total},
+                        "change": {
+                            "op_ns": [int(t * share * kernel_ratio) for t in total],
+                            "total_ns": total,
+                        },
+                    },
+                    "load": load,
+                    "load_missing": load_missing,
                 },
-                "load": load, "load_missing": load_missing,
             },
-        })
+        )
     return bundle.path

@@ -40,16 +40,24 @@ def perfdsl_command(*args: str) -> list[str]:
 def start(*args: str) -> subprocess.Popen[str]:
     """`perfdsl ARGS` in a child process, output captured."""
     return subprocess.Popen(
-        perfdsl_command(*args), cwd=REPO, env=environment(),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        perfdsl_command(*args),
+        cwd=REPO,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
 def run(*args: str, timeout: float = RUN_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
     """`perfdsl ARGS` to completion."""
     return subprocess.run(
-        perfdsl_command(*args), cwd=REPO, env=environment(),
-        capture_output=True, text=True, timeout=timeout,
+        perfdsl_command(*args),
+        cwd=REPO,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 

@@ -29,8 +29,13 @@ def _study_with_sentinel(tmp_path: Path) -> tuple[Path, Path]:
         encoding="utf-8",
     )
     text = (ROOT / "studies" / "rmsnorm_fusion.perf").read_text(encoding="utf-8")
-    for old in ("kernels.rmsnorm:unfused", "kernels.rmsnorm:fused", "kernels.rmsnorm:reference",
-                "kernels.apps:decoder_step", "kernels.copy:copy"):
+    for old in (
+        "kernels.rmsnorm:unfused",
+        "kernels.rmsnorm:fused",
+        "kernels.rmsnorm:reference",
+        "kernels.apps:decoder_step",
+        "kernels.copy:copy",
+    ):
         assert old in text
         text = text.replace(old, f"{MODULE}:run")
     study = tmp_path / "sentinel.perf"
@@ -51,7 +56,11 @@ def test_check_cli_imports_nothing(tmp_path: Path) -> None:
     study, marker = _study_with_sentinel(tmp_path)
     result = subprocess.run(
         [sys.executable, "-m", "perfdsl", "check", str(study)],
-        cwd=tmp_path / "modules", capture_output=True, text=True, timeout=60, check=False,
+        cwd=tmp_path / "modules",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stderr == ""
@@ -61,6 +70,7 @@ def test_check_cli_imports_nothing(tmp_path: Path) -> None:
 def test_sentinel_does_mark_an_import(tmp_path: Path) -> None:
     """The two tests above mean something only if importing the module leaves the marker."""
     _, marker = _study_with_sentinel(tmp_path)
-    subprocess.run([sys.executable, "-c", f"import {MODULE}"], cwd=tmp_path / "modules",
-                   check=True, timeout=60)
+    subprocess.run(
+        [sys.executable, "-c", f"import {MODULE}"], cwd=tmp_path / "modules", check=True, timeout=60
+    )
     assert marker.exists()

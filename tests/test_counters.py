@@ -79,7 +79,9 @@ def test_every_measure_of_the_vocabulary_has_its_metrics() -> None:
 
 def test_metrics_follow_the_study_measures_with_the_kernel_time_first() -> None:
     assert metrics_for(("bytes", "launches")) == (
-        TIME_METRIC, "dram__bytes_read.sum", "dram__bytes_write.sum",
+        TIME_METRIC,
+        "dram__bytes_read.sum",
+        "dram__bytes_write.sum",
     )
     assert metrics_for(("bank_conflicts",)) == (
         TIME_METRIC,
@@ -146,8 +148,11 @@ def test_the_regex_matches_the_symbol_numba_compiles() -> None:
     ("printed", "name"),
     [
         (SQUARE, "rmsnorm_square_kernel"),
-        ("kernels::rmsnorm::rmsnorm_fused_kernel[abi:v24][abi:cw51cX](Array<float, 2, C, mutable, aligned>)",
-         "rmsnorm_fused_kernel"),
+        (
+            "kernels::rmsnorm::rmsnorm_fused_kernel[abi:v24][abi:cw51cX]"
+            "(Array<float, 2, C, mutable, aligned>)",
+            "rmsnorm_fused_kernel",
+        ),
         ("__main__::perfdsl_counters_marker[abi:v1][abi:cw51cXTLSUwv1sDUaKthqa]", MARKER_KERNEL),
         ("rmsnorm_fused_kernel", "rmsnorm_fused_kernel"),
         ("void copy_kernel<float>(float*, float*)", "copy_kernel"),
@@ -163,8 +168,17 @@ def test_the_function_name_is_read_from_any_printed_form(printed: str, name: str
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("134,238,208", 134238208.0), ("1,856", 1856.0), ("12.5", 12.5), ("4.0e-05", 4e-05),
-     ("1,234.5", 1234.5), ("0", 0.0), ("n/a", None), ("", None), ("-", None)],
+    [
+        ("134,238,208", 134238208.0),
+        ("1,856", 1856.0),
+        ("12.5", 12.5),
+        ("4.0e-05", 4e-05),
+        ("1,234.5", 1234.5),
+        ("0", 0.0),
+        ("n/a", None),
+        ("", None),
+        ("-", None),
+    ],
 )
 def test_numbers_as_ncu_prints_them(text: str, value: float | None) -> None:
     assert parse_number(text) == value
@@ -173,16 +187,24 @@ def test_numbers_as_ncu_prints_them(text: str, value: float | None) -> None:
 def test_the_raw_page_is_read_row_by_row() -> None:
     table = parse_raw_csv(RMSNORM_CSV, RMSNORM_METRICS)
     assert [launch.kernel for launch in table.launches] == [
-        MARKER_KERNEL, "rmsnorm_square_kernel", "rmsnorm_reduce_kernel", "rmsnorm_scale_kernel",
-        MARKER_KERNEL, "rmsnorm_fused_kernel",
+        MARKER_KERNEL,
+        "rmsnorm_square_kernel",
+        "rmsnorm_reduce_kernel",
+        "rmsnorm_scale_kernel",
+        MARKER_KERNEL,
+        "rmsnorm_fused_kernel",
     ]
     assert table.units == {
-        TIME_METRIC: "nsecond", "dram__bytes_read.sum": "byte", "dram__bytes_write.sum": "byte",
+        TIME_METRIC: "nsecond",
+        "dram__bytes_read.sum": "byte",
+        "dram__bytes_write.sum": "byte",
     }
     square = table.launches[1]
     assert square.id == 1
     assert square.metrics == {
-        TIME_METRIC: 58112.0, "dram__bytes_read.sum": 134238208.0, "dram__bytes_write.sum": 134217984.0,
+        TIME_METRIC: 58112.0,
+        "dram__bytes_read.sum": 134238208.0,
+        "dram__bytes_write.sum": 134217984.0,
     }
 
 
@@ -232,15 +254,15 @@ def test_sums_add_and_ratios_are_averaged_by_time() -> None:
 
 def test_launches_between_markers_belong_to_each_variant() -> None:
     table = parse_raw_csv(RMSNORM_CSV, RMSNORM_METRICS)
-    baseline, change = attribute(
-        table, ARMS, ("bytes", "launches"), RMSNORM_METRICS, "ncu 2025.1", 130
-    )
+    baseline, change = attribute(table, ARMS, ("bytes", "launches"), RMSNORM_METRICS, "ncu 2025.1", 130)
     assert baseline.launches == 3 and change.launches == 1
     assert baseline.quantities["bytes"] == 134238208 + 134221824 + 134270976 + 134217984 + 16384 + 134217728
     assert change.quantities["bytes"] == 134254592 + 134217760
     assert baseline.quantities["kernel_time_ns"] == 58112 + 31776 + 59040
     assert [k.name for k in baseline.kernels] == [
-        "rmsnorm_reduce_kernel", "rmsnorm_scale_kernel", "rmsnorm_square_kernel",
+        "rmsnorm_reduce_kernel",
+        "rmsnorm_scale_kernel",
+        "rmsnorm_square_kernel",
     ]
     summary = baseline.summary()
     assert summary["evidence"] == "counted" and summary["tool"] == "ncu 2025.1"
@@ -251,8 +273,12 @@ def test_launches_between_markers_belong_to_each_variant() -> None:
 def test_bank_conflicts_and_wavefronts_per_shared_load() -> None:
     table = parse_raw_csv(TRANSPOSE_CSV, TRANSPOSE_METRICS)
     tiled, padded = attribute(
-        table, (("baseline", "tiled"), ("change", "padded")), ("bank_conflicts", "bytes"),
-        TRANSPOSE_METRICS, "ncu", 130,
+        table,
+        (("baseline", "tiled"), ("change", "padded")),
+        ("bank_conflicts", "bytes"),
+        TRANSPOSE_METRICS,
+        "ncu",
+        130,
     )
     assert tiled.quantities["bank_conflicts"] == 65011712
     assert tiled.quantities["shared_load_wavefronts_per_instruction"] == 32.0
@@ -266,7 +292,9 @@ def test_a_variant_without_launches_or_cut_by_the_cap_is_missing() -> None:
     baseline, change = attribute(first_only, ARMS, ("bytes",), RMSNORM_METRICS, "ncu", 130)
     assert baseline.missing is None
     assert change.summary() == {
-        "evidence": None, "variant": "fused", "missing": "ncu recorded no launch of this variant",
+        "evidence": None,
+        "variant": "fused",
+        "missing": "ncu recorded no launch of this variant",
     }
     _, capped = attribute(table, ARMS, ("bytes",), RMSNORM_METRICS, "ncu", launch_cap=6)
     assert "--launch-count 6" in (capped.missing or "")
@@ -287,14 +315,22 @@ def test_a_launch_before_the_first_marker_is_refused() -> None:
 
 def test_the_command_line() -> None:
     command = ncu_command(
-        "/usr/local/cuda/bin/ncu", RMSNORM_METRICS, kernel_regex(["rmsnorm_fused_kernel"]), 130,
-        Path("/tmp/ncu.csv"), [sys.executable, "-m", "perfdsl.runtime.counters.driver", "{}"],
+        "/usr/local/cuda/bin/ncu",
+        RMSNORM_METRICS,
+        kernel_regex(["rmsnorm_fused_kernel"]),
+        130,
+        Path("/tmp/ncu.csv"),
+        [sys.executable, "-m", "perfdsl.runtime.counters.driver", "{}"],
     )
     joined = " ".join(command)
     assert command[0] == "/usr/local/cuda/bin/ncu"
     for flags in (
-        "--csv --page raw --print-units base", "--clock-control none", "--cache-control all",
-        "--profile-from-start off", "--kernel-name-base mangled", "--launch-count 130",
+        "--csv --page raw --print-units base",
+        "--clock-control none",
+        "--cache-control all",
+        "--profile-from-start off",
+        "--kernel-name-base mangled",
+        "--launch-count 130",
         "--log-file /tmp/ncu.csv",
     ):
         assert flags in joined
@@ -314,8 +350,12 @@ def _request() -> CounterRequest:
         reference="kernels.rmsnorm:reference",
         arms=(("baseline", "kernels.rmsnorm:unfused"), ("change", "kernels.rmsnorm:fused")),
         variants=("unfused", "fused"),
-        kernels=("rmsnorm_fused_kernel", "rmsnorm_reduce_kernel", "rmsnorm_scale_kernel",
-                 "rmsnorm_square_kernel"),
+        kernels=(
+            "rmsnorm_fused_kernel",
+            "rmsnorm_reduce_kernel",
+            "rmsnorm_scale_kernel",
+            "rmsnorm_square_kernel",
+        ),
         sizes={"M": 4096, "N": 8192},
         dtype="float32",
         measures=("bytes", "launches"),
@@ -339,8 +379,7 @@ def _fake_ncu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> Pat
         "    print('Version 2025.1.1.0 (build 35528883) (public-release)')\n"
         "    sys.exit(0)\n"
         f"json.dump(args, open({str(tmp_path / 'args.json')!r}, 'w'))\n"
-        "log = args[args.index('--log-file') + 1]\n"
-        + body
+        "log = args[args.index('--log-file') + 1]\n" + body
     )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     real_which = shutil.which
@@ -351,10 +390,7 @@ def _fake_ncu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> Pat
 
 
 def _writes(fixture: str) -> str:
-    return (
-        f"open(log, 'w').write(open({str(FIXTURES / fixture)!r}).read())\n"
-        f"print({DRIVER_DONE!r})\n"
-    )
+    return f"open(log, 'w').write(open({str(FIXTURES / fixture)!r}).read())\nprint({DRIVER_DONE!r})\n"
 
 
 def test_without_ncu_the_counters_are_missing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -396,13 +432,17 @@ def test_collect_runs_ncu_around_the_driver_and_counts_both_arms(
 
 
 def test_a_permission_error_is_reported_not_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _fake_ncu(tmp_path, monkeypatch, (
-        "open(log, 'w').write('==PROF== Connected to process 7 (python3.11)\\n'\n"
-        "    '==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU '\n"
-        "    'Performance Counters on the target device 0. For instructions on enabling permissions '\n"
-        "    'and to get more information see https://developer.nvidia.com/ERR_NVGPUCTRPERM\\n')\n"
-        f"print({DRIVER_DONE!r})\n"
-    ))
+    _fake_ncu(
+        tmp_path,
+        monkeypatch,
+        (
+            "open(log, 'w').write('==PROF== Connected to process 7 (python3.11)\\n'\n"
+            "    '==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU '\n"
+            "    'Performance Counters on the target device 0. For instructions on enabling permissions '\n"
+            "    'and to get more information see https://developer.nvidia.com/ERR_NVGPUCTRPERM\\n')\n"
+            f"print({DRIVER_DONE!r})\n"
+        ),
+    )
     result = collect(_request())
     assert "ERR_NVGPUCTRPERM" in (result.missing or "")
     assert result.arms == () and result.pairs() == {}
@@ -411,11 +451,15 @@ def test_a_permission_error_is_reported_not_raised(tmp_path: Path, monkeypatch: 
 def test_a_driver_that_fails_is_reported_with_its_last_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _fake_ncu(tmp_path, monkeypatch, (
-        "print('Traceback (most recent call last):')\n"
-        "print('perfdsl.runtime.targets.TargetError: no usable CUDA GPU')\n"
-        "sys.exit(1)\n"
-    ))
+    _fake_ncu(
+        tmp_path,
+        monkeypatch,
+        (
+            "print('Traceback (most recent call last):')\n"
+            "print('perfdsl.runtime.targets.TargetError: no usable CUDA GPU')\n"
+            "sys.exit(1)\n"
+        ),
+    )
     result = collect(_request())
     assert result.missing == (
         "the profiled process failed (exit status 1): perfdsl.runtime.targets.TargetError: no usable CUDA GPU"
@@ -431,10 +475,11 @@ def test_the_driver_reads_the_request_and_stops_at_the_missing_gpu(
 
     if gpu_available():
         pytest.skip("a GPU is present: the driver would get past make_target")
-    _fake_ncu(tmp_path, monkeypatch, (
-        "driver = args[args.index('--log-file') + 2 :]\n"
-        "sys.exit(subprocess.run(driver).returncode)\n"
-    ))
+    _fake_ncu(
+        tmp_path,
+        monkeypatch,
+        ("driver = args[args.index('--log-file') + 2 :]\nsys.exit(subprocess.run(driver).returncode)\n"),
+    )
     result = collect(_request(), timeout_s=300)
     assert (result.missing or "").startswith("the profiled process failed (exit status 1): ")
     assert "TargetError: no usable CUDA GPU" in (result.missing or "")
@@ -444,8 +489,7 @@ def test_unreadable_output_is_reported(tmp_path: Path, monkeypatch: pytest.Monke
     _fake_ncu(tmp_path, monkeypatch, f"open(log, 'w').write('==PROF== nothing\\n')\nprint({DRIVER_DONE!r})\n")
     result = collect(_request())
     assert result.missing == (
-        "ncu's output could not be read: ncu printed no CSV header "
-        '(no `"ID",...,"Kernel Name"` row)'
+        'ncu\'s output could not be read: ncu printed no CSV header (no `"ID",...,"Kernel Name"` row)'
     )
 
 
@@ -453,11 +497,15 @@ def test_a_hung_profiler_times_out_and_its_process_group_is_killed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pid_file = tmp_path / "child.pid"
-    _fake_ncu(tmp_path, monkeypatch, (
-        "child = subprocess.Popen(['sleep', '60'])\n"
-        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
-        "time.sleep(60)\n"
-    ))
+    _fake_ncu(
+        tmp_path,
+        monkeypatch,
+        (
+            "child = subprocess.Popen(['sleep', '60'])\n"
+            f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+            "time.sleep(60)\n"
+        ),
+    )
     started = time.monotonic()
     result = collect(_request(), timeout_s=2)
     assert time.monotonic() - started < 20
@@ -517,17 +565,16 @@ def test_on_other_targets_every_shape_says_why_it_has_no_counters() -> None:
     operation = study_plan.operations[0]
     shapes = [{"label": s.label} for s in operation.shapes]
     out = attach_counters(study_plan, operation, {}, "cpu", shapes, True, _Bundle(), lambda _: None)
-    assert out == [
-        {"label": s["label"], "counters": None, "counters_missing": NOT_CUDA} for s in shapes
-    ]
+    assert out == [{"label": s["label"], "counters": None, "counters_missing": NOT_CUDA} for s in shapes]
     assert shapes == [{"label": s.label} for s in operation.shapes]
 
 
 def test_a_failed_correctness_check_is_not_profiled() -> None:
     study_plan = _plan("rmsnorm_fusion")
     operation = study_plan.operations[0]
-    out = attach_counters(study_plan, operation, _variants(), "cuda", [{}, {}, {}], False, _Bundle(),
-                          lambda _: None)
+    out = attach_counters(
+        study_plan, operation, _variants(), "cuda", [{}, {}, {}], False, _Bundle(), lambda _: None
+    )
     assert {entry["counters_missing"] for entry in out} == {NOT_PASSED}
 
 
@@ -539,8 +586,14 @@ def test_on_cuda_the_largest_shape_is_counted_and_the_log_archived(
     operation = study_plan.operations[0]
     bundle, messages = _Bundle(), []
     out = attach_counters(
-        study_plan, operation, _variants(), "cuda", [{"label": s.label} for s in operation.shapes], True,
-        bundle, messages.append,
+        study_plan,
+        operation,
+        _variants(),
+        "cuda",
+        [{"label": s.label} for s in operation.shapes],
+        True,
+        bundle,
+        messages.append,
     )
     assert [entry["counters_missing"] for entry in out[:2]] == [NOT_LARGEST] * 2
     largest = out[2]
@@ -554,7 +607,10 @@ def test_on_cuda_the_largest_shape_is_counted_and_the_log_archived(
     assert messages == ["counting normalize 4096x8192 with Nsight Compute"]
     request = json.loads(json.loads((tmp_path / "args.json").read_text())[-1])
     assert request["kernels"] == [
-        "rmsnorm_fused_kernel", "rmsnorm_reduce_kernel", "rmsnorm_scale_kernel", "rmsnorm_square_kernel",
+        "rmsnorm_fused_kernel",
+        "rmsnorm_reduce_kernel",
+        "rmsnorm_scale_kernel",
+        "rmsnorm_square_kernel",
     ]
     assert request["measures"] == ["bytes", "launches"]
     assert Path(request["study_dir"]) == ROOT / "studies"

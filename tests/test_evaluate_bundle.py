@@ -131,8 +131,15 @@ def test_decision_check(tmp_path: Path) -> None:
 )
 def test_amdahl_reconciliation_on_planted_f_and_s(tmp_path: Path, app_ratio: float, status: str) -> None:
     # f = 0.5 and s = 2 (kernel ratio 0.5): the bound is 1 / (0.5 + 0.25) = 4/3.
-    evaluation = evaluate(make_bundle(tmp_path, kernel_ratio=0.5, share=0.5, app_ratio=app_ratio,
-                                      predictions=("app.time ratio <= amdahl",)))
+    evaluation = evaluate(
+        make_bundle(
+            tmp_path,
+            kernel_ratio=0.5,
+            share=0.5,
+            app_ratio=app_ratio,
+            predictions=("app.time ratio <= amdahl",),
+        )
+    )
     amdahl = evaluation.end_to_end.amdahl
     assert amdahl.f == pytest.approx(0.5)
     assert amdahl.s == pytest.approx(2.0, rel=0.02)

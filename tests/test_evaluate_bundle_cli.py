@@ -14,16 +14,18 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _perfdsl(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "perfdsl", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "perfdsl", *args], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
 
 
 @pytest.fixture(scope="module")
 def real_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A quick CPU run of the bundled RMSNorm study (about 30 s)."""
     artifacts = tmp_path_factory.mktemp("artifacts")
-    done = _perfdsl("run", "studies/rmsnorm_fusion.perf", "--target", "cpu", "--quick",
-                    "--artifacts", str(artifacts))
+    done = _perfdsl(
+        "run", "studies/rmsnorm_fusion.perf", "--target", "cpu", "--quick", "--artifacts", str(artifacts)
+    )
     assert done.returncode == 0, done.stderr
     return Path(done.stdout.strip().splitlines()[-1])
 
@@ -56,10 +58,22 @@ def test_summary_names_the_verdicts(bundle: Path) -> None:
 def test_evaluation_json_has_every_section(bundle: Path) -> None:
     _perfdsl("evaluate", str(bundle))
     data = json.loads((bundle / "evaluation.json").read_text())
-    assert {"operations", "end_to_end", "load", "predictions", "value", "decision", "registration",
-            "quality", "model_level"} <= set(data)
+    assert {
+        "operations",
+        "end_to_end",
+        "load",
+        "predictions",
+        "value",
+        "decision",
+        "registration",
+        "quality",
+        "model_level",
+    } <= set(data)
     assert [p["target"] for p in data["predictions"]] == [
-        "normalize.bytes", "normalize.time", "decode_step.time"]
+        "normalize.bytes",
+        "normalize.time",
+        "decode_step.time",
+    ]
     assert data["registration"]["matches"] is True
     static = data["operations"][0]["static"]
     assert {k["kind"] for k in static["baseline"]} == {"cuda", "cpu"}
@@ -81,8 +95,11 @@ def test_not_a_bundle_exits_2(tmp_path: Path) -> None:
 
 def test_an_edited_predict_section_is_flagged(bundle: Path, tmp_path: Path) -> None:
     study = tmp_path / "edited.perf"
-    study.write_text((ROOT / "studies/rmsnorm_fusion.perf").read_text().replace(
-        "normalize.time   ratio <= 0.55", "normalize.time   ratio <= 0.75"))
+    study.write_text(
+        (ROOT / "studies/rmsnorm_fusion.perf")
+        .read_text()
+        .replace("normalize.time   ratio <= 0.55", "normalize.time   ratio <= 0.75")
+    )
     done = _perfdsl("evaluate", str(bundle), "--study", str(study))
     assert done.returncode == 0
     assert "edited after the run" in done.stdout

@@ -105,7 +105,7 @@ def test_all_equal_blocks():
 
 def test_mde_formula():
     z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
-    assert minimum_detectable_effect(0.01, 20, 20) == pytest.approx(np.expm1(z * 0.01 * 0.1 ** 0.5))
+    assert minimum_detectable_effect(0.01, 20, 20) == pytest.approx(np.expm1(z * 0.01 * 0.1**0.5))
     # Research notes 5.4: n = 20, sigma = 1 % gives about 0.9 %.
     assert minimum_detectable_effect(0.01, 20, 20) == pytest.approx(0.0089, abs=0.0002)
     result = compare(blocks(13, 25, 0.02), blocks(14, 25, 0.02), resamples=RESAMPLES)

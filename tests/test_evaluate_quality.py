@@ -71,9 +71,7 @@ def test_resolution_and_launch_bound():
 def test_clock_difference_reports_cycle_normalised_ratio():
     times_b, times_c = np.full(10, 1.0), np.full(10, 0.95)
     clocks_b, clocks_c = np.full(10, 1980.0), np.full(10, 1800.0)
-    assert cycle_normalised_ratio(times_b, clocks_b, times_c, clocks_c) == pytest.approx(
-        0.95 * 1800 / 1980
-    )
+    assert cycle_normalised_ratio(times_b, clocks_b, times_c, clocks_c) == pytest.approx(0.95 * 1800 / 1980)
     (finding,) = check_clocks(times_b, clocks_b, times_c, clocks_c, "shape (64, 4096)")
     assert finding.code == "PQ004"
     assert "cycle-normalised ratio 0.8636" in finding.message

@@ -39,13 +39,9 @@ def test_a_kernel_comparison_is_refused():
 
 def test_effect_is_validated():
     with pytest.raises(ValueError):
-        EndToEndEffect(
-            end_to_end_baseline_time=0.04, end_to_end_ratio=0.9, end_to_end_ratio_ci=(0.95, 0.98)
-        )
+        EndToEndEffect(end_to_end_baseline_time=0.04, end_to_end_ratio=0.9, end_to_end_ratio_ci=(0.95, 0.98))
     with pytest.raises(ValueError):
-        EndToEndEffect(
-            end_to_end_baseline_time=0.0, end_to_end_ratio=0.97, end_to_end_ratio_ci=(0.96, 0.98)
-        )
+        EndToEndEffect(end_to_end_baseline_time=0.0, end_to_end_ratio=0.97, end_to_end_ratio_ci=(0.96, 0.98))
 
 
 def test_capacity_from_goodput():

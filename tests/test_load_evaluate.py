@@ -85,9 +85,21 @@ def test_errors_count_as_misses_and_late_issue_invalidates():
 
 def result_for(rate: float, passed: bool) -> RateResult:
     return RateResult(
-        offered_rate=rate, scheduled_rate=rate, achieved_rate=rate, n=1_000, misses=0,
-        errors=0, p50=0.0, p90=0.0, p99=0.0, max=0.0, issue_lag_p99=0.0, slo=1.0,
-        p99_ok=passed, throughput_ok=True, lag_ok=True,
+        offered_rate=rate,
+        scheduled_rate=rate,
+        achieved_rate=rate,
+        n=1_000,
+        misses=0,
+        errors=0,
+        p50=0.0,
+        p90=0.0,
+        p99=0.0,
+        max=0.0,
+        issue_lag_p99=0.0,
+        slo=1.0,
+        p99_ok=passed,
+        throughput_ok=True,
+        lag_ok=True,
     )
 
 

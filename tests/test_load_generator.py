@@ -63,9 +63,7 @@ def test_failures_and_unfinished_requests_are_recorded():
     assert run.first_error == "RuntimeError('backend unavailable')"
 
     release = threading.Event()
-    hung = run_open_loop(
-        lambda: release.wait(5.0), 1_000.0, count=3, duration_s=5.0, drain_timeout_s=0.05
-    )
+    hung = run_open_loop(lambda: release.wait(5.0), 1_000.0, count=3, duration_s=5.0, drain_timeout_s=0.05)
     release.set()
     assert not hung.ok.any()
     assert np.all(hung.completed_ns == NOT_COMPLETED)

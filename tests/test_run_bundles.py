@@ -31,11 +31,20 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[Path, str], tup
     """(study, target) -> (artifacts directory, finished process), every run done once."""
     root = tmp_path_factory.mktemp("run-bundles")
     artifacts = {case: root / f"{case[0].stem}-{case[1]}" for case in CASES}
-    done = run_all({
-        f"{study.stem}-{target}": ("run", str(study), "--target", target, "--quick",
-                                   "--artifacts", str(artifacts[(study, target)]))
-        for study, target in CASES
-    })
+    done = run_all(
+        {
+            f"{study.stem}-{target}": (
+                "run",
+                str(study),
+                "--target",
+                target,
+                "--quick",
+                "--artifacts",
+                str(artifacts[(study, target)]),
+            )
+            for study, target in CASES
+        }
+    )
     return {case: (artifacts[case], done[f"{case[0].stem}-{case[1]}"]) for case in CASES}
 
 
@@ -119,9 +128,9 @@ def test_simulator_checks_every_cuda_kernel_on_partial_blocks(runs: dict) -> Non
         for operation in results["operations"]:
             cases = operation["correctness"]["cases"]
             assert cases and all(case["passed"] for case in cases)
-            assert any(
-                any(size % CUDA_BLOCK for size in case["shape"].values()) for case in cases
-            ), f"{study.stem}: no size that leaves a partial block"
+            assert any(any(size % CUDA_BLOCK for size in case["shape"].values()) for case in cases), (
+                f"{study.stem}: no size that leaves a partial block"
+            )
         application = results["application"]
         assert set(application["model_level"]["arms"]) == {"baseline", "change"}
         # Never timed on the simulator (a study whose application fails its model-level

@@ -38,14 +38,32 @@ def broken_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     artifacts = tmp_path_factory.mktemp("broken")
     script = MAIN_AND_MODULES.format(report=set(REPORT_SIDE))
     done = subprocess.run(
-        [sys.executable, "-c", script, "run", str(BROKEN_STUDY), "--target", "cpu", "--quick",
-         "--artifacts", str(artifacts)],
-        cwd=REPO, env=environment(), capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-c",
+            script,
+            "run",
+            str(BROKEN_STUDY),
+            "--target",
+            "cpu",
+            "--quick",
+            "--artifacts",
+            str(artifacts),
+        ],
+        cwd=REPO,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()
-    return {"report": json.loads(lines[-1]), "bundle": Path(lines[-2]), "stderr": done.stderr,
-            "artifacts": artifacts}
+    return {
+        "report": json.loads(lines[-1]),
+        "bundle": Path(lines[-2]),
+        "stderr": done.stderr,
+        "artifacts": artifacts,
+    }
 
 
 def test_run_imports_nothing_from_the_report_side(broken_run: dict[str, Any]) -> None:

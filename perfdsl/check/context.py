@@ -18,9 +18,7 @@ class Context:
     def report(self, code: str, message: str, span: Span, label: str = "", help: str = "") -> None:
         """Record a finding; its severity is the registry's, never chosen here."""
         severity = codes.CODES[code].severity
-        self.diagnostics.append(
-            Diagnostic(code, severity, message, self.study.source, span, label, help)
-        )
+        self.diagnostics.append(Diagnostic(code, severity, message, self.study.source, span, label, help))
 
     def missing(self, code: str, message: str, help: str) -> None:
         """A missing link points at the study's name: the study as a whole lacks it."""
@@ -29,7 +27,8 @@ class Context:
     def header(self, span: Span) -> Span:
         """The span of a section's header (`evidence correctness`), not its whole body."""
         text = self.study.source.text
-        stops = [i for i in (text.find("{", span.start, span.end), text.find("\n", span.start, span.end))
-                 if i >= 0]
+        stops = [
+            i for i in (text.find("{", span.start, span.end), text.find("\n", span.start, span.end)) if i >= 0
+        ]
         end = min(stops, default=span.end)
         return Span(span.start, span.start + len(text[span.start : end].rstrip()))

@@ -13,12 +13,20 @@ from perfdsl.nodes import Application, Condition, Num
 def check_end_to_end(ctx: Context) -> None:
     study = ctx.study
     if not study.applications or study.end_to_end is None:
-        absent = [part for part, present in (("an application", study.applications),
-                                             ("end-to-end evidence", study.end_to_end))
-                  if not present]
-        ctx.missing("PD110", f"study `{study.name.id}` has no {' and no '.join(absent)}",
-                    help="add `application <name> { entry pkg.mod:main; uses <operation> }` "
-                    "and `evidence end_to_end { ... }`")
+        absent = [
+            part
+            for part, present in (
+                ("an application", study.applications),
+                ("end-to-end evidence", study.end_to_end),
+            )
+            if not present
+        ]
+        ctx.missing(
+            "PD110",
+            f"study `{study.name.id}` has no {' and no '.join(absent)}",
+            help="add `application <name> { entry pkg.mod:main; uses <operation> }` "
+            "and `evidence end_to_end { ... }`",
+        )
     for application in study.applications:
         _application(ctx, application)
     if study.end_to_end is not None:
@@ -28,25 +36,43 @@ def check_end_to_end(ctx: Context) -> None:
 def _application(ctx: Context, application: Application) -> None:
     name = application.name
     if application.entry is None:
-        ctx.report("PD213", f"application `{name.id}` has no entry point", name.span,
-                   label="`entry` missing", help="add `entry package.module:function`")
+        ctx.report(
+            "PD213",
+            f"application `{name.id}` has no entry point",
+            name.span,
+            label="`entry` missing",
+            help="add `entry package.module:function`",
+        )
     if not application.uses:
-        ctx.report("PD210", f"application `{name.id}` does not say which operation it uses",
-                   name.span, label="`uses` missing", help="add `uses <operation>`")
+        ctx.report(
+            "PD210",
+            f"application `{name.id}` does not say which operation it uses",
+            name.span,
+            label="`uses` missing",
+            help="add `uses <operation>`",
+        )
     operations = [o.name.id for o in ctx.study.operations]
     for used in application.uses:
         if used.id not in operations:
-            ctx.report("PD301", f"no operation named `{used.id}`", used.span,
-                       label="not defined", help=suggest(used.id, operations)
-                       or "`uses` names operations the study defines")
+            ctx.report(
+                "PD301",
+                f"no operation named `{used.id}`",
+                used.span,
+                label="not defined",
+                help=suggest(used.id, operations) or "`uses` names operations the study defines",
+            )
     fraction(ctx, application.share, "a share", "share 10%")
     operation = ctx.study.operation(name.id)
     if operation is not None:
         later, earlier = sorted((operation.name, name), key=lambda n: n.span.start, reverse=True)
-        ctx.report("PD303", f"`{name.id}` names both an operation and an application",
-                   later.span, label="second definition",
-                   help=f"rename one of them: `{name.id}` is already defined on line "
-                   f"{ctx.study.source.position(earlier.span.start).line}")
+        ctx.report(
+            "PD303",
+            f"`{name.id}` names both an operation and an application",
+            later.span,
+            label="second definition",
+            help=f"rename one of them: `{name.id}` is already defined on line "
+            f"{ctx.study.source.position(earlier.span.start).line}",
+        )
 
 
 def _load_test(ctx: Context) -> None:
@@ -56,18 +82,26 @@ def _load_test(ctx: Context) -> None:
     header = ctx.header(evidence.span)
     if evidence.load is not None:
         choice(ctx, evidence.load.arrivals, words.ARRIVALS, "arrival process")
-        dimension(ctx, evidence.load.rates.start, ("rate",), "an offered load",
-                  "load poisson 50..800 step 50 rps")
+        dimension(
+            ctx, evidence.load.rates.start, ("rate",), "an offered load", "load poisson 50..800 step 50 rps"
+        )
     if evidence.slo is not None:
         _slo(ctx, evidence.slo)
     objective = ctx.study.workload.objective if ctx.study.workload else None
     if objective is None or objective.subject[-1].id != "latency":
         return
-    for part, present, example in (("load", evidence.load, "load poisson 50..800 step 50 rps"),
-                                   ("SLO", evidence.slo, "slo p99 <= 25 ms")):
+    for part, present, example in (
+        ("load", evidence.load, "load poisson 50..800 step 50 rps"),
+        ("SLO", evidence.slo, "slo p99 <= 25 ms"),
+    ):
         if present is None:
-            ctx.report("PD209", f"end-to-end evidence has no {part} while latency is the "
-                       "objective", header, label=f"{part} missing", help=f"add `{example}`")
+            ctx.report(
+                "PD209",
+                f"end-to-end evidence has no {part} while latency is the objective",
+                header,
+                label=f"{part} missing",
+                help=f"add `{example}`",
+            )
     bounds = (objective.bound, evidence.slo.bound) if evidence.slo else ()
     if bounds and all(isinstance(b, Num) and b.quantity.dimension == "time" for b in bounds):
         _slo_agrees(ctx, objective, evidence.slo)
@@ -89,13 +123,14 @@ def _slo_agrees(ctx: Context, objective: Condition, slo: Condition) -> None:
     wanted, bound = objective.bound.quantity, slo.bound.quantity
     if _statistic(objective) != _statistic(slo):
         span = slo.subject[0].span.to(slo.subject[-1].span)
-    elif objective.comparator != slo.comparator or \
-            abs(wanted.base - bound.base) > EPSILON * abs(wanted.base):
+    elif objective.comparator != slo.comparator or abs(wanted.base - bound.base) > EPSILON * abs(wanted.base):
         span = slo.bound.span
     else:
         return
     ctx.report(
-        "PD408", "the SLO disagrees with the workload's objective", span,
+        "PD408",
+        "the SLO disagrees with the workload's objective",
+        span,
         label=f"the objective is `{objective.metric} {objective.comparator} {wanted}`",
         help=f"write `slo {_statistic(objective)} {objective.comparator} {wanted}`",
     )
@@ -109,17 +144,26 @@ def _statistic(condition: Condition) -> str:
 def check_value(ctx: Context) -> None:
     value = ctx.study.value
     if value is None:
-        ctx.missing("PD111", f"study `{ctx.study.name.id}` states no value",
-                    help="add `value { frequency 80 per token; scale 12000 gpu_hours per day; "
-                    "from <application> }`")
+        ctx.missing(
+            "PD111",
+            f"study `{ctx.study.name.id}` states no value",
+            help="add `value { frequency 80 per token; scale 12000 gpu_hours per day; from <application> }`",
+        )
         return
     header = ctx.header(value.span)
-    parts = (("frequency", value.frequency, "frequency 80 per token"),
-             ("scale", value.scale, "scale 12000 gpu_hours per day"))
+    parts = (
+        ("frequency", value.frequency, "frequency 80 per token"),
+        ("scale", value.scale, "scale 12000 gpu_hours per day"),
+    )
     for part, num, example in parts:
         if num is None:
-            ctx.report("PD211", f"the value has no {part}", header, label=f"`{part}` missing",
-                       help=f"add `{example}`")
+            ctx.report(
+                "PD211",
+                f"the value has no {part}",
+                header,
+                label=f"`{part}` missing",
+                help=f"add `{example}`",
+            )
         else:
             dimension(ctx, num, (part,), f"a {part}", example)
     _basis(ctx)
@@ -134,7 +178,9 @@ def _basis(ctx: Context) -> None:
     if basis is None:
         if len(study.applications) != 1:
             ctx.report(
-                "PD403", "the value has no end-to-end basis", ctx.header(value.span),
+                "PD403",
+                "the value has no end-to-end basis",
+                ctx.header(value.span),
                 label="no application to measure the effect on",
                 help="add `from <application>`: the value comes from its measured effect",
             )
@@ -142,12 +188,18 @@ def _basis(ctx: Context) -> None:
     if study.operation(basis.id) is not None:
         apps = [a.name.id for a in study.applications]
         ctx.report(
-            "PD403", f"the value is computed from operation `{basis.id}`", basis.span,
+            "PD403",
+            f"the value is computed from operation `{basis.id}`",
+            basis.span,
             label="a kernel speedup ignores the rest of the application",
             help=f"write `from {apps[0]}`" if apps else "compute it from an application",
         )
     elif study.application(basis.id) is None:
         names = [a.name.id for a in study.applications]
-        ctx.report("PD301", f"no application named `{basis.id}`", basis.span,
-                   label="not defined", help=suggest(basis.id, names)
-                   or "`from` names an application the study defines")
+        ctx.report(
+            "PD301",
+            f"no application named `{basis.id}`",
+            basis.span,
+            label="not defined",
+            help=suggest(basis.id, names) or "`from` names an application the study defines",
+        )

@@ -16,9 +16,12 @@ MODEL_DIMENSIONS = {"bytes": ("bytes", DIMENSIONLESS)}
 
 def check_operation(ctx: Context) -> None:
     if not ctx.study.operations:
-        ctx.missing("PD104", f"study `{ctx.study.name.id}` names no limiting operation",
-                    help="add `operation <name> { baseline pkg.mod:old; change pkg.mod:new; "
-                    "reference pkg.mod:reference }`")
+        ctx.missing(
+            "PD104",
+            f"study `{ctx.study.name.id}` names no limiting operation",
+            help="add `operation <name> { baseline pkg.mod:old; change pkg.mod:new; "
+            "reference pkg.mod:reference }`",
+        )
     for operation in ctx.study.operations:
         _implementations(ctx, operation)
         for model in operation.models:
@@ -29,13 +32,21 @@ def _implementations(ctx: Context, operation: Operation) -> None:
     name = operation.name
     for part, ref in (("baseline", operation.baseline), ("change", operation.change)):
         if ref is None:
-            ctx.report("PD208", f"operation `{name.id}` has no {part}", name.span,
-                       label=f"`{part}` missing",
-                       help=f"add `{part} package.module:function`")
+            ctx.report(
+                "PD208",
+                f"operation `{name.id}` has no {part}",
+                name.span,
+                label=f"`{part}` missing",
+                help=f"add `{part} package.module:function`",
+            )
     if operation.reference is None:
-        ctx.report("PD201", f"operation `{name.id}` has no reference implementation", name.span,
-                   label="nothing to check correctness against",
-                   help="add `reference package.module:reference`, computed in float64")
+        ctx.report(
+            "PD201",
+            f"operation `{name.id}` has no reference implementation",
+            name.span,
+            label="nothing to check correctness against",
+            help="add `reference package.module:reference`, computed in float64",
+        )
 
 
 def _model(ctx: Context, model: Model) -> None:
@@ -45,7 +56,8 @@ def _model(ctx: Context, model: Model) -> None:
     workload = ctx.study.workload
     symbols = (
         [s.id for s in workload.shapes.symbols]
-        if workload is not None and workload.shapes is not None else None
+        if workload is not None and workload.shapes is not None
+        else None
     )
     dimensions = []
     for formula in (model.baseline, model.change):
@@ -53,17 +65,20 @@ def _model(ctx: Context, model: Model) -> None:
             for name in names_in(formula):
                 if name.id not in symbols:
                     ctx.report(
-                        "PD307", f"`{name.id}` is not a shape symbol", name.span,
+                        "PD307",
+                        f"`{name.id}` is not a shape symbol",
+                        name.span,
                         label="not among the workload's symbols",
-                        help=suggest(name.id, symbols)
-                        or f"formulas use the shape symbols {one_of(symbols)}",
+                        help=suggest(name.id, symbols) or f"formulas use the shape symbols {one_of(symbols)}",
                     )
         dimensions.append(formula_dimension(ctx, formula))
     allowed = MODEL_DIMENSIONS.get(model.quantity.id, (DIMENSIONLESS,))
     for formula, dimension in zip((model.baseline, model.change), dimensions, strict=True):
         if dimension is not None and dimension not in allowed:
             ctx.report(
-                "PD302", f"a `{model.quantity.id}` formula gives {dimension}", formula.span,
+                "PD302",
+                f"a `{model.quantity.id}` formula gives {dimension}",
+                formula.span,
                 label=f"expected {' or '.join(allowed)}",
                 help=f"`{model.quantity.id}` counts per call: drop the unit",
             )
@@ -72,16 +87,27 @@ def _model(ctx: Context, model: Model) -> None:
 def check_mechanism(ctx: Context) -> None:
     change = ctx.study.change
     if change is None:
-        ctx.missing("PD105", f"study `{ctx.study.name.id}` states no mechanism",
-                    help='add `change { mechanism bytes_removed; summary "..." }`')
+        ctx.missing(
+            "PD105",
+            f"study `{ctx.study.name.id}` states no mechanism",
+            help='add `change { mechanism bytes_removed; summary "..." }`',
+        )
         return
     if change.mechanism is None:
-        ctx.report("PD105", "the change states no mechanism", ctx.header(change.span),
-                   label="`mechanism` missing",
-                   help=f"add `mechanism <category>`, one of {one_of(words.MECHANISMS)}")
+        ctx.report(
+            "PD105",
+            "the change states no mechanism",
+            ctx.header(change.span),
+            label="`mechanism` missing",
+            help=f"add `mechanism <category>`, one of {one_of(words.MECHANISMS)}",
+        )
     else:
         choice(ctx, change.mechanism, words.MECHANISMS, "mechanism")
     if change.summary is None:
-        ctx.report("PD218", "the change has no summary", ctx.header(change.span),
-                   label="`summary` missing",
-                   help='add `summary "..."`: which work the change removes, and how')
+        ctx.report(
+            "PD218",
+            "the change has no summary",
+            ctx.header(change.span),
+            label="`summary` missing",
+            help='add `summary "..."`: which work the change removes, and how',
+        )

@@ -39,8 +39,11 @@ def dimension(ctx: Context, num: Num, expected: Sequence[str], what: str, exampl
         return True
     wanted = " or ".join(DIMENSION_WORDS[d] for d in expected)
     ctx.report(
-        "PD302", f"{what} must be {wanted}, not {DIMENSION_WORDS[num.quantity.dimension]}",
-        num.span, label=f"`{num.quantity}`", help=f"write it like `{example}`",
+        "PD302",
+        f"{what} must be {wanted}, not {DIMENSION_WORDS[num.quantity.dimension]}",
+        num.span,
+        label=f"`{num.quantity}`",
+        help=f"write it like `{example}`",
     )
     return False
 
@@ -50,8 +53,13 @@ def fraction(ctx: Context, num: Num | None, what: str, example: str) -> None:
     if num is None or not dimension(ctx, num, (FRACTION,), what, example):
         return
     if not 0 < num.quantity.base <= 1:
-        ctx.report("PD409", f"{what} of {num.quantity} is outside 0 to 100%", num.span,
-                   label="not a fraction of the whole", help=f"write it like `{example}`")
+        ctx.report(
+            "PD409",
+            f"{what} of {num.quantity} is outside 0 to 100%",
+            num.span,
+            label="not a fraction of the whole",
+            help=f"write it like `{example}`",
+        )
 
 
 def formula_dimension(ctx: Context, expr: Expr) -> str | None:
@@ -61,8 +69,13 @@ def formula_dimension(ctx: Context, expr: Expr) -> str | None:
     if isinstance(expr, Num):
         return expr.quantity.dimension
     if not isinstance(expr, BinOp):
-        ctx.report("PD005", "a formula is arithmetic over numbers and shape symbols", expr.span,
-                   label="not a number or a symbol", help="write a formula like `4*M*N`")
+        ctx.report(
+            "PD005",
+            "a formula is arithmetic over numbers and shape symbols",
+            expr.span,
+            label="not a number or a symbol",
+            help="write a formula like `4*M*N`",
+        )
         return None
     left, right = formula_dimension(ctx, expr.left), formula_dimension(ctx, expr.right)
     if left is None or right is None:
@@ -70,9 +83,13 @@ def formula_dimension(ctx: Context, expr: Expr) -> str | None:
     result = _combine(expr.op, left, right)
     if result is None:
         verb = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide"}[expr.op]
-        ctx.report("PD302", f"cannot {verb} {left} and {right}", expr.span,
-                   label="units of different dimensions",
-                   help="write both sides in the same unit, or drop the units")
+        ctx.report(
+            "PD302",
+            f"cannot {verb} {left} and {right}",
+            expr.span,
+            label="units of different dimensions",
+            help="write both sides in the same unit, or drop the units",
+        )
     return result
 
 

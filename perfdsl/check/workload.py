@@ -13,9 +13,12 @@ from perfdsl.source import Span
 def check_workload(ctx: Context) -> None:
     workload = ctx.study.workload
     if workload is None:
-        ctx.missing("PD102", f"study `{ctx.study.name.id}` declares no workload",
-                    help="add `workload { ... }` with summary, shapes, weights, dtype, "
-                    "targets, objective and correct")
+        ctx.missing(
+            "PD102",
+            f"study `{ctx.study.name.id}` declares no workload",
+            help="add `workload { ... }` with summary, shapes, weights, dtype, "
+            "targets, objective and correct",
+        )
         return
     header = ctx.header(workload.span)
     parts = (
@@ -26,8 +29,13 @@ def check_workload(ctx: Context) -> None:
     )
     for value, part, example in parts:
         if not value:
-            ctx.report("PD207", f"the workload has no `{part}`", header,
-                       label=f"`{part}` missing", help=f"add `{example}`")
+            ctx.report(
+                "PD207",
+                f"the workload has no `{part}`",
+                header,
+                label=f"`{part}` missing",
+                help=f"add `{example}`",
+            )
     if workload.dtype is not None:
         choice(ctx, workload.dtype, words.DTYPES, "dtype")
     for target in workload.targets:
@@ -35,9 +43,13 @@ def check_workload(ctx: Context) -> None:
     distinct(ctx, workload.targets, "target")
     _weights(ctx)
     if workload.shapes is not None and len(workload.shapes.shapes) == 1:
-        ctx.report("PD501", "the workload has a single shape", workload.shapes.shapes[0].span,
-                   label="the only shape",
-                   help="add the other shapes production traffic takes, with their weights")
+        ctx.report(
+            "PD501",
+            "the workload has a single shape",
+            workload.shapes.shapes[0].span,
+            label="the only shape",
+            help="add the other shapes production traffic takes, with their weights",
+        )
     _tolerances(ctx, header)
 
 
@@ -48,27 +60,43 @@ def _weights(ctx: Context) -> None:
     shapes = workload.shapes.shapes if workload.shapes is not None else ()
     if workload.weights_span is None:
         if len(shapes) > 1:
-            ctx.report("PD207", "the workload has no `weights`", ctx.header(workload.span),
-                       label="`weights` missing",
-                       help="add `weights [0.7, 0.3]`, one share of traffic per shape")
+            ctx.report(
+                "PD207",
+                "the workload has no `weights`",
+                ctx.header(workload.span),
+                label="`weights` missing",
+                help="add `weights [0.7, 0.3]`, one share of traffic per shape",
+            )
         return
     weights = workload.weights
     for weight in weights:
         dimension(ctx, weight, PLAIN, "a weight", "0.25")
     if shapes and len(weights) != len(shapes):
-        ctx.report("PD405", f"{len(weights)} weights for {len(shapes)} shapes",
-                   workload.weights_span, label="one weight per shape",
-                   help=f"give exactly {len(shapes)} weights, in the order of the shapes")
+        ctx.report(
+            "PD405",
+            f"{len(weights)} weights for {len(shapes)} shapes",
+            workload.weights_span,
+            label="one weight per shape",
+            help=f"give exactly {len(shapes)} weights, in the order of the shapes",
+        )
     negative = [w for w in weights if w.quantity.base < 0]
     for weight in negative:
-        ctx.report("PD405", f"the weight {weight.quantity} is negative", weight.span,
-                   label="a share of traffic cannot be negative",
-                   help="use 0 for a shape that receives no traffic")
+        ctx.report(
+            "PD405",
+            f"the weight {weight.quantity} is negative",
+            weight.span,
+            label="a share of traffic cannot be negative",
+            help="use 0 for a shape that receives no traffic",
+        )
     total = sum(w.quantity.base for w in weights)
     if weights and not negative and abs(total - 1) > EPSILON:
-        ctx.report("PD405", f"the weights sum to {total:g}, not 1", workload.weights_span,
-                   label="weights are shares of traffic",
-                   help="divide each weight by their sum")
+        ctx.report(
+            "PD405",
+            f"the weights sum to {total:g}, not 1",
+            workload.weights_span,
+            label="weights are shares of traffic",
+            help="divide each weight by their sum",
+        )
 
 
 def _tolerances(ctx: Context, header: Span) -> None:
@@ -76,9 +104,13 @@ def _tolerances(ctx: Context, header: Span) -> None:
     workload = ctx.study.workload
     assert workload is not None
     if not workload.correct:
-        ctx.report("PD202", "the workload states no correctness tolerance", header,
-                   label="no `correct` condition",
-                   help="add `correct rel_l2 <= 1e-5 vs float64`")
+        ctx.report(
+            "PD202",
+            "the workload states no correctness tolerance",
+            header,
+            label="no `correct` condition",
+            help="add `correct rel_l2 <= 1e-5 vs float64`",
+        )
     for condition in workload.correct:
         metric = Name(condition.metric, condition.subject[0].span.to(condition.subject[-1].span))
         choice(ctx, metric, words.ERROR_METRICS, "error metric")
@@ -98,18 +130,21 @@ def _reduced_precision(ctx: Context) -> None:
         return
     roundoff = words.REDUCED_PRECISION_ROUNDOFF[dtype.id]
     if not any(c.versus is not None and c.versus.id == "float64" for c in workload.correct):
-        ctx.report("PD404", f"`{dtype.id}` results are not compared with `float64`", dtype.span,
-                   label="reduced precision",
-                   help="add `correct rel_l2 <= 1e-2 vs float64`")
+        ctx.report(
+            "PD404",
+            f"`{dtype.id}` results are not compared with `float64`",
+            dtype.span,
+            label="reduced precision",
+            help="add `correct rel_l2 <= 1e-2 vs float64`",
+        )
     for condition in workload.correct:
         bound = number(condition.bound)
-        if condition.metric in words.RELATIVE_ERROR_METRICS and bound is not None \
-                and bound < roundoff:
+        if condition.metric in words.RELATIVE_ERROR_METRICS and bound is not None and bound < roundoff:
             ctx.report(
                 "PD404",
-                f"a `{condition.metric}` tolerance of {bound:g} is tighter than `{dtype.id}` "
-                "can round to",
-                condition.bound.span, label=f"`{dtype.id}` rounds at {roundoff:.2g}",
+                f"a `{condition.metric}` tolerance of {bound:g} is tighter than `{dtype.id}` can round to",
+                condition.bound.span,
+                label=f"`{dtype.id}` rounds at {roundoff:.2g}",
                 help=f"state the tolerance `{dtype.id}` meets, e.g. "
                 f"`correct {condition.metric} <= 1e-2 vs float64`",
             )
@@ -122,9 +157,13 @@ def check_baseline(ctx: Context) -> None:
         return
     objective = workload.objective
     if objective is None:
-        ctx.report("PD103", "the workload states no objective", ctx.header(workload.span),
-                   label="no baseline operating point",
-                   help="add `objective p99 latency <= 25 ms at 400 rps`")
+        ctx.report(
+            "PD103",
+            "the workload states no objective",
+            ctx.header(workload.span),
+            label="no baseline operating point",
+            help="add `objective p99 latency <= 25 ms at 400 rps`",
+        )
         return
     *statistics, metric = objective.subject
     if not choice(ctx, metric, tuple(words.OBJECTIVE_METRICS), "objective metric"):
@@ -138,6 +177,10 @@ def check_baseline(ctx: Context) -> None:
     if isinstance(objective.at, Num):
         dimension(ctx, objective.at, ("rate",), "the load of an objective", "at 400 rps")
     if metric.id == "latency" and objective.at is None:
-        ctx.report("PD103", "the latency objective states no load", objective.bound.span,
-                   label="latency at which request rate?",
-                   help="add the operating point, e.g. `at 400 rps`")
+        ctx.report(
+            "PD103",
+            "the latency objective states no load",
+            objective.bound.span,
+            label="latency at which request rate?",
+            help="add the operating point, e.g. `at 400 rps`",
+        )

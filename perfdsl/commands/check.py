@@ -20,10 +20,15 @@ from perfdsl.source import Source
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="study files, or directories searched for *.perf")
-    parser.add_argument("--format", choices=("full", "short", "json"), default="full",
-                        help="full (rustc-style, default), short (one line each) or json")
+    parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help="study files, or directories searched for *.perf"
+    )
+    parser.add_argument(
+        "--format",
+        choices=("full", "short", "json"),
+        default="full",
+        help="full (rustc-style, default), short (one line each) or json",
+    )
 
 
 def study_paths(paths: list[str]) -> list[Path]:
@@ -48,9 +53,7 @@ def read_source(path: Path) -> Source:
     try:
         return Source.read(path)
     except UnicodeDecodeError as error:
-        raise CommandError(
-            f"{path}: not UTF-8 text (byte {error.start}); save the study as UTF-8"
-        ) from None
+        raise CommandError(f"{path}: not UTF-8 text (byte {error.start}); save the study as UTF-8") from None
     except IsADirectoryError:
         raise CommandError(f"{path}: is a directory; pass it to search it for *.perf") from None
     except OSError as error:

@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bundle", help="a bundle directory written by `perfdsl run`")
-    parser.add_argument("--study", metavar="FILE",
-                        help="also check this study's `predict` section against the registered one")
+    parser.add_argument(
+        "--study", metavar="FILE", help="also check this study's `predict` section against the registered one"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,6 +96,7 @@ def _end_to_end_lines(e: Evaluation) -> list[str]:
             note = "" if arm.confirmed else " (unconfirmed)"
             lines.append(f"  goodput {arm.arm}: {arm.goodput:.1f} rps{note}")
         cap = e.load.capacity
-        lines.append(f"  capacity change: {cap.change:.4f}" if cap
-                     else f"  capacity: {e.load.capacity_missing}")
+        lines.append(
+            f"  capacity change: {cap.change:.4f}" if cap else f"  capacity: {e.load.capacity_missing}"
+        )
     return lines

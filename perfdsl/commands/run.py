@@ -16,13 +16,19 @@ TARGETS = ("auto", "cuda", "cpu", "cudasim")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("study", help="the .perf study to run")
-    parser.add_argument("--target", choices=TARGETS, default="auto",
-                        help="cuda (a GPU), cpu (Numba CPU kernels), cudasim (correctness only), "
-                        "auto (cuda when a GPU is usable, else cpu; the default)")
-    parser.add_argument("--quick", action="store_true",
-                        help="small shapes and few repeats: a smoke run, not evidence-grade")
-    parser.add_argument("--artifacts", metavar="DIR",
-                        help="where bundles go (default: the study's `artifacts` path)")
+    parser.add_argument(
+        "--target",
+        choices=TARGETS,
+        default="auto",
+        help="cuda (a GPU), cpu (Numba CPU kernels), cudasim (correctness only), "
+        "auto (cuda when a GPU is usable, else cpu; the default)",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="small shapes and few repeats: a smoke run, not evidence-grade"
+    )
+    parser.add_argument(
+        "--artifacts", metavar="DIR", help="where bundles go (default: the study's `artifacts` path)"
+    )
 
 
 def _one_thread_pool() -> None:
@@ -52,8 +58,10 @@ def run(args: argparse.Namespace) -> int:
     if count_errors(diagnostics):
         for diagnostic in diagnostics:
             print(render_full(diagnostic), file=sys.stderr)
-        print(f"perfdsl run: the study does not check; fix the errors above "
-              f"(`perfdsl check {args.study}`)", file=sys.stderr)
+        print(
+            f"perfdsl run: the study does not check; fix the errors above (`perfdsl check {args.study}`)",
+            file=sys.stderr,
+        )
         return 1
     if args.target == "cudasim":
         # Numba reads this once, when numba.cuda is first imported: set it before anything does.
@@ -73,8 +81,7 @@ def run(args: argparse.Namespace) -> int:
     except (TargetError, PlanError) as error:
         raise CommandError(str(error)) from None
     artifacts = Path(args.artifacts) if args.artifacts else Path(run_plan.artifacts)
-    print(f"perfdsl run: {study.name.id} on {target.name}"
-          f"{' (quick)' if args.quick else ''}", file=sys.stderr)
+    print(f"perfdsl run: {study.name.id} on {target.name}{' (quick)' if args.quick else ''}", file=sys.stderr)
     try:
         bundle = execute(run_plan, target, artifacts, stderr_progress)
     except RunError as error:

@@ -22,8 +22,10 @@ def run(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"{path}: {problem}")
     if problems:
-        print(f"error: {len(problems)} problem{'s' if len(problems) != 1 else ''}: "
-              "the bundle is not what was written")
+        print(
+            f"error: {len(problems)} problem{'s' if len(problems) != 1 else ''}: "
+            "the bundle is not what was written"
+        )
         return 1
     print(f"ok: {path} matches its manifest")
     return 0

@@ -237,9 +237,7 @@ def combine_shapes(
     if not comparisons:
         raise ValueError("no shapes to combine")
     if set(comparisons) != set(weights):
-        raise ValueError(
-            f"shapes and weights differ: {sorted(comparisons)} vs {sorted(weights)}"
-        )
+        raise ValueError(f"shapes and weights differ: {sorted(comparisons)} vs {sorted(weights)}")
     names = tuple(comparisons)
     w = np.array([float(weights[s]) for s in names])
     if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:

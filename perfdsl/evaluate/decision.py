@@ -40,17 +40,20 @@ def check_decision(
     if declared == "adopt":
         findings += [
             f"adopt, but operation `{op.name}` fails its correctness check"
-            for op in operations if not op.correctness.passed
+            for op in operations
+            if not op.correctness.passed
         ]
         if model_level.passed is False:
             findings.append("adopt, but the application's output fails its model-level check")
         findings += [
             f"adopt, but the prediction `{p.text}` is refuted ({p.message})"
-            for p in predictions if p.verdict == "refuted" and p.target.endswith(".time")
+            for p in predictions
+            if p.verdict == "refuted" and p.target.endswith(".time")
         ]
         if e2e != "faster":
             findings.append(
-                f"adopt, but the end-to-end verdict is {e2e!r}" if e2e
+                f"adopt, but the end-to-end verdict is {e2e!r}"
+                if e2e
                 else "adopt, but there is no end-to-end timing evidence"
             )
     elif declared == "reject":

@@ -80,14 +80,18 @@ def evaluate_end_to_end(
         return None
     samples = read_samples(inputs, app["samples"]) if app.get("samples") else {}
     missing = why_not_evidence(
-        inputs.results.get("timings_valid", False), inputs.results.get("target", "?"),
-        app.get("samples_missing") or "no request times were recorded", samples,
+        inputs.results.get("timings_valid", False),
+        inputs.results.get("target", "?"),
+        app.get("samples_missing") or "no request times were recorded",
+        samples,
     )
     comparison = None
     if missing is None:
         comparison = compare(
-            samples["baseline"].block_medians_ns, samples["change"].block_medians_ns,
-            level=level, min_effect=theta,
+            samples["baseline"].block_medians_ns,
+            samples["change"].block_medians_ns,
+            level=level,
+            min_effect=theta,
         )
     shares, share_missing = _shares(app)
     uses = list(app.get("uses") or [])
@@ -148,8 +152,12 @@ def _kernel_speedup(
 
 
 def _amdahl(
-    operation: OperationResult | None, app: Mapping[str, Any], shares: tuple[Share, ...],
-    comparison: Comparison | None, comparison_missing: str | None, share_missing: str | None,
+    operation: OperationResult | None,
+    app: Mapping[str, Any],
+    shares: tuple[Share, ...],
+    comparison: Comparison | None,
+    comparison_missing: str | None,
+    share_missing: str | None,
 ) -> tuple[Amdahl | None, str | None]:
     if operation is None:
         return None, "no operation to take s from"

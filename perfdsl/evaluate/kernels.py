@@ -136,7 +136,11 @@ def _combine(shapes: tuple[ShapeResult, ...], level: float) -> tuple[Combined | 
 
 
 def _shape(
-    inputs: BundleInputs, operation: str, shape: Mapping[str, Any], level: float, theta: float,
+    inputs: BundleInputs,
+    operation: str,
+    shape: Mapping[str, Any],
+    level: float,
+    theta: float,
     mechanism: str | None,
 ) -> ShapeResult:
     found = quantities(shape)
@@ -148,15 +152,17 @@ def _shape(
     comparison, missing = None, _why_not_evidence(inputs, shape, samples)
     if missing is None:
         comparison = compare(
-            samples["baseline"].block_medians_ns, samples["change"].block_medians_ns,
-            level=level, min_effect=theta,
+            samples["baseline"].block_medians_ns,
+            samples["change"].block_medians_ns,
+            level=level,
+            min_effect=theta,
         )
     quantity_name = MECHANISM_MEASURES.get(mechanism or "")
     mech = ShapeMechanism(
         quantities=found,
-        counters_missing=None if shape.get("counters") else (
-            shape.get("counters_missing") or "the run recorded no counters"
-        ),
+        counters_missing=None
+        if shape.get("counters")
+        else (shape.get("counters_missing") or "the run recorded no counters"),
         roof_bytes_per_s=roof,
         roof_missing=roof_missing,
         bandwidth=achieved,
@@ -193,8 +199,10 @@ def _why_not_evidence(
     inputs: BundleInputs, shape: Mapping[str, Any], samples: Mapping[str, ArmSamples]
 ) -> str | None:
     return why_not_evidence(
-        inputs.results.get("timings_valid", False), inputs.results.get("target", "?"),
-        shape.get("samples_missing") or "not timed", samples,
+        inputs.results.get("timings_valid", False),
+        inputs.results.get("target", "?"),
+        shape.get("samples_missing") or "not timed",
+        samples,
     )
 
 
@@ -239,8 +247,11 @@ def arm_findings(
 
 
 def _findings(
-    inputs: BundleInputs, samples: Mapping[str, ArmSamples], timing: Mapping[str, Any],
-    mech: ShapeMechanism, subject: str,
+    inputs: BundleInputs,
+    samples: Mapping[str, ArmSamples],
+    timing: Mapping[str, Any],
+    mech: ShapeMechanism,
+    subject: str,
 ) -> tuple[quality.Finding, ...]:
     target = inputs.results.get("target", "?")
     out = arm_findings(samples, (*ARMS, ROOF_ARM), subject, target)

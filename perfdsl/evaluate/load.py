@@ -27,9 +27,7 @@ issue lag (actual issue time - scheduled time) exceeds 5 % of the SLO: then the
 requests did not arrive when the schedule said (research notes, section 5.5)."""
 
 
-def p99_check(
-    n: int, misses: int, percentile: float = 0.99, confidence: float = 0.99
-) -> bool:
+def p99_check(n: int, misses: int, percentile: float = 0.99, confidence: float = 0.99) -> bool:
     """Does a run of n completions with `misses` over the SLO show the percentile <= SLO?
 
     One-sided binomial test: if the true miss rate were 1 - percentile (p99

@@ -142,8 +142,13 @@ def explain_change(
         return Explanation("not evidence", mechanism_name, None, None, False, "no timing evidence")
     if quantity is None or quantity.ratio is None:
         return Explanation(
-            "not evidence", mechanism_name, None, comparison.ratio, False,
-            f"`{mechanism_name}` is neither modelled nor counted" if mechanism_name
+            "not evidence",
+            mechanism_name,
+            None,
+            comparison.ratio,
+            False,
+            f"`{mechanism_name}` is neither modelled nor counted"
+            if mechanism_name
             else "the study names no mechanism",
         )
     q, theta = quantity.ratio, comparison.theta
@@ -163,8 +168,12 @@ def explain_change(
     else:
         status, message = "no change", f"neither time nor `{quantity.name}` moved ({what})"
     return Explanation(
-        status, quantity.name, q, comparison.ratio,
-        status in ("unexplained", "beyond the mechanism"), message,
+        status,
+        quantity.name,
+        q,
+        comparison.ratio,
+        status in ("unexplained", "beyond the mechanism"),
+        message,
     )
 
 

@@ -67,8 +67,10 @@ class Evidence:
 def judge(low: float, high: float, comparator: str, bound: float) -> PredictionVerdict:
     """Confirmed if all of [low, high] satisfies `comparator bound`, refuted if none does."""
     holds = {
-        "<=": lambda x: x <= bound, "<": lambda x: x < bound,
-        ">=": lambda x: x >= bound, ">": lambda x: x > bound,
+        "<=": lambda x: x <= bound,
+        "<": lambda x: x < bound,
+        ">=": lambda x: x >= bound,
+        ">": lambda x: x > bound,
     }.get(comparator)
     if holds is None:
         return "inconclusive"
@@ -91,8 +93,11 @@ def evaluate_predictions(
 
 
 def _one(
-    study: Study, prediction: Prediction, ops: dict[str, OperationResult],
-    end_to_end: EndToEnd | None, load: LoadEvaluation | None,
+    study: Study,
+    prediction: Prediction,
+    ops: dict[str, OperationResult],
+    end_to_end: EndToEnd | None,
+    load: LoadEvaluation | None,
 ) -> PredictionResult:
     subject, quantity = prediction.subject.id, prediction.quantity.id
     bound, bound_source, bound_missing = _bound(prediction, end_to_end)
@@ -110,15 +115,24 @@ def _one(
         "bound_source": bound_source,
     }
     if evidence is None or bound is None:
-        return PredictionResult(**base, value=None, ci=None, basis="none", verdict="not evidence",
-                                message=missing or "nothing to judge it against")
+        return PredictionResult(
+            **base,
+            value=None,
+            ci=None,
+            basis="none",
+            verdict="not evidence",
+            message=missing or "nothing to judge it against",
+        )
     verdict = judge(*evidence.ci, prediction.comparator, bound)
     lo, hi = evidence.ci
     shown = f"{evidence.value:.4g}" if lo == hi else f"{evidence.value:.4g} [{lo:.4g}, {hi:.4g}]"
-    message = (f"{evidence.basis} {prediction.target} ratio {shown} against "
-               f"{prediction.comparator} {bound:.4g}: {verdict}")
-    return PredictionResult(**base, value=evidence.value, ci=evidence.ci, basis=evidence.basis,
-                            verdict=verdict, message=message)
+    message = (
+        f"{evidence.basis} {prediction.target} ratio {shown} against "
+        f"{prediction.comparator} {bound:.4g}: {verdict}"
+    )
+    return PredictionResult(
+        **base, value=evidence.value, ci=evidence.ci, basis=evidence.basis, verdict=verdict, message=message
+    )
 
 
 def _bound(prediction: Prediction, end_to_end: EndToEnd | None) -> tuple[float | None, str, str | None]:
@@ -140,10 +154,18 @@ def _operation_evidence(op: OperationResult, quantity: str) -> tuple[Evidence | 
             return None, op.combined_missing
         lo, hi = min(c.ci_low, c.ratio), max(c.ci_high, c.ratio)
         return Evidence(c.ratio, (lo, hi), "measured"), None
-    counted = [(s.weight, q) for s in op.shapes for q in s.mechanism.quantities
-               if q.name == quantity and q.label == "counted" and q.ratio]
-    modelled = [(s.weight, q) for s in op.shapes for q in s.mechanism.quantities
-                if q.name == quantity and q.label == "modelled" and q.ratio]
+    counted = [
+        (s.weight, q)
+        for s in op.shapes
+        for q in s.mechanism.quantities
+        if q.name == quantity and q.label == "counted" and q.ratio
+    ]
+    modelled = [
+        (s.weight, q)
+        for s in op.shapes
+        for q in s.mechanism.quantities
+        if q.name == quantity and q.label == "modelled" and q.ratio
+    ]
     # Counters measure the real thing, so they decide where they exist (ncu counts one shape).
     found, basis = (counted, "counted") if counted else (modelled, "modelled")
     if not found or (basis == "modelled" and len(found) != len(op.shapes)):

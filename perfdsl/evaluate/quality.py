@@ -56,8 +56,7 @@ class Explanation:
 EXPLANATIONS: dict[str, Explanation] = {
     PQ.SPREAD: Explanation(
         "relative spread of the samples is 10% or more",
-        "The standard deviation of the samples is at least 10% of their mean "
-        "(pyperf's stability warning).",
+        "The standard deviation of the samples is at least 10% of their mean (pyperf's stability warning).",
         "A spread that large usually means the machine was not quiet (other load, "
         "frequency scaling, a cold cache) and small effects drown in it.",
         "Quiet the machine, warm up longer, rotate inputs beyond the last-level cache, "
@@ -134,9 +133,7 @@ def check_spread(samples: np.ndarray, subject: str, limit: float = 0.10) -> tupl
     return (Finding(PQ.SPREAD, "warning", f"relative standard deviation is {rel:.1%}", subject),)
 
 
-def check_outliers(
-    samples: np.ndarray, subject: str, limit: float = 3.5
-) -> tuple[Finding, ...]:
+def check_outliers(samples: np.ndarray, subject: str, limit: float = 3.5) -> tuple[Finding, ...]:
     """PQ002: samples with modified z-score 0.6745 (x - median) / MAD above `limit`.
 
     Iglewicz and Hoaglin's rule. Where MAD is zero (more than half the samples
@@ -189,8 +186,7 @@ def check_resolution(
             Finding(
                 PQ.RESOLUTION,
                 "error",
-                f"{short} of {x.size} samples are shorter than the timer resolution "
-                f"{timer_resolution:.3g}",
+                f"{short} of {x.size} samples are shorter than the timer resolution {timer_resolution:.3g}",
                 subject,
             )
         )
@@ -292,9 +288,7 @@ def check_throttling(reasons: Sequence[int], subject: str) -> tuple[Finding, ...
     )
 
 
-def check_bandwidth(
-    achieved: float, roof: float, subject: str, margin: float = 0.05
-) -> tuple[Finding, ...]:
+def check_bandwidth(achieved: float, roof: float, subject: str, margin: float = 0.05) -> tuple[Finding, ...]:
     """PQ006: achieved bandwidth above the measured roof by more than `margin` (error).
 
     The roof is itself measured, so a copy-like kernel can land a little above
@@ -318,6 +312,4 @@ def check_block_count(n_blocks: int, subject: str, floor: int = 10) -> tuple[Fin
     """PQ007: fewer than `floor` block medians in an arm (research notes, section 5.1)."""
     if n_blocks >= floor:
         return ()
-    return (
-        Finding(PQ.FEW_BLOCKS, "warning", f"{n_blocks} blocks, fewer than {floor}", subject),
-    )
+    return (Finding(PQ.FEW_BLOCKS, "warning", f"{n_blocks} blocks, fewer than {floor}", subject),)

@@ -53,7 +53,8 @@ def check_registration(
     bundle_hash = predict_section_hash(bundle_study)
     matches = registered == bundle_hash
     message = (
-        "the predictions were registered before the results" if matches
+        "the predictions were registered before the results"
+        if matches
         else "the bundle's `predict` section does not match the registered hash"
     )
     return Registration(
@@ -78,6 +79,8 @@ def check_current(registered: str | None, path: Path) -> CurrentStudy:
     if digest == registered:
         return CurrentStudy(str(path), digest, True, "the `predict` section is the one registered")
     return CurrentStudy(
-        str(path), digest, False,
+        str(path),
+        digest,
+        False,
         "the `predict` section was edited after the run: these predictions were not registered",
     )

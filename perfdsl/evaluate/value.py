@@ -24,9 +24,7 @@ def _positive(_: object, attribute: attrs.Attribute, value: float) -> None:
 def _ci_around(instance: EndToEndEffect, _: attrs.Attribute, ci: tuple[float, float]) -> None:
     lo, hi = ci
     if not 0 < lo <= instance.end_to_end_ratio <= hi:
-        raise ValueError(
-            f"end_to_end_ratio {instance.end_to_end_ratio} must lie in its positive CI {ci}"
-        )
+        raise ValueError(f"end_to_end_ratio {instance.end_to_end_ratio} must lie in its positive CI {ci}")
 
 
 @attrs.frozen(kw_only=True)

@@ -41,6 +41,8 @@ rate doubles a probe's duration, so a search on a contended machine must be cut 
 
 class LoadBudgetSpent(Exception):
     """The next probe would not finish inside the arm's load budget."""
+
+
 MIN_PASSING_REQUESTS = 459
 """With no miss, the fewest completions that show p99 <= SLO at 99% confidence."""
 
@@ -63,8 +65,12 @@ class LoadProbe:
 
 
 def build_requests(
-    application: Application, target: Target, variants: dict[str, Variant], shape: dict[str, int],
-    dtype: Any, instrument: dict[str, list[int]] | None = None,
+    application: Application,
+    target: Target,
+    variants: dict[str, Variant],
+    shape: dict[str, int],
+    dtype: Any,
+    instrument: dict[str, list[int]] | None = None,
 ) -> dict[str, Callable[[], Any]]:
     """One prepared `request()` per arm; with `instrument`, op time is added to its list."""
     requests = {}
@@ -88,21 +94,25 @@ def _timed_op(op: Callable[..., None], target: Target, spent: list[int]) -> Call
     return timed
 
 
-def time_requests(
-    target: Target, requests: dict[str, Callable[[], Any]], timing: TimingPlan
-) -> TimingRecord:
+def time_requests(target: Target, requests: dict[str, Callable[[], Any]], timing: TimingPlan) -> TimingRecord:
     """Request time in interleaved blocks, every sample kept."""
     arms = [Arm(name, (call,)) for name, call in requests.items()]
     settings = TimingSettings(
-        warmup_calls=max(2, timing.warmup // 2), warmup_ms=100.0,
-        repeats=max(3, timing.repeats // 5), blocks=timing.blocks,
+        warmup_calls=max(2, timing.warmup // 2),
+        warmup_ms=100.0,
+        repeats=max(3, timing.repeats // 5),
+        blocks=timing.blocks,
     )
     return sample(target, arms, settings)
 
 
 def measure_share(
-    application: Application, target: Target, variants: dict[str, Variant],
-    shape: dict[str, int], dtype: Any, requests: int = SHARE_REQUESTS,
+    application: Application,
+    target: Target,
+    variants: dict[str, Variant],
+    shape: dict[str, int],
+    dtype: Any,
+    requests: int = SHARE_REQUESTS,
 ) -> dict[str, Share]:
     """f's raw data: each request's total time and the time its operation calls took."""
     spent: dict[str, list[int]] = {}
@@ -134,7 +144,9 @@ def service_time_s(request: Callable[[], Any], calls: int = 5) -> float:
 
 
 def search_load(
-    requests: dict[str, Callable[[], Any]], load: LoadPlan, quick: bool,
+    requests: dict[str, Callable[[], Any]],
+    load: LoadPlan,
+    quick: bool,
     on_probe: Callable[[str, float], None] | None = None,
 ) -> tuple[list[LoadProbe], list[str]]:
     """The declared sweep (full runs only), then the goodput search, for each arm.
@@ -163,8 +175,9 @@ def search_load(
             )
         if on_probe:
             on_probe(arm, rate)
-        run = run_open_loop(requests[arm], rate, count=count, warmup=warmup, seed=LOAD_SEED,
-                            duration_s=duration)
+        run = run_open_loop(
+            requests[arm], rate, count=count, warmup=warmup, seed=LOAD_SEED, duration_s=duration
+        )
         probes.append(LoadProbe(arm, len(probes), rate, phase, run))
         scheduled, issued, _, completed = run.seconds()
         return summarize_rate(rate, scheduled, issued, completed, load.slo_seconds, run.ok)
@@ -248,8 +261,13 @@ def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> di
 
 
 def run_application(
-    plan: Plan, application: Application, resolved: Any, target: Target, bundle: Any,
-    progress: Callable[[str], None], correctness_passed: bool,
+    plan: Plan,
+    application: Application,
+    resolved: Any,
+    target: Target,
+    bundle: Any,
+    progress: Callable[[str], None],
+    correctness_passed: bool,
 ) -> dict[str, Any]:
     """All end-to-end evidence for the plan's application, raw records into the bundle."""
     from perfdsl.runtime.correctness import compare_application
@@ -260,8 +278,14 @@ def run_application(
     progress(f"application `{app.name}`: model-level correctness")
     comparisons = {
         arm: compare_application(
-            application, resolved.reference, variant, target, app.shape,
-            seed=0, dtype=plan.dtype, tolerances=plan.correctness.tolerances,
+            application,
+            resolved.reference,
+            variant,
+            target,
+            app.shape,
+            seed=0,
+            dtype=plan.dtype,
+            tolerances=plan.correctness.tolerances,
         )
         for arm, variant in variants.items()
     }
@@ -279,8 +303,14 @@ def run_application(
         # The simulator takes seconds per request, and its times would not be evidence anyway.
         reason = f"not timed on {target.name}: its timings are not evidence"
     if reason is not None:
-        entry.update(samples=None, samples_missing=reason, share=None, share_missing=reason,
-                     load=None, load_missing=reason)
+        entry.update(
+            samples=None,
+            samples_missing=reason,
+            share=None,
+            share_missing=reason,
+            load=None,
+            load_missing=reason,
+        )
         return entry
 
     progress(f"application `{app.name}`: request time")
@@ -289,12 +319,15 @@ def run_application(
     header, rows = record.rows()
     bundle.write_csv("samples/application.csv", header, rows)
     entry["samples"] = "samples/application.csv"
-    entry["timing"] = {"blocks": [attrs.asdict(b) for b in record.blocks],
-                       "failures": [attrs.asdict(f) for f in record.failures]}
+    entry["timing"] = {
+        "blocks": [attrs.asdict(b) for b in record.blocks],
+        "failures": [attrs.asdict(f) for f in record.failures],
+    }
 
     progress(f"application `{app.name}`: the operation's share of time")
-    shares = measure_share(application, target, variants, app.shape, plan.dtype,
-                           requests=5 if plan.quick else SHARE_REQUESTS)
+    shares = measure_share(
+        application, target, variants, app.shape, plan.dtype, requests=5 if plan.quick else SHARE_REQUESTS
+    )
     entry["share"] = {arm: attrs.asdict(share) for arm, share in shares.items()}
 
     if plan.load is None:
@@ -310,7 +343,9 @@ def run_application(
         )
         return entry
     probes, stopped = search_load(
-        requests, plan.load, plan.quick,
+        requests,
+        plan.load,
+        plan.quick,
         on_probe=lambda arm, rate: progress(f"load: {arm} at {rate:.1f} rps"),
     )
     entry["load"] = {
@@ -327,11 +362,22 @@ def run_application(
 def _write_probe(bundle: Any, probe: LoadProbe) -> dict[str, Any]:
     path = f"load/{probe.arm}-{probe.index:03d}.csv"
     run = probe.run
-    rows = zip(run.scheduled_ns.tolist(), run.issued_ns.tolist(), run.started_ns.tolist(),
-               run.completed_ns.tolist(), run.ok.astype(int).tolist(), strict=True)
+    rows = zip(
+        run.scheduled_ns.tolist(),
+        run.issued_ns.tolist(),
+        run.started_ns.tolist(),
+        run.completed_ns.tolist(),
+        run.ok.astype(int).tolist(),
+        strict=True,
+    )
     bundle.write_csv(path, ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok"), rows)
     return {
-        "arm": probe.arm, "index": probe.index, "rate": probe.rate, "phase": probe.phase,
-        "records": path, "warmup": run.warmup, "truncated": run.truncated,
+        "arm": probe.arm,
+        "index": probe.index,
+        "rate": probe.rate,
+        "phase": probe.phase,
+        "records": path,
+        "warmup": run.warmup,
+        "truncated": run.truncated,
         "first_error": run.first_error,
     }
