@@ -273,8 +273,13 @@ def test_pdf_replaces_the_previous_report_and_leaves_no_temporary(tmp_path: Path
 # --- figures -----------------------------------------------------------------------
 
 BUILDERS = {
-    "timing": lambda: figures.timing_distribution(
-        {"baseline": [45.1, 45.6, 46.0, 44.9], "change": [38.2, 38.9, 38.5, 38.6]}, "ms"
+    "timing": lambda: figures.timing_distributions(
+        [
+            ("64x4096", {"baseline": [45.1, 45.6, 46.0, 44.9], "change": [38.2, 38.9, 38.5, 38.6]}, "ms"),
+            ("1x1", {"baseline": [3.1, 3.3, 3.2], "change": [3.0, 3.2, 3.1, 3.1]}, "µs"),
+            ("8x8", {"baseline": [5.0, 5.1], "change": [4.0, 4.2]}, "µs"),
+            ("9x9", {"baseline": [6.0, 6.1], "change": [4.0, 4.2]}, "µs"),
+        ]
     ),
     "roofline": lambda: figures.roofline([("copy", 16.4), ("fused", 13.9)], roof_gbps=17.1),
     "load": lambda: figures.load_curve(
@@ -312,9 +317,19 @@ def test_figure_text_stays_text_and_labels_carry_units() -> None:
     assert "goodput 500 requests/s" in svg
 
 
+def test_timing_panels_each_keep_their_own_axis_and_sample_count() -> None:
+    svg = BUILDERS["timing"]()
+    assert "time (ms)" in svg and "time (µs)" in svg
+    assert "64x4096 (n = 4)" in svg
+    assert "1x1 (n = 3/4)" in svg  # arms with different counts say so
+    assert "9x9 (n = 2)" in svg  # the fourth panel wraps to a second row
+
+
 def test_figure_builders_reject_unusable_input() -> None:
     with pytest.raises(ValueError, match="no samples"):
-        figures.timing_distribution({"baseline": []}, "ms")
+        figures.timing_distributions([("64x4096", {"baseline": []}, "ms")])
+    with pytest.raises(ValueError, match="at least one panel"):
+        figures.timing_distributions([])
     with pytest.raises(ValueError, match="unknown series"):
         figures.load_curve({"a": [(1, 1)]}, slo_ms=5, goodputs={"b": 3})
     with pytest.raises(ValueError, match="positive"):

@@ -360,23 +360,23 @@ def render_timing(ctx: ReportContext, out: Blocks) -> None:
         )
     for op in ctx.operations:
         _timing_table(ctx, op, out)
-        for i, shape in enumerate(op.get("shapes") or []):
+        panels = []
+        for shape in op.get("shapes") or []:
             arms = {
                 a["arm"]: a["block_medians_ns"]
                 for a in shape.get("arms") or []
                 if a["arm"] in ARMS and a.get("block_medians_ns")
             }
-            if not arms:
-                continue
-            scale, unit = _time_unit(max(max(v) for v in arms.values()))
+            if arms:
+                scale, unit = _time_unit(max(max(v) for v in arms.values()))
+                scaled = {arm: [v / scale for v in values] for arm, values in arms.items()}
+                panels.append((str(shape["label"]), scaled, unit))
+        if panels:
             out.figure(
-                f"timing-{op['name']}-{i}",
-                figures.timing_distribution(
-                    {arm: [v / scale for v in values] for arm, values in arms.items()}, unit
-                ),
-                f"Block medians of {fmt.code(op['name'])} at {fmt.text(shape['label'])}: "
-                "empirical distribution "
-                "per arm (a curve further left is faster)",
+                f"timing-{op['name']}",
+                figures.timing_distributions(panels),
+                f"Block medians of {fmt.code(op['name'])} per shape: empirical distribution "
+                "per arm, n blocks each (a curve further left is faster)",
             )
     _quality(ev.get("quality") or [], out)
 
@@ -457,24 +457,52 @@ def _time_unit(largest_ns: float) -> tuple[float, str]:
 
 
 def _quality(findings: list[Mapping[str, Any]], out: Blocks) -> None:
-    """Measurement-quality findings, one row per distinct finding with every subject it hit."""
+    """Measurement-quality findings: one row per code with every subject it hit, then each error.
+
+    A quick or noisy run raises the same warning on most arms; one row per
+    code keeps that to a line a reader can take in. Errors mark a result as
+    invalid, so each is also listed with its numbers. Every finding's numbers
+    stay in evaluation.json.
+    """
+    from perfdsl.evaluate.quality import EXPLANATIONS
+
     if not findings:
         out.add("Measurement quality: no findings.")
         return
-    grouped: dict[tuple[str, str, str], list[str]] = {}
+    grouped: dict[tuple[str, str], list[str]] = {}
     for f in findings:
-        grouped.setdefault((f["code"], f["severity"], f["message"]), []).append(f["subject"])
+        subjects = grouped.setdefault((f["code"], f["severity"]), [])
+        if f["subject"] not in subjects:
+            subjects.append(f["subject"])
+    order = sorted(grouped, key=lambda key: (key[1] != "error", key[0]))
     rows = [
-        [fmt.code(code), severity, fmt.message(message), fmt.message(", ".join(subjects))]
-        for (code, severity, message), subjects in sorted(grouped.items())
+        [
+            fmt.code(code),
+            severity,
+            fmt.text(EXPLANATIONS[code].title) if code in EXPLANATIONS else fmt.MISSING,
+            fmt.message(", ".join(grouped[code, severity])),
+        ]
+        for code, severity in order
     ]
     out.add(
         fmt.table(
-            "Measurement-quality findings (`perfdsl explain CODE` says what each means)",
+            "Measurement-quality findings, one row per code (`perfdsl explain CODE` says what each "
+            "means; evaluation.json holds every finding's numbers)",
             ["Code", "Severity", "Finding", "Where"],
             rows,
         )
     )
+    errors = [f for f in findings if f["severity"] == "error"]
+    if errors:
+        out.add(
+            "Invalid results (errors):",
+            fmt.bullets(
+                [
+                    f"{fmt.code(f['code'])} {fmt.message(f['subject'])}: {fmt.message(f['message'])}."
+                    for f in errors
+                ]
+            ),
+        )
 
 
 def render_end_to_end(ctx: ReportContext, out: Blocks) -> None:

@@ -27,8 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 _TEXT_WIDTH_IN = 166 / 25.4  # A4's 210 mm less the stylesheet's two 22 mm margins
+_PANEL_COLUMNS = 3  # panels side by side before a figure wraps to another row
 
 _RC: dict[str, Any] = {
     "svg.fonttype": "none",
@@ -65,46 +67,62 @@ _INK = "#222222"
 _FAIL = "#9a1b1b"
 
 
-def timing_distribution(arms: Mapping[str, Sequence[float]], unit: str) -> str:
-    """The empirical CDF of each arm's times (e.g. block medians for one shape).
+def timing_distributions(panels: Sequence[tuple[str, Mapping[str, Sequence[float]], str]]) -> str:
+    """The empirical CDF of each arm's times, one panel per shape, side by side.
 
-    An ECDF shows every sample without binning choices, and a shift to the
-    left is a speed-up at every quantile; the median is marked on each curve
-    and given in the legend with the sample count. Draw one figure per shape.
+    `panels` are (title, {arm: samples}, unit), e.g. one per workload shape
+    with its block medians. An ECDF shows every sample without binning
+    choices, and a shift to the left is a speed-up at every quantile; each
+    arm's median is marked on its curve. Shapes share one figure (and one
+    legend) so they read together: each panel keeps its own time axis, since
+    shapes differ by orders of magnitude.
     """
     import numpy as np
 
-    _require(arms, "timing_distribution needs at least one arm")
+    _require(panels, "timing_distributions needs at least one panel")
+    arm_names = list(dict.fromkeys(arm for _, arms, _ in panels for arm in arms))
+    style_of = dict(zip(arm_names, _styles(len(arm_names)), strict=True))
+    columns = min(len(panels), _PANEL_COLUMNS)
+    rows = math.ceil(len(panels) / columns)
 
-    def draw(ax: Axes) -> None:
-        for style, (label, samples) in zip(_styles(len(arms)), arms.items(), strict=True):
-            values = np.sort(np.asarray(samples, dtype=float))
-            _require(values, f"arm `{label}` has no samples")
-            n = len(values)
-            median = float(np.median(values))
-            line = {key: value for key, value in style.items() if key != "marker"}
-            ax.step(
-                np.concatenate(([values[0]], values)),
-                np.arange(n + 1) / n,
-                where="post",
-                label=f"{label} (median {median:.4g} {unit}, n = {n})",
-                **line,
-            )
-            ax.plot(
-                [median],
-                [0.5],
-                linestyle="none",
-                marker=style["marker"],
-                color=style["color"],
-                markerfacecolor="white",
-                zorder=3,
-            )
-        ax.set_xlabel(f"time ({unit})")
-        ax.set_ylabel("fraction of samples ≤ time")
-        ax.set_ylim(0, 1.02)
-        _legend_above(ax)
+    def draw(figure: Figure) -> None:
+        axes = list(figure.subplots(rows, columns, squeeze=False, sharey=True).flat)
+        for ax, (title, arms, unit) in zip(axes, panels, strict=False):
+            _require(arms, f"panel `{title}` has no arms")
+            counts = set()
+            for label, samples in arms.items():
+                values = np.sort(np.asarray(samples, dtype=float))
+                _require(values, f"arm `{label}` of `{title}` has no samples")
+                counts.add(len(values))
+                style = style_of[label]
+                line = {key: value for key, value in style.items() if key != "marker"}
+                steps = np.arange(len(values) + 1) / len(values)
+                ax.step(np.concatenate(([values[0]], values)), steps, where="post", **line)
+                ax.plot(
+                    [float(np.median(values))],
+                    [0.5],
+                    linestyle="none",
+                    marker=style["marker"],
+                    color=style["color"],
+                    markerfacecolor="white",
+                    zorder=3,
+                )
+            n = "/".join(str(count) for count in sorted(counts))
+            ax.set_title(f"{title} (n = {n})", fontsize=_RC["axes.labelsize"])
+            ax.set_xlabel(f"time ({unit})")
+            ax.set_ylim(0, 1.02)
+        for ax in axes[len(panels) :]:  # the grid's empty cells
+            ax.set_visible(False)
+        for ax in axes[::columns]:
+            ax.set_ylabel("fraction of samples ≤ time")
+        figure.legend(
+            handles=[_legend_line(style_of[arm], arm) for arm in arm_names]
+            + [_legend_line({"color": _INK, "marker": "o", "linestyle": "none"}, "median (open marker)")],
+            loc="outside upper left",
+            ncols=len(arm_names) + 1,
+        )
 
-    return _render(draw, height_in=2.6)
+    return _render_figure(draw, height_in=0.55 + 1.85 * rows)
 
 
 def roofline(points: Sequence[tuple[str, float]], roof_gbps: float) -> str:
@@ -294,6 +312,11 @@ def error_per_shape(rows: Sequence[tuple[str, float, float, bool]]) -> str:
 
 
 def _render(draw: Callable[[Axes], None], height_in: float) -> str:
+    """Draw one plot on a fresh text-width figure and return it as SVG text."""
+    return _render_figure(lambda figure: draw(figure.add_subplot()), height_in)
+
+
+def _render_figure(draw: Callable[[Figure], None], height_in: float) -> str:
     """Draw on a fresh text-width figure and return it as SVG text.
 
     Uses `matplotlib.figure.Figure` directly, not pyplot: no global figure
@@ -304,10 +327,17 @@ def _render(draw: Callable[[Axes], None], height_in: float) -> str:
 
     with matplotlib.rc_context(_RC):
         figure = Figure(figsize=(_TEXT_WIDTH_IN, height_in), layout="constrained")
-        draw(figure.add_subplot())
+        draw(figure)
         buffer = io.StringIO()
         figure.savefig(buffer, format="svg", metadata={"Date": None})
     return buffer.getvalue()
+
+
+def _legend_line(style: Mapping[str, Any], label: str) -> Any:
+    """A legend entry in a series' style, for legends that span several panels."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], markerfacecolor="white", label=label, **style)
 
 
 def _legend_above(ax: Axes, **options: Any) -> None:
