@@ -40,244 +40,514 @@ def _code(code: str, severity: str, title: str, why: str, example: str) -> Code:
 
 _ALL = [
     # ------------------------------------------------------------ syntax
-    _code("PD001", ERROR, "the text does not follow the .perf grammar",
-          "A study is parsed before anything else is checked; the parser names what it "
-          "expected at the first point where the text stops making sense.",
-          'evidence timing { warmup 10; repeats 100 }'),
-    _code("PD002", ERROR, "a string is not closed",
-          "Strings are written in double quotes on one line.",
-          'title "Fuse the reduction and scaling"'),
-    _code("PD003", ERROR, "the study ends too early",
-          "Every `{` needs its `}`; a study file that stops inside a block has lost its end.",
-          "study s {\n  title \"...\"\n}"),
-    _code("PD004", ERROR, "unknown section or setting",
-          "Each section accepts a fixed set of settings; a misspelt name would otherwise be "
-          "silently ignored and the link it meant to state would be missing.",
-          "evidence timing { warmup 10; repeats 100 }   # not `warmpu`"),
-    _code("PD005", ERROR, "a value of the wrong kind",
-          "Settings take a specific kind of value (a count, a string, a Python reference, a "
-          "list of numbers); the wrong kind means the setting cannot be read.",
-          "seeds 5            # a whole number, not \"five\""),
-    _code("PD006", ERROR, "a file holds no study, or more than one",
-          "One file is one study, so that a bundle and a report refer to exactly one argument.",
-          "study rmsnorm_fusion { ... }"),
+    _code(
+        "PD001",
+        ERROR,
+        "the text does not follow the .perf grammar",
+        "A study is parsed before anything else is checked; the parser names what it "
+        "expected at the first point where the text stops making sense.",
+        "evidence timing { warmup 10; repeats 100 }",
+    ),
+    _code(
+        "PD002",
+        ERROR,
+        "a string is not closed",
+        "Strings are written in double quotes on one line.",
+        'title "Fuse the reduction and scaling"',
+    ),
+    _code(
+        "PD003",
+        ERROR,
+        "the study ends too early",
+        "Every `{` needs its `}`; a study file that stops inside a block has lost its end.",
+        'study s {\n  title "..."\n}',
+    ),
+    _code(
+        "PD004",
+        ERROR,
+        "unknown section or setting",
+        "Each section accepts a fixed set of settings; a misspelt name would otherwise be "
+        "silently ignored and the link it meant to state would be missing.",
+        "evidence timing { warmup 10; repeats 100 }   # not `warmpu`",
+    ),
+    _code(
+        "PD005",
+        ERROR,
+        "a value of the wrong kind",
+        "Settings take a specific kind of value (a count, a string, a Python reference, a "
+        "list of numbers); the wrong kind means the setting cannot be read.",
+        'seeds 5            # a whole number, not "five"',
+    ),
+    _code(
+        "PD006",
+        ERROR,
+        "a file holds no study, or more than one",
+        "One file is one study, so that a bundle and a report refer to exactly one argument.",
+        "study rmsnorm_fusion { ... }",
+    ),
     # ------------------------------------------------------------ missing links
-    _code("PD101", ERROR, "the study declares no decision",
-          "The report leads with the decision; a study that does not say whether it proposes "
-          "to adopt, reject or keep investigating cannot be checked against its evidence.",
-          "decision adopt      # adopt | reject | investigate"),
-    _code("PD102", ERROR, "the study declares no workload",
-          "A speedup is only meaningful for a workload: its shapes and how traffic spreads over "
-          "them, the data type, the targets, the objective and the correctness constraint.",
-          'workload {\n  summary "Decoder step"\n  shapes (M, N) in [(64, 4096), (256, 8192)]\n'
-          "  weights [0.7, 0.3]\n  dtype float32\n  targets cuda, cpu\n"
-          "  objective p99 latency <= 25 ms at 400 rps\n  correct rel_l2 <= 1e-5 vs float64\n}"),
-    _code("PD103", ERROR, "the study declares no baseline operating point",
-          "Without the objective the baseline is measured against (latency at a load, or "
-          "throughput), an improvement has no operating point to be read at.",
-          "workload { objective p99 latency <= 25 ms at 400 rps }"),
-    _code("PD104", ERROR, "the study names no limiting operation",
-          "The argument rests on one named operation that holds critical time, with a baseline "
-          "implementation, the change and a reference to check both against.",
-          "operation normalize {\n  baseline  kernels.rmsnorm:unfused\n"
-          "  change    kernels.rmsnorm:fused\n  reference kernels.rmsnorm:reference\n}"),
-    _code("PD105", ERROR, "the study states no mechanism",
-          "A faster number without a physical reason is not a conclusion: the mechanism says "
-          "which work the change removes, so the evidence can check that it did.",
-          'change {\n  mechanism bytes_removed\n  summary "Fusion keeps each row on chip"\n}'),
-    _code("PD106", ERROR, "the study makes no prediction",
-          "Predictions stated before the results are what the results can confirm or refute; "
-          "a study needs one on the mechanism quantity and one on time.",
-          "predict {\n  normalize.bytes ratio <= 0.45\n  normalize.time ratio <= 0.55\n}"),
-    _code("PD107", ERROR, "the study collects no correctness evidence",
-          "A faster kernel that computes something else is not an improvement.",
-          "evidence correctness { seeds 5; adversarial (M, N) in [(1, 1), (3, 31)]; poison nan }"),
-    _code("PD108", ERROR, "the study collects no mechanism evidence",
-          "The mechanism must be observed (counted or modelled), not only inferred from time.",
-          "evidence mechanism { measure bytes, launches; roof kernels.copy:copy }"),
-    _code("PD109", ERROR, "the study collects no kernel timing",
-          "Kernel time needs warm-up, repeats, input rotation and a confidence level to "
-          "separate an effect from noise.",
-          "evidence timing { warmup 10; repeats 100; rotate 4; confidence 95% }"),
-    _code("PD110", ERROR, "the study collects no end-to-end evidence",
-          "The application is what users run: a kernel speedup matters only through the "
-          "application that uses the kernel.",
-          "application decode_step { entry kernels.apps:decoder_step; uses normalize }\n"
-          "evidence end_to_end { requests 2000; load poisson 50..800 step 50 rps; slo p99 <= 25 ms }"),
-    _code("PD111", ERROR, "the study states no value",
-          "How often the operation runs and at what scale turns a measured effect into a value "
-          "a reader can weigh against the change's cost.",
-          "value { frequency 80 per token; scale 12000 gpu_hours per day }"),
-    _code("PD112", ERROR, "the study states no limitations",
-          "Every change has shapes where it regresses, types it does not support, hardware it "
-          "was tuned on and a way back; a report that lists none has not looked.",
-          'limit regression "Rows under 128 elements underfill a block" { shapes (M, N) in [(65536, 64)] }\n'
-          'limit unsupported "float16 inputs"\nfallback "PERF_RMSNORM=unfused restores the old path"'),
-    _code("PD113", ERROR, "the study records no rejected hypothesis",
-          "The investigation record shows which other explanations were considered and why the "
-          "evidence rules them out.",
-          'rejected "Occupancy limits the unfused kernel" { because "both kernels run at the memory roof" }'),
-    _code("PD114", ERROR, "the study names no artifact location",
-          "The bundle of raw samples is the evidence; the study says where it is archived.",
-          'artifacts "artifacts/"'),
+    _code(
+        "PD101",
+        ERROR,
+        "the study declares no decision",
+        "The report leads with the decision; a study that does not say whether it proposes "
+        "to adopt, reject or keep investigating cannot be checked against its evidence.",
+        "decision adopt      # adopt | reject | investigate",
+    ),
+    _code(
+        "PD102",
+        ERROR,
+        "the study declares no workload",
+        "A speedup is only meaningful for a workload: its shapes and how traffic spreads over "
+        "them, the data type, the targets, the objective and the correctness constraint.",
+        'workload {\n  summary "Decoder step"\n  shapes (M, N) in [(64, 4096), (256, 8192)]\n'
+        "  weights [0.7, 0.3]\n  dtype float32\n  targets cuda, cpu\n"
+        "  objective p99 latency <= 25 ms at 400 rps\n  correct rel_l2 <= 1e-5 vs float64\n}",
+    ),
+    _code(
+        "PD103",
+        ERROR,
+        "the study declares no baseline operating point",
+        "Without the objective the baseline is measured against (latency at a load, or "
+        "throughput), an improvement has no operating point to be read at.",
+        "workload { objective p99 latency <= 25 ms at 400 rps }",
+    ),
+    _code(
+        "PD104",
+        ERROR,
+        "the study names no limiting operation",
+        "The argument rests on one named operation that holds critical time, with a baseline "
+        "implementation, the change and a reference to check both against.",
+        "operation normalize {\n  baseline  kernels.rmsnorm:unfused\n"
+        "  change    kernels.rmsnorm:fused\n  reference kernels.rmsnorm:reference\n}",
+    ),
+    _code(
+        "PD105",
+        ERROR,
+        "the study states no mechanism",
+        "A faster number without a physical reason is not a conclusion: the mechanism says "
+        "which work the change removes, so the evidence can check that it did.",
+        'change {\n  mechanism bytes_removed\n  summary "Fusion keeps each row on chip"\n}',
+    ),
+    _code(
+        "PD106",
+        ERROR,
+        "the study makes no prediction",
+        "Predictions stated before the results are what the results can confirm or refute; "
+        "a study needs one on the mechanism quantity and one on time.",
+        "predict {\n  normalize.bytes ratio <= 0.45\n  normalize.time ratio <= 0.55\n}",
+    ),
+    _code(
+        "PD107",
+        ERROR,
+        "the study collects no correctness evidence",
+        "A faster kernel that computes something else is not an improvement.",
+        "evidence correctness { seeds 5; adversarial (M, N) in [(1, 1), (3, 31)]; poison nan }",
+    ),
+    _code(
+        "PD108",
+        ERROR,
+        "the study collects no mechanism evidence",
+        "The mechanism must be observed (counted or modelled), not only inferred from time.",
+        "evidence mechanism { measure bytes, launches; roof kernels.copy:copy }",
+    ),
+    _code(
+        "PD109",
+        ERROR,
+        "the study collects no kernel timing",
+        "Kernel time needs warm-up, repeats, input rotation and a confidence level to "
+        "separate an effect from noise.",
+        "evidence timing { warmup 10; repeats 100; rotate 4; confidence 95% }",
+    ),
+    _code(
+        "PD110",
+        ERROR,
+        "the study collects no end-to-end evidence",
+        "The application is what users run: a kernel speedup matters only through the "
+        "application that uses the kernel.",
+        "application decode_step { entry kernels.apps:decoder_step; uses normalize }\n"
+        "evidence end_to_end { requests 2000; load poisson 50..800 step 50 rps; slo p99 <= 25 ms }",
+    ),
+    _code(
+        "PD111",
+        ERROR,
+        "the study states no value",
+        "How often the operation runs and at what scale turns a measured effect into a value "
+        "a reader can weigh against the change's cost.",
+        "value { frequency 80 per token; scale 12000 gpu_hours per day }",
+    ),
+    _code(
+        "PD112",
+        ERROR,
+        "the study states no limitations",
+        "Every change has shapes where it regresses, types it does not support, hardware it "
+        "was tuned on and a way back; a report that lists none has not looked.",
+        'limit regression "Rows under 128 elements underfill a block" { shapes (M, N) in [(65536, 64)] }\n'
+        'limit unsupported "float16 inputs"\nfallback "PERF_RMSNORM=unfused restores the old path"',
+    ),
+    _code(
+        "PD113",
+        ERROR,
+        "the study records no rejected hypothesis",
+        "The investigation record shows which other explanations were considered and why the "
+        "evidence rules them out.",
+        'rejected "Occupancy limits the unfused kernel" { because "both kernels run at the memory roof" }',
+    ),
+    _code(
+        "PD114",
+        ERROR,
+        "the study names no artifact location",
+        "The bundle of raw samples is the evidence; the study says where it is archived.",
+        'artifacts "artifacts/"',
+    ),
     # ------------------------------------------------------------ incomplete links
-    _code("PD201", ERROR, "the operation has no reference implementation",
-          "Correctness is judged against a float64 reference; without one, baseline and change "
-          "can only be compared with each other, and both may be wrong.",
-          "operation normalize { reference kernels.rmsnorm:reference }"),
-    _code("PD202", ERROR, "correctness has no tolerance",
-          "A correctness check needs a bound on the error against the reference.",
-          "workload { correct rel_l2 <= 1e-5 vs float64 }"),
-    _code("PD203", ERROR, "correctness evidence has no adversarial shapes",
-          "Shapes that are not multiples of the block size, single rows and single columns are "
-          "where kernels break; the workload's own shapes rarely include them.",
-          "evidence correctness { adversarial (M, N) in [(1, 1), (3, 4097)] }"),
-    _code("PD204", ERROR, "correctness evidence uses fewer than two seeds",
-          "One random input can pass by luck; several seeds draw fresh data each time.",
-          "evidence correctness { seeds 5 }"),
-    _code("PD205", ERROR, "kernel timing has no warm-up",
-          "The first calls include JIT compilation, cold caches and ramping clocks; they are "
-          "not the kernel's steady-state time.",
-          "evidence timing { warmup 10 }"),
-    _code("PD206", ERROR, "kernel timing has no repeats",
-          "One sample cannot separate an effect from noise.",
-          "evidence timing { repeats 100 }"),
-    _code("PD207", ERROR, "the workload lacks a part it needs",
-          "The workload names its summary, shapes, data type, targets and objective, so a reader "
-          "knows exactly what was measured.",
-          'workload { summary "..."; shapes N in [4096]; dtype float32; targets cpu }'),
-    _code("PD208", ERROR, "the operation lacks its baseline or change",
-          "The comparison is between a named baseline and a named change.",
-          "operation normalize { baseline kernels.rmsnorm:unfused; change kernels.rmsnorm:fused }"),
-    _code("PD209", ERROR, "end-to-end evidence has no load or SLO while latency is the objective",
-          "Latency depends on load: an improvement at one request at a time says little about "
-          "the tail at the operating point.",
-          "evidence end_to_end { requests 2000; load poisson 50..800 step 50 rps; slo p99 <= 25 ms }"),
-    _code("PD210", ERROR, "the application does not say which operation it uses",
-          "The end-to-end effect is attributed to the operation only if the application uses it.",
-          "application decode_step { entry kernels.apps:decoder_step; uses normalize }"),
-    _code("PD211", ERROR, "the value lacks its frequency or scale",
-          "Value is frequency times saved time times scale; without either it cannot be computed.",
-          "value { frequency 80 per token; scale 12000 gpu_hours per day }"),
-    _code("PD212", ERROR, "a rejected hypothesis does not say why",
-          "An alternative is rejected by evidence or an argument; the record states which.",
-          'rejected "Occupancy" { because "both kernels already run at the memory roof" }'),
-    _code("PD213", ERROR, "the application has no entry point",
-          "The application is run by Python reference, like the operation's implementations.",
-          "application decode_step { entry kernels.apps:decoder_step }"),
-    _code("PD214", ERROR, "the limitations give no fallback",
-          "A change in production needs a way back: a flag, a config or the previous path.",
-          'fallback "PERF_RMSNORM=unfused restores the two-pass path"'),
-    _code("PD215", ERROR, "kernel timing does not rotate inputs",
-          "Timing one input buffer again and again measures the cache, not device memory.",
-          "evidence timing { rotate 4 }"),
-    _code("PD216", ERROR, "kernel timing states no confidence level",
-          "An effect is reported with its interval; the level says how sure the interval is.",
-          "evidence timing { confidence 95% }"),
-    _code("PD217", ERROR, "correctness evidence does not poison outputs",
-          "Outputs filled with NaN before each call show any element the kernel failed to write.",
-          "evidence correctness { poison nan }"),
-    _code("PD218", ERROR, "the change has no summary",
-          "The mechanism category names the quantity; the summary says which work the change "
-          "removes and how, so a reader can judge whether the category is the right one.",
-          'change {\n  mechanism bytes_removed\n'
-          '  summary "The unfused path writes and rereads an M x N intermediate"\n}'),
-    _code("PD219", ERROR, "an application's time is predicted without its share",
-          "Amdahl's bound needs the share of the application's critical time the operation "
-          "holds, stated before measuring; without it a prediction on the application's time "
-          "(a number or `amdahl`) cannot be checked.",
-          "application decode_step { entry kernels.apps:decoder_step; uses normalize; share 8% }\n"
-          "predict { decode_step.time ratio <= amdahl }"),
+    _code(
+        "PD201",
+        ERROR,
+        "the operation has no reference implementation",
+        "Correctness is judged against a float64 reference; without one, baseline and change "
+        "can only be compared with each other, and both may be wrong.",
+        "operation normalize { reference kernels.rmsnorm:reference }",
+    ),
+    _code(
+        "PD202",
+        ERROR,
+        "correctness has no tolerance",
+        "A correctness check needs a bound on the error against the reference.",
+        "workload { correct rel_l2 <= 1e-5 vs float64 }",
+    ),
+    _code(
+        "PD203",
+        ERROR,
+        "correctness evidence has no adversarial shapes",
+        "Shapes that are not multiples of the block size, single rows and single columns are "
+        "where kernels break; the workload's own shapes rarely include them.",
+        "evidence correctness { adversarial (M, N) in [(1, 1), (3, 4097)] }",
+    ),
+    _code(
+        "PD204",
+        ERROR,
+        "correctness evidence uses fewer than two seeds",
+        "One random input can pass by luck; several seeds draw fresh data each time.",
+        "evidence correctness { seeds 5 }",
+    ),
+    _code(
+        "PD205",
+        ERROR,
+        "kernel timing has no warm-up",
+        "The first calls include JIT compilation, cold caches and ramping clocks; they are "
+        "not the kernel's steady-state time.",
+        "evidence timing { warmup 10 }",
+    ),
+    _code(
+        "PD206",
+        ERROR,
+        "kernel timing has no repeats",
+        "One sample cannot separate an effect from noise.",
+        "evidence timing { repeats 100 }",
+    ),
+    _code(
+        "PD207",
+        ERROR,
+        "the workload lacks a part it needs",
+        "The workload names its summary, shapes, data type, targets and objective, so a reader "
+        "knows exactly what was measured.",
+        'workload { summary "..."; shapes N in [4096]; dtype float32; targets cpu }',
+    ),
+    _code(
+        "PD208",
+        ERROR,
+        "the operation lacks its baseline or change",
+        "The comparison is between a named baseline and a named change.",
+        "operation normalize { baseline kernels.rmsnorm:unfused; change kernels.rmsnorm:fused }",
+    ),
+    _code(
+        "PD209",
+        ERROR,
+        "end-to-end evidence has no load or SLO while latency is the objective",
+        "Latency depends on load: an improvement at one request at a time says little about "
+        "the tail at the operating point.",
+        "evidence end_to_end { requests 2000; load poisson 50..800 step 50 rps; slo p99 <= 25 ms }",
+    ),
+    _code(
+        "PD210",
+        ERROR,
+        "the application does not say which operation it uses",
+        "The end-to-end effect is attributed to the operation only if the application uses it.",
+        "application decode_step { entry kernels.apps:decoder_step; uses normalize }",
+    ),
+    _code(
+        "PD211",
+        ERROR,
+        "the value lacks its frequency or scale",
+        "Value is frequency times saved time times scale; without either it cannot be computed.",
+        "value { frequency 80 per token; scale 12000 gpu_hours per day }",
+    ),
+    _code(
+        "PD212",
+        ERROR,
+        "a rejected hypothesis does not say why",
+        "An alternative is rejected by evidence or an argument; the record states which.",
+        'rejected "Occupancy" { because "both kernels already run at the memory roof" }',
+    ),
+    _code(
+        "PD213",
+        ERROR,
+        "the application has no entry point",
+        "The application is run by Python reference, like the operation's implementations.",
+        "application decode_step { entry kernels.apps:decoder_step }",
+    ),
+    _code(
+        "PD214",
+        ERROR,
+        "the limitations give no fallback",
+        "A change in production needs a way back: a flag, a config or the previous path.",
+        'fallback "PERF_RMSNORM=unfused restores the two-pass path"',
+    ),
+    _code(
+        "PD215",
+        ERROR,
+        "kernel timing does not rotate inputs",
+        "Timing one input buffer again and again measures the cache, not device memory.",
+        "evidence timing { rotate 4 }",
+    ),
+    _code(
+        "PD216",
+        ERROR,
+        "kernel timing states no confidence level",
+        "An effect is reported with its interval; the level says how sure the interval is.",
+        "evidence timing { confidence 95% }",
+    ),
+    _code(
+        "PD217",
+        ERROR,
+        "correctness evidence does not poison outputs",
+        "Outputs filled with NaN before each call show any element the kernel failed to write.",
+        "evidence correctness { poison nan }",
+    ),
+    _code(
+        "PD218",
+        ERROR,
+        "the change has no summary",
+        "The mechanism category names the quantity; the summary says which work the change "
+        "removes and how, so a reader can judge whether the category is the right one.",
+        "change {\n  mechanism bytes_removed\n"
+        '  summary "The unfused path writes and rereads an M x N intermediate"\n}',
+    ),
+    _code(
+        "PD219",
+        ERROR,
+        "an application's time is predicted without its share",
+        "Amdahl's bound needs the share of the application's critical time the operation "
+        "holds, stated before measuring; without it a prediction on the application's time "
+        "(a number or `amdahl`) cannot be checked.",
+        "application decode_step { entry kernels.apps:decoder_step; uses normalize; share 8% }\n"
+        "predict { decode_step.time ratio <= amdahl }",
+    ),
     # ------------------------------------------------------------ names, types, units
-    _code("PD301", ERROR, "a name is not defined",
-          "Predictions, applications and values refer to operations and applications by name; "
-          "a misspelt name would leave a link pointing nowhere.",
-          "predict { normalize.time ratio <= 0.55 }   # `normalize` is an operation"),
-    _code("PD302", ERROR, "units of different dimensions are compared or combined",
-          "Comparing milliseconds with gigabytes, or adding them, has no meaning; usually the "
-          "wrong quantity or the wrong unit was written.",
-          "slo p99 <= 25 ms     # a time bound for a latency"),
-    _code("PD303", ERROR, "a name or setting is defined twice",
-          "Two definitions leave the reader, and the tool, guessing which one holds.",
-          "operation normalize { ... }   # once"),
-    _code("PD304", ERROR, "a shape does not have one size per symbol",
-          "Shapes are tuples over the declared symbols; a missing or extra size cannot be bound.",
-          "shapes (M, N) in [(64, 4096), (256, 8192)]"),
-    _code("PD305", ERROR, "an unknown unit",
-          "Units are normalised (ns us ms s; B KB MB GB KiB MiB GiB; GB/s TB/s; %; rps; "
-          "per token/request/step; gpu_hours per day) so that quantities can be compared.",
-          "warmup 200 ms"),
-    _code("PD306", ERROR, "an unknown choice",
-          "Some settings take one of a fixed set of words (decision, mechanism, dtype, targets, "
-          "measure, poison, arrivals, limit kinds).",
-          "decision adopt      # adopt | reject | investigate"),
-    _code("PD307", ERROR, "a byte or launch formula uses an undefined symbol",
-          "Formulas are evaluated per workload shape; every symbol must be one of the shapes' symbols.",
-          "bytes baseline 4*(5*M*N + M), change 4*(2*M*N + N)   # with shapes (M, N)"),
-    _code("PD308", ERROR, "a prediction names an unknown quantity",
-          "Predictions are on time, on a modelled or measured mechanism quantity (bytes, "
-          "launches, ...), or on throughput; anything else cannot be evaluated.",
-          "predict { normalize.bytes ratio <= 0.45 }"),
+    _code(
+        "PD301",
+        ERROR,
+        "a name is not defined",
+        "Predictions, applications, values and the evidence a rejected hypothesis cites refer "
+        "to operations and applications by name; a misspelt name would leave a link pointing nowhere.",
+        "predict { normalize.time ratio <= 0.55 }   # `normalize` is an operation",
+    ),
+    _code(
+        "PD302",
+        ERROR,
+        "units of different dimensions are compared or combined",
+        "Comparing milliseconds with gigabytes, or adding them, has no meaning; usually the "
+        "wrong quantity or the wrong unit was written.",
+        "slo p99 <= 25 ms     # a time bound for a latency",
+    ),
+    _code(
+        "PD303",
+        ERROR,
+        "a name or setting is defined twice",
+        "Two definitions leave the reader, and the tool, guessing which one holds.",
+        "operation normalize { ... }   # once",
+    ),
+    _code(
+        "PD304",
+        ERROR,
+        "a shape does not have one size per symbol",
+        "Shapes are tuples over the declared symbols; a missing or extra size cannot be bound.",
+        "shapes (M, N) in [(64, 4096), (256, 8192)]",
+    ),
+    _code(
+        "PD305",
+        ERROR,
+        "an unknown unit",
+        "Units are normalised (ns us ms s; B KB MB GB KiB MiB GiB; GB/s TB/s; %; rps; "
+        "per token/request/step; gpu_hours per day) so that quantities can be compared.",
+        "warmup 200 ms",
+    ),
+    _code(
+        "PD306",
+        ERROR,
+        "an unknown choice",
+        "Some settings take one of a fixed set of words (decision, mechanism, dtype, targets, "
+        "measure, poison, arrivals, limit kinds).",
+        "decision adopt      # adopt | reject | investigate",
+    ),
+    _code(
+        "PD307",
+        ERROR,
+        "a byte or launch formula uses an undefined symbol",
+        "Formulas are evaluated per workload shape; every symbol must be one of the shapes' symbols.",
+        "bytes baseline 4*(5*M*N + M), change 4*(2*M*N + N)   # with shapes (M, N)",
+    ),
+    _code(
+        "PD308",
+        ERROR,
+        "a prediction names an unknown quantity",
+        "Predictions are on time, on a modelled or measured mechanism quantity (bytes, "
+        "launches, ...), or on throughput; anything else cannot be evaluated.",
+        "predict { normalize.bytes ratio <= 0.45 }",
+    ),
+    _code(
+        "PD309",
+        ERROR,
+        "a rejected hypothesis cites an unknown quantity",
+        "A rejected alternative cites the measured quantities that rule it out, so the "
+        "investigation record can print their numbers: an operation's time, its mechanism "
+        "quantities (bytes, launches, ...), its achieved `bandwidth` against the copy roof or its "
+        "`static` code counts; an application's time, throughput or goodput. Anything else has "
+        "no number in the evaluation to print.",
+        'rejected "Occupancy limits the unfused kernel" {\n'
+        '  because  "both kernels already run at the device-memory roof"\n'
+        "  evidence normalize.bandwidth\n}",
+    ),
     # ------------------------------------------------------------ consistency
-    _code("PD401", ERROR, "the mechanism evidence cannot observe the stated mechanism",
-          "Each mechanism is a claim about one physical quantity (bytes for bytes_removed, "
-          "bank conflicts for bank_conflicts_reduced, ...); evidence that measures something "
-          "else cannot confirm it.",
-          "change { mechanism bank_conflicts_reduced }\n"
-          "evidence mechanism { measure bank_conflicts, bytes }"),
-    _code("PD402", ERROR, "an end-to-end prediction beats Amdahl's bound",
-          "If the operation holds a share f of the application's critical time and runs s times "
-          "faster, the application can run at most 1 / ((1 - f) + f / s) times faster.",
-          "application app { share 9% }\npredict { app.time ratio <= amdahl }"),
-    _code("PD403", ERROR, "the value is computed from the kernel speedup",
-          "Multiplying a kernel speedup by the fleet size ignores the rest of the application: "
-          "value comes from the measured end-to-end effect.",
-          "value { frequency 80 per token; scale 12000 gpu_hours per day; from decode_step }"),
-    _code("PD404", ERROR, "reduced precision without a tolerance for it",
-          "float16 and bfloat16 change results by more than float32 rounding; the study must "
-          "state the tolerance it accepts and compare the application's output too.",
-          "workload { dtype bfloat16; correct rel_l2 <= 1e-2 vs float64 }"),
-    _code("PD405", ERROR, "the workload weights do not match its shapes",
-          "Weights say how production traffic spreads over the shapes: one weight per shape, "
-          "none negative, summing to 1.",
-          "shapes N in [1024, 4096]\nweights [0.8, 0.2]"),
-    _code("PD406", ERROR, "a prediction bound has the wrong dimension",
-          "A ratio prediction is bounded by a plain number (or `amdahl`); a bound with a unit "
-          "must match the quantity's dimension.",
-          "predict { normalize.time ratio <= 0.55 }"),
-    _code("PD407", ERROR, "a prediction cannot be evaluated with the evidence collected",
-          "A prediction on a quantity nobody measures or models stays unverified forever.",
-          "evidence mechanism { measure bytes }\npredict { normalize.bytes ratio <= 0.45 }"),
-    _code("PD408", ERROR, "the end-to-end objective and the SLO disagree",
-          "The SLO of the load test is the workload's objective; two different bounds make the "
-          "goodput ambiguous.",
-          "objective p99 latency <= 25 ms at 400 rps\nslo p99 <= 25 ms"),
-    _code("PD409", ERROR, "a share, confidence level or threshold outside 0 to 100%",
-          "These are fractions of a whole: a share above 100% makes Amdahl's bound negative, and "
-          "a confidence level of 100% or more has no interval.",
-          "application app { share 8% }\nevidence timing { confidence 95%; threshold 2% }"),
+    _code(
+        "PD401",
+        ERROR,
+        "the mechanism evidence cannot observe the stated mechanism",
+        "Each mechanism is a claim about one physical quantity (bytes for bytes_removed, "
+        "bank conflicts for bank_conflicts_reduced, ...); evidence that measures something "
+        "else cannot confirm it.",
+        "change { mechanism bank_conflicts_reduced }\nevidence mechanism { measure bank_conflicts, bytes }",
+    ),
+    _code(
+        "PD402",
+        ERROR,
+        "an end-to-end prediction beats Amdahl's bound",
+        "If the operation holds a share f of the application's critical time and runs s times "
+        "faster, the application can run at most 1 / ((1 - f) + f / s) times faster.",
+        "application app { share 9% }\npredict { app.time ratio <= amdahl }",
+    ),
+    _code(
+        "PD403",
+        ERROR,
+        "the value is computed from the kernel speedup",
+        "Multiplying a kernel speedup by the fleet size ignores the rest of the application: "
+        "value comes from the measured end-to-end effect.",
+        "value { frequency 80 per token; scale 12000 gpu_hours per day; from decode_step }",
+    ),
+    _code(
+        "PD404",
+        ERROR,
+        "reduced precision without a tolerance for it",
+        "float16 and bfloat16 change results by more than float32 rounding; the study must "
+        "state the tolerance it accepts and compare the application's output too.",
+        "workload { dtype bfloat16; correct rel_l2 <= 1e-2 vs float64 }",
+    ),
+    _code(
+        "PD405",
+        ERROR,
+        "the workload weights do not match its shapes",
+        "Weights say how production traffic spreads over the shapes: one weight per shape, "
+        "none negative, summing to 1.",
+        "shapes N in [1024, 4096]\nweights [0.8, 0.2]",
+    ),
+    _code(
+        "PD406",
+        ERROR,
+        "a prediction bound has the wrong dimension",
+        "A ratio prediction is bounded by a plain number (or `amdahl`); a bound with a unit "
+        "must match the quantity's dimension.",
+        "predict { normalize.time ratio <= 0.55 }",
+    ),
+    _code(
+        "PD407",
+        ERROR,
+        "a prediction cannot be evaluated with the evidence collected",
+        "A prediction on a quantity nobody measures or models stays unverified forever.",
+        "evidence mechanism { measure bytes }\npredict { normalize.bytes ratio <= 0.45 }",
+    ),
+    _code(
+        "PD408",
+        ERROR,
+        "the end-to-end objective and the SLO disagree",
+        "The SLO of the load test is the workload's objective; two different bounds make the "
+        "goodput ambiguous.",
+        "objective p99 latency <= 25 ms at 400 rps\nslo p99 <= 25 ms",
+    ),
+    _code(
+        "PD409",
+        ERROR,
+        "a share, confidence level or threshold outside 0 to 100%",
+        "These are fractions of a whole: a share above 100% makes Amdahl's bound negative, and "
+        "a confidence level of 100% or more has no interval.",
+        "application app { share 8% }\nevidence timing { confidence 95%; threshold 2% }",
+    ),
+    _code(
+        "PD410",
+        ERROR,
+        "a rejected hypothesis cites evidence the study does not collect",
+        "Evidence that no run will measure cannot rule an alternative out: a mechanism quantity "
+        "must be measured or modelled, `bandwidth` needs modelled bytes and a roof, and an "
+        "application's throughput or goodput needs a load sweep.",
+        "evidence mechanism { measure bytes, launches; roof kernels.copy:copy }\n"
+        'rejected "Occupancy" { because "both kernels run at the roof"; evidence normalize.bandwidth }',
+    ),
     # ------------------------------------------------------------ warnings
-    _code("PD501", WARNING, "the workload has a single shape",
-          "One shape says nothing about how the change behaves across the traffic it will see.",
-          "shapes (M, N) in [(64, 4096), (4096, 8192)]"),
-    _code("PD502", WARNING, "no regressing shape is listed",
-          "Almost every change is slower somewhere; naming where shows the limits were searched.",
-          'limit regression "Short rows" { shapes (M, N) in [(65536, 64)] }'),
-    _code("PD503", WARNING, "few timing repeats or blocks",
-          "Fewer than 10 repeats per block leaves block medians noisy and the interval wide.",
-          "evidence timing { repeats 100 }"),
-    _code("PD504", WARNING, "few correctness seeds",
-          "Two or three seeds pass; five or more make a lucky pass much less likely.",
-          "evidence correctness { seeds 5 }"),
-    _code("PD505", WARNING, "no prediction on time",
-          "A mechanism prediction without a time prediction cannot say whether the mechanism "
-          "explains the speedup.",
-          "predict { normalize.time ratio <= 0.55 }"),
-    _code("PD506", WARNING, "no prediction on the mechanism's quantity",
-          "The mechanism is a claim about one quantity (bytes for bytes_removed, launches for "
-          "launches_removed, ...); predicting it is what lets the evidence confirm the claim "
-          "rather than only the speedup.",
-          "change { mechanism bytes_removed }\npredict { normalize.bytes ratio <= 0.45 }"),
+    _code(
+        "PD501",
+        WARNING,
+        "the workload has a single shape",
+        "One shape says nothing about how the change behaves across the traffic it will see.",
+        "shapes (M, N) in [(64, 4096), (4096, 8192)]",
+    ),
+    _code(
+        "PD502",
+        WARNING,
+        "no regressing shape is listed",
+        "Almost every change is slower somewhere; naming where shows the limits were searched.",
+        'limit regression "Short rows" { shapes (M, N) in [(65536, 64)] }',
+    ),
+    _code(
+        "PD503",
+        WARNING,
+        "few timing repeats or blocks",
+        "Fewer than 10 repeats per block leaves block medians noisy and the interval wide.",
+        "evidence timing { repeats 100 }",
+    ),
+    _code(
+        "PD504",
+        WARNING,
+        "few correctness seeds",
+        "Two or three seeds pass; five or more make a lucky pass much less likely.",
+        "evidence correctness { seeds 5 }",
+    ),
+    _code(
+        "PD505",
+        WARNING,
+        "no prediction on time",
+        "A mechanism prediction without a time prediction cannot say whether the mechanism "
+        "explains the speedup.",
+        "predict { normalize.time ratio <= 0.55 }",
+    ),
+    _code(
+        "PD506",
+        WARNING,
+        "no prediction on the mechanism's quantity",
+        "The mechanism is a claim about one quantity (bytes for bytes_removed, launches for "
+        "launches_removed, ...); predicting it is what lets the evidence confirm the claim "
+        "rather than only the speedup.",
+        "change { mechanism bytes_removed }\npredict { normalize.bytes ratio <= 0.45 }",
+    ),
 ]
 
 CODES: dict[str, Code] = {entry.code: entry for entry in _ALL}

@@ -29,6 +29,7 @@ from perfdsl.nodes import (
     Num,
     Operation,
     Prediction,
+    QuantityRef,
     Ref,
     Rejected,
     Shape,
@@ -68,26 +69,49 @@ CONDITION = "a condition like `p99 latency <= 25 ms at 400 rps`"
 MODEL = "`baseline <formula>, change <formula>`"
 PREDICTION = "a prediction like `normalize.time ratio <= 0.55`"
 LOAD = "`load poisson 50..800 step 50 rps`"
+QUANTITY_REFS = "one or more quantities like `normalize.bandwidth`, separated by `,`"
 
 STUDY_SETTINGS = {"title": TEXT, "decision": WORD, "fallback": TEXT, "artifacts": TEXT}
-STUDY_SECTIONS = ("workload", "operation", "application", "change", "predict", "evidence",
-                  "value", "limit", "rejected")
+STUDY_SECTIONS = (
+    "workload",
+    "operation",
+    "application",
+    "change",
+    "predict",
+    "evidence",
+    "value",
+    "limit",
+    "rejected",
+)
 EVIDENCE_KINDS = ("correctness", "mechanism", "timing", "end_to_end")
 SCHEMAS: dict[str, dict[str, str]] = {
-    "workload": {"summary": TEXT, "shapes": SHAPES, "weights": NUMBERS, "dtype": WORD,
-                 "targets": WORDS, "objective": CONDITION, "correct": CONDITION},
+    "workload": {
+        "summary": TEXT,
+        "shapes": SHAPES,
+        "weights": NUMBERS,
+        "dtype": WORD,
+        "targets": WORDS,
+        "objective": CONDITION,
+        "correct": CONDITION,
+    },
     "operation": {"baseline": REF, "change": REF, "reference": REF},
     "application": {"entry": REF, "uses": WORDS, "share": QUANTITY},
     "change": {"mechanism": WORD, "summary": TEXT},
     "predict": {},
     "correctness": {"seeds": COUNT, "adversarial": SHAPES, "poison": WORD},
     "mechanism": {"measure": WORDS, "roof": REF_OR_WORD},
-    "timing": {"warmup": COUNT, "repeats": COUNT, "blocks": COUNT, "rotate": COUNT,
-               "confidence": QUANTITY, "threshold": QUANTITY},
+    "timing": {
+        "warmup": COUNT,
+        "repeats": COUNT,
+        "blocks": COUNT,
+        "rotate": COUNT,
+        "confidence": QUANTITY,
+        "threshold": QUANTITY,
+    },
     "end_to_end": {"requests": COUNT, "load": LOAD, "slo": CONDITION},
     "value": {"frequency": QUANTITY, "scale": QUANTITY, "from": WORD},
     "limit": {"shapes": SHAPES},
-    "rejected": {"because": TEXT},
+    "rejected": {"because": TEXT, "evidence": QUANTITY_REFS},
 }
 # Settings that may be given more than once in a section.
 REPEATABLE = {"correct"}
@@ -118,7 +142,9 @@ class _Lowering:
                 continue
             if key.id not in schema:
                 self.error(
-                    "PD004", f"`{where}` has no setting `{key.id}`", key.span,
+                    "PD004",
+                    f"`{where}` has no setting `{key.id}`",
+                    key.span,
                     label="unknown here",
                     help=suggest(key.id, schema) or _known(schema, where),
                 )
@@ -126,7 +152,9 @@ class _Lowering:
             previous = found.get(key.id)
             if previous and key.id not in REPEATABLE:
                 self.error(
-                    "PD303", f"`{key.id}` is set twice in `{where}`", key.span,
+                    "PD303",
+                    f"`{key.id}` is set twice in `{where}`",
+                    key.span,
                     label="second definition",
                     help=f"keep one `{key.id}`: the first is on line "
                     f"{self.source.position(_statement_key(previous[0]).span.start).line}",
@@ -144,8 +172,11 @@ class _Lowering:
         value = convert(statement)
         if value is None:
             self.error(
-                "PD005", f"`{key}` takes {kind}", statement.span,
-                label="cannot be read as " + kind, help=f"write `{key}` followed by {kind}",
+                "PD005",
+                f"`{key}` takes {kind}",
+                statement.span,
+                label="cannot be read as " + kind,
+                help=f"write `{key}` followed by {kind}",
             )
         return value
 
@@ -159,7 +190,9 @@ class _Lowering:
                 keyword = item.keyword.id
                 if keyword not in STUDY_SECTIONS:
                     self.error(
-                        "PD004", f"a study has no section `{keyword}`", item.keyword.span,
+                        "PD004",
+                        f"a study has no section `{keyword}`",
+                        item.keyword.span,
                         label="unknown section",
                         help=suggest(keyword, STUDY_SECTIONS + tuple(STUDY_SETTINGS))
                         or _known(dict.fromkeys(STUDY_SECTIONS), "study"),
@@ -170,14 +203,22 @@ class _Lowering:
             key = _statement_key(item)
             if key.id not in STUDY_SETTINGS:
                 self.error(
-                    "PD004", f"a study has no setting `{key.id}`", key.span, label="unknown setting",
+                    "PD004",
+                    f"a study has no setting `{key.id}`",
+                    key.span,
+                    label="unknown setting",
                     help=suggest(key.id, tuple(STUDY_SETTINGS) + STUDY_SECTIONS)
                     or _known(STUDY_SETTINGS, "study"),
                 )
                 continue
             if key.id in settings:
-                self.error("PD303", f"`{key.id}` is set twice", key.span, label="second definition",
-                           help=f"keep one `{key.id}`")
+                self.error(
+                    "PD303",
+                    f"`{key.id}` is set twice",
+                    key.span,
+                    label="second definition",
+                    help=f"keep one `{key.id}`",
+                )
                 continue
             settings[key.id] = [item]
 
@@ -211,7 +252,10 @@ class _Lowering:
         found = sections.get(keyword, [])
         for extra in found[1:]:
             self.error(
-                "PD303", f"`{keyword}` is defined twice", extra.keyword.span, label="second definition",
+                "PD303",
+                f"`{keyword}` is defined twice",
+                extra.keyword.span,
+                label="second definition",
                 help=f"merge the two `{keyword}` sections into one",
             )
         section = found[0] if found else None
@@ -223,17 +267,37 @@ class _Lowering:
         """Report a section header with a name or text it should (not) have."""
         keyword = section.keyword.id
         if name and section.name is None:
-            self.error("PD005", f"`{keyword}` needs a name", section.keyword.span,
-                       label="name missing", help=f"write `{keyword} <name> {{ ... }}`")
+            self.error(
+                "PD005",
+                f"`{keyword}` needs a name",
+                section.keyword.span,
+                label="name missing",
+                help=f"write `{keyword} <name> {{ ... }}`",
+            )
         if not name and section.name is not None:
-            self.error("PD005", f"`{keyword}` takes no name", section.name.span,
-                       label="unexpected name", help=f"write `{keyword} {{ ... }}`")
+            self.error(
+                "PD005",
+                f"`{keyword}` takes no name",
+                section.name.span,
+                label="unexpected name",
+                help=f"write `{keyword} {{ ... }}`",
+            )
         if text and section.text is None:
-            self.error("PD005", f"`{keyword}` needs a description in quotes", section.keyword.span,
-                       label="description missing", help=f'write `{keyword} "..." {{ ... }}`')
+            self.error(
+                "PD005",
+                f"`{keyword}` needs a description in quotes",
+                section.keyword.span,
+                label="description missing",
+                help=f'write `{keyword} "..." {{ ... }}`',
+            )
         if not text and section.text is not None:
-            self.error("PD005", f"`{keyword}` takes no description", section.text.span,
-                       label="unexpected string", help=f"write `{keyword} {{ ... }}`")
+            self.error(
+                "PD005",
+                f"`{keyword}` takes no description",
+                section.text.span,
+                label="unexpected string",
+                help=f"write `{keyword} {{ ... }}`",
+            )
 
     def named(self, sections: list[Section], keyword: str, build: Callable) -> tuple:
         """Build named sections, reporting a name defined twice."""
@@ -245,8 +309,11 @@ class _Lowering:
                 continue
             if section.name.id in seen:
                 self.error(
-                    "PD303", f"{keyword} `{section.name.id}` is defined twice", section.name.span,
-                    label="second definition", help="rename one of them, or merge the two",
+                    "PD303",
+                    f"{keyword} `{section.name.id}` is defined twice",
+                    section.name.span,
+                    label="second definition",
+                    help="rename one of them, or merge the two",
                 )
                 continue
             seen[section.name.id] = section
@@ -268,9 +335,7 @@ class _Lowering:
             dtype=self.expect(items, "dtype", WORD, _word),
             targets=self.expect(items, "targets", WORDS, _words) or (),
             objective=self.expect(items, "objective", CONDITION, _condition),
-            correct=tuple(
-                c for c in (_condition(s) for s in items.get("correct", [])) if c is not None
-            ),
+            correct=tuple(c for c in (_condition(s) for s in items.get("correct", [])) if c is not None),
             span=section.span,
         )
 
@@ -280,8 +345,13 @@ class _Lowering:
         for statement in items.get("model", []):
             model = statement.model
             if any(m.quantity.id == model.quantity.id for m in models):
-                self.error("PD303", f"`{model.quantity.id}` is modelled twice", model.quantity.span,
-                           label="second model", help="keep one formula pair per quantity")
+                self.error(
+                    "PD303",
+                    f"`{model.quantity.id}` is modelled twice",
+                    model.quantity.span,
+                    label="second model",
+                    help="keep one formula pair per quantity",
+                )
                 continue
             models.append(model)
         return Operation(
@@ -321,16 +391,25 @@ class _Lowering:
             if not isinstance(item, PredictionStatement):
                 key = _statement_key(item)
                 self.error(
-                    "PD005", "`predict` holds predictions only", key.span,
+                    "PD005",
+                    "`predict` holds predictions only",
+                    key.span,
                     label="not a prediction",
                     help="write `<operation or application>.<quantity> ratio <= <bound>`",
                 )
                 continue
             prediction = item.prediction
-            if any(p.target == prediction.target and p.statistic.id == prediction.statistic.id
-                   for p in predictions):
-                self.error("PD303", f"`{prediction.target}` is predicted twice", prediction.span,
-                           label="second prediction", help="keep one prediction per quantity")
+            if any(
+                p.target == prediction.target and p.statistic.id == prediction.statistic.id
+                for p in predictions
+            ):
+                self.error(
+                    "PD303",
+                    f"`{prediction.target}` is predicted twice",
+                    prediction.span,
+                    label="second prediction",
+                    help="keep one prediction per quantity",
+                )
                 continue
             predictions.append(prediction)
         return tuple(predictions)
@@ -344,15 +423,22 @@ class _Lowering:
             kind = section.name.id
             if kind not in EVIDENCE_KINDS:
                 self.error(
-                    "PD004", f"there is no `{kind}` evidence", section.name.span,
+                    "PD004",
+                    f"there is no `{kind}` evidence",
+                    section.name.span,
                     label="unknown kind of evidence",
-                    help=suggest(kind, EVIDENCE_KINDS) or "evidence is one of "
-                    + ", ".join(f"`{k}`" for k in EVIDENCE_KINDS),
+                    help=suggest(kind, EVIDENCE_KINDS)
+                    or "evidence is one of " + ", ".join(f"`{k}`" for k in EVIDENCE_KINDS),
                 )
                 continue
             if kind in built:
-                self.error("PD303", f"`evidence {kind}` is defined twice", section.name.span,
-                           label="second definition", help="merge the two sections")
+                self.error(
+                    "PD303",
+                    f"`evidence {kind}` is defined twice",
+                    section.name.span,
+                    label="second definition",
+                    help="merge the two sections",
+                )
                 continue
             items = self.read_section(section, SCHEMAS[kind], f"evidence {kind}")
             built[kind] = getattr(self, f"evidence_{kind}")(items, section.span)
@@ -416,8 +502,12 @@ class _Lowering:
     def rejected(self, section: Section) -> Rejected:
         self.header(section, name=False, text=True)
         items = self.read_section(section, SCHEMAS["rejected"], "rejected")
-        return Rejected(text=section.text, because=self.expect(items, "because", TEXT, _text),
-                        span=section.span)
+        return Rejected(
+            text=section.text,
+            because=self.expect(items, "because", TEXT, _text),
+            evidence=self.expect(items, "evidence", QUANTITY_REFS, _quantity_refs) or (),
+            span=section.span,
+        )
 
     # ------------------------------------------------------------ shapes
 
@@ -427,14 +517,22 @@ class _Lowering:
             return None
         statement = statements[0]
         if not isinstance(statement, ShapesStatement):
-            self.error("PD005", f"`{key}` takes {SHAPES}", statement.span,
-                       label="not a shape list", help=f"write `{key} (M, N) in [(64, 4096)]`")
+            self.error(
+                "PD005",
+                f"`{key}` takes {SHAPES}",
+                statement.span,
+                label="not a shape list",
+                help=f"write `{key} (M, N) in [(64, 4096)]`",
+            )
             return None
         symbols = _symbols(statement.symbols)
         if symbols is None:
             self.error(
-                "PD005", "shape symbols must be names", statement.symbols.span,
-                label="expected a name or a tuple of names", help="write `(M, N)` or `N`",
+                "PD005",
+                "shape symbols must be names",
+                statement.symbols.span,
+                label="expected a name or a tuple of names",
+                help="write `(M, N)` or `N`",
             )
             return None
         shapes: list[Shape] = []
@@ -442,8 +540,11 @@ class _Lowering:
             sizes = _sizes(item)
             if sizes is None:
                 self.error(
-                    "PD005", "a shape is a tuple of whole numbers", item.span,
-                    label="not a shape", help="write sizes like `(64, 4096)`",
+                    "PD005",
+                    "a shape is a tuple of whole numbers",
+                    item.span,
+                    label="not a shape",
+                    help="write sizes like `(64, 4096)`",
                 )
                 continue
             if len(sizes) != len(symbols):
@@ -452,7 +553,8 @@ class _Lowering:
                     "PD304",
                     f"this shape has {len(sizes)} size{'s' if len(sizes) != 1 else ''} "
                     f"for {len(symbols)} symbol{'s' if len(symbols) != 1 else ''} ({names})",
-                    item.span, label="one size per symbol",
+                    item.span,
+                    label="one size per symbol",
                     help=f"give one size for each of ({names})",
                 )
                 continue
@@ -497,12 +599,19 @@ def _word(statement: Statement) -> Name | None:
     return value if isinstance(value, Name) else None
 
 
-def _words(statement: Statement) -> tuple[Name, ...] | None:
+def _several(statement: Statement, kind: type) -> tuple | None:
+    """Every value of a comma list, when each one is a `kind`."""
     if not isinstance(statement, Setting) or not statement.values:
         return None
-    if all(isinstance(v, Name) for v in statement.values):
-        return tuple(statement.values)  # type: ignore[arg-type]
-    return None
+    return tuple(statement.values) if all(isinstance(v, kind) for v in statement.values) else None
+
+
+def _words(statement: Statement) -> tuple[Name, ...] | None:
+    return _several(statement, Name)
+
+
+def _quantity_refs(statement: Statement) -> tuple[QuantityRef, ...] | None:
+    return _several(statement, QuantityRef)
 
 
 def _ref(statement: Statement) -> Ref | None:

@@ -88,6 +88,19 @@ class Ref:
 
 
 @attrs.frozen
+class QuantityRef:
+    """`normalize.bandwidth`: a quantity of a named operation or application, cited as evidence."""
+
+    subject: Name
+    quantity: Name
+    span: Span
+
+    @property
+    def target(self) -> str:
+        return f"{self.subject.id}.{self.quantity.id}"
+
+
+@attrs.frozen
 class RangeExpr:
     """`50..800 step 50 rps`: inclusive bounds, an optional step and unit."""
 
@@ -97,7 +110,7 @@ class RangeExpr:
     span: Span
 
 
-Expr = Union[Num, Name, BinOp, TupleExpr, ListExpr, Text, Ref, RangeExpr]  # noqa: UP007
+Expr = Union[Num, Name, BinOp, TupleExpr, ListExpr, Text, Ref, QuantityRef, RangeExpr]  # noqa: UP007
 
 # ---------------------------------------------------------------- shared pieces
 
@@ -289,10 +302,12 @@ class Limit:
 
 @attrs.frozen
 class Rejected:
-    """An alternative explanation that was considered and rejected, and why."""
+    """An alternative explanation that was considered and rejected, why, and what showed it."""
 
     text: Text | None
     because: Text | None
+    evidence: tuple[QuantityRef, ...]
+    """The measured quantities that back `because`; empty when it is argued, not measured."""
     span: Span
 
 

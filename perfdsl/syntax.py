@@ -32,6 +32,7 @@ from perfdsl.nodes import (
     Name,
     Num,
     Prediction,
+    QuantityRef,
     RangeExpr,
     Ref,
     Text,
@@ -231,12 +232,20 @@ def _syntax_diagnostic(source: Source, error: UnexpectedInput) -> Diagnostic:
             line_end = source.text.find("\n", error.pos_in_stream)
             line_end = len(source.text) if line_end < 0 else line_end
             return Diagnostic(
-                "PD002", "error", entry["PD002"].title, source, Span(error.pos_in_stream, line_end),
+                "PD002",
+                "error",
+                entry["PD002"].title,
+                source,
+                Span(error.pos_in_stream, line_end),
                 label="this string has no closing quote on its line",
                 help='close the string with `"` before the end of the line',
             )
         return Diagnostic(
-            "PD001", "error", f"unexpected character `{char}`", source, span,
+            "PD001",
+            "error",
+            f"unexpected character `{char}`",
+            source,
+            span,
             label=f"expected {_describe_expected(set(error.allowed or ()))}",
             help="remove the character, or quote the text if it belongs in a string",
         )
@@ -245,14 +254,21 @@ def _syntax_diagnostic(source: Source, error: UnexpectedInput) -> Diagnostic:
     expected = set(error.expected or ())
     if token.type == "$END" and expected == {"STUDY"}:
         return Diagnostic(
-            "PD006", "error", "the file holds no study", source, source.end,
+            "PD006",
+            "error",
+            "the file holds no study",
+            source,
+            source.end,
             label="expected `study <name> { ... }`",
             help="write the study as `study <name> { ... }`",
         )
     if token.type == "STUDY" and "NAME" not in expected:
         start = token.start_pos or 0
         return Diagnostic(
-            "PD006", "error", "the file holds more than one study", source,
+            "PD006",
+            "error",
+            "the file holds more than one study",
+            source,
             Span(start, start + len("study")),
             label="a second study starts here",
             help="put each study in a file of its own",
@@ -260,7 +276,11 @@ def _syntax_diagnostic(source: Source, error: UnexpectedInput) -> Diagnostic:
     if token.type == "$END":
         span = source.end
         return Diagnostic(
-            "PD003", "error", entry["PD003"].title, source, span,
+            "PD003",
+            "error",
+            entry["PD003"].title,
+            source,
+            span,
             label=f"expected {_describe_expected(expected)}",
             help="close every `{` with a `}`",
         )
@@ -269,7 +289,11 @@ def _syntax_diagnostic(source: Source, error: UnexpectedInput) -> Diagnostic:
     if token.type == "_NL":
         end = start + 1
     return Diagnostic(
-        "PD001", "error", f"unexpected {_describe_token(token)}", source, Span(start, max(end, start + 1)),
+        "PD001",
+        "error",
+        f"unexpected {_describe_token(token)}",
+        source,
+        Span(start, max(end, start + 1)),
         label=f"expected {_describe_expected(expected)}",
         help=_syntax_help(token, expected),
     )
@@ -413,8 +437,12 @@ class _TreeToStatements(Transformer):
     def labelled(self, meta, children):
         keyword, name, text = children
         return Section(
-            self._name(keyword), self._name(name), Text(_unescape(text.value), _span(text)),
-            (), _span(meta), None,
+            self._name(keyword),
+            self._name(name),
+            Text(_unescape(text.value), _span(text)),
+            (),
+            _span(meta),
+            None,
         )
 
     # -- statements
@@ -450,8 +478,12 @@ class _TreeToStatements(Transformer):
     def prediction(self, meta, children):
         subject, quantity, statistic, comparator, bound = children
         prediction = Prediction(
-            self._name(subject), self._name(quantity), self._name(statistic),
-            str(comparator), bound, _span(meta),
+            self._name(subject),
+            self._name(quantity),
+            self._name(statistic),
+            str(comparator),
+            bound,
+            _span(meta),
         )
         return PredictionStatement(prediction, _span(meta))
 
@@ -466,6 +498,10 @@ class _TreeToStatements(Transformer):
     def reference(self, meta, children):
         module, _, attr = children[0].value.partition(":")
         return Ref(module, attr, _span(meta))
+
+    def quantity_ref(self, meta, children):
+        subject, quantity = children
+        return QuantityRef(self._name(subject), self._name(quantity), _span(meta))
 
     def range(self, meta, children):
         start, stop, step, unit = children
@@ -528,13 +564,20 @@ class _TreeToStatements(Transformer):
         try:
             return Num(Quantity(value, lookup_unit(text)), span)
         except UnknownUnit as error:
-            suggestion = f"did you mean `{error.suggestions[0]}`?" if error.suggestions else (
-                "units are ns us ms s, B KB MB GB KiB MiB GiB, GB/s TB/s, %, rps, per token"
+            suggestion = (
+                f"did you mean `{error.suggestions[0]}`?"
+                if error.suggestions
+                else ("units are ns us ms s, B KB MB GB KiB MiB GiB, GB/s TB/s, %, rps, per token")
             )
             self.diagnostics.append(
                 Diagnostic(
-                    "PD305", "error", f"unknown unit `{text}`", self.source, unit_span,
-                    label="not a unit perfdsl knows", help=suggestion,
+                    "PD305",
+                    "error",
+                    f"unknown unit `{text}`",
+                    self.source,
+                    unit_span,
+                    label="not a unit perfdsl knows",
+                    help=suggestion,
                 )
             )
             return Num(Quantity(value), span)

@@ -58,6 +58,15 @@ PREDICTION_STATISTICS = ("ratio",)
 AMDAHL = "amdahl"
 APPLICATION_QUANTITIES = ("time", "throughput", "goodput")
 OPERATION_QUANTITIES = ("time", *MEASURES)
+# What a rejected hypothesis may cite as its evidence (`evidence normalize.bandwidth`):
+# anything a prediction can be on, and two things every run collects beside them,
+# because an alternative is often ruled out by a quantity nobody predicted.
+BANDWIDTH = "bandwidth"
+"""Achieved bandwidth (modelled bytes over median time) against the copy roof of the same run."""
+STATIC = "static"
+"""Counts read from the compiled code: registers, shared memory, global loads and stores."""
+OPERATION_EVIDENCE = (*OPERATION_QUANTITIES, BANDWIDTH, STATIC)
+APPLICATION_EVIDENCE = APPLICATION_QUANTITIES
 
 
 def is_statistic(word: str) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from perfdsl import vocabulary as words
 from perfdsl.check.context import Context
 from perfdsl.diagnostics import suggest
-from perfdsl.nodes import BinOp, Expr, Name, ShapeSet
+from perfdsl.nodes import Application, BinOp, Expr, Name, Operation, ShapeSet
 from perfdsl.source import Span
 
 
@@ -36,8 +36,56 @@ def choice(ctx: Context, name: Name, options: Sequence[str], what: str) -> bool:
     if name.id in options:
         return True
     ctx.report(
-        "PD306", f"unknown {what} `{name.id}`", name.span, label=f"no such {what}",
+        "PD306",
+        f"unknown {what} `{name.id}`",
+        name.span,
+        label=f"no such {what}",
         help=suggest(name.id, options) or f"a {what} is one of {one_of(options)}",
+    )
+    return False
+
+
+def subject(ctx: Context, name: Name, help: str) -> Operation | Application | None:
+    """The operation or application `name` refers to; an undefined one is reported (PD301).
+
+    Predictions and the evidence a rejected hypothesis cites both name their
+    subject this way, so both resolve it here and say "did you mean" alike.
+    """
+    study = ctx.study
+    # A name defined twice is reported once (PD303); read it as the operation.
+    found = study.operation(name.id) or study.application(name.id)
+    if found is None:
+        names = [o.name.id for o in study.operations] + [a.name.id for a in study.applications]
+        ctx.report(
+            "PD301",
+            f"no operation or application named `{name.id}`",
+            name.span,
+            label="not defined",
+            help=suggest(name.id, names) or help,
+        )
+    return found
+
+
+def quantity_of(
+    ctx: Context,
+    owner: Operation | Application,
+    quantity: Name,
+    options: Sequence[str],
+    *,
+    code: str,
+    label: str,
+    verb: str,
+) -> bool:
+    """Report a quantity its operation or application does not have; True when it has it."""
+    if quantity.id in options:
+        return True
+    kind = "an operation" if isinstance(owner, Operation) else "an application"
+    ctx.report(
+        code,
+        f"`{owner.name.id}` is {kind}: it has no quantity `{quantity.id}`",
+        quantity.span,
+        label=label,
+        help=suggest(quantity.id, options) or f"{verb} one of {one_of(options)}",
     )
     return False
 
@@ -46,18 +94,27 @@ def distinct(ctx: Context, names: Sequence[Name], what: str) -> None:
     """Report a word listed twice in one setting (`targets cuda, cuda`)."""
     for index, name in enumerate(names):
         if any(earlier.id == name.id for earlier in names[:index]):
-            ctx.report("PD303", f"{what} `{name.id}` is listed twice", name.span,
-                       label="listed again", help=f"list `{name.id}` once")
+            ctx.report(
+                "PD303",
+                f"{what} `{name.id}` is listed twice",
+                name.span,
+                label="listed again",
+                help=f"list `{name.id}` once",
+            )
 
 
 def statistic(ctx: Context, word: Name) -> None:
     """A latency statistic: a percentile like `p99`, or `mean`, `median`, `max`."""
     if words.is_statistic(word.id):
         return
-    ctx.report("PD306", f"unknown statistic `{word.id}`", word.span,
-               label="not a latency statistic",
-               help=suggest(word.id, words.STATISTIC_EXAMPLES)
-               or "a latency is bounded at a percentile like `p99`, or `mean`, `median`, `max`")
+    ctx.report(
+        "PD306",
+        f"unknown statistic `{word.id}`",
+        word.span,
+        label="not a latency statistic",
+        help=suggest(word.id, words.STATISTIC_EXAMPLES)
+        or "a latency is bounded at a percentile like `p99`, or `mean`, `median`, `max`",
+    )
 
 
 def shape_symbols(ctx: Context, shapes: ShapeSet | None, what: str) -> None:
@@ -70,9 +127,9 @@ def shape_symbols(ctx: Context, shapes: ShapeSet | None, what: str) -> None:
         return
     ctx.report(
         "PD304",
-        f"{what} are over {symbols_text(shapes)} but the workload's shapes are over "
-        f"{symbols_text(expected)}",
-        _symbols_span(shapes), label="not the workload's symbols",
+        f"{what} are over {symbols_text(shapes)} but the workload's shapes are over {symbols_text(expected)}",
+        _symbols_span(shapes),
+        label="not the workload's symbols",
         help=f"write these shapes over `{symbols_text(expected)}`",
     )
 

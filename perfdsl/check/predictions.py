@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from perfdsl import vocabulary as words
 from perfdsl.check.context import Context
-from perfdsl.check.names import choice, one_of
+from perfdsl.check.evidence import observed
+from perfdsl.check.names import choice, quantity_of, subject
 from perfdsl.check.units import EPSILON, FRACTION, number
 from perfdsl.diagnostics import suggest
 from perfdsl.nodes import Application, Name, Num, Operation, Prediction
@@ -18,10 +19,13 @@ def check_prediction(ctx: Context) -> None:
     study = ctx.study
     if not study.predictions:
         span = ctx.header(study.predict_span) if study.predict_span else study.name.span
-        ctx.report("PD106", f"study `{study.name.id}` makes no prediction", span,
-                   label="link missing",
-                   help="add `predict { <operation>.time ratio <= 0.6 }` and one on the "
-                   "mechanism quantity")
+        ctx.report(
+            "PD106",
+            f"study `{study.name.id}` makes no prediction",
+            span,
+            label="link missing",
+            help="add `predict { <operation>.time ratio <= 0.6 }` and one on the mechanism quantity",
+        )
         return
     for prediction in study.predictions:
         _one_prediction(ctx, prediction)
@@ -29,32 +33,22 @@ def check_prediction(ctx: Context) -> None:
 
 
 def _one_prediction(ctx: Context, prediction: Prediction) -> None:
-    study = ctx.study
-    subject = prediction.subject.id
-    operation = study.operation(subject)
-    # A name defined twice is reported once (PD303); read it as the operation.
-    application = None if operation else study.application(subject)
     choice(ctx, prediction.statistic, words.PREDICTION_STATISTICS, "prediction statistic")
-    if operation is None and application is None:
-        names = [o.name.id for o in study.operations] + [a.name.id for a in study.applications]
-        ctx.report(
-            "PD301", f"no operation or application named `{subject}`", prediction.subject.span,
-            label="not defined", help=suggest(subject, names)
-            or "predictions are on an operation or an application the study defines",
-        )
+    found = subject(
+        ctx, prediction.subject, "predictions are on an operation or an application the study defines"
+    )
+    if found is None:
         return
+    operation = found if isinstance(found, Operation) else None
+    application = found if isinstance(found, Application) else None
     quantities = words.OPERATION_QUANTITIES if operation else words.APPLICATION_QUANTITIES
-    kind = "an operation" if operation else "an application"
-    quantity = prediction.quantity
-    if quantity.id not in quantities:
-        ctx.report(
-            "PD308", f"`{subject}` is {kind}: it has no quantity `{quantity.id}`", quantity.span,
-            label="cannot be predicted", help=suggest(quantity.id, quantities)
-            or f"predict one of {one_of(quantities)}",
-        )
+    if not quantity_of(
+        ctx, found, prediction.quantity, quantities, code="PD308", label="cannot be predicted", verb="predict"
+    ):
         return
     if not _bound(ctx, prediction, application):
         return
+    quantity = prediction.quantity
     if operation is not None and quantity.id in words.MEASURES:
         _observed(ctx, prediction, operation)
     if application is not None and quantity.id in AMDAHL_QUANTITIES:
@@ -66,22 +60,33 @@ def _bound(ctx: Context, prediction: Prediction, application: Application | None
     bound = prediction.bound
     if isinstance(bound, Name):
         if bound.id != words.AMDAHL:
-            ctx.report("PD306", f"unknown bound `{bound.id}`", bound.span, label="not a bound",
-                       help=suggest(bound.id, [words.AMDAHL])
-                       or "a ratio is bounded by a number or by `amdahl`")
+            ctx.report(
+                "PD306",
+                f"unknown bound `{bound.id}`",
+                bound.span,
+                label="not a bound",
+                help=suggest(bound.id, [words.AMDAHL]) or "a ratio is bounded by a number or by `amdahl`",
+            )
             return False
         if application is None or prediction.quantity.id not in AMDAHL_QUANTITIES:
-            ctx.report("PD406", "`amdahl` bounds an application's time or throughput only",
-                       bound.span,
-                       label="no Amdahl bound here",
-                       help="bound the ratio by a number, like `ratio <= 0.6`")
+            ctx.report(
+                "PD406",
+                "`amdahl` bounds an application's time or throughput only",
+                bound.span,
+                label="no Amdahl bound here",
+                help="bound the ratio by a number, like `ratio <= 0.6`",
+            )
             return False
         return True
     if number(bound) is None:
         described = f"`{bound.quantity}`" if isinstance(bound, Num) else "this"
-        ctx.report("PD406", f"a ratio is a plain number, not {described}", bound.span,
-                   label="wrong dimension for a ratio",
-                   help="write the ratio of change to baseline, like `ratio <= 0.6`")
+        ctx.report(
+            "PD406",
+            f"a ratio is a plain number, not {described}",
+            bound.span,
+            label="wrong dimension for a ratio",
+            help="write the ratio of change to baseline, like `ratio <= 0.6`",
+        )
         return False
     return True
 
@@ -89,13 +94,12 @@ def _bound(ctx: Context, prediction: Prediction, application: Application | None
 def _observed(ctx: Context, prediction: Prediction, operation: Operation) -> None:
     """A mechanism quantity is predicted only if it is measured or modelled."""
     quantity = prediction.quantity.id
-    evidence = ctx.study.mechanism
-    measured = evidence is not None and any(m.id == quantity for m in evidence.measure)
-    modelled = any(m.quantity.id == quantity for m in operation.models)
-    if not (measured or modelled):
+    if not observed(ctx.study, operation, quantity):
         ctx.report(
-            "PD407", f"`{prediction.target}` is neither measured nor modelled",
-            prediction.quantity.span, label="nothing will observe this",
+            "PD407",
+            f"`{prediction.target}` is neither measured nor modelled",
+            prediction.quantity.span,
+            label="nothing will observe this",
             help=f"add `{quantity}` to `evidence mechanism {{ measure ... }}`",
         )
 
@@ -104,8 +108,10 @@ def _amdahl(ctx: Context, prediction: Prediction, application: Application) -> N
     """An application improves by at most Amdahl's bound on the operation's share."""
     if application.share is None:
         ctx.report(
-            "PD219", f"application `{application.name.id}` declares no share",
-            application.name.span, label=f"`{prediction.target}` cannot be checked against Amdahl",
+            "PD219",
+            f"application `{application.name.id}` declares no share",
+            application.name.span,
+            label=f"`{prediction.target}` cannot be checked against Amdahl",
             help="add `share 10%`: the operations' share of its critical time, before measuring",
         )
         return
@@ -123,8 +129,10 @@ def _amdahl(ctx: Context, prediction: Prediction, application: Application) -> N
         return
     if beaten:
         ctx.report(
-            "PD402", f"`{prediction.target} ratio {prediction.comparator} {bound:g}` beats "
-            f"Amdahl's bound of {best:.4g}", prediction.bound.span,
+            "PD402",
+            f"`{prediction.target} ratio {prediction.comparator} {bound:g}` beats "
+            f"Amdahl's bound of {best:.4g}",
+            prediction.bound.span,
             label=f"share {application.share.quantity} with operation time ratio {ratio:g}",
             help=f"predict `{prediction.target} ratio {prediction.comparator} amdahl`",
         )
@@ -148,12 +156,20 @@ def _coverage(ctx: Context) -> None:
     span = ctx.header(study.predict_span) if study.predict_span else study.name.span
     on_operations = [p for p in study.predictions if study.operation(p.subject.id)]
     if not any(p.quantity.id == "time" for p in on_operations):
-        ctx.report("PD505", "no prediction on the operation's time", span,
-                   label="time unpredicted",
-                   help="add `<operation>.time ratio <= <bound>`")
+        ctx.report(
+            "PD505",
+            "no prediction on the operation's time",
+            span,
+            label="time unpredicted",
+            help="add `<operation>.time ratio <= <bound>`",
+        )
     mechanism = study.change.mechanism if study.change else None
     measure = words.MECHANISM_MEASURES.get(mechanism.id) if mechanism else None
     if measure and not any(p.quantity.id == measure for p in on_operations):
-        ctx.report("PD506", f"no prediction on `{measure}`, the quantity `{mechanism.id}` "
-                   "changes", span, label="mechanism quantity unpredicted",
-                   help=f"add `<operation>.{measure} ratio <= <bound>`")
+        ctx.report(
+            "PD506",
+            f"no prediction on `{measure}`, the quantity `{mechanism.id}` changes",
+            span,
+            label="mechanism quantity unpredicted",
+            help=f"add `<operation>.{measure} ratio <= <bound>`",
+        )

@@ -1,9 +1,9 @@
 """The report's framing sections: what was measured and why, what it is worth, where it
-stops, what else was considered, and how to reproduce it.
+stops, and how to reproduce it.
 
 Each `render_<section>(ctx, out)` appends Markdown blocks to `out`; the
-evidence sections (correctness, mechanism, timing, end to end) are in
-`report.evidence`. Study text goes through `formatting.text` or `code`, never
+evidence sections and the investigation record have modules of their own (see
+`perfdsl.report`). Study text goes through `formatting.text` or `code`, never
 straight into the Markdown.
 """
 
@@ -288,22 +288,6 @@ def render_limitations(ctx: ReportContext, out: Blocks) -> None:
             )
     fallback = fmt.text(study.fallback.value) if study.fallback else "none stated"
     out.add(f"Fallback: {fallback}.")
-
-
-def render_investigation(ctx: ReportContext, out: Blocks) -> None:
-    """Each rejected alternative explanation, why, and whether it was run."""
-    if not ctx.study.rejected:
-        out.add("The study records no rejected alternatives.")
-        return
-    items = []
-    for rejected in ctx.study.rejected:
-        claim = fmt.text(rejected.text.value) if rejected.text else fmt.MISSING
-        because = fmt.text(rejected.because.value) if rejected.because else "no reason given"
-        items.append(
-            f"*Rejected:* {claim}. *Because:* {because}. *Evidence:* argued from the "
-            "evidence above; no separate run."
-        )
-    out.add(fmt.bullets(items))
 
 
 def render_reproduction(ctx: ReportContext, out: Blocks) -> None:

@@ -1,0 +1,185 @@
+"""The investigation record: each rejected alternative, why, and the numbers of the evidence it cites.
+
+A rejected hypothesis may cite quantities (`evidence normalize.bandwidth`). Each
+is read here from evaluation.json, from the fields the evidence sections print,
+so the record quotes this run instead of restating the study. A quantity the
+evaluation lacks is said to be missing, with the evaluation's own reason where
+it records one: an argument is never presented as a measurement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from perfdsl import vocabulary as words
+from perfdsl.nodes import QuantityRef
+from perfdsl.report import formatting as fmt
+from perfdsl.report.context import ARMS, Blocks, ReportContext
+
+Reader = Callable[[ReportContext, Mapping[str, Any]], str]
+
+# Quantities read from timings: on a run whose timings are not evidence (the
+# simulator) they have no number to quote, whatever the evaluation holds.
+_TIMED = ("time", words.BANDWIDTH, "throughput", "goodput")
+
+# Static counts quoted per compiled kernel: what decides occupancy and traffic
+# on CUDA (registers, shared memory, global accesses); instructions on the CPU.
+_STATIC_SHOWN = {
+    "cuda": (
+        ("registers", "registers {}"),
+        ("shared_bytes", "shared memory {} B"),
+        ("global_loads", "global loads {}"),
+        ("global_stores", "global stores {}"),
+    ),
+    "cpu": (("instructions", "instructions {}"),),
+}
+
+
+def render_investigation(ctx: ReportContext, out: Blocks) -> None:
+    """Each rejected alternative explanation, why, and the evidence it cites from this run."""
+    if not ctx.study.rejected:
+        out.add("The study records no rejected alternatives.")
+        return
+    items = []
+    for rejected in ctx.study.rejected:
+        claim = fmt.text(rejected.text.value) if rejected.text else fmt.MISSING
+        because = fmt.text(rejected.because.value) if rejected.because else "no reason given"
+        cited = (
+            "; ".join(_reading(ctx, ref) for ref in rejected.evidence)
+            if rejected.evidence
+            else "no evidence named; argued from the evidence above"
+        )
+        items.append(f"*Rejected:* {claim}. *Because:* {because}. *Evidence:* {cited}.")
+    out.add(fmt.bullets(items))
+
+
+def _reading(ctx: ReportContext, ref: QuantityRef) -> str:
+    """The cited quantity and its numbers from this run, or why there are none."""
+    return f"{fmt.code(ref.target)}: {_numbers(ctx, ref.subject.id, ref.quantity.id)}"
+
+
+def _numbers(ctx: ReportContext, name: str, quantity: str) -> str:
+    if quantity in _TIMED and not ctx.timings_valid:
+        return _missing(ctx.evaluation.get("timings_note"))
+    if ctx.study.operation(name) is None and ctx.study.application(name) is not None:
+        return _application(ctx, name, quantity)
+    op = next((o for o in ctx.operations if o.get("name") == name), None)
+    if op is None:
+        return _missing(f"the run measured no operation `{name}`")
+    reader = _OPERATION_READERS.get(quantity)
+    return reader(ctx, op) if reader else _mechanism(op, quantity)
+
+
+def _missing(reason: object) -> str:
+    """The words for a quantity the evaluation does not hold, with its reason if recorded."""
+    return f"missing from this run ({fmt.message(reason) if reason else 'no reason recorded'})"
+
+
+def _spread(values: Sequence[float], show: Callable[[float], str]) -> str:
+    """`0.4018` when every shape agrees to the digits shown, else `0.3990 to 0.4018`."""
+    low, high = show(min(values)), show(max(values))
+    return low if low == high else f"{low} to {high}"
+
+
+def _reasons(mechanisms: Sequence[Mapping[str, Any]], key: str) -> str:
+    """The distinct reasons the shapes record under `key`, once each: shapes usually share one."""
+    return "; ".join(sorted({str(m[key]) for m in mechanisms if m.get(key)}))
+
+
+def _shapes(n: int) -> str:
+    return f"{n} shape{'' if n == 1 else 's'}"
+
+
+def _time(ctx: ReportContext, op: Mapping[str, Any]) -> str:
+    c = op.get("combined")
+    if c is None:
+        return _missing(op.get("combined_missing"))
+    return _compared(ctx, "weighted kernel time", c)
+
+
+def _compared(ctx: ReportContext, what: str, c: Mapping[str, Any]) -> str:
+    """A time ratio with its interval and verdict, as the timing sections state them."""
+    return (
+        f"{what} ratio (change / baseline) {fmt.ratio(c['ratio'])}, {fmt.percent(ctx.level, 2)} "
+        f"interval {fmt.interval(c['ci_low'], c['ci_high'])}: **{fmt.text(c['verdict'])}**"
+    )
+
+
+def _bandwidth(ctx: ReportContext, op: Mapping[str, Any]) -> str:
+    shapes = op.get("shapes") or []
+    fractions: dict[str, list[float]] = {}
+    for shape in shapes:
+        for b in (shape.get("mechanism") or {}).get("bandwidth") or []:
+            if isinstance(b.get("roof_fraction"), int | float):
+                fractions.setdefault(b["arm"], []).append(float(b["roof_fraction"]))
+    if not fractions:
+        mechanisms = [s.get("mechanism") or {} for s in shapes]
+        return _missing(_reasons(mechanisms, "roof_missing") or "no shape has modelled bytes and a copy roof")
+    arms = ", ".join(
+        f"{arm} {_spread(fractions[arm], fmt.percent)} ({_shapes(len(fractions[arm]))})"
+        for arm in ARMS
+        if arm in fractions
+    )
+    return f"achieved bandwidth (modelled bytes over median time) as a share of the copy roof: {arms}"
+
+
+def _static(ctx: ReportContext, op: Mapping[str, Any]) -> str:
+    static = op.get("static") or {}
+    kernels = []
+    for arm in ARMS:
+        for k in static.get(arm) or []:
+            counts = k.get("counts") or {}
+            shown = [
+                label.format(fmt.count(counts[key]))
+                for key, label in _STATIC_SHOWN.get(k.get("kind"), ())
+                if key in counts
+            ]
+            kernels.append(f"{arm} {fmt.code(k.get('kernel'))} {', '.join(shown) or fmt.MISSING}")
+    if not kernels:
+        return _missing("no static counts were recorded")
+    return "static counts (compiled, not run): " + "; ".join(kernels)
+
+
+def _mechanism(op: Mapping[str, Any], quantity: str) -> str:
+    """A mechanism quantity's ratio over shapes: counted where counters ran, else modelled."""
+    mechanisms = [s.get("mechanism") or {} for s in op.get("shapes") or []]
+    found = [q for m in mechanisms for q in m.get("quantities") or [] if q.get("name") == quantity]
+    counted = [q for q in found if q.get("label") == "counted"]
+    basis, chosen = ("counted", counted) if counted else ("modelled", found)
+    ratios = [float(q["ratio"]) for q in chosen if isinstance(q.get("ratio"), int | float)]
+    not_counted = _reasons(mechanisms, "counters_missing")
+    if not ratios:
+        return _missing(not_counted or f"`{quantity}` was neither counted nor modelled")
+    said = f"{basis} ratio (change / baseline) {_spread(ratios, fmt.ratio)} ({_shapes(len(ratios))})"
+    if basis == "counted":
+        return said
+    return (
+        said
+        + ", from the study's formulas, not counted"
+        + (f" ({fmt.message(not_counted)})" if not_counted else "")
+    )
+
+
+_OPERATION_READERS: dict[str, Reader] = {"time": _time, words.BANDWIDTH: _bandwidth, words.STATIC: _static}
+
+
+def _application(ctx: ReportContext, name: str, quantity: str) -> str:
+    end = ctx.end_to_end
+    if end is None:
+        return _missing(ctx.evaluation.get("end_to_end_missing"))
+    if end.get("application") != name:
+        return _missing(f"the run measured application `{end.get('application')}`")
+    if quantity == "time":
+        c = end.get("comparison")
+        if c is None:
+            return _missing(end.get("comparison_missing"))
+        return _compared(ctx, "request-time", c)
+    load = ctx.load
+    if load is None:
+        return _missing(ctx.evaluation.get("load_missing"))
+    capacity = load.get("capacity")
+    if capacity is None:
+        return _missing(load.get("capacity_missing"))
+    goodputs = ", ".join(f"{fmt.text(g['arm'])} {fmt.rate(g.get('goodput'))}" for g in load.get("arms") or [])
+    return f"goodput ratio (change / baseline) at the SLO {fmt.ratio(capacity['change'])} ({goodputs})"

@@ -1,0 +1,123 @@
+"""The investigation record quotes the evidence a rejected hypothesis cites, from the evaluation.
+
+Rendered from a small evaluation dict, not a bundle: the section reads only the
+study and evaluation.json, so the numbers it must print are known exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from perfdsl.parse import parse
+from perfdsl.report.context import Blocks, ReportContext
+from perfdsl.report.investigation import render_investigation
+from perfdsl.source import Source
+
+STUDY = """study s {
+  operation normalize { baseline kernels.rmsnorm:unfused; change kernels.rmsnorm:fused }
+  application decode_step { entry kernels.apps:decoder_step; uses normalize }
+  rejected "Occupancy *limits* the unfused kernel" {
+    because  "both kernels run at the roof"
+    evidence normalize.bandwidth, normalize.bytes, normalize.static, decode_step.time
+  }
+  rejected "Bank conflicts slow the baseline" {
+    because  "it stages nothing in shared memory"
+    evidence normalize.bank_conflicts, normalize.time
+  }
+  rejected "Launch overhead" { because "one launch per call" }
+}
+"""
+
+NO_COUNTERS = "counters need --target cuda and Nsight Compute (ncu)"
+
+
+def _shape(label: str, roof_fractions: tuple[float, float], bytes_ratio: float) -> dict[str, Any]:
+    arms = zip(("baseline", "change"), roof_fractions, strict=True)
+    bandwidth = [{"arm": arm, "roof_fraction": f} for arm, f in arms]
+    return {
+        "label": label,
+        "mechanism": {
+            "bandwidth": bandwidth,
+            "quantities": [{"name": "bytes", "label": "modelled", "ratio": bytes_ratio}],
+            "counters_missing": NO_COUNTERS,
+        },
+    }
+
+
+EVALUATION: dict[str, Any] = {
+    "timings_valid": True,
+    "level": 0.95,
+    "operations": [
+        {
+            "name": "normalize",
+            "shapes": [_shape("64x4096", (0.91, 0.61), 0.4018), _shape("256x8192", (0.95, 0.92), 0.4001)],
+            "combined": None,
+            "combined_missing": "shape 64x4096 has no timing evidence: no weighted effect",
+            "static": {
+                "baseline": [
+                    {
+                        "kernel": "rmsnorm_reduce_kernel",
+                        "kind": "cuda",
+                        "counts": {"registers": 28, "shared_bytes": 2048, "global_loads": 9},
+                    }
+                ],
+                "change": [{"kernel": "rmsnorm_fused_cpu", "kind": "cpu", "counts": {"instructions": 132}}],
+            },
+        }
+    ],
+    "end_to_end": {
+        "application": "decode_step",
+        "comparison": {"ratio": 0.6481, "ci_low": 0.4867, "ci_high": 0.9869, "verdict": "faster"},
+    },
+}
+
+
+def _render(evaluation: dict[str, Any]) -> list[str]:
+    """The section's bullets, one per rejected hypothesis."""
+    study = parse(Source("s.perf", STUDY)).study
+    assert study is not None
+    ctx = ReportContext(
+        study=study,
+        evaluation=evaluation,
+        results={},
+        plan={},
+        environment=None,
+        environment_missing=None,
+        manifest={},
+        registration={},
+        bundle_label="bundle",
+        current=None,
+        bundle_study_text=STUDY,
+    )
+    out = Blocks()
+    render_investigation(ctx, out)
+    (section,) = out.parts
+    return section.split("\n")
+
+
+def test_cited_evidence_is_quoted_from_the_evaluation() -> None:
+    occupancy, _, _ = _render(EVALUATION)
+    assert occupancy.startswith(r"- *Rejected:* Occupancy \*limits\* the unfused kernel.")  # escaped
+    assert "baseline 91% to 95% (2 shapes), change 61% to 92% (2 shapes)" in occupancy
+    assert "`normalize.bytes`: modelled ratio (change / baseline) 0.4001 to 0.4018 (2 shapes)" in occupancy
+    assert f"not counted ({NO_COUNTERS})" in occupancy
+    assert "`rmsnorm_reduce_kernel` registers 28, shared memory 2,048 B, global loads 9" in occupancy
+    assert "change `rmsnorm_fused_cpu` instructions 132" in occupancy
+    end_to_end = "request-time ratio (change / baseline) 0.6481, 95% interval [0.4867, 0.9869]: **faster**"
+    assert end_to_end in occupancy
+
+
+def test_missing_evidence_is_stated_with_its_reason() -> None:
+    _, conflicts, launches = _render(EVALUATION)
+    assert f"`normalize.bank_conflicts`: missing from this run ({NO_COUNTERS})" in conflicts
+    assert "`normalize.time`: missing from this run (shape 64x4096 has no timing evidence" in conflicts
+    assert launches.endswith("*Evidence:* no evidence named; argued from the evidence above.")
+
+
+def test_timings_that_are_not_evidence_give_no_timed_numbers() -> None:
+    note = "timings on `cudasim` are not evidence: no timing result has a verdict"
+    occupancy, _, _ = _render({**EVALUATION, "timings_valid": False, "timings_note": note})
+    assert "`normalize.bandwidth`: missing from this run (timings on `cudasim` are not evidence" in occupancy
+    assert "`decode_step.time`: missing from this run" in occupancy
+    assert "0.6481" not in occupancy and "91%" not in occupancy
+    assert "registers 28" in occupancy  # compiled code does not depend on timings
