@@ -1,8 +1,20 @@
 """The report stage's renderings: Markdown -> HTML -> PDF, and the figures they embed.
 
-Markdown is the golden artefact (it is what the tests pin down); `html` renders
-it into one standalone document with the print stylesheet and the figures
-inlined, `pdf` lays that document out with WeasyPrint, and `figures` draws the
-SVG charts. Each of those modules imports its heavy dependency (markdown-it,
-WeasyPrint, matplotlib) itself, so importing this package costs nothing.
+Markdown is the golden artefact (it is what the tests pin down). `markdown`
+lays out the sections in SPEC order; each section is a `render_<name>` in one
+of the section modules:
+
+    sections        decision and result, workload, limiting operation, value,
+                    limitations, reproduction
+    correctness     errors per shape and seed group, the model-level check
+    mechanism       modelled/counted quantities, bandwidth against the roof, static counts
+    timing          per shape ratios and verdicts, distributions, quality findings
+    end_to_end      f, s, Amdahl's bound against measured, the load curves
+    investigation   each rejected alternative and the evidence it names
+
+`context` and `formatting` are what the sections share. `html` renders the
+Markdown into one document with the print stylesheet, `pdf` lays it out with
+WeasyPrint, serving the figures `figures` drew. Each of those imports its
+heavy dependency (markdown-it, WeasyPrint, matplotlib) itself, so importing
+this package costs nothing.
 """

@@ -23,7 +23,7 @@ from typing import Any
 
 from perfdsl.evaluate.registration import CurrentStudy
 from perfdsl.nodes import Study
-from perfdsl.report import evidence, investigation, sections
+from perfdsl.report import correctness, end_to_end, investigation, mechanism, sections, timing
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext, read_bundle_files
 from perfdsl.report.html import Figure
@@ -43,7 +43,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
 )
 """(name, heading) in the order SPEC section 7 gives; the headings are stable (tests assert them)."""
 
-_RENDERERS = (sections, evidence, investigation)
+_RENDERERS = (sections, correctness, mechanism, timing, end_to_end, investigation)
 _COMPARATORS = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
 
 

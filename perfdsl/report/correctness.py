@@ -1,0 +1,170 @@
+"""The report's correctness evidence: per shape and seed group, errors against the tolerance.
+
+Each arm's worst error per shape (adversarial shapes marked), a figure of the
+change's error per shape against the tolerance, the failing cases when there
+are any, and the model-level check: the application's own output against its
+float64 run, which is what catches reduced precision or reassociation that
+no single kernel comparison shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from perfdsl.report import figures
+from perfdsl.report import formatting as fmt
+from perfdsl.report.context import Blocks, ReportContext
+
+
+def render_correctness(ctx: ReportContext, out: Blocks) -> None:
+    """Per arm and shape, the worst errors over seeds against the tolerance; failing cases."""
+    for op in ctx.operations:
+        correctness = op.get("correctness") or {}
+        tolerances = correctness.get("tolerances") or {}
+        stated = (
+            ", ".join(f"{fmt.text(k)} ≤ {fmt.sci(v)}" for k, v in sorted(tolerances.items())) or "none stated"
+        )
+        out.add(
+            f"{fmt.code(op['name'])} against its float64 reference: tolerance {stated}; "
+            f"{fmt.count(correctness.get('seeds'))} seeds of fresh random inputs per shape, output poisoned "
+            "before each run."
+        )
+        failing = correctness.get("failing") or []
+        if not correctness.get("passed"):
+            out.add(
+                fmt.callout(
+                    "WARNING",
+                    [
+                        f"**Correctness failed** for {fmt.code(op['name'])}: {len(failing)} failing cases. "
+                        "A failure is evidence: each case below reruns with its shape and seed."
+                    ],
+                )
+            )
+        cases = list((ctx.result_operation(op["name"]).get("correctness") or {}).get("cases") or [])
+        out.add(_case_table(op["name"], cases, tolerances))
+        if "rel_l2" not in tolerances:
+            # The figure plots relative L2 against its tolerance; another metric is in the table.
+            out.add("No error figure: the tolerance is not on relative L2 error; the table has every error.")
+            plotted = []
+        else:
+            rows = [(_shape_label(c["shape"]), c) for c in _worst_per_shape(cases, "change")]
+            plotted = [
+                (label, float(c["rel_l2"]), float(tolerances["rel_l2"]), bool(c.get("adversarial")))
+                for label, c in rows
+                if isinstance(c.get("rel_l2"), int | float)
+            ]
+        if plotted:
+            out.figure(
+                f"error-{op['name']}",
+                figures.error_per_shape(plotted),
+                f"Relative L2 error of the change {fmt.code(op['name'])} per shape (worst over seeds) "
+                "against the tolerance; triangles are adversarial shapes, filled markers fail",
+            )
+        if failing:
+            out.add(
+                fmt.table(
+                    f"Failing cases of {fmt.code(op['name'])}",
+                    ["Arm", "Shape", "Seed", "Adversarial", "Rel. L2", "Max abs", "Why"],
+                    [
+                        [
+                            f["arm"],
+                            fmt.text(_shape_label(f["shape"])),
+                            str(f.get("seed")),
+                            "yes" if f.get("adversarial") else "no",
+                            fmt.sci(f.get("rel_l2")),
+                            fmt.sci(f.get("max_abs")),
+                            fmt.message(f.get("message") or ""),
+                        ]
+                        for f in failing
+                    ],
+                    numeric=(2, 4, 5),
+                )
+            )
+    out.add(_model_level(ctx))
+
+
+def _case_table(name: str, cases: list[Mapping[str, Any]], tolerances: Mapping[str, float]) -> str:
+    if not cases:
+        return "No correctness cases were recorded."
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for case in cases:
+        groups.setdefault((case.get("arm", "?"), _shape_label(case.get("shape") or {})), []).append(case)
+    rows = []
+    for (arm, label), group in groups.items():
+        adversarial = any(c.get("adversarial") for c in group)
+        failed = sum(not c.get("passed") for c in group)
+        rows.append(
+            [
+                fmt.text(arm),
+                fmt.text(label) + (" †" if adversarial else ""),
+                str(len(group)),
+                fmt.sci(_worst(group, "max_abs")),
+                fmt.sci(_worst(group, "rel_l2")),
+                "pass" if not failed else f"**FAIL ({failed})**",
+            ]
+        )
+    tolerance = ", ".join(f"{k} ≤ {fmt.sci(v)}" for k, v in sorted(tolerances.items()))
+    return fmt.table(
+        f"Worst error over seeds per arm and shape of {fmt.code(name)} (tolerance {fmt.text(tolerance)}; "
+        "† adversarial shape)",
+        ["Arm", "Shape", "Seeds", "Max abs error", "Rel. L2 error", "Result"],
+        rows,
+        numeric=(2, 3, 4),
+    )
+
+
+def _worst(cases: Sequence[Mapping[str, Any]], metric: str) -> float | None:
+    values = [float(c[metric]) for c in cases if isinstance(c.get(metric), int | float)]
+    return max(values) if values else None
+
+
+def _worst_per_shape(cases: list[Mapping[str, Any]], arm: str) -> list[Mapping[str, Any]]:
+    """The worst case (by relative L2) of each shape for one arm, in first-seen order."""
+    worst: dict[str, Mapping[str, Any]] = {}
+    for case in cases:
+        if case.get("arm") != arm:
+            continue
+        label = _shape_label(case.get("shape") or {})
+        error = case.get("rel_l2")
+        error = float(error) if isinstance(error, int | float) else float("inf")
+        kept = worst.get(label)
+        kept_error = kept.get("rel_l2") if kept else None
+        if kept is None or error > (kept_error if isinstance(kept_error, int | float) else float("inf")):
+            worst[label] = {**case, "rel_l2": error}
+    return list(worst.values())
+
+
+def _model_level(ctx: ReportContext) -> str:
+    model = ctx.evaluation.get("model_level") or {}
+    if model.get("missing"):
+        return f"Model-level check of the application's output: not run ({fmt.message(model['missing'])})."
+    arms = model.get("arms") or {}
+    if not arms:
+        return "Model-level check of the application's output: no per-arm result was recorded."
+    rows = [
+        [
+            fmt.text(arm),
+            fmt.sci(r.get("rel_l2")),
+            fmt.sci(r.get("max_abs")),
+            "pass" if r.get("passed") else f"**FAIL** {fmt.message(r.get('message') or '')}",
+        ]
+        for arm, r in sorted(arms.items())
+    ]
+    table = fmt.table(
+        "The application's output against its float64 run (model-level check)",
+        ["Arm", "Rel. L2 error", "Max abs error", "Result"],
+        rows,
+        numeric=(1, 2),
+    )
+    if model.get("passed") is False:
+        return (
+            fmt.callout("WARNING", ["**The application's output fails its model-level check.**"])
+            + "\n\n"
+            + table
+        )
+    return table
+
+
+def _shape_label(sizes: Mapping[str, Any]) -> str:
+    return "x".join(str(v) for v in sizes.values()) if sizes else "?"

@@ -1,0 +1,187 @@
+"""The report's mechanism evidence: did the physical work change as predicted?
+
+Modelled and counted quantities per shape (labelled which), achieved
+bandwidth against the copy roof measured in the same run, whether the time
+followed the bytes, and the static counts read from the compiled code. A
+figure that only the study's own formulas back opens with a warning: it says
+what the change should do, not what the hardware did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from perfdsl.report import figures
+from perfdsl.report import formatting as fmt
+from perfdsl.report.context import ARMS, Blocks, ReportContext
+
+# Static counts shown per kernel, in this order, when the compiled code has them.
+# Short headings: seven numeric columns and the kernel name must fit an A4 text width.
+_STATIC_COLUMNS = (
+    ("instructions", "Instr."),
+    ("global_loads", "Global ld"),
+    ("global_stores", "Global st"),
+    ("shared_loads", "Shared ld"),
+    ("registers", "Regs"),
+    ("spill_store_bytes", "Spill B"),
+    ("shared_bytes", "Shared B"),
+)
+
+
+_STATIC_CPU_COLUMNS = (("instructions", "Instructions"),)
+
+
+def render_mechanism(ctx: ReportContext, out: Blocks) -> None:
+    """Modelled and counted quantities, bandwidth against the roof, static code counts."""
+    for op in ctx.operations:
+        shapes = op.get("shapes") or []
+        quantities = [q for s in shapes for q in (s.get("mechanism") or {}).get("quantities") or []]
+        if quantities and not any(q["label"] == "counted" for q in quantities):
+            out.add(
+                fmt.callout(
+                    "WARNING",
+                    [
+                        f"**Modelled, not counted.** Every mechanism figure of {fmt.code(op['name'])} below "
+                        "comes from the study's own formulas; no hardware counter measured it on this "
+                        "run, so these numbers say what the change should do, not what the hardware did."
+                    ],
+                )
+            )
+        rows = [
+            [
+                fmt.text(s["label"]),
+                fmt.text(q["name"]),
+                q["label"],
+                _quantity(q["name"], q["baseline"]),
+                _quantity(q["name"], q["change"]),
+                fmt.ratio(q.get("ratio")),
+            ]
+            for s in shapes
+            for q in (s.get("mechanism") or {}).get("quantities") or []
+        ]
+        if rows:
+            out.add(
+                fmt.table(
+                    f"Mechanism quantities of {fmt.code(op['name'])} per call",
+                    ["Shape", "Quantity", "Source", "Baseline", "Change", "Ratio"],
+                    rows,
+                    numeric=(3, 4, 5),
+                )
+            )
+        else:
+            out.add(f"No mechanism quantity of {fmt.code(op['name'])} was modelled or counted.")
+        _bandwidth(op, shapes, out)
+        _explanations(op, shapes, out)
+        _static(op, out)
+
+
+def _quantity(name: str, value: float) -> str:
+    return fmt.data_size(value) if name == "bytes" else fmt.sig(value, 4)
+
+
+def _bandwidth(op: Mapping[str, Any], shapes: list[Mapping[str, Any]], out: Blocks) -> None:
+    rows, missing = [], []
+    for shape in shapes:
+        mech = shape.get("mechanism") or {}
+        if mech.get("roof_missing"):
+            missing.append(f"{fmt.message(shape['label'])}: {fmt.message(mech['roof_missing'])}")
+        for b in mech.get("bandwidth") or []:
+            rows.append(
+                [
+                    fmt.text(shape["label"]),
+                    b["arm"],
+                    fmt.data_size(b["bytes"]),
+                    fmt.duration(b["median_ns"]),
+                    fmt.bandwidth(b["bytes_per_s"]),
+                    fmt.bandwidth(mech.get("roof_bytes_per_s")),
+                    fmt.percent(b.get("roof_fraction")),
+                ]
+            )
+    if rows:
+        out.add(
+            fmt.table(
+                f"Achieved bandwidth of {fmt.code(op['name'])} (modelled bytes over median time) against the "
+                "copy roof measured in the same run",
+                ["Shape", "Arm", "Bytes", "Median", "Achieved", "Roof", "Of roof"],
+                rows,
+                numeric=(2, 3, 4, 5, 6),
+            )
+        )
+    if missing:
+        out.add("No roof: " + "; ".join(missing) + ".")
+    points = [
+        (f"{shape['label']} {b['arm']}", b["bytes_per_s"] / 1e9)
+        for shape in shapes
+        for b in (shape.get("mechanism") or {}).get("bandwidth") or []
+    ]
+    roofs = [
+        s["mechanism"]["roof_bytes_per_s"]
+        for s in shapes
+        if (s.get("mechanism") or {}).get("roof_bytes_per_s")
+    ]
+    if points and roofs:
+        roof = max(roofs)
+        out.figure(
+            f"roof-{op['name']}",
+            figures.roofline(points, roof / 1e9),
+            f"Achieved bandwidth of {fmt.code(op['name'])} per shape and arm against the highest copy roof "
+            f"measured, {fmt.bandwidth(roof)} (bytes are modelled)",
+        )
+
+
+def _explanations(op: Mapping[str, Any], shapes: list[Mapping[str, Any]], out: Blocks) -> None:
+    items, flagged = [], []
+    for shape in shapes:
+        e = (shape.get("mechanism") or {}).get("explanation") or {}
+        if not e:
+            continue
+        line = f"{fmt.message(shape['label'])}: *{fmt.message(e['status'])}*: {fmt.message(e['message'])}"
+        items.append(line)
+        if e.get("flagged"):
+            flagged.append(line)
+    if items:
+        out.add(f"Does the time change follow the mechanism of {fmt.code(op['name'])}?", fmt.bullets(items))
+    if flagged:
+        out.add(
+            fmt.callout(
+                "WARNING", ["**The mechanism does not explain the time change** at: " + "; ".join(flagged)]
+            )
+        )
+
+
+def _static(op: Mapping[str, Any], out: Blocks) -> None:
+    static = op.get("static") or {}
+    kernels = [(arm, k) for arm in ARMS for k in static.get(arm) or []]
+    if not kernels:
+        out.add(f"Static code counts of {fmt.code(op['name'])}: none recorded.")
+        return
+    for kind, columns, what in (
+        ("cuda", _STATIC_COLUMNS, "SASS (or PTX) of the CUDA kernels"),
+        ("cpu", _STATIC_CPU_COLUMNS, "assembly of the CPU functions"),
+    ):
+        chosen = [(arm, k) for arm, k in kernels if k.get("kind") == kind]
+        if not chosen:
+            continue
+        rows = [
+            [arm, fmt.code(k["kernel"]), *(_static_cell(k["counts"], key) for key, _ in columns)]
+            for arm, k in chosen
+        ]
+        out.add(
+            fmt.table(
+                f"Static counts of {fmt.code(op['name'])} read from the {what} "
+                "(labelled static: compiled, not run)",
+                ["Arm", "Kernel", *(title for _, title in columns)],
+                rows,
+                numeric=tuple(range(2, 2 + len(columns))),
+            )
+        )
+
+
+def _static_cell(counts: Mapping[str, int], key: str) -> str:
+    if key not in counts:
+        return fmt.MISSING
+    bits = counts.get(f"{key}_bits")
+    return (
+        f"{fmt.count(counts[key])} ({fmt.count(bits)} bits)" if bits is not None else fmt.count(counts[key])
+    )

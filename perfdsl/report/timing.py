@@ -1,0 +1,187 @@
+"""The report's kernel timing: per shape ratios with intervals and verdicts, and their quality.
+
+Timings taken under the simulator, or in a smoke run, open with a warning.
+One figure per operation shows each shape's block medians as distributions;
+the measurement-quality findings close the section, one row per code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from perfdsl.report import figures
+from perfdsl.report import formatting as fmt
+from perfdsl.report.context import ARMS, Blocks, ReportContext
+
+
+def render_timing(ctx: ReportContext, out: Blocks) -> None:
+    """Per-shape medians, ratio, interval, verdict and MDE; distributions; quality findings."""
+    ev = ctx.evaluation
+    if not ctx.timings_valid:
+        out.add(
+            fmt.callout("WARNING", [f"**Timings are not evidence.** {fmt.message(ev.get('timings_note'))}."])
+        )
+    if ctx.quick:
+        out.add(
+            fmt.callout(
+                "WARNING",
+                [
+                    "**Smoke run.** `--quick` times few blocks of few repeats on "
+                    "scaled-down shapes: wide intervals and quality findings are expected."
+                ],
+            )
+        )
+    settings = ctx.plan.get("timing") or {}
+    if settings:
+        shown = ", ".join(f"{fmt.text(k)} {_setting(k, v)}" for k, v in sorted(settings.items()))
+        out.add(
+            f"Timing settings of this run: {shown}. Each block's median is one observation; ratios are "
+            f"medians of block medians (change / baseline) with {fmt.percent(ctx.level, 2)} bootstrap "
+            "intervals."
+        )
+    for op in ctx.operations:
+        _timing_table(ctx, op, out)
+        panels = []
+        for shape in op.get("shapes") or []:
+            arms = {
+                a["arm"]: a["block_medians_ns"]
+                for a in shape.get("arms") or []
+                if a["arm"] in ARMS and a.get("block_medians_ns")
+            }
+            if arms:
+                scale, unit = _time_unit(max(max(v) for v in arms.values()))
+                scaled = {arm: [v / scale for v in values] for arm, values in arms.items()}
+                panels.append((str(shape["label"]), scaled, unit))
+        if panels:
+            out.figure(
+                f"timing-{op['name']}",
+                figures.timing_distributions(panels),
+                f"Block medians of {fmt.code(op['name'])} per shape: empirical distribution "
+                "per arm, n blocks each (a curve further left is faster)",
+            )
+    _quality(ev.get("quality") or [], out)
+
+
+def _setting(name: str, value: object) -> str:
+    if name in ("confidence", "threshold") and isinstance(value, int | float):
+        return fmt.percent(float(value))
+    return fmt.sig(value) if isinstance(value, int | float) else fmt.text(value)
+
+
+def _timing_table(ctx: ReportContext, op: Mapping[str, Any], out: Blocks) -> None:
+    rows, missing = [], []
+    for shape in op.get("shapes") or []:
+        arms = {a["arm"]: a for a in shape.get("arms") or []}
+        c = shape.get("comparison")
+        cells = [
+            fmt.text(shape["label"]),
+            fmt.sig(shape.get("weight", 0.0), 2),
+            fmt.duration(arms["baseline"]["median_ns"]) if "baseline" in arms else fmt.MISSING,
+            fmt.duration(arms["change"]["median_ns"]) if "change" in arms else fmt.MISSING,
+        ]
+        if c is None:
+            missing.append(f"{fmt.message(shape['label'])}: {fmt.message(shape.get('missing'))}")
+            cells += [fmt.MISSING, fmt.MISSING, "not evidence", fmt.MISSING]
+        else:
+            cells += [
+                fmt.ratio(c["ratio"]),
+                fmt.interval(c["ci_low"], c["ci_high"]),
+                _verdict(c["verdict"]),
+                fmt.percent(c["mde"]) + (" (underpowered)" if c.get("underpowered") else ""),
+            ]
+        rows.append(cells)
+    combined = op.get("combined")
+    if combined:
+        rows.append(
+            [
+                "**weighted**",
+                "1",
+                fmt.MISSING,
+                fmt.MISSING,
+                f"**{fmt.ratio(combined['ratio'])}**",
+                fmt.interval(combined["ci_low"], combined["ci_high"]),
+                _verdict(combined["verdict"]),
+                fmt.MISSING,
+            ]
+        )
+    out.add(
+        fmt.table(
+            f"Kernel time of {fmt.code(op['name'])} per shape "
+            "(MDE: the smallest effect these blocks could detect)",
+            ["Shape", "Weight", "Baseline", "Change", "Ratio", "Interval", "Verdict", "MDE"],
+            rows,
+            numeric=(1, 2, 3, 4, 5, 7),
+        )
+    )
+    if missing:
+        out.add("Not evidence: " + "; ".join(missing) + ".")
+    if not combined:
+        out.add(f"No weighted effect: {fmt.message(op.get('combined_missing'))}.")
+    if op.get("regressions"):
+        out.add(
+            fmt.callout(
+                "WARNING",
+                ["**Slower with the change** at " + ", ".join(fmt.text(s) for s in op["regressions"]) + "."],
+            )
+        )
+
+
+def _verdict(verdict: str) -> str:
+    return f"**{verdict}**" if verdict in ("slower", "inconclusive") else verdict
+
+
+def _time_unit(largest_ns: float) -> tuple[float, str]:
+    for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
+        if largest_ns >= scale:
+            return scale, unit
+    return 1.0, "ns"
+
+
+def _quality(findings: list[Mapping[str, Any]], out: Blocks) -> None:
+    """Measurement-quality findings: one row per code with every subject it hit, then each error.
+
+    A quick or noisy run raises the same warning on most arms; one row per
+    code keeps that to a line a reader can take in. Errors mark a result as
+    invalid, so each is also listed with its numbers. Every finding's numbers
+    stay in evaluation.json.
+    """
+    from perfdsl.evaluate.quality import EXPLANATIONS
+
+    if not findings:
+        out.add("Measurement quality: no findings.")
+        return
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for f in findings:
+        subjects = grouped.setdefault((f["code"], f["severity"]), [])
+        if f["subject"] not in subjects:
+            subjects.append(f["subject"])
+    order = sorted(grouped, key=lambda key: (key[1] != "error", key[0]))
+    rows = [
+        [
+            fmt.code(code),
+            severity,
+            fmt.text(EXPLANATIONS[code].title) if code in EXPLANATIONS else fmt.MISSING,
+            fmt.message(", ".join(grouped[code, severity])),
+        ]
+        for code, severity in order
+    ]
+    out.add(
+        fmt.table(
+            "Measurement-quality findings, one row per code (`perfdsl explain CODE` says what each "
+            "means; evaluation.json holds every finding's numbers)",
+            ["Code", "Severity", "Finding", "Where"],
+            rows,
+        )
+    )
+    errors = [f for f in findings if f["severity"] == "error"]
+    if errors:
+        out.add(
+            "Invalid results (errors):",
+            fmt.bullets(
+                [
+                    f"{fmt.code(f['code'])} {fmt.message(f['subject'])}: {fmt.message(f['message'])}."
+                    for f in errors
+                ]
+            ),
+        )
