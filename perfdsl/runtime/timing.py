@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from perfdsl.collector import collector_paused
 from perfdsl.kernel import Reference, Shape, Variant
 from perfdsl.runtime.targets import Target
 
@@ -258,8 +259,7 @@ def sample(
         gc.collect()
         start = dict(on_block()) if on_block else {}
         count = 0
-        gc.disable()
-        try:
+        with collector_paused():
             for position in range(settings.repeats):
                 try:
                     buffer_set, result = timed(arm)
@@ -269,8 +269,6 @@ def sample(
                     break
                 samples.append(Sample(name, index, position, buffer_set, result.duration_ns, result.valid))
                 count += 1
-        finally:
-            gc.enable()
         end = dict(on_block()) if on_block else {}
         blocks.append(Block(index, name, arm_blocks[name], start, end, count, name in failed))
         arm_blocks[name] += 1
