@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perfdsl.collector import collector_paused
 from perfdsl.commands import CommandError
 from perfdsl.commands.check import diagnose, read_source
 from perfdsl.diagnostics import count_errors, render_full
@@ -97,7 +98,11 @@ def run(args: argparse.Namespace) -> int:
     bundle = Path(args.results) if args.results else _latest(study, args.study)
     evaluation = _evaluation(bundle, _verify(bundle, study.name.id))
     output = Path(args.output) if args.output else Path(f"{study.name.id}.{args.format}")
-    pages = _render(args.format, study, source, evaluation, bundle, study_path, output)
+    # Rendering builds a large live set (layout boxes, figures) and frees little until
+    # the end: with the collector running, a fresh PDF build took 0.5 s longer (median
+    # of 8, 6.0 s against 5.5 s) for the same peak memory (108 MB against 111 MB).
+    with collector_paused():
+        pages = _render(args.format, study, source, evaluation, bundle, study_path, output)
     print(f"wrote {output}" + (f" ({pages} page{'s' if pages != 1 else ''})" if pages else ""))
     return 0
 
