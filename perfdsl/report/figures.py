@@ -12,7 +12,7 @@ Choices every builder shares, and why:
 * ``svg.hashsalt`` is fixed and the Date metadata dropped, so the same data
   gives byte-identical SVG: reports can be diffed and cached.
 * Figures are the report's text width (A4 less its margins), so they are
-  inlined at scale 1 and their 8 pt labels match the captions.
+  placed at scale 1 and their 8 pt labels match the captions.
 * Lines are polylines; markers are drawn only where points are few (load
   curves, per-shape errors) or summarise a series (medians). WeasyPrint's
   time grows with the number of SVG elements.
