@@ -9,9 +9,11 @@ BUNDLE defaults to the latest evaluated bundle of rmsnorm_fusion under
 artifacts/ (make one with `perfdsl run studies/rmsnorm_fusion.perf --target cpu
 --quick` and `perfdsl evaluate`). The split is measured in one process after a
 warm-up build (imports and font loading paid once): Markdown text, figures
-(matplotlib, inside the Markdown stage), HTML, PDF layout and writing. The
-fresh-process figure is wall time of the command, imports included; on a busy
-2-core machine the minimum is the better guide to what the code costs.
+(matplotlib, inside the Markdown stage), HTML, PDF layout and writing, run
+one after the other with the collector paused as the command pauses it. The
+fresh-process figure is the wall time of the command, imports included, with
+drawing and WeasyPrint's import overlapped as the command does on Linux: the
+target is judged on its median; the minimum shows what a quiet machine gives.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY = ROOT / "studies" / "rmsnorm_fusion.perf"
-RUNS = 3
+RUNS = 7
 TARGET_S = 5.0
 
 
@@ -68,7 +70,14 @@ def _timed_figures(spent: list[float]) -> None:
 
 
 def split(bundle: Path) -> dict[str, float]:
-    """Seconds per stage of one in-process build."""
+    """Seconds per stage of one in-process build, the collector paused as the command pauses it."""
+    from perfdsl.collector import collector_paused
+
+    with collector_paused():
+        return _split(bundle)
+
+
+def _split(bundle: Path) -> dict[str, float]:
     from perfdsl.evaluate.registration import check_current
     from perfdsl.parse import parse
     from perfdsl.report.html import ReportMeta, render_html
@@ -152,10 +161,10 @@ def main() -> None:
         seconds = [import_seconds(module) for _ in range(RUNS)]
         print(f"fresh import of {module}: median {statistics.median(seconds):.2f} s")
     times = fresh_process(bundle)
-    verdict = "meets" if min(times) < TARGET_S else "misses"
+    verdict = "meets" if statistics.median(times) < TARGET_S else "misses"
     print(
-        f"fresh process `perfdsl build --pdf`: median {statistics.median(times):.2f} s, "
-        f"min {min(times):.2f} s ({verdict} the {TARGET_S:.0f} s target)"
+        f"fresh process `perfdsl build --pdf`: median {statistics.median(times):.2f} s "
+        f"({verdict} the {TARGET_S:.0f} s target), min {min(times):.2f} s, max {max(times):.2f} s"
     )
 
 
