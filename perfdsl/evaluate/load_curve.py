@@ -7,13 +7,21 @@ taken from what the run concluded. The goodput of an arm is the highest rate at
 which every probe passed; it is "confirmed" when that rate passed more than once
 (a repeat, as LoadGen's search confirms). When no rate was confirmed the best
 single pass is reported, marked unconfirmed.
+
+A goodput is the arm's capacity only when the first rate above it failed on the
+system's account (p99 over the SLO, or completions not keeping up). When that
+rate failed only because the load generator fell behind its own schedule, or
+no rate above it was probed, the SLO was never judged above the goodput: it is
+a lower bound, and the capacity change built on it is a bound too, never a
+number to multiply a fleet by.
 """
 
 from __future__ import annotations
 
 import csv
+import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import numpy as np
@@ -23,6 +31,7 @@ from perfdsl.evaluate.load import RateResult, summarize_rate
 from perfdsl.evaluate.value import Capacity, capacity
 
 ARMS = ("baseline", "change")
+CapacityBound = Literal["exact", "at most", "at least"]
 
 
 @attrs.frozen
@@ -51,6 +60,12 @@ class Goodput:
     confirmed: bool
     curve: tuple[CurvePoint, ...]
     """Probes in rate order (ties in the order they ran)."""
+    limited_by: tuple[str, ...]
+    """What the lowest failing rate above the goodput failed: "p99", "throughput",
+    "generator lag"; empty when no rate above the goodput failed."""
+    lower_bound: bool
+    """The arm may serve more than `goodput` at the SLO: the rate above it failed
+    only on generator lag, or none above it failed."""
 
 
 @attrs.frozen
@@ -62,6 +77,19 @@ class LoadEvaluation:
     arms: tuple[Goodput, ...]
     capacity: Capacity | None
     capacity_missing: str | None
+    capacity_bound: CapacityBound | None
+    """"exact" when both goodputs are capacities; "at most" when the baseline's is
+    a lower bound (the ratio can only be smaller), "at least" when the change's is."""
+
+    @property
+    def capacity_interval(self) -> tuple[float, float] | None:
+        """The capacity ratio as the interval it is known to lie in."""
+        if self.capacity is None:
+            return None
+        ratio = self.capacity.change
+        return {"exact": (ratio, ratio), "at most": (0.0, ratio), "at least": (ratio, math.inf)}[
+            self.capacity_bound or "exact"
+        ]
 
 
 def evaluate_load(inputs: BundleInputs, load: Mapping[str, Any]) -> LoadEvaluation:
@@ -71,15 +99,26 @@ def evaluate_load(inputs: BundleInputs, load: Mapping[str, Any]) -> LoadEvaluati
     arms = tuple(
         goodput(arm, [_point(inputs, p, slo) for p in probes if p.get("arm") == arm]) for arm in ARMS
     )
-    by_arm = {g.arm: g for g in arms}
-    cap, missing = None, None
-    if by_arm["baseline"].goodput <= 0:
+    return compare_arms(slo, float(load.get("percentile", 0.99)), arms)
+
+
+def compare_arms(slo: float, percentile: float, arms: tuple[Goodput, ...]) -> LoadEvaluation:
+    """Both arms' goodputs and the capacity change they support: exact, a bound, or none."""
+    base, change = (next(g for g in arms if g.arm == arm) for arm in ARMS)
+    cap, missing, bound = None, None, None
+    if base.goodput <= 0:
         missing = "the baseline passed at no rate: capacity change undefined"
-    elif by_arm["change"].goodput <= 0:
+    elif change.goodput <= 0:
         missing = "the change passed at no rate: no load is served at the SLO"
+    elif base.lower_bound and change.lower_bound:
+        missing = (
+            "neither goodput is a capacity (no rate above either failed on the SLO or on "
+            "throughput), so their ratio says nothing about the change"
+        )
     else:
-        cap = capacity(by_arm["baseline"].goodput, by_arm["change"].goodput)
-    return LoadEvaluation(slo, float(load.get("percentile", 0.99)), arms, cap, missing)
+        cap = capacity(base.goodput, change.goodput)
+        bound = "at most" if base.lower_bound else "at least" if change.lower_bound else "exact"
+    return LoadEvaluation(slo, percentile, arms, cap, missing, bound)
 
 
 def goodput(arm: str, points: list[CurvePoint]) -> Goodput:
@@ -90,9 +129,22 @@ def goodput(arm: str, points: list[CurvePoint]) -> Goodput:
         rates.setdefault(point.rate, []).append(point.passed)
     passing = [r for r, results in rates.items() if all(results)]
     confirmed = [r for r in passing if len(rates[r]) > 1]
-    if confirmed:
-        return Goodput(arm, max(confirmed), True, curve)
-    return Goodput(arm, max(passing, default=0.0), False, curve)
+    best = max(confirmed) if confirmed else max(passing, default=0.0)
+    limited_by = _first_failure_above(curve, best)
+    lower_bound = not ({"p99", "throughput"} & set(limited_by))
+    return Goodput(arm, best, bool(confirmed), curve, limited_by, lower_bound)
+
+
+def _first_failure_above(curve: tuple[CurvePoint, ...], rate: float) -> tuple[str, ...]:
+    """The criteria failed at the lowest rate above `rate` where a probe failed."""
+    for point in curve:
+        if point.rate > rate and not point.passed:
+            if point.result is None:
+                return ("no requests recorded",)
+            r = point.result
+            checks = (("p99", r.p99_ok), ("throughput", r.throughput_ok), ("generator lag", r.lag_ok))
+            return tuple(name for name, ok in checks if not ok)
+    return ()
 
 
 def _point(inputs: BundleInputs, probe: Mapping[str, Any], slo: float) -> CurvePoint:

@@ -184,8 +184,9 @@ def _application_evidence(
         c = end_to_end.comparison
         return Evidence(c.ratio, ci_containing(c), "measured"), None
     if quantity in ("throughput", "goodput"):
-        if load is None or load.capacity is None:
+        interval = load.capacity_interval if load else None
+        if load is None or load.capacity is None or interval is None:
             return None, load.capacity_missing if load else "no load test in the bundle"
-        change = load.capacity.change
-        return Evidence(change, (change, change), "measured"), None
+        # A goodput that is only a lower bound makes the ratio a one-sided interval.
+        return Evidence(load.capacity.change, interval, "measured"), None
     return None, f"`{quantity}` is not a quantity an application is measured by"

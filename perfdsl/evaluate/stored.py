@@ -8,5 +8,5 @@ import the statistics (scipy alone costs a second of a fresh build).
 EVALUATION = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-SCHEMA = "perfdsl.evaluation/1"
+SCHEMA = "perfdsl.evaluation/2"
 """The version of evaluation.json's layout; a file of another schema is evaluated again."""

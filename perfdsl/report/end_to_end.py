@@ -103,28 +103,33 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
             series[g["arm"]] = points
             if g["goodput"] > 0:
                 goodputs[g["arm"]] = g["goodput"]
+        limited = ", ".join(g.get("limited_by") or []) or "no failing rate probed"
         rows.append(
             [
                 g["arm"],
-                fmt.rate(g["goodput"]),
+                fmt.rate(g["goodput"]) + (" or more" if g.get("lower_bound") else ""),
                 "yes" if g.get("confirmed") else "no (one pass)",
+                limited,
                 str(len(g.get("curve") or [])),
             ]
         )
     out.add(
         fmt.table(
-            f"Goodput: the highest offered rate whose p99 met the SLO (p99 ≤ {fmt.sig(slo_ms)} ms)",
-            ["Arm", "Goodput", "Confirmed", "Probes"],
+            f"Goodput: the highest offered rate whose p99 met the SLO (p99 ≤ {fmt.sig(slo_ms)} ms), "
+            "and what the next failing rate failed",
+            ["Arm", "Goodput", "Confirmed", "Limited by", "Probes"],
             rows,
-            numeric=(1, 3),
+            numeric=(1, 4),
         )
     )
-    capacity = load.get("capacity")
-    out.add(
-        f"Capacity change at the same SLO: goodput ratio {fmt.ratio(capacity['change'])}."
-        if capacity
-        else f"Capacity change: not computed ({fmt.message(load.get('capacity_missing'))})."
-    )
+    if load.get("capacity"):
+        caveat = fmt.capacity_caveat(load)
+        out.add(
+            f"Capacity change at the same SLO: goodput ratio {fmt.capacity_ratio(load)}"
+            + (f" ({caveat})." if caveat else ".")
+        )
+    else:
+        out.add(f"Capacity change: not computed ({fmt.message(load.get('capacity_missing'))}).")
     if series:
         out.figure(
             "load",

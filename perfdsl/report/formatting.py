@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 MISSING = "—"
 TIMES = "\N{MULTIPLICATION SIGN}"
@@ -56,10 +57,14 @@ def ratio(x: float | None) -> str:
 
 
 def interval(low: float | None, high: float | None) -> str:
-    """A confidence interval of ratios, `[0.3920, 0.4310]`."""
-    if low is None or high is None:
+    """A confidence interval of ratios, `[0.3920, 0.4310]`; `[1.200, ∞)` when it has no upper end.
+
+    evaluation.json writes an infinite end as null; only an upper end can be
+    infinite (a ratio known only from below, such as a capacity change).
+    """
+    if low is None:
         return MISSING
-    return f"[{ratio(low)}, {ratio(high)}]"
+    return f"[{ratio(low)}, ∞)" if high is None else f"[{ratio(low)}, {ratio(high)}]"
 
 
 def duration(ns: float | None) -> str:
@@ -102,6 +107,39 @@ def percent(fraction: float | None, digits: int = 3) -> str:
 def rate(per_s: float | None) -> str:
     """A request rate: `450 rps`."""
     return MISSING if per_s is None else f"{sig(per_s)} rps"
+
+
+def capacity_ratio(load: Mapping[str, Any]) -> str:
+    """The load test's capacity ratio as far as it is known: `1.855`, or `at most 3.797`.
+
+    "at most" when the baseline's goodput is only a lower bound (the ratio can
+    only be smaller), "at least" when the change's is.
+    """
+    capacity = load.get("capacity")
+    if not capacity:
+        return MISSING
+    bound = load.get("capacity_bound") or "exact"
+    shown = ratio(capacity["change"])
+    return shown if bound == "exact" else f"{bound} {shown}"
+
+
+def capacity_caveat(load: Mapping[str, Any]) -> str | None:
+    """Why the capacity ratio is only a bound, in a clause; None when it is exact."""
+    bound = load.get("capacity_bound")
+    if bound not in ("at most", "at least"):
+        return None
+    arm = "baseline" if bound == "at most" else "change"
+    found = next((g for g in load.get("arms") or [] if g.get("arm") == arm), None)
+    if found is None:
+        return None
+    above = [p for p in found.get("curve") or [] if p["rate"] > found["goodput"] and not p.get("passed")]
+    why = (
+        f"at {rate(above[0]['rate'])} the load generator fell behind its schedule"
+        if above and "generator lag" in (found.get("limited_by") or [])
+        else "no higher rate failed on the SLO"
+    )
+    judged = rate(found["goodput"])
+    return f"the {arm}'s goodput is a lower bound: {why}, so the SLO was not judged above {judged}"
 
 
 def sci(x: float | None) -> str:

@@ -182,4 +182,4 @@ def _application(ctx: ReportContext, name: str, quantity: str) -> str:
     if capacity is None:
         return _missing(load.get("capacity_missing"))
     goodputs = ", ".join(f"{fmt.text(g['arm'])} {fmt.rate(g.get('goodput'))}" for g in load.get("arms") or [])
-    return f"goodput ratio (change / baseline) at the SLO {fmt.ratio(capacity['change'])} ({goodputs})"
+    return f"goodput ratio (change / baseline) at the SLO {fmt.capacity_ratio(load)} ({goodputs})"

@@ -170,9 +170,10 @@ def _capacity_sentence(ctx: ReportContext) -> str:
         f"goodput at the SLO ({slo}) goes from {fmt.rate(base['goodput'] if base else None)} "
         f"to {fmt.rate(change['goodput'] if change else None)}"
     )
-    capacity = load.get("capacity")
-    if capacity:
-        shown += f": capacity ratio {fmt.ratio(capacity['change'])}"
+    if load.get("capacity"):
+        shown += f": capacity ratio {fmt.capacity_ratio(load)}"
+        caveat = fmt.capacity_caveat(load)
+        shown += f" ({caveat})" if caveat else ""
     else:
         shown += f": no capacity ratio ({fmt.message(load.get('capacity_missing'))})"
     rate = target_rate(ctx)

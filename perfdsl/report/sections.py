@@ -126,6 +126,7 @@ def _baseline_operating_point(ctx: ReportContext) -> list[str]:
         fmt.table(
             f"The baseline under open-loop load: throughput and latency at each offered rate "
             f"(SLO p99 ≤ {fmt.seconds(load.get('slo_seconds'))}; goodput {fmt.rate(baseline['goodput'])}"
+            f"{' or more' if baseline.get('lower_bound') else ''}"
             f"{'' if baseline.get('confirmed') else ', unconfirmed'})",
             ["Offered (rps)", "Achieved (rps)", "p50", "p99", "Requests", "SLO"],
             rows,
@@ -255,9 +256,13 @@ def render_value(ctx: ReportContext, out: Blocks) -> None:
         )
     capacity = value.get("capacity")
     if capacity:
+        load = ctx.load or {}
+        bound = load.get("capacity_bound") or "exact"
+        fewer = fmt.percent(capacity["fleet_fraction_freed"])
         out.add(
-            f"Capacity at the same SLO: goodput ratio {fmt.ratio(capacity['change'])}; serving the same "
-            f"demand needs {fmt.percent(capacity['fleet_fraction_freed'])} fewer machines."
+            f"Capacity at the same SLO: goodput ratio {fmt.capacity_ratio(load)}; serving the same "
+            f"demand needs {fewer if bound == 'exact' else f'{bound} {fewer}'} fewer machines"
+            + (f" ({fmt.capacity_caveat(load)})." if bound != "exact" else ".")
         )
     else:
         reason = (ctx.load or {}).get("capacity_missing") or ctx.evaluation.get("load_missing")

@@ -1,0 +1,127 @@
+"""Goodput from a recomputed offered-load curve: what limited it, and what capacity claim it supports."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from perfdsl.evaluate.load import RateResult
+from perfdsl.evaluate.load_curve import CurvePoint, compare_arms, goodput
+from perfdsl.evaluate.predictions import judge
+from perfdsl.report import formatting as fmt
+
+SLO = 0.025
+
+
+def probe(
+    index: int, rate: float, *, p99: bool = True, throughput: bool = True, lag: bool = True
+) -> CurvePoint:
+    result = RateResult(
+        offered_rate=rate,
+        scheduled_rate=rate,
+        achieved_rate=rate if throughput else rate / 2,
+        n=1_000,
+        misses=0 if p99 else 100,
+        errors=0,
+        p50=0.001,
+        p90=0.002,
+        p99=0.003 if p99 else 0.1,
+        max=0.2,
+        issue_lag_p99=0.0 if lag else 0.01,
+        slo=SLO,
+        p99_ok=p99,
+        throughput_ok=throughput,
+        lag_ok=lag,
+    )
+    return CurvePoint(index, rate, "double", result, None)
+
+
+def test_a_goodput_limited_by_the_slo_is_the_capacity() -> None:
+    g = goodput("baseline", [probe(0, 400), probe(1, 800, p99=False), probe(2, 600)])
+    assert (g.goodput, g.confirmed) == (600, False)
+    assert g.limited_by == ("p99",)
+    assert not g.lower_bound
+
+
+def test_confirmed_rate_is_preferred_and_limit_read_above_it() -> None:
+    g = goodput(
+        "baseline", [probe(0, 400), probe(1, 400), probe(2, 600, lag=False), probe(3, 800, p99=False)]
+    )
+    assert (g.goodput, g.confirmed) == (400, True)
+    assert g.limited_by == ("generator lag",)  # the lowest failing rate above 400 is 600
+    assert g.lower_bound
+
+
+def test_no_failure_above_the_goodput_leaves_it_a_lower_bound() -> None:
+    g = goodput("change", [probe(0, 400), probe(1, 800)])
+    assert g.goodput == 800 and g.limited_by == () and g.lower_bound
+
+
+def test_failing_on_throughput_and_lag_together_is_a_system_limit() -> None:
+    g = goodput("change", [probe(0, 400), probe(1, 800, throughput=False, lag=False)])
+    assert g.limited_by == ("throughput", "generator lag")
+    assert not g.lower_bound
+
+
+def _arms(base_lag: bool, change_lag: bool) -> tuple:
+    base = goodput("baseline", [probe(0, 500), probe(1, 600, lag=not base_lag, p99=base_lag)])
+    change = goodput("change", [probe(0, 1000), probe(1, 1200, lag=not change_lag, p99=change_lag)])
+    return base, change
+
+
+def test_capacity_is_exact_when_both_goodputs_are_capacities() -> None:
+    load = compare_arms(SLO, 0.99, _arms(False, False))
+    assert load.capacity is not None and load.capacity.change == pytest.approx(2.0)
+    assert load.capacity_bound == "exact"
+    assert load.capacity_interval == (pytest.approx(2.0), pytest.approx(2.0))
+
+
+def test_a_baseline_held_back_by_its_generator_makes_the_ratio_an_upper_bound() -> None:
+    load = compare_arms(SLO, 0.99, _arms(True, False))
+    assert load.capacity_bound == "at most"
+    low, high = load.capacity_interval
+    assert (low, high) == (0.0, pytest.approx(2.0))
+    # A prediction of at least 1.5x can be neither confirmed nor refuted by "at most 2".
+    assert judge(low, high, ">=", 1.5) == "inconclusive"
+    assert judge(low, high, ">=", 2.5) == "refuted"
+
+
+def test_a_change_held_back_by_its_generator_makes_the_ratio_a_lower_bound() -> None:
+    load = compare_arms(SLO, 0.99, _arms(False, True))
+    assert load.capacity_bound == "at least"
+    low, high = load.capacity_interval
+    assert low == pytest.approx(2.0) and math.isinf(high)
+    assert judge(low, high, ">=", 1.5) == "confirmed"
+    assert judge(low, high, ">=", 2.5) == "inconclusive"
+
+
+def test_two_lower_bounds_support_no_capacity_claim() -> None:
+    load = compare_arms(SLO, 0.99, _arms(True, True))
+    assert load.capacity is None and load.capacity_bound is None
+    assert "neither goodput is a capacity" in (load.capacity_missing or "")
+
+
+def test_report_states_the_bound_and_why() -> None:
+    load = {
+        "capacity": {"change": 3.797, "fleet_fraction_freed": 0.737},
+        "capacity_bound": "at most",
+        "arms": [
+            {
+                "arm": "baseline",
+                "goodput": 663.0,
+                "limited_by": ["generator lag"],
+                "curve": [
+                    {"rate": 663.0, "passed": True},
+                    {"rate": 757.0, "passed": False},
+                ],
+            }
+        ],
+    }
+    assert fmt.capacity_ratio(load) == "at most 3.797"
+    caveat = fmt.capacity_caveat(load) or ""
+    assert "baseline's goodput is a lower bound" in caveat
+    assert "at 757 rps the load generator fell behind its schedule" in caveat
+    assert fmt.capacity_ratio({**load, "capacity_bound": "exact"}) == "3.797"
+    assert fmt.capacity_caveat({**load, "capacity_bound": "exact"}) is None
+    assert fmt.interval(3.797, None) == "[3.797, ∞)"
