@@ -97,7 +97,7 @@ def _render(evaluation: dict[str, Any]) -> list[str]:
 
 def test_cited_evidence_is_quoted_from_the_evaluation() -> None:
     occupancy, _, _ = _render(EVALUATION)
-    assert occupancy.startswith(r"- *Rejected:* Occupancy \*limits\* the unfused kernel.")  # escaped
+    assert occupancy.startswith(r"- **Rejected:** Occupancy \*limits\* the unfused kernel.")  # escaped
     assert "baseline 91% to 95% (2 shapes), change 61% to 92% (2 shapes)" in occupancy
     assert "`normalize.bytes`: modelled ratio (change / baseline) 0.4001 to 0.4018 (2 shapes)" in occupancy
     assert f"not counted ({NO_COUNTERS})" in occupancy
@@ -111,7 +111,7 @@ def test_missing_evidence_is_stated_with_its_reason() -> None:
     _, conflicts, launches = _render(EVALUATION)
     assert f"`normalize.bank_conflicts`: missing from this run ({NO_COUNTERS})" in conflicts
     assert "`normalize.time`: missing from this run (shape 64x4096 has no timing evidence" in conflicts
-    assert launches.endswith("*Evidence:* no evidence named; argued from the evidence above.")
+    assert launches.endswith("**Evidence:** no evidence named; argued from the evidence above.")
 
 
 def test_timings_that_are_not_evidence_give_no_timed_numbers() -> None:

@@ -50,7 +50,7 @@ def render_investigation(ctx: ReportContext, out: Blocks) -> None:
             if rejected.evidence
             else "no evidence named; argued from the evidence above"
         )
-        items.append(f"*Rejected:* {claim}. *Because:* {because}. *Evidence:* {cited}.")
+        items.append(f"**Rejected:** {claim}. **Because:** {because}. **Evidence:** {cited}.")
     out.add(fmt.bullets(items))
 
 

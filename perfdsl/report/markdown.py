@@ -242,7 +242,7 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
         out.append(f"**Decision contradicted.** {fmt.message(finding)}.")
     if ctx.quick:
         out.append(
-            "**Smoke run (`--quick`).** Shapes are scaled down and blocks are few: these numbers "
+            "**Smoke run** (`--quick`). Shapes are scaled down and blocks are few: these numbers "
             "exercise the chain of evidence, they are not evidence-grade."
         )
     if not ctx.timings_valid:

@@ -136,7 +136,7 @@ def _explanations(op: Mapping[str, Any], shapes: list[Mapping[str, Any]], out: B
         e = (shape.get("mechanism") or {}).get("explanation") or {}
         if not e:
             continue
-        line = f"{fmt.message(shape['label'])}: *{fmt.message(e['status'])}*: {fmt.message(e['message'])}"
+        line = f"{fmt.message(shape['label'])}: **{fmt.message(e['status'])}**: {fmt.message(e['message'])}"
         items.append(line)
         if e.get("flagged"):
             flagged.append(line)
