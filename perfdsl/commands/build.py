@@ -12,16 +12,14 @@ Otherwise the build writes one file, the output, atomically.
 from __future__ import annotations
 
 import argparse
-import functools
 import hashlib
 import json
 import os
 import secrets
 import sys
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from perfdsl.collector import collector_paused
 from perfdsl.commands import CommandError
@@ -33,7 +31,6 @@ if TYPE_CHECKING:
     from perfdsl.nodes import Study
     from perfdsl.source import Source
 
-_T = TypeVar("_T")
 _FORMATS = ("pdf", "html", "md")
 STUDY_HASH_CHARS = 12
 """How much of the study's SHA-256 the footer prints: enough to match a page to its program."""
@@ -213,15 +210,13 @@ def _render(
     from perfdsl.report.markdown import render_markdown
 
     registered = (evaluation.get("registration") or {}).get("registered_hash")
-    draw = functools.partial(
-        render_markdown,
+    markdown, drawings = render_markdown(
         study,
         evaluation,
         bundle,
         bundle_label=_label(bundle),
         current=check_current(registered, study_path),
     )
-    markdown, figures = _beside_weasyprint(draw) if kind == "pdf" else draw()
     try:
         # The output's own directory is part of the path the user named; nothing else is made.
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -239,38 +234,20 @@ def _render(
         study_hash=hashlib.sha256(source.text.encode("utf-8")).hexdigest()[:STUDY_HASH_CHARS],
         generated_at=datetime.now(UTC).replace(microsecond=0),
     )
-    html = render_html(markdown, meta, figures, inline_figures=kind == "html")
     if kind == "html":
-        _write_atomically(output, html)
+        from perfdsl.report.context import draw_figures
+
+        _write_atomically(output, render_html(markdown, meta, draw_figures(drawings)))
         return None
+    from perfdsl.report.background import drawn_beside
     from perfdsl.report.pdf import write_pdf
 
-    try:
-        return write_pdf(html, output, figures)
-    except OSError as error:
-        raise CommandError(f"{output}: cannot write: {error.strerror or error}") from None
-
-
-def _beside_weasyprint(draw: Callable[[], _T]) -> _T:
-    """`draw()` in a forked worker while this process imports WeasyPrint; its result.
-
-    Drawing the report (matplotlib's import and the charts, about 1.7 s of a
-    fresh build) and importing WeasyPrint (about 1.1 s) need nothing of each
-    other, so with a second core they overlap. With one core, or off Linux
-    (macOS's system libraries are not safe across `fork`), they run one after
-    the other. The report is the same either way: the worker's result comes
-    back pickled, and an exception in the worker is raised here.
-    """
-    if (os.cpu_count() or 1) < 2 or not sys.platform.startswith("linux"):
-        return draw()
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
-        drawn = pool.submit(draw)
-        import weasyprint  # noqa: F401  (loaded now, for report.pdf to use)
-
-        return drawn.result()
+    with drawn_beside(drawings) as figures:
+        html = render_html(markdown, meta, figures, inline_figures=False)
+        try:
+            return write_pdf(html, output, figures)
+        except OSError as error:
+            raise CommandError(f"{output}: cannot write: {error.strerror or error}") from None
 
 
 def _label(bundle: Path) -> str:

@@ -11,7 +11,7 @@ the environment and the manifest hashes.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -83,21 +83,32 @@ class ReportContext:
         return next((op for op in self.results.get("operations") or [] if op.get("name") == name), {})
 
 
+FigureDrawing = Callable[[], str]
+"""How to draw one figure's SVG, called only when the figure is needed: a
+`functools.partial` of a `report.figures` builder over plain numbers, so it
+can be sent to another process and Markdown alone never imports matplotlib."""
+
+
 @attrs.define
 class Blocks:
-    """One section's Markdown blocks and the figures they refer to, in order."""
+    """One section's Markdown blocks and the drawings of the figures they refer to, in order."""
 
     parts: list[str] = attrs.field(factory=list)
-    figures: dict[str, Figure] = attrs.field(factory=dict)
+    drawings: dict[str, FigureDrawing] = attrs.field(factory=dict)
 
     def add(self, *blocks: str) -> None:
         """Append Markdown blocks (paragraphs, tables, callouts); empty ones are skipped."""
         self.parts.extend(b for b in blocks if b)
 
-    def figure(self, key: str, svg: str, caption: str) -> None:
+    def figure(self, key: str, drawing: FigureDrawing, caption: str) -> None:
         """Append a figure standing alone in its paragraph, as `report.html` expects."""
-        self.figures[key] = Figure(svg)
+        self.drawings[key] = drawing
         self.parts.append(f"![{caption}](figure:{key})")
+
+
+def draw_figures(drawings: Mapping[str, FigureDrawing]) -> dict[str, Figure]:
+    """Draw every figure, each checked as it enters (`html.Figure`)."""
+    return {key: Figure(draw()) for key, draw in drawings.items()}
 
 
 def read_bundle_files(bundle: Path) -> dict[str, Any]:

@@ -9,6 +9,7 @@ no single kernel comparison shows.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -57,7 +58,7 @@ def render_correctness(ctx: ReportContext, out: Blocks) -> None:
         if plotted:
             out.figure(
                 f"error-{op['name']}",
-                figures.error_per_shape(plotted),
+                functools.partial(figures.error_per_shape, plotted),
                 f"Relative L2 error of the change {fmt.code(op['name'])} per shape (worst over seeds) "
                 "against the tolerance; triangles are adversarial shapes, filled markers fail",
             )

@@ -8,6 +8,7 @@ arms, the SLO and the two goodputs.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -133,7 +134,7 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
     if series:
         out.figure(
             "load",
-            figures.load_curve(series, slo_ms, goodputs),
+            functools.partial(figures.load_curve, series, slo_ms, goodputs),
             "p99 latency against offered load (open loop, latency from the scheduled arrival), "
             "with the SLO and each arm's goodput",
         )

@@ -25,8 +25,7 @@ from perfdsl.evaluate.registration import CurrentStudy
 from perfdsl.nodes import Study
 from perfdsl.report import correctness, end_to_end, investigation, mechanism, sections, timing
 from perfdsl.report import formatting as fmt
-from perfdsl.report.context import Blocks, ReportContext, read_bundle_files
-from perfdsl.report.html import Figure
+from perfdsl.report.context import Blocks, FigureDrawing, ReportContext, read_bundle_files
 
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("decision", "Decision and result"),
@@ -54,8 +53,8 @@ def render_markdown(
     *,
     bundle_label: str | None = None,
     current: CurrentStudy | None = None,
-) -> tuple[str, dict[str, Figure]]:
-    """The report's Markdown and the figures it refers to.
+) -> tuple[str, dict[str, FigureDrawing]]:
+    """The report's Markdown and the drawings of the figures it refers to (`context.draw_figures`).
 
     `evaluation` is evaluation.json's content; `bundle_path` a verified bundle;
     `bundle_label` how the report prints its path (default: as given);
@@ -79,14 +78,14 @@ def render_markdown(
     )
     title = study.title.value if study.title else study.name.id
     parts = [f"# {fmt.text(title)}"]
-    figures: dict[str, Figure] = {}
+    drawings: dict[str, FigureDrawing] = {}
     for name, heading in SECTIONS:
         blocks = Blocks()
         _renderer(name)(ctx, blocks)
         parts.append(f"## {heading}")
         parts.extend(blocks.parts)
-        figures.update(blocks.figures)
-    return "\n\n".join(parts) + "\n", figures
+        drawings.update(blocks.drawings)
+    return "\n\n".join(parts) + "\n", drawings
 
 
 def _renderer(name: str) -> Callable[[ReportContext, Blocks], None]:

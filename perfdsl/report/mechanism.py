@@ -9,6 +9,7 @@ what the change should do, not what the hardware did.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -124,7 +125,7 @@ def _bandwidth(op: Mapping[str, Any], shapes: list[Mapping[str, Any]], out: Bloc
         roof = max(roofs)
         out.figure(
             f"roof-{op['name']}",
-            figures.roofline(points, roof / 1e9),
+            functools.partial(figures.roofline, points, roof / 1e9),
             f"Achieved bandwidth of {fmt.code(op['name'])} per shape and arm against the highest copy roof "
             f"measured, {fmt.bandwidth(roof)} (bytes are modelled)",
         )

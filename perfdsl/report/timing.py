@@ -7,6 +7,7 @@ the measurement-quality findings close the section, one row per code.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -56,7 +57,7 @@ def render_timing(ctx: ReportContext, out: Blocks) -> None:
         if panels:
             out.figure(
                 f"timing-{op['name']}",
-                figures.timing_distributions(panels),
+                functools.partial(figures.timing_distributions, panels),
                 f"Block medians of {fmt.code(op['name'])} per shape: empirical distribution "
                 "per arm, n blocks each (a curve further left is faster)",
             )
