@@ -317,6 +317,12 @@ def test_figure_text_stays_text_and_labels_carry_units() -> None:
     assert "goodput 500 requests/s" in svg
 
 
+def test_log_axes_label_decades_in_plain_text() -> None:
+    svg = BUILDERS["errors"]()
+    assert "10⁻⁵" in svg and "10⁻⁸" in svg  # Unicode superscripts, one text element each
+    assert "mathdefault" not in svg and "<tspan" not in svg  # no mathtext
+
+
 def test_timing_panels_each_keep_their_own_axis_and_sample_count() -> None:
     svg = BUILDERS["timing"]()
     assert "time (ms)" in svg and "time (µs)" in svg
