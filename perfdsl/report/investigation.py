@@ -138,7 +138,10 @@ def _static(ctx: ReportContext, op: Mapping[str, Any]) -> str:
             kernels.append(f"{arm} {fmt.code(k.get('kernel'))} {', '.join(shown) or fmt.MISSING}")
     if not kernels:
         return _missing("no static counts were recorded")
-    return "static counts (compiled, not run): " + "; ".join(kernels)
+    return (
+        "static counts (compiled, not run; shared memory per block as the cubin allocates it, "
+        "including the 1 KiB sm_90 reserves in a kernel that uses any): " + "; ".join(kernels)
+    )
 
 
 def _mechanism(op: Mapping[str, Any], quantity: str) -> str:

@@ -158,7 +158,12 @@ def _static(op: Mapping[str, Any], out: Blocks) -> None:
         out.add(f"Static code counts of {fmt.code(op['name'])}: none recorded.")
         return
     for kind, columns, what in (
-        ("cuda", _STATIC_COLUMNS, "SASS (or PTX) of the CUDA kernels"),
+        (
+            "cuda",
+            _STATIC_COLUMNS,
+            "SASS (or PTX) of the CUDA kernels; shared bytes per block as the cubin allocates "
+            "them, including the 1 KiB sm_90 reserves in a kernel that uses any",
+        ),
         ("cpu", _STATIC_CPU_COLUMNS, "assembly of the CPU functions"),
     ):
         chosen = [(arm, k) for arm, k in kernels if k.get("kind") == kind]
