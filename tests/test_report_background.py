@@ -9,7 +9,7 @@ from concurrent.futures import Future
 import pytest
 
 from perfdsl.report import figures
-from perfdsl.report.background import _Pending, drawing_worker
+from perfdsl.report.background import _Pending, drawn_beside
 from perfdsl.report.context import draw_figures
 
 DRAWINGS = {
@@ -20,8 +20,7 @@ DRAWINGS = {
 
 def test_the_worker_draws_the_same_figures_as_drawing_here() -> None:
     here = draw_figures(DRAWINGS)
-    with drawing_worker() as drawer:
-        drawn = drawer.draw(DRAWINGS)
+    with drawn_beside(DRAWINGS) as drawn:
         assert list(drawn) == ["roof", "errors"]
         assert {key: drawn[key] for key in drawn} == here
 
@@ -40,7 +39,5 @@ def test_keys_are_answered_without_waiting_for_the_drawing() -> None:
 
 def test_a_drawing_that_fails_raises_where_the_figure_is_asked_for() -> None:
     broken = {"timing": functools.partial(figures.timing_distributions, [])}
-    with drawing_worker() as drawer:
-        drawn = drawer.draw(broken)
-        with pytest.raises(ValueError, match="at least one panel"):
-            drawn["timing"]
+    with drawn_beside(broken) as drawn, pytest.raises(ValueError, match="at least one panel"):
+        drawn["timing"]

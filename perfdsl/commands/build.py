@@ -17,8 +17,6 @@ import json
 import os
 import secrets
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +29,6 @@ from perfdsl.evaluate.stored import EVALUATION, SCHEMA
 
 if TYPE_CHECKING:
     from perfdsl.nodes import Study
-    from perfdsl.report.background import Drawer
     from perfdsl.source import Source
 
 _FORMATS = ("pdf", "html", "md")
@@ -98,29 +95,16 @@ def run(args: argparse.Namespace) -> int:
         status = _run_first(args)
         if status:
             return status
-    with _drawer(args.format) as drawer:
-        bundle = Path(args.results) if args.results else _latest(study, args.study)
-        evaluation = _evaluation(bundle, _verify(bundle, study.name.id))
-        output = Path(args.output) if args.output else Path(f"{study.name.id}.{args.format}")
-        # Rendering builds a large live set (layout boxes, figures) and frees little until
-        # the end: with the collector running, a fresh PDF build took 0.5 s longer (median
-        # of 8, 6.0 s against 5.5 s) for the same peak memory (108 MB against 111 MB).
-        with collector_paused():
-            pages = _render(args.format, study, source, evaluation, bundle, study_path, output, drawer)
+    bundle = Path(args.results) if args.results else _latest(study, args.study)
+    evaluation = _evaluation(bundle, _verify(bundle, study.name.id))
+    output = Path(args.output) if args.output else Path(f"{study.name.id}.{args.format}")
+    # Rendering builds a large live set (layout boxes, figures) and frees little until
+    # the end: with the collector running, a fresh PDF build took 0.5 s longer (median
+    # of 8, 6.0 s against 5.5 s) for the same peak memory (108 MB against 111 MB).
+    with collector_paused():
+        pages = _render(args.format, study, source, evaluation, bundle, study_path, output)
     print(f"wrote {output}" + (f" ({pages} page{'s' if pages != 1 else ''})" if pages else ""))
     return 0
-
-
-@contextmanager
-def _drawer(kind: str) -> Iterator[Drawer]:
-    """For a PDF, a drawer whose worker starts now (`report.background`); else one that draws here."""
-    from perfdsl.report.background import Drawer, drawing_worker
-
-    if kind != "pdf":
-        yield Drawer()
-        return
-    with drawing_worker() as drawer:
-        yield drawer
 
 
 def _run_first(args: argparse.Namespace) -> int:
@@ -220,7 +204,6 @@ def _render(
     bundle: Path,
     study_path: Path,
     output: Path,
-    drawer: Drawer,
 ) -> int | None:
     """Markdown, then HTML, then PDF, stopping at `kind`; the number of pages for a PDF."""
     from perfdsl.evaluate.registration import check_current
@@ -251,17 +234,20 @@ def _render(
         study_hash=hashlib.sha256(source.text.encode("utf-8")).hexdigest()[:STUDY_HASH_CHARS],
         generated_at=datetime.now(UTC).replace(microsecond=0),
     )
-    figures = drawer.draw(drawings)
     if kind == "html":
-        _write_atomically(output, render_html(markdown, meta, figures))
+        from perfdsl.report.context import draw_figures
+
+        _write_atomically(output, render_html(markdown, meta, draw_figures(drawings)))
         return None
+    from perfdsl.report.background import drawn_beside
     from perfdsl.report.pdf import write_pdf
 
-    html = render_html(markdown, meta, figures, inline_figures=False)
-    try:
-        return write_pdf(html, output, figures)
-    except OSError as error:
-        raise CommandError(f"{output}: cannot write: {error.strerror or error}") from None
+    with drawn_beside(drawings) as figures:
+        html = render_html(markdown, meta, figures, inline_figures=False)
+        try:
+            return write_pdf(html, output, figures)
+        except OSError as error:
+            raise CommandError(f"{output}: cannot write: {error.strerror or error}") from None
 
 
 def _label(bundle: Path) -> str:
