@@ -1,7 +1,7 @@
 """The report's figures drawn in a forked worker while this process lays the report out.
 
-A fresh PDF build spends about 1.7 s drawing (matplotlib's import and the
-charts) and about 1.1 s importing WeasyPrint, then more parsing the document
+A fresh PDF build spends 1.5-2 s drawing (matplotlib's import and the
+charts) and about 1 s importing WeasyPrint, then more parsing the document
 and computing its styles; none of that needs the figures until WeasyPrint
 builds its boxes and asks for the first one. With a second core the two run at
 once: the worker draws while this process imports and styles, and the
