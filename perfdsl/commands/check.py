@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from perfdsl.commands import CommandError
 from perfdsl.diagnostics import (
@@ -17,6 +18,9 @@ from perfdsl.diagnostics import (
     summary_line,
 )
 from perfdsl.source import Source
+
+if TYPE_CHECKING:
+    from perfdsl.nodes import Study
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,6 +66,28 @@ def read_source(path: Path) -> Source:
 
 def diagnose(source: Source) -> list[Diagnostic]:
     """Every diagnostic for one study: syntax and structure, then the chain's rules."""
+    return _parse_and_check(source)[1]
+
+
+def checked_study(path: Path, command: str) -> Study | None:
+    """The study at `path`, parsed once, when it has no errors; else None, its diagnostics printed.
+
+    `run` and `build` refuse a study that does not check: they print what
+    `perfdsl check` would, and say so in one line naming `command`.
+    """
+    study, diagnostics = _parse_and_check(read_source(path))
+    if study is not None and not count_errors(diagnostics):
+        return study
+    for diagnostic in diagnostics:
+        print(render_full(diagnostic), file=sys.stderr)
+    print(
+        f"perfdsl {command}: the study does not check; fix the errors above (`perfdsl check {path}`)",
+        file=sys.stderr,
+    )
+    return None
+
+
+def _parse_and_check(source: Source) -> tuple[Study | None, list[Diagnostic]]:
     from perfdsl.check import check
     from perfdsl.parse import parse
 
@@ -71,7 +97,7 @@ def diagnose(source: Source) -> list[Diagnostic]:
         diagnostics.extend(check(parsed.study))
     elif parsed.study is not None:
         diagnostics.extend(d for d in check(parsed.study) if d.code not in _HIDDEN_AFTER_ERRORS)
-    return sorted(diagnostics, key=Diagnostic.sort_key)
+    return parsed.study, sorted(diagnostics, key=Diagnostic.sort_key)
 
 
 # After a structural error, a link reported missing is often the one that failed to

@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 from perfdsl.commands import CommandError
-from perfdsl.commands.check import diagnose, read_source
-from perfdsl.diagnostics import count_errors, render_full
+from perfdsl.commands.check import checked_study
 
 TARGETS = ("auto", "cuda", "cpu", "cudasim")
 
@@ -53,28 +52,18 @@ def _one_thread_pool() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    source = read_source(Path(args.study))
-    diagnostics = diagnose(source)
-    if count_errors(diagnostics):
-        for diagnostic in diagnostics:
-            print(render_full(diagnostic), file=sys.stderr)
-        print(
-            f"perfdsl run: the study does not check; fix the errors above (`perfdsl check {args.study}`)",
-            file=sys.stderr,
-        )
+    study = checked_study(Path(args.study), "run")
+    if study is None:
         return 1
     if args.target == "cudasim":
         # Numba reads this once, when numba.cuda is first imported: set it before anything does.
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     _one_thread_pool()
 
-    from perfdsl.parse import parse
     from perfdsl.plan import PlanError, plan
     from perfdsl.runtime.execute import RunError, execute, stderr_progress
     from perfdsl.runtime.targets import TargetError, make_target
 
-    study = parse(source).study
-    assert study is not None
     try:
         target = make_target(args.target)
         run_plan = plan(study, target.name, args.quick)
