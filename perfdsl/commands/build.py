@@ -14,13 +14,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
-import secrets
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perfdsl.atomic import replacing
 from perfdsl.collector import collector_paused
 from perfdsl.commands import CommandError
 from perfdsl.commands.check import checked_study
@@ -256,16 +255,9 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """Write beside `path` and rename over it, so `path` is never half a report."""
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    """Write `path` whole or not at all (`atomic.replacing`), as a one-line error if it cannot."""
     try:
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
+        with replacing(path) as handle:
+            handle.write(text.encode("utf-8"))
     except OSError as error:
         raise CommandError(f"{path}: cannot write: {error.strerror or error}") from None
-    finally:
-        temporary.unlink(missing_ok=True)

@@ -12,12 +12,11 @@ is worse than none.
 
 from __future__ import annotations
 
-import os
-import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from perfdsl.atomic import replacing
 from perfdsl.report.html import FIGURE_SCHEME, Figure
 
 
@@ -41,17 +40,8 @@ def write_pdf(html: str, path: Path, figures: Mapping[str, Figure] | None = None
     except FatalURLFetchingError as error:
         # WeasyPrint wraps the fetcher's exception in a BaseException; unwrap it.
         raise error.__cause__ or FetchRefused(str(error)) from None
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    try:
-        # os.open applies the umask like an ordinary file creation would.
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        with os.fdopen(descriptor, "wb") as target:
-            document.write_pdf(target)
-            target.flush()
-            os.fsync(target.fileno())
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
+    with replacing(path) as target:
+        document.write_pdf(target)
     return len(document.pages)
 
 

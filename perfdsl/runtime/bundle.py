@@ -42,6 +42,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from perfdsl.atomic import replacing
+
 MANIFEST = "manifest.json"
 OWNER = ".owner"
 TMP_PREFIX = ".tmp-"
@@ -255,24 +257,13 @@ def replace_file(path: Path, relpath: str, data: bytes) -> Path:
     manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
     target = path / relpath
     target.parent.mkdir(parents=True, exist_ok=True)
-    _write_replacing(target, data)
+    with replacing(target) as handle:
+        handle.write(data)
     manifest["files"][relpath] = {"sha256": _sha256(target), "size": target.stat().st_size}
-    _write_replacing(path / MANIFEST, dumps(manifest).encode("utf-8"))
+    with replacing(path / MANIFEST) as handle:
+        handle.write(dumps(manifest).encode("utf-8"))
     _fsync_dir(path)
     return target
-
-
-def _write_replacing(target: Path, data: bytes) -> None:
-    """Write `data` beside `target`, flush it, and rename it over `target` (atomic)."""
-    partial = target.with_name(f".{target.name}.{secrets.token_hex(3)}.partial")
-    try:
-        with open(partial, "xb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
 
 
 def bundles(artifacts: Path, study: str) -> list[Path]:

@@ -1,0 +1,35 @@
+"""Replacing a file so that it is never seen half-written.
+
+A report, evaluation.json and a bundle's manifest are each written to a
+temporary file beside their path, flushed to disk and renamed over it: the
+path holds either the previous complete file or the new one, whatever
+interrupts the write (an error, Ctrl-C, a crash, a full disk).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+
+@contextmanager
+def replacing(path: Path) -> Iterator[BinaryIO]:
+    """A binary handle on a new file that replaces `path` when the block ends without an error.
+
+    The temporary file is created exclusively beside `path` (the same file
+    system, so the rename is atomic), with the permissions an ordinary
+    creation would get, and is removed if the block raises.
+    """
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        with open(temporary, "xb") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
