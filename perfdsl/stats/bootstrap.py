@@ -88,7 +88,9 @@ def studentized_interval(
 
     A resample whose own standard error is 0 (every unit drawn is the same one)
     has t = 0 when it reproduces the estimate and +-inf otherwise. With se = 0
-    (all units equal) the interval is the point itself.
+    (all units equal) the interval is the point itself. In a strongly skewed
+    sample both t quantiles can fall on one side of 0; the interval is then
+    widened to hold the estimate, the conservative repair.
     """
     if se == 0.0:
         return estimate, estimate, 1.0 if estimate == 0.0 else 0.0
@@ -101,7 +103,8 @@ def studentized_interval(
     # (count + 1) / (B + 1): a bootstrap p-value is never exactly 0.
     tail = min(np.sum(t >= t_obs), np.sum(t <= t_obs))
     p = min(1.0, 2.0 * (tail + 1) / (t.size + 1))
-    return float(estimate - q_hi * se), float(estimate - q_lo * se), float(p)
+    low, high = min(estimate, estimate - q_hi * se), max(estimate, estimate - q_lo * se)
+    return float(low), float(high), float(p)
 
 
 def log_ratio_of_totals(
