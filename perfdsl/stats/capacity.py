@@ -66,6 +66,11 @@ def capacity_interval(baseline: GoodputBracket, change: GoodputBracket) -> Capac
         low=low,
         high=high,
         confirmed=confirmed,
-        fleet_fraction_freed=(1.0 - 1.0 / low, 1.0 - 1.0 / high),
+        fleet_fraction_freed=(_freed(low), _freed(high)),
         message=f"capacity ratio in {shown}{note}",
     )
+
+
+def _freed(ratio: float) -> float:
+    # A ratio of 0 (the baseline's goodput unbounded above) leaves no bound on the machines needed.
+    return -math.inf if ratio == 0.0 else 1.0 - 1.0 / ratio
