@@ -8,13 +8,14 @@ Pairs are resampled with replacement within each stratum (shapes are timed in
 separate runs, so their noise is independent).
 
 Why the studentized (bootstrap-t) interval and not the percentile or BCa one:
-with the 10 pairs a minimum run has, both percentile and BCa intervals of a
-mean inherit the bootstrap's narrowness bias (they are about sqrt((n-1)/n)
-too narrow and use normal, not t, tails): at 10 pairs their nominal 95 %
-covers about 90 %. Studentizing by each resample's own standard error corrects
-both (Efron & Tibshirani 1993, ch. 12; Hesterberg 2015). The standard error of
-the log ratio comes from the delta method, so it is computed in closed form per
-resample.
+with the 10 pairs a minimum run has, both inherit the bootstrap's narrowness
+bias for a mean (about sqrt((n-1)/n) too narrow, with normal instead of t
+tails; BCa's corrections shift the interval but do not widen it). The
+percentile interval's nominal 95 % covered 0.915 over 1000 seeded 10-pair
+runs, where this one covers 0.946 (tests/test_stats_calibration.py).
+Studentizing by each resample's own standard error corrects both (Efron &
+Tibshirani 1993, ch. 12; Hesterberg 2015). The standard error of the log ratio
+comes from the delta method, so it is computed in closed form per resample.
 """
 
 from __future__ import annotations
