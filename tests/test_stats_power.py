@@ -7,7 +7,7 @@ import pytest
 from stats_simulation import abba_pairs
 
 from perfdsl.stats.paired import compare_paired
-from perfdsl.stats.power import minimum_detectable_effect, pairs_needed
+from perfdsl.stats.power import minimum_detectable_effect, pairs_needed, requests_needed
 
 
 def test_mde_formula():
@@ -42,3 +42,8 @@ def test_an_effect_of_the_mde_is_detected_about_80_percent_of_the_time():
         for seed in range(300)
     )
     assert 0.70 <= hits / 300 <= 0.90
+
+
+def test_requests_are_pairs_times_the_block_size():
+    assert requests_needed(0.02, 0.01, 50) == 50 * pairs_needed(0.02, 0.01)
+    assert requests_needed(1.0, 1e-6, 50) is None

@@ -196,6 +196,10 @@ def reconcile(
     The band is [B_low / (1 + theta), max(B_high (1 + theta), B_high + a |B_high - 1|)]
     with a the shortfall allowance.
     """
+    if theta < 0 or shortfall_allowance < 0:
+        raise ValueError(
+            f"theta and the shortfall allowance must be non-negative: {theta}, {shortfall_allowance}"
+        )
     bound = bound_range(f, op_ratio)
     low = bound.low / (1.0 + theta)
     high = max(bound.high * (1.0 + theta), bound.high + shortfall_allowance * abs(bound.high - 1.0))

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 import attrs
 import numpy as np
 
-from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, Stratum, ratio_of_totals
+from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, Estimate, Stratum, ratio_of_totals
 from perfdsl.stats.paired import PairedComparison, Verdict, classify
 
 
@@ -53,6 +53,11 @@ class CombinedComparison:
     """Shapes whose own verdict is "slower", named whatever the total does."""
     resamples: int
     seed: int
+
+    @property
+    def estimate(self) -> Estimate:
+        """The ratio and its interval, as Amdahl, value and mechanism take them."""
+        return Estimate(self.ratio, self.low, self.high, self.level)
 
 
 def combine_shapes(

@@ -27,7 +27,7 @@ import attrs
 import numpy as np
 from scipy import stats
 
-from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, Stratum, ratio_of_totals
+from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, Estimate, Stratum, ratio_of_totals
 from perfdsl.stats.power import minimum_detectable_effect
 
 Verdict = Literal["faster", "slower", "no meaningful change", "inconclusive"]
@@ -154,6 +154,11 @@ class PairedComparison:
     def n_pairs(self) -> int:
         """How many pairs the comparison rests on."""
         return int(self.pairs.baseline.size)
+
+    @property
+    def estimate(self) -> Estimate:
+        """The ratio and its interval, as Amdahl, value and mechanism take them."""
+        return Estimate(self.ratio, self.low, self.high, self.level)
 
 
 def compare_paired(

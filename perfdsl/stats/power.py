@@ -69,3 +69,13 @@ def pairs_needed(sd_log: float, effect: float, level: float = 0.95, power: float
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if enough(mid) else (mid, hi)
     return hi
+
+
+def requests_needed(
+    sd_log: float, effect: float, requests_per_block: int, level: float = 0.95, power: float = 0.8
+) -> int | None:
+    """Requests per arm to detect `effect`: the pairs needed times the requests in a block."""
+    if requests_per_block < 1:
+        raise ValueError(f"a block holds at least one request, got {requests_per_block}")
+    pairs = pairs_needed(sd_log, effect, level, power)
+    return None if pairs is None else pairs * requests_per_block
