@@ -4,9 +4,10 @@ The sampler interleaves the arms ABBA (baseline, change, change, baseline,
 ...), so two adjacent blocks ran under the same machine state. Comparing the
 arms pair by pair removes what the machine did between pairs (a clock step, a
 neighbour starting), where bootstrapping each arm on its own keeps it as noise:
-with a speed step halfway through a run, the independent analysis missed a
-planted 5 % slowdown that the paired one found in every run
-(benchmarks/paired_vs_independent.py).
+in simulated runs of 10 blocks per arm with 2 % block noise and the machine 5 %
+slower from halfway on, the independent analysis called a planted 5 % slowdown
+in 47.5 % of 200 seeds and the paired one in 92.5 %, both with at most 0.5 %
+A/A false calls (benchmarks/paired_vs_independent.py).
 
 The ratio is exp(mean of the pair log-ratios), the geometric mean of the pair
 ratios. The mean, not the median: it is a smooth statistic, so its
