@@ -1,0 +1,81 @@
+"""Power: the smallest ratio change a paired run can detect, and the pairs needed for a given one.
+
+A paired comparison's log ratio is the mean of n pair log-ratios with spread
+sigma (their standard deviation), so its standard error is sigma / sqrt(n). A
+two-sided test at level `level` detects a true log effect delta with
+probability `power` when
+
+    delta = (t_{1 - alpha/2, n-1} + t_{power, n-1}) * sigma / sqrt(n)
+
+(the normal-approximation MDE of the research notes, section 5.4, with t
+quantiles because runs have 10 to 30 pairs: at 10 pairs the t factor is 3.15
+against the normal 2.80). Effects are relative changes: 0.05 is a ratio of
+1.05 or its inverse, 1 / 1.05, which are equally far from 1 on the log scale.
+
+Requests: a pair is two blocks of the application, so the requests needed are
+the pairs needed times the requests in a block, at the same block size (the
+spread was measured at that size).
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy import stats
+
+MAX_PAIRS = 1_000_000
+"""Beyond this the effect is not worth measuring by timing: report it as out of reach."""
+
+
+def _factor(n: int, level: float, power: float) -> float:
+    df = n - 1
+    return float(stats.t.ppf(1.0 - (1.0 - level) / 2.0, df) + stats.t.ppf(power, df))
+
+
+def _check(level: float, power: float) -> None:
+    if not 0.0 < level < 1.0 or not 0.0 < power < 1.0:
+        raise ValueError(f"level and power must be in (0, 1), got {level} and {power}")
+
+
+def minimum_detectable_effect(sd_log: float, pairs: int, level: float = 0.95, power: float = 0.8) -> float:
+    """The relative change detected with probability `power`: exp(delta) - 1 for the delta above."""
+    _check(level, power)
+    if pairs < 2:
+        raise ValueError(f"need at least two pairs to estimate their spread, got {pairs}")
+    if not sd_log >= 0.0:
+        raise ValueError(f"the spread must be non-negative, got {sd_log}")
+    return math.expm1(_factor(pairs, level, power) * sd_log / math.sqrt(pairs))
+
+
+def pairs_needed(sd_log: float, effect: float, level: float = 0.95, power: float = 0.8) -> int | None:
+    """The fewest pairs whose MDE is at most `effect` (a relative change), or None past MAX_PAIRS."""
+    _check(level, power)
+    if not effect > 0.0:
+        raise ValueError(f"the effect must be a positive relative change, got {effect}")
+    target = math.log1p(effect)
+
+    def enough(n: int) -> bool:
+        return _factor(n, level, power) * sd_log / math.sqrt(n) <= target
+
+    if enough(2):
+        return 2
+    # The MDE falls as n grows: double to bracket, then bisect.
+    lo, hi = 2, 4
+    while not enough(hi):
+        if hi > MAX_PAIRS:
+            return None
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+    return hi
+
+
+def requests_needed(
+    sd_log: float, effect: float, requests_per_block: int, level: float = 0.95, power: float = 0.8
+) -> int | None:
+    """Requests per arm to detect `effect`: the pairs needed times the requests in a block."""
+    if requests_per_block < 1:
+        raise ValueError(f"a block holds at least one request, got {requests_per_block}")
+    pairs = pairs_needed(sd_log, effect, level, power)
+    return None if pairs is None else pairs * requests_per_block

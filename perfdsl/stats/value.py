@@ -1,0 +1,94 @@
+"""Value = frequency x saved time x scale, only from an established end-to-end effect.
+
+The saved time comes from the application's measured time ratio M (change /
+baseline) and its baseline time per unit of work: baseline x (1 - M). It is
+"not established", with the reason, when the end-to-end verdict is
+inconclusive or no meaningful change (below the threshold), or when Amdahl's
+reconciliation contradicts it (beyond the bound, opposite sign): those are not
+effects to multiply a fleet by.
+
+Capped at what Amdahl allows at the declared production share: production may
+spend a different share of its time in the operation than the test
+application, so the saving claimed may not exceed (1 - B_prod), where
+B_prod = (1 - share) + share x r_low with the operation's most favourable time
+ratio. The cap raises the interval's favourable end only; a loss (M > 1) is
+never capped, so a cost is not made to look smaller.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from perfdsl.stats.amdahl import Reconciliation, amdahl_time_ratio
+from perfdsl.stats.bootstrap import Estimate
+from perfdsl.stats.paired import Verdict
+
+_INCONSISTENT = ("beyond_bound", "opposite_sign")
+
+
+@attrs.frozen
+class Value:
+    """Value per period from the end-to-end effect, or why there is none."""
+
+    established: bool
+    reason: str | None
+    """Why the value is not established; None when it is."""
+    saved_time: Estimate | None
+    """Seconds saved per unit of work (negative: a loss), after the cap."""
+    value: Estimate | None
+    unit: str
+    capped: bool
+    """The Amdahl cap at the declared production share lowered the saving."""
+
+
+def value(
+    measured: Estimate,
+    verdict: Verdict,
+    baseline_time: float,
+    *,
+    frequency: float,
+    scale: float,
+    unit: str,
+    reconciliation: Reconciliation | None = None,
+    production_share: float | None = None,
+) -> Value:
+    """The value of the end-to-end effect, or "not established" with the reason.
+
+    `measured` is the application's time ratio with its interval and
+    `verdict` its verdict; `baseline_time` the baseline's seconds per unit of
+    work; `frequency` units per period; `scale` turns seconds into the value
+    unit (1 / 3600 for GPU-hours with one GPU per unit). The cap needs the
+    reconciliation (for the operation's ratio) and the declared production share.
+    """
+    if not baseline_time > 0 or frequency < 0 or scale < 0:
+        raise ValueError("baseline time must be positive, frequency and scale non-negative")
+    reason = _why_not(verdict, reconciliation)
+    if reason is not None:
+        return Value(False, reason, None, None, unit, False)
+    low, value_, high = measured.low, measured.value, measured.high
+    capped = False
+    if reconciliation is not None and production_share is not None:
+        floor = amdahl_time_ratio(production_share, reconciliation.op_ratio.low)
+        capped = low < floor and floor < 1.0
+        if floor < 1.0:
+            low, value_, high = max(low, floor), max(value_, floor), max(high, floor)
+    # Saved time falls as the ratio rises, so the interval's ends swap.
+    saved = Estimate(
+        baseline_time * (1.0 - value_),
+        baseline_time * (1.0 - high),
+        baseline_time * (1.0 - low),
+        measured.level,
+    )
+    k = frequency * scale
+    worth = Estimate(k * saved.value, k * saved.low, k * saved.high, measured.level)
+    return Value(True, None, saved, worth, unit, capped)
+
+
+def _why_not(verdict: Verdict, reconciliation: Reconciliation | None) -> str | None:
+    if verdict == "inconclusive":
+        return "the end-to-end effect is inconclusive"
+    if verdict == "no meaningful change":
+        return "the end-to-end effect is below the practical threshold"
+    if reconciliation is not None and reconciliation.status in _INCONSISTENT:
+        return f"the end-to-end effect is inconsistent with Amdahl's bound ({reconciliation.status})"
+    return None

@@ -1,0 +1,37 @@
+"""Simulated ABBA block medians with a planted ratio, for the statistics tests.
+
+A run of n rounds interleaves the arms as the sampler does (A B | B A | ...);
+each block's log median is the shape's level, the machine's state at that
+round (shared by the two blocks of a round), the planted log ratio for the
+change, and independent block noise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfdsl.stats.paired import Pairs, pair_blocks
+
+
+def abba_indices(rounds: int) -> tuple[np.ndarray, np.ndarray]:
+    """Block indices of baseline and change in an ABBA run of `rounds` rounds."""
+    first = np.arange(rounds) % 2 == 0
+    start = 2 * np.arange(rounds)
+    return np.where(first, start, start + 1), np.where(first, start + 1, start)
+
+
+def abba_pairs(
+    rng: np.random.Generator,
+    rounds: int,
+    ratio: float,
+    sd: float,
+    *,
+    level: float = 1e6,
+    machine: np.ndarray | None = None,
+) -> Pairs:
+    """One simulated run, paired: `ratio` planted, log noise `sd` per block, `machine` per round."""
+    state = np.zeros(rounds) if machine is None else machine
+    base = level * np.exp(state + rng.normal(0.0, sd, rounds))
+    change = level * ratio * np.exp(state + rng.normal(0.0, sd, rounds))
+    bi, ci = abba_indices(rounds)
+    return pair_blocks(base, bi, change, ci)
