@@ -8,18 +8,26 @@ name into the study (so half the samples carry a diagnostic, as while typing),
 then the median and the 90th percentile of N samples are printed, with a
 completion request's cost beside it.
 
+The same keystrokes are then sent to `perfdsl lsp` in a child process by a real
+client (full-text `didChange`), timing each from the notification until its
+diagnostics arrive: what an editor waits, JSON-RPC and pipes included.
+
     .venv/bin/python benchmarks/lsp_keystroke.py [--samples 200] [--study studies/rmsnorm_fusion.perf]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+from pygls.uris import from_fs_path
 
 from perfdsl.lsp.analysis import completions, lsp_diagnostics
 
@@ -46,6 +54,39 @@ def _milliseconds(action: Callable[[str], object], inputs: list[str]) -> list[fl
     return times
 
 
+async def _roundtrip_ms(study: Path, versions: list[str]) -> list[float]:
+    """didChange -> publishDiagnostics wall milliseconds for each version, through `perfdsl lsp`."""
+    client = LanguageClient("perfdsl-benchmark", "1")
+    arrived: asyncio.Queue[float] = asyncio.Queue()
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def _published(params: types.PublishDiagnosticsParams) -> None:
+        arrived.put_nowait(time.perf_counter())
+
+    await client.start_io(sys.executable, "-m", "perfdsl", "lsp", cwd=str(ROOT))
+    await client.initialize_async(types.InitializeParams(capabilities=types.ClientCapabilities()))
+    client.initialized(types.InitializedParams())
+    uri = from_fs_path(str(study.resolve()))
+    text = study.read_text(encoding="utf-8")
+    item = types.TextDocumentItem(uri=uri, language_id="perf", version=0, text=text)
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=item))
+    await arrived.get()
+    times = []
+    for version, text in enumerate(versions, start=1):
+        began = time.perf_counter()
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+        times.append((await arrived.get() - began) * 1000)
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=200)
@@ -57,9 +98,11 @@ def main() -> None:
     check_ms = _milliseconds(lambda t: lsp_diagnostics(str(args.study), t), versions)
     cursor = types.Position(line=text[: text.index("repeats")].count("\n"), character=25)
     complete_ms = _milliseconds(lambda t: completions(t, cursor), versions)
+    roundtrip_ms = asyncio.run(_roundtrip_ms(args.study, versions))
     lines = text.count("\n")
     print(f"{args.study.name}: {lines} lines, {args.samples} keystrokes")
-    for name, times in (("parse+check+convert", check_ms), ("completion", complete_ms)):
+    figures = {"parse+check+convert": check_ms, "completion": complete_ms, "editor round trip": roundtrip_ms}
+    for name, times in figures.items():
         median, p90 = statistics.median(times), statistics.quantiles(times, n=10)[-1]
         print(f"  {name:20s} median {median:6.2f} ms   p90 {p90:6.2f} ms   min {min(times):6.2f} ms")
 

@@ -22,10 +22,12 @@ def _perfdsl(cwd: Path, *args: str, timeout: float = 60) -> subprocess.Completed
 def test_new_study_checks_and_runs(tmp_path: Path) -> None:
     made = _perfdsl(tmp_path, "new", "demo")
     assert made.returncode == 0, made.stderr
+    assert made.stderr == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.perf", "demo_kernels.py"]
 
     checked = _perfdsl(tmp_path, "check", "demo.perf")
     assert checked.returncode == 0, checked.stdout
+    assert checked.stderr == ""
     assert "no problems found" in checked.stdout
 
     ran = _perfdsl(tmp_path, "run", "--target", "cpu", "--quick", "demo.perf", timeout=RUN_TIMEOUT_S)
