@@ -56,3 +56,13 @@ def test_names_are_found_in_a_study_that_does_not_parse() -> None:
 
 def test_definition_is_none_off_a_name() -> None:
     assert definition(STUDY, "file:///s.perf", types.Position(line=0, character=1)) is None
+
+
+def test_hover_over_a_setting_says_what_it_takes() -> None:
+    line = next(i for i, text in enumerate(STUDY.splitlines()) if "evidence timing" in text)
+    character = STUDY.splitlines()[line].index("repeats") + 1
+    answer = hover(STUDY, types.Position(line=line, character=character), [])
+    assert answer is not None
+    assert answer.contents.value == "`repeats` in `evidence timing` takes a whole number"
+    misplaced = "study s {\n  workload { seeds 5 }\n}\n"
+    assert hover(misplaced, types.Position(line=1, character=15), []) is None

@@ -49,3 +49,6 @@ SETTINGS_BY_SECTION: dict[str, tuple[str, ...]] = {
     **{section: tuple(schema) for section, schema in SCHEMAS.items()},
 }
 """What may be written directly inside each kind of block, for completion."""
+
+VALUE_KINDS: dict[str, dict[str, str]] = {"study": STUDY_SETTINGS, **SCHEMAS}
+"""What each section's settings take, in the words of the checker's messages (`a whole number`)."""

@@ -24,7 +24,8 @@ from lsprotocol import types
 from perfdsl import codes, vocabulary
 from perfdsl.commands.check import diagnose
 from perfdsl.diagnostics import Diagnostic
-from perfdsl.editor.words import CONSTANTS, GRAMMAR_WORDS, SECTIONS, SETTINGS_BY_SECTION
+from perfdsl.editor.words import CONSTANTS, GRAMMAR_WORDS, SECTIONS, SETTINGS_BY_SECTION, VALUE_KINDS
+from perfdsl.lower import EVIDENCE_KINDS
 from perfdsl.source import Source
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -96,7 +97,10 @@ def _convert(diagnostic: Diagnostic, lines: _Lines) -> types.Diagnostic:
 
 
 def hover(text: str, position: types.Position, published: list[types.Diagnostic]) -> types.Hover | None:
-    """`perfdsl explain` for the code under the cursor, or for a diagnostic whose range holds it."""
+    """`perfdsl explain` for the code under the cursor, or for a diagnostic whose range holds it.
+
+    Elsewhere, over a setting's name, what the setting takes in its section.
+    """
     lines = _Lines(text)
     word = _word_at(text, lines.offset(position))
     entries: list[codes.Code] = []
@@ -108,8 +112,20 @@ def hover(text: str, position: types.Position, published: list[types.Diagnostic]
             if entry is not None and _contains(diagnostic.range, position) and entry not in entries:
                 entries.append(entry)
     if not entries:
-        return None
+        return _setting_hover(text, word)
     value = "\n\n".join(f"```text\n{codes.explain(entry)}```" for entry in entries)
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value))
+
+
+def _setting_hover(text: str, word: tuple[str, int] | None) -> types.Hover | None:
+    if word is None:
+        return None
+    section = enclosing_section(text, word[1])
+    takes = VALUE_KINDS.get(section or "", {}).get(word[0])
+    if takes is None:
+        return None
+    block = f"evidence {section}" if section in EVIDENCE_KINDS else section
+    value = f"`{word[0]}` in `{block}` takes {takes}"
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value))
 
 
