@@ -4,7 +4,8 @@ Rule ids are the diagnostic codes, which never change meaning (see
 `perfdsl.codes`), so a dashboard can track a rule across runs; every code in
 the registry is listed as a rule, in code order, so a rule's index is stable
 too. Locations are relative to the repository root (`perfdsl.formats.paths`),
-under the uriBaseId `SRCROOT`. Columns count Unicode code points, as the
+under the uriBaseId `SRCROOT`, whose absolute location the run records in
+`originalUriBaseIds` for viewers that open files locally. Columns count Unicode code points, as the
 terminal formats do, and say so in `columnKind`.
 """
 
@@ -12,11 +13,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from urllib.parse import quote
 
 from perfdsl import __version__, codes
 from perfdsl.diagnostics import Diagnostic
-from perfdsl.formats.paths import ci_path
+from perfdsl.formats.paths import ci_path, repository_root
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SOURCE_ROOT = "SRCROOT"
@@ -68,6 +70,8 @@ def render_sarif(diagnostics: Sequence[Diagnostic]) -> str:
     """One SARIF log with one run holding every diagnostic."""
     entries = [codes.CODES[code] for code in sorted(codes.CODES)]
     rule_index = {entry.code: index for index, entry in enumerate(entries)}
+    # A base URI must end in `/` for the relative paths under it to resolve inside it.
+    root = repository_root(Path.cwd().resolve()).as_uri().rstrip("/") + "/"
     log = {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -80,6 +84,7 @@ def render_sarif(diagnostics: Sequence[Diagnostic]) -> str:
                         "rules": [_rule(entry) for entry in entries],
                     }
                 },
+                "originalUriBaseIds": {SOURCE_ROOT: {"uri": root}},
                 "columnKind": "unicodeCodePoints",
                 "results": [_result(d, rule_index) for d in diagnostics],
             }
