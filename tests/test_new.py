@@ -54,3 +54,11 @@ def test_new_refuses_a_name_that_is_not_an_identifier(tmp_path: Path, name: str)
     assert refused.returncode == 2
     assert "is not a study name" in refused.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_name_the_file_system_refuses_is_one_line(tmp_path: Path) -> None:
+    refused = _perfdsl(tmp_path, "new", "n" * 300)  # longer than a file name may be
+    assert refused.returncode == 2
+    assert refused.stderr.count("\n") == 1
+    assert "cannot write" in refused.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -10,6 +10,7 @@ anything is written, so a half-scaffold never replaces someone's work.
 from __future__ import annotations
 
 import argparse
+import errno
 import re
 import string
 from importlib import resources
@@ -35,16 +36,21 @@ def scaffold(name: str, directory: Path) -> list[Path]:
     if not _IDENTIFIER.fullmatch(name):
         raise CommandError(f"`{name}` is not a study name; use letters, digits and _, not a leading digit")
     targets = {template: directory / pattern.format(name=name) for template, pattern in _TEMPLATES.items()}
-    for path in targets.values():
-        if path.exists():
-            raise CommandError(f"{path} already exists; choose another name or move it away")
-    values = {"name": name, "kernels": f"{name}_kernels"}
-    templates = resources.files("perfdsl.scaffold")
-    for template, path in targets.items():
-        text = string.Template(templates.joinpath(template).read_text(encoding="utf-8")).substitute(values)
-        # "x": never replace a file created since the check above.
-        with open(path, "x", encoding="utf-8") as handle:
-            handle.write(text)
+    try:
+        for path in targets.values():
+            if path.exists():
+                raise FileExistsError(errno.EEXIST, "exists", str(path))
+        values = {"name": name, "kernels": f"{name}_kernels"}
+        templates = resources.files("perfdsl.scaffold")
+        for template, path in targets.items():
+            text = string.Template(templates.joinpath(template).read_text(encoding="utf-8")).substitute(values)
+            # "x": never replace a file created since the check above.
+            with open(path, "x", encoding="utf-8") as handle:
+                handle.write(text)
+    except FileExistsError as error:
+        raise CommandError(f"{error.filename} already exists; choose another name or move it away") from None
+    except OSError as error:
+        raise CommandError(f"cannot write {error.filename}: {error.strerror or error}") from None
     return list(targets.values())
 
 
