@@ -43,7 +43,8 @@ def scaffold(name: str, directory: Path) -> list[Path]:
         values = {"name": name, "kernels": f"{name}_kernels"}
         templates = resources.files("perfdsl.scaffold")
         for template, path in targets.items():
-            text = string.Template(templates.joinpath(template).read_text(encoding="utf-8")).substitute(values)
+            source = templates.joinpath(template).read_text(encoding="utf-8")
+            text = string.Template(source).substitute(values)
             # "x": never replace a file created since the check above.
             with open(path, "x", encoding="utf-8") as handle:
                 handle.write(text)
