@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from perfdsl import formats
 from perfdsl.commands import CommandError
 from perfdsl.diagnostics import (
     Diagnostic,
@@ -29,9 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--format",
-        choices=("full", "short", "json"),
+        choices=("full", "short", "json", *formats.FORMATS),
         default="full",
-        help="full (rustc-style, default), short (one line each) or json",
+        help="full (rustc-style, default), short (one line each), json, or for CI: "
+        "sarif (2.1.0), github (workflow annotations) or junit (XML); CI paths are repository-relative",
     )
 
 
@@ -109,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
     paths = study_paths(args.paths)
     color = args.format == "full" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     everything: list[Diagnostic] = []
+    checked: list[str] = []
     unreadable: list[str] = []
     for path in paths:
         try:
@@ -118,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         diagnostics = diagnose(source)
         everything.extend(diagnostics)
+        checked.append(source.path)
         if args.format == "full":
             for diagnostic in diagnostics:
                 print(render_full(diagnostic, color))
@@ -129,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
                 print(render_short(diagnostic))
     if args.format == "json":
         sys.stdout.write(render_json(everything))
+    elif args.format in formats.FORMATS:
+        sys.stdout.write(formats.render(args.format, checked, everything))
     for message in unreadable:
         print(f"perfdsl check: error: {message}", file=sys.stderr)
     if unreadable:

@@ -1,0 +1,64 @@
+"""`perfdsl new NAME`: a study and its kernel module to start from, in the current directory.
+
+A new user edits a study that already checks and runs rather than a blank
+file: `NAME.perf` states every link of the chain, and `NAME_kernels.py` holds
+the Numba CPU code it references, following the contract in `perfdsl/kernel.py`.
+Neither file is ever overwritten: a name that is taken is refused before
+anything is written, so a half-scaffold never replaces someone's work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import re
+import string
+from importlib import resources
+from pathlib import Path
+
+from perfdsl.commands import CommandError
+
+# The study's name is a .perf NAME and the kernel module's name a Python module:
+# both must be identifiers, so the one pattern covers both.
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TEMPLATES = {"study.perf.tmpl": "{name}.perf", "kernels.py.tmpl": "{name}_kernels.py"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", help="the study's name: letters, digits and _, e.g. fused_scale")
+
+
+def scaffold(name: str, directory: Path) -> list[Path]:
+    """Write the study and its kernel module into `directory`; return their paths.
+
+    Raises CommandError for a name that is not an identifier or a file that exists.
+    """
+    if not _IDENTIFIER.fullmatch(name):
+        raise CommandError(f"`{name}` is not a study name; use letters, digits and _, not a leading digit")
+    targets = {template: directory / pattern.format(name=name) for template, pattern in _TEMPLATES.items()}
+    try:
+        for path in targets.values():
+            if path.exists():
+                raise FileExistsError(errno.EEXIST, "exists", str(path))
+        values = {"name": name, "kernels": f"{name}_kernels"}
+        templates = resources.files("perfdsl.scaffold")
+        for template, path in targets.items():
+            source = templates.joinpath(template).read_text(encoding="utf-8")
+            text = string.Template(source).substitute(values)
+            # "x": never replace a file created since the check above.
+            with open(path, "x", encoding="utf-8") as handle:
+                handle.write(text)
+    except FileExistsError as error:
+        raise CommandError(f"{error.filename} already exists; choose another name or move it away") from None
+    except OSError as error:
+        raise CommandError(f"cannot write {error.filename}: {error.strerror or error}") from None
+    return list(targets.values())
+
+
+def run(args: argparse.Namespace) -> int:
+    written = scaffold(args.name, Path.cwd())
+    for path in written:
+        print(f"wrote {path.name}")
+    study = written[0].name
+    print(f"next: perfdsl check {study} && perfdsl run --target cpu --quick {study}")
+    return 0

