@@ -204,3 +204,17 @@ def test_ncu_malformed(tmp_path: Path) -> None:
     header_only = [line for line in text.splitlines() if line.startswith('"ID"') or line.startswith('"",')]
     path.write_text("\n".join(header_only), encoding="utf-8")
     assert_format_error(parse_ncu_raw, path, "no launch row")
+
+
+def test_ncu_units_other_than_base_are_converted(tmp_path: Path) -> None:
+    """Without `--print-units base` ncu may print Kbyte or usecond: values still come out in bytes and ns."""
+    text = NCU.read_text(encoding="utf-8")
+    base_units = '"byte","byte","nsecond"'
+    assert base_units in text
+    path = tmp_path / "ncu_scaled.csv"
+    path.write_text(text.replace(base_units, '"Kbyte","byte","usecond"'), encoding="utf-8")
+    square = next(e for e in parse_ncu_raw(path).entries if "rmsnorm_square_kernel" in e.name)
+    first = {c.metric: (c.unit, c.values[0]) for c in square.counters}
+    assert first["dram__bytes_read.sum"] == ("byte", 134_238_208_000)
+    assert first["dram__bytes_write.sum"] == ("byte", 134_217_984)
+    assert first["gpu__time_duration.sum"] == ("nsecond", 58_112_000)
