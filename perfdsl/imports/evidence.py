@@ -2,9 +2,11 @@
 
 Every importer returns an `ImportedEvidence`: the timing (or counters) per
 benchmark entry, normalised to nanoseconds, and a `Label` that says how much
-the numbers can carry. A harness that keeps every timed call gives `raw`
-samples; one that keeps a mean per repetition gives `per_block` values; one
-that keeps only statistics gives `aggregate`. Whether baseline and change were
+the numbers can carry. A harness that keeps every sample it timed gives `raw`
+samples (a sample may itself average several calls, as pyperf's loops do:
+`Entry.calls_per_sample` says how many); one that keeps a single mean per
+repetition gives `per_block` values; one that keeps only statistics gives
+`aggregate`. Whether baseline and change were
 interleaved decides whether drift falls on both: an import that cannot show it
 is never evidence-grade, however many samples it has.
 """

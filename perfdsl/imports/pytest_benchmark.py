@@ -5,10 +5,10 @@ Layout: `machine_info` (node, processor, Python, `cpu`), `commit_info`,
 and `stats`) and `version`. `stats` holds the statistics in seconds (min, max,
 mean, stddev, median, iqr, q1, q3, ...), `rounds` and `iterations`; its
 `data` list holds every round's time per iteration, in seconds, in the order
-run (pytest-benchmark writes it unless `--benchmark-disable-data`... older
-versions only with `--benchmark-save-data`). A test's rounds run back to back,
-and the tests one after another: nothing is interleaved, and the rounds are one
-block.
+run. `--benchmark-json` always writes `data`; the files of `--benchmark-save`
+have it only with `--benchmark-save-data` (pytest-benchmark 5.x), and without
+it only the statistics remain. A test's rounds run back to back, and the tests
+one after another: nothing is interleaved, and the rounds are one block.
 """
 
 from __future__ import annotations
