@@ -4,16 +4,16 @@ The statistics are the trained ones (per feature j of x (M, N)), so the operatio
 is elementwise over x. The baseline is what a NumPy user writes: four ufunc
 passes over the M x N array, in place in y so that no temporary is allocated
 (an allocation per call would time page faults instead of traffic). The change
-is one Numba loop that does the four steps on each element while it is in a
-register. Both run on one thread, so the only physical difference is the number
-of sweeps over memory.
+folds the statistics into a scale and a shift and makes one Numba sweep: each
+element is read, scaled, shifted and written once. Both run on one thread, so
+the only physical difference is the number of sweeps over memory.
 
 Modelled memory bytes per call, each read and write counted once (x and y are
 M x N, the four statistics N each; write-allocate and N-sized temporaries not
 counted):
 
-    numpy   bytes 4*(8*M*N + 5*N)   launches 4
-            1/std:    read var                                  N
+    numpy   bytes 4*(8*M*N + 5*N)   launches 7
+            1/std:    read var (three N-sized ufuncs)           N
             subtract: read x and mean, write y                  2*M*N + N
             multiply: read y and 1/std, write y; then gamma     4*M*N + 2*N
             add:      read y and beta, write y                  2*M*N + N
@@ -21,7 +21,7 @@ counted):
             fold the statistics into scale and shift (N-sized, they stay in L1),
             then read x once and write y once
 
-On the CPU a "launch" is one call into compiled code (a ufunc or the Numba loop).
+On the CPU a "launch" is one call into compiled code: a ufunc, or the Numba function.
 """
 
 from __future__ import annotations
