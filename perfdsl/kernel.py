@@ -64,7 +64,8 @@ class Variant:
     cuda_kernels: tuple[KernelSignature, ...] = ()
     """Every CUDA kernel `cuda` launches, for static PTX/SASS evidence."""
     cpu_kernels: tuple[KernelSignature, ...] = ()
-    """Every Numba CPU function `cpu` calls, for the archived LLVM IR and assembly."""
+    """Every Numba CPU function `cpu` calls, for the archived LLVM IR and assembly. Empty when
+    `cpu` is plain Python (NumPy, say): it runs and is timed the same, with nothing compiled to archive."""
     deterministic: bool = True
     """Whether two runs on the same input must agree bit for bit."""
 

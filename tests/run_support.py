@@ -18,6 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from perfdsl.parse import parse
+from perfdsl.source import Source
+
 REPO = Path(__file__).resolve().parent.parent
 STUDIES = tuple(sorted((REPO / "studies").glob("*.perf")))
 FIXTURES = Path(__file__).resolve().parent / "run_fixtures"
@@ -103,3 +106,14 @@ def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
 def study_name(path: Path) -> str:
     """The study's name, from its first line (`study NAME {`)."""
     return path.read_text(encoding="utf-8").split()[1]
+
+
+def declared_targets(study: Path) -> frozenset[str]:
+    """The targets a study's workload names: a CPU-only study has no CUDA kernel to simulate."""
+    parsed = parse(Source.read(study))
+    assert parsed.study is not None and parsed.study.workload is not None, study
+    return frozenset(name.id for name in parsed.study.workload.targets)
+
+
+CUDA_STUDIES = tuple(study for study in STUDIES if "cuda" in declared_targets(study))
+"""The studies with CUDA kernels: the ones the simulator runs and whose PTX and SASS are archived."""

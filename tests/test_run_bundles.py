@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from run_support import STUDIES, bundle_dirs, read_csv, read_json, run, run_all, study_name
+from run_support import CUDA_STUDIES, STUDIES, bundle_dirs, read_csv, read_json, run, run_all, study_name
 
 TARGETS = ("cpu", "cudasim")
 TIMED_ARMS = ("baseline", "change", "copy")
@@ -22,7 +22,7 @@ SAMPLE_HEADER = ["arm", "block", "position", "buffer_set", "duration_ns", "valid
 CUDA_BLOCK = 32
 """Every bundled kernel's blocks are a multiple of a warp: a size that is not one leaves a partial block."""
 
-CASES = [(study, target) for target in TARGETS for study in STUDIES]
+CASES = [(study, target) for target in TARGETS for study in (STUDIES if target == "cpu" else CUDA_STUDIES)]
 IDS = [f"{study.stem}-{target}" for study, target in CASES]
 
 
@@ -120,7 +120,7 @@ def test_environment_is_recorded(bundle: tuple[str, Path]) -> None:
 
 def test_simulator_checks_every_cuda_kernel_on_partial_blocks(runs: dict) -> None:
     """Under cudasim every study's CUDA kernels ran and passed, on sizes that leave a partial block."""
-    for study in STUDIES:
+    for study in CUDA_STUDIES:
         _, process = runs[(study, "cudasim")]
         assert process.returncode == 0, process.stderr[-3000:]
         results = read_json(Path(process.stdout.strip().splitlines()[-1]) / "results.json")
@@ -142,7 +142,7 @@ def _cuda_static(path: Path) -> dict[str, Any]:
     return read_json(path / "results.json")["static"]
 
 
-@pytest.mark.parametrize("study", STUDIES, ids=[s.stem for s in STUDIES])
+@pytest.mark.parametrize("study", CUDA_STUDIES, ids=[s.stem for s in CUDA_STUDIES])
 def test_cpu_run_archives_ptx_and_sass_of_every_cuda_kernel(study: Path, runs: dict) -> None:
     _, process = runs[(study, "cpu")]
     assert process.returncode == 0, process.stderr[-3000:]
@@ -191,3 +191,23 @@ def test_run_stderr_shows_progress(runs: dict) -> None:
         assert isinstance(process, subprocess.CompletedProcess)
         first = process.stderr.splitlines()[0]
         assert first.startswith(f"perfdsl run: {study_name(study)} on {target}")
+
+
+def test_numpy_baseline_runs_as_a_plain_callable(runs: dict) -> None:
+    """A Variant whose cpu callable is plain NumPy is timed and checked like a Numba one.
+
+    It has no compiled code to archive, so only the Numba change's assembly is in the bundle.
+    """
+    path = _run_path(runs, "batchnorm_numpy")
+    results = read_json(path / "results.json")
+    (operation,) = results["operations"]
+    arms = {case["variant"] for case in operation["correctness"]["cases"] if case["passed"]}
+    assert arms == {"numpy_passes", "fused"}
+    assert all(case["passed"] for case in operation["correctness"]["cases"])
+    variants = results["static"]["variants"]
+    assert variants["numpy_passes"] == {"cuda": [], "cpu": []}
+    assert variants["fused"] == {"cuda": [], "cpu": ["batchnorm_fused_cpu"]}
+    for shape in operation["shapes"]:
+        _, rows = read_csv(path / shape["samples"])
+        timed = Counter(row["arm"] for row in rows if row["valid"] == "1")
+        assert timed["baseline"] > 0 and timed["change"] > 0

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Regenerate the CPU-made import fixtures in tests/fixtures/imports/ with the tools themselves.
+# Needs: pip install pyperf pytest-benchmark google-benchmark (the `imports-tools` extra); apt install hyperfine.
+# Each tool measures the batch-norm study's pair (benchmarks/imports/workload.py): NumPy baseline, Numba change.
+set -euo pipefail
+cd "$(dirname "$0")"
+PY=${PYTHON:-python}
+OUT=../../tests/fixtures/imports
+
+"$PY" pyperf_bench.py --quiet --processes 6 --values 5 --warmups 1 -o "$OUT/pyperf_batchnorm.json"
+
+"$PY" google_bench.py --benchmark_repetitions=5 --benchmark_min_time=0.05s \
+    --benchmark_format=json >"$OUT/google_benchmark_batchnorm.json"
+"$PY" google_bench.py --benchmark_repetitions=5 --benchmark_min_time=0.05s \
+    --benchmark_report_aggregates_only=true --benchmark_format=json \
+    >"$OUT/google_benchmark_batchnorm_aggregates.json"
+
+"$PY" -m pytest -q -p no:cacheprovider test_pytest_benchmark.py --benchmark-min-rounds=20 \
+    --benchmark-max-time=0.2 --benchmark-json="$OUT/pytest_benchmark_batchnorm.json"
+
+hyperfine --warmup 1 --runs 4 --export-json "$OUT/hyperfine_batchnorm.json" \
+    --command-name numpy_passes "$PY once.py numpy_passes 500" \
+    --command-name fused "$PY once.py fused 500"

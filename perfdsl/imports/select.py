@@ -1,0 +1,67 @@
+"""Picking the baseline and change entries of imported evidence by name: exact, else a regular expression."""
+
+from __future__ import annotations
+
+import re
+
+from perfdsl.imports.evidence import Entry, ImportedEvidence, ImportFormatError
+
+_LISTED = 12
+"""Names listed in an error: enough to spot the intended one, few enough for one line."""
+
+
+class EntryNotFound(ImportFormatError):
+    """No entry, or more than one, matches a selector; the message lists the available names."""
+
+
+def select_entry(evidence: ImportedEvidence, selector: str) -> Entry:
+    """The entry named exactly `selector`, else the only one whose name `selector` fully matches as a regex.
+
+    Exact names win so that a name full of regex characters (`BM_x/1024`,
+    `test_a[numpy]`) selects itself; a pattern that matches several entries is
+    an error rather than a silent first pick.
+    """
+    for entry in evidence.entries:
+        if entry.name == selector:
+            return entry
+    try:
+        pattern = re.compile(selector)
+    except re.error as error:
+        raise EntryNotFound(
+            f"{evidence.label.path}: no entry named `{selector}`, and it is not a valid regular expression "
+            f"({error}); available: {_available(evidence)}"
+        ) from None
+    matches = [entry for entry in evidence.entries if pattern.fullmatch(entry.name)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise EntryNotFound(
+            f"{evidence.label.path}: no entry matches `{selector}`; available: {_available(evidence)}"
+        )
+    names = ", ".join(f"`{entry.name}`" for entry in matches[:_LISTED])
+    raise EntryNotFound(
+        f"{evidence.label.path}: `{selector}` matches {len(matches)} entries ({names}): "
+        "expected exactly one; give the full name"
+    )
+
+
+def select_pair(
+    baseline: ImportedEvidence, baseline_selector: str, change: ImportedEvidence, change_selector: str
+) -> tuple[Entry, Entry]:
+    """The baseline and change entries, from one file or two; the same entry twice is an error."""
+    first = select_entry(baseline, baseline_selector)
+    second = select_entry(change, change_selector)
+    if baseline is change and first is second:
+        raise EntryNotFound(
+            f"{baseline.label.path}: baseline `{baseline_selector}` and change `{change_selector}` select "
+            f"the same entry `{first.name}`"
+        )
+    return first, second
+
+
+def _available(evidence: ImportedEvidence) -> str:
+    names = evidence.names
+    if not names:
+        return "none (the file has no entries)"
+    listed = ", ".join(f"`{name}`" for name in names[:_LISTED])
+    return listed + (f" and {len(names) - _LISTED} more" if len(names) > _LISTED else "")
