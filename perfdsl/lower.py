@@ -12,7 +12,8 @@ from collections.abc import Callable
 
 import attrs
 
-from perfdsl.diagnostics import ERROR, Diagnostic, suggest
+from perfdsl import codes
+from perfdsl.diagnostics import Diagnostic, suggest
 from perfdsl.nodes import (
     Application,
     Change,
@@ -124,8 +125,8 @@ class _Lowering:
     source: Source
     diagnostics: list[Diagnostic] = attrs.field(factory=list)
 
-    def error(self, code: str, message: str, span: Span, label: str = "", help: str = "") -> None:
-        self.diagnostics.append(Diagnostic(code, ERROR, message, self.source, span, label, help))
+    def report(self, code: str, message: str, span: Span, label: str = "", help: str = "") -> None:
+        self.diagnostics.append(codes.diagnostic(code, message, self.source, span, label, help))
 
     # ------------------------------------------------------------ sections
 
@@ -141,7 +142,7 @@ class _Lowering:
                 found.setdefault("model", []).append(item)
                 continue
             if key.id not in schema:
-                self.error(
+                self.report(
                     "PD004",
                     f"`{where}` has no setting `{key.id}`",
                     key.span,
@@ -151,7 +152,7 @@ class _Lowering:
                 continue
             previous = found.get(key.id)
             if previous and key.id not in REPEATABLE:
-                self.error(
+                self.report(
                     "PD303",
                     f"`{key.id}` is set twice in `{where}`",
                     key.span,
@@ -171,7 +172,7 @@ class _Lowering:
         statement = statements[0]
         value = convert(statement)
         if value is None:
-            self.error(
+            self.report(
                 "PD005",
                 f"`{key}` takes {kind}",
                 statement.span,
@@ -189,7 +190,7 @@ class _Lowering:
             if isinstance(item, Section):
                 keyword = item.keyword.id
                 if keyword not in STUDY_SECTIONS:
-                    self.error(
+                    self.report(
                         "PD004",
                         f"a study has no section `{keyword}`",
                         item.keyword.span,
@@ -202,7 +203,7 @@ class _Lowering:
                 continue
             key = _statement_key(item)
             if key.id not in STUDY_SETTINGS:
-                self.error(
+                self.report(
                     "PD004",
                     f"a study has no setting `{key.id}`",
                     key.span,
@@ -212,7 +213,7 @@ class _Lowering:
                 )
                 continue
             if key.id in settings:
-                self.error(
+                self.report(
                     "PD303",
                     f"`{key.id}` is set twice",
                     key.span,
@@ -251,7 +252,7 @@ class _Lowering:
         """The one section of a kind; a second is a duplicate definition."""
         found = sections.get(keyword, [])
         for extra in found[1:]:
-            self.error(
+            self.report(
                 "PD303",
                 f"`{keyword}` is defined twice",
                 extra.keyword.span,
@@ -267,7 +268,7 @@ class _Lowering:
         """Report a section header with a name or text it should (not) have."""
         keyword = section.keyword.id
         if name and section.name is None:
-            self.error(
+            self.report(
                 "PD005",
                 f"`{keyword}` needs a name",
                 section.keyword.span,
@@ -275,7 +276,7 @@ class _Lowering:
                 help=f"write `{keyword} <name> {{ ... }}`",
             )
         if not name and section.name is not None:
-            self.error(
+            self.report(
                 "PD005",
                 f"`{keyword}` takes no name",
                 section.name.span,
@@ -283,7 +284,7 @@ class _Lowering:
                 help=f"write `{keyword} {{ ... }}`",
             )
         if text and section.text is None:
-            self.error(
+            self.report(
                 "PD005",
                 f"`{keyword}` needs a description in quotes",
                 section.keyword.span,
@@ -291,7 +292,7 @@ class _Lowering:
                 help=f'write `{keyword} "..." {{ ... }}`',
             )
         if not text and section.text is not None:
-            self.error(
+            self.report(
                 "PD005",
                 f"`{keyword}` takes no description",
                 section.text.span,
@@ -308,7 +309,7 @@ class _Lowering:
             if section.name is None:
                 continue
             if section.name.id in seen:
-                self.error(
+                self.report(
                     "PD303",
                     f"{keyword} `{section.name.id}` is defined twice",
                     section.name.span,
@@ -345,7 +346,7 @@ class _Lowering:
         for statement in items.get("model", []):
             model = statement.model
             if any(m.quantity.id == model.quantity.id for m in models):
-                self.error(
+                self.report(
                     "PD303",
                     f"`{model.quantity.id}` is modelled twice",
                     model.quantity.span,
@@ -390,7 +391,7 @@ class _Lowering:
         for item in section.items:
             if not isinstance(item, PredictionStatement):
                 key = _statement_key(item)
-                self.error(
+                self.report(
                     "PD005",
                     "`predict` holds predictions only",
                     key.span,
@@ -403,7 +404,7 @@ class _Lowering:
                 p.target == prediction.target and p.statistic.id == prediction.statistic.id
                 for p in predictions
             ):
-                self.error(
+                self.report(
                     "PD303",
                     f"`{prediction.target}` is predicted twice",
                     prediction.span,
@@ -422,7 +423,7 @@ class _Lowering:
                 continue
             kind = section.name.id
             if kind not in EVIDENCE_KINDS:
-                self.error(
+                self.report(
                     "PD004",
                     f"there is no `{kind}` evidence",
                     section.name.span,
@@ -432,7 +433,7 @@ class _Lowering:
                 )
                 continue
             if kind in built:
-                self.error(
+                self.report(
                     "PD303",
                     f"`evidence {kind}` is defined twice",
                     section.name.span,
@@ -517,7 +518,7 @@ class _Lowering:
             return None
         statement = statements[0]
         if not isinstance(statement, ShapesStatement):
-            self.error(
+            self.report(
                 "PD005",
                 f"`{key}` takes {SHAPES}",
                 statement.span,
@@ -527,7 +528,7 @@ class _Lowering:
             return None
         symbols = _symbols(statement.symbols)
         if symbols is None:
-            self.error(
+            self.report(
                 "PD005",
                 "shape symbols must be names",
                 statement.symbols.span,
@@ -539,7 +540,7 @@ class _Lowering:
         for item in statement.shapes.items:
             sizes = _sizes(item)
             if sizes is None:
-                self.error(
+                self.report(
                     "PD005",
                     "a shape is a tuple of whole numbers",
                     item.span,
@@ -549,7 +550,7 @@ class _Lowering:
                 continue
             if len(sizes) != len(symbols):
                 names = ", ".join(s.id for s in symbols)
-                self.error(
+                self.report(
                     "PD304",
                     f"this shape has {len(sizes)} size{'s' if len(sizes) != 1 else ''} "
                     f"for {len(symbols)} symbol{'s' if len(symbols) != 1 else ''} ({names})",

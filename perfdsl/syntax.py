@@ -230,18 +230,16 @@ def _syntax_diagnostic(source: Source, error: UnexpectedInput) -> Diagnostic:
         if char == '"':
             line_end = source.text.find("\n", error.pos_in_stream)
             line_end = len(source.text) if line_end < 0 else line_end
-            return Diagnostic(
+            return codes.diagnostic(
                 "PD002",
-                "error",
                 entry["PD002"].title,
                 source,
                 Span(error.pos_in_stream, line_end),
                 label="this string has no closing quote on its line",
                 help='close the string with `"` before the end of the line',
             )
-        return Diagnostic(
+        return codes.diagnostic(
             "PD001",
-            "error",
             f"unexpected character `{char}`",
             source,
             span,
@@ -252,9 +250,8 @@ def _syntax_diagnostic(source: Source, error: UnexpectedInput) -> Diagnostic:
     token = error.token
     expected = set(error.expected or ())
     if token.type == "$END" and expected == {"STUDY"}:
-        return Diagnostic(
+        return codes.diagnostic(
             "PD006",
-            "error",
             "the file holds no study",
             source,
             source.end,
@@ -263,9 +260,8 @@ def _syntax_diagnostic(source: Source, error: UnexpectedInput) -> Diagnostic:
         )
     if token.type == "STUDY" and "NAME" not in expected:
         start = token.start_pos or 0
-        return Diagnostic(
+        return codes.diagnostic(
             "PD006",
-            "error",
             "the file holds more than one study",
             source,
             Span(start, start + len("study")),
@@ -274,9 +270,8 @@ def _syntax_diagnostic(source: Source, error: UnexpectedInput) -> Diagnostic:
         )
     if token.type == "$END":
         span = source.end
-        return Diagnostic(
+        return codes.diagnostic(
             "PD003",
-            "error",
             entry["PD003"].title,
             source,
             span,
@@ -287,9 +282,8 @@ def _syntax_diagnostic(source: Source, error: UnexpectedInput) -> Diagnostic:
     end = token.end_pos if token.end_pos is not None else start + 1
     if token.type == "_NL":
         end = start + 1
-    return Diagnostic(
+    return codes.diagnostic(
         "PD001",
-        "error",
         f"unexpected {_describe_token(token)}",
         source,
         Span(start, max(end, start + 1)),
@@ -555,9 +549,8 @@ class _TreeToStatements(Transformer):
                 else ("units are ns us ms s, B KB MB GB KiB MiB GiB, GB/s TB/s, %, rps, per token")
             )
             self.diagnostics.append(
-                Diagnostic(
+                codes.diagnostic(
                     "PD305",
-                    "error",
                     f"unknown unit `{text}`",
                     self.source,
                     unit_span,
