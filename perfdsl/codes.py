@@ -93,7 +93,8 @@ _ALL = [
         ERROR,
         "a value of the wrong kind",
         "Settings take a specific kind of value (a count, a string, a Python reference, a "
-        "list of numbers); the wrong kind means the setting cannot be read.",
+        "list of numbers); the wrong kind means the setting cannot be read. A blank string "
+        'is no value: `fallback "  "` states no fallback, so it is reported here too.',
         'seeds 5            # a whole number, not "five"',
     ),
     _code(

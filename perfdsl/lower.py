@@ -179,7 +179,24 @@ class _Lowering:
                 label="cannot be read as " + kind,
                 help=f"write `{key}` followed by {kind}",
             )
+        elif isinstance(value, Text):
+            self.not_blank(value, f"`{key}`")
         return value
+
+    def not_blank(self, text: Text, what: str) -> None:
+        """A blank string is a missing value: `fallback "   "` states no fallback.
+
+        Reported here, at the string, rather than as the missing link: the
+        setting is present, so the fix is to write what it should say.
+        """
+        if not text.value.strip():
+            self.report(
+                "PD005",
+                f"{what} is blank",
+                text.span,
+                label="a blank string says nothing",
+                help=f"write what {what} should say",
+            )
 
     # ------------------------------------------------------------ the study
 
@@ -291,6 +308,8 @@ class _Lowering:
                 label="description missing",
                 help=f'write `{keyword} "..." {{ ... }}`',
             )
+        if text and section.text is not None:
+            self.not_blank(section.text, f"the description of `{keyword}`")
         if not text and section.text is not None:
             self.report(
                 "PD005",

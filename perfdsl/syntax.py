@@ -334,7 +334,9 @@ def parse_statements(source: Source) -> tuple[Section | None, list[Diagnostic]]:
     1.07x paused. Nothing they build forms a reference cycle.
     """
     diagnostics: list[Diagnostic] = []
-    text = source.text
+    # A byte-order mark is how some editors start a UTF-8 file; it is a space to
+    # the parser, so that every offset still matches the text as written.
+    text = " " + source.text[1:] if source.text.startswith("\ufeff") else source.text
     while True:
         try:
             with collector_paused():
