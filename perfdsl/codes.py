@@ -438,6 +438,26 @@ _ALL = [
         '  because  "both kernels already run at the device-memory roof"\n'
         "  evidence normalize.bandwidth\n}",
     ),
+    _code(
+        "PD310",
+        ERROR,
+        "a count, load sweep or formula the run cannot use",
+        "A study that checks must run: a load sweep that starts at 0, runs backwards, steps by "
+        "0 or has more than 1,000 rates, a count of 0 timing blocks or requests, and a byte or "
+        "launch formula that divides by zero at a workload shape would each stop `perfdsl run` "
+        "part-way. They are reported here, before any kernel is compiled.",
+        "evidence end_to_end { requests 2000; load poisson 50..800 step 50 rps }",
+    ),
+    _code(
+        "PD311",
+        ERROR,
+        "a shape the run cannot hold",
+        "Every size is at least 1, and one shape's buffers must fit in memory. The estimate is "
+        "static (elements x bytes per element x buffers: each arm's rotated inputs and outputs, "
+        "their host copies and the float64 reference); above 64 GiB the run would fail to "
+        "allocate, so the shape is reported before it is tried.",
+        "shapes (M, N) in [(64, 4096), (4096, 8192)]",
+    ),
     # ------------------------------------------------------------ consistency
     _code(
         "PD401",

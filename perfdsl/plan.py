@@ -358,6 +358,8 @@ def _load(study: Study, quick: bool) -> LoadPlan | None:
     rates = evidence.load.rates
     start, stop = rates.start.quantity.base, rates.stop.quantity.base
     step = rates.step.quantity.base if rates.step else (stop - start) or 1.0
+    if start <= 0 or stop < start or step <= 0:
+        raise PlanError(f"the load sweep {start:g}..{stop:g} step {step:g} has no rates: run `perfdsl check`")
     sweep = [start + i * step for i in range(int((stop - start) / step + 1e-9) + 1)]
     if quick:
         picks = sorted({round(i * (len(sweep) - 1) / max(1, QUICK_RATES - 1)) for i in range(QUICK_RATES)})
