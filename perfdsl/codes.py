@@ -153,7 +153,9 @@ _ALL = [
         ERROR,
         "the study makes no prediction",
         "Predictions stated before the results are what the results can confirm or refute; "
-        "a study needs one on the mechanism quantity and one on time.",
+        "a study needs one on the mechanism quantity and one on time, and at least one that "
+        "states a number: `app.time ratio <= amdahl` alone bounds the effect without "
+        "predicting it.",
         "predict {\n  normalize.bytes ratio <= 0.45\n  normalize.time ratio <= 0.55\n}",
     ),
     _code(
@@ -512,7 +514,9 @@ _ALL = [
         "PD407",
         ERROR,
         "a prediction cannot be evaluated with the evidence collected",
-        "A prediction on a quantity nobody measures or models stays unverified forever.",
+        "A prediction on a quantity nobody measures or models stays unverified forever: a "
+        "mechanism quantity must be measured or modelled, and an application's throughput or "
+        "goodput needs a load sweep.",
         "evidence mechanism { measure bytes }\npredict { normalize.bytes ratio <= 0.45 }",
     ),
     _code(
@@ -540,6 +544,18 @@ _ALL = [
         "application's throughput or goodput needs a load sweep.",
         "evidence mechanism { measure bytes, launches; roof kernels.copy:copy }\n"
         'rejected "Occupancy" { because "both kernels run at the roof"; evidence normalize.bandwidth }',
+    ),
+    _code(
+        "PD411",
+        ERROR,
+        "a prediction the results can never refute",
+        "A prediction is worth stating only if some measurement could prove it wrong. `==` is "
+        "rejected: a measured ratio comes with a confidence interval, so it never equals one "
+        "number, and reading `==` with a tolerance would judge the study against a bound it did "
+        "not state; write `<=` (no larger than) or `>=` (no smaller than). A ratio of positive "
+        "quantities is always above 0, so `>= 0` is true whatever is measured and `<= 0` is "
+        "never true; a bound of `<= 10` or more allows the change to be ten times worse.",
+        "predict { normalize.time ratio <= 0.55 }   # not `== 0.55`, `>= 0` or `<= 100`",
     ),
     # ------------------------------------------------------------ warnings
     _code(

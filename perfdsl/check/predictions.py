@@ -13,6 +13,10 @@ from perfdsl.nodes import Application, Name, Num, Operation, Prediction
 # The application quantities Amdahl's bound limits (goodput can move past it:
 # a faster operation lets more requests meet the SLO).
 AMDAHL_QUANTITIES = ("time", "throughput")
+# Application quantities measured only by the load sweep.
+LOAD_QUANTITIES = ("throughput", "goodput")
+VACUOUS_RATIO = 10.0
+"""An upper bound at or above this lets the change be ten times worse: it predicts nothing."""
 
 
 def check_prediction(ctx: Context) -> None:
@@ -29,6 +33,14 @@ def check_prediction(ctx: Context) -> None:
         return
     for prediction in study.predictions:
         _one_prediction(ctx, prediction)
+    if not any(number(p.bound) is not None for p in study.predictions):
+        ctx.report(
+            "PD106",
+            f"study `{study.name.id}` predicts no number",
+            ctx.header(study.predict_span) if study.predict_span else study.name.span,
+            label="`amdahl` alone states no expected effect",
+            help="add `<operation>.time ratio <= <bound>`: the effect the change is expected to have",
+        )
     _coverage(ctx)
 
 
@@ -46,9 +58,11 @@ def _one_prediction(ctx: Context, prediction: Prediction) -> None:
         ctx, found, prediction.quantity, quantities, code="PD308", label="cannot be predicted", verb="predict"
     ):
         return
-    if not _bound(ctx, prediction, application):
+    if not _bound(ctx, prediction, application) or not _judgeable(ctx, prediction):
         return
     quantity = prediction.quantity
+    if application is not None and quantity.id in LOAD_QUANTITIES:
+        _swept(ctx, prediction)
     if operation is not None and quantity.id in words.MEASURES:
         _observed(ctx, prediction, operation)
     if application is not None and quantity.id in AMDAHL_QUANTITIES:
@@ -89,6 +103,69 @@ def _bound(ctx: Context, prediction: Prediction, application: Application | None
         )
         return False
     return True
+
+
+def _judgeable(ctx: Context, prediction: Prediction) -> bool:
+    """A prediction the results can refute: an inequality whose bound some ratio can break.
+
+    `==` is rejected rather than read with a tolerance: a measured ratio
+    carries an interval, so it never equals a number, and any tolerance chosen
+    here would be a bound the study did not state. A ratio of positive
+    quantities is always above 0, so `>= 0` holds whatever is measured and
+    `<= 0` never does; `<= 10` or more lets the change be ten times worse.
+    """
+    bound = number(prediction.bound)
+    comparator = prediction.comparator
+    if comparator == "==":
+        ctx.report(
+            "PD411",
+            f"`{prediction.target} ratio ==` can never be judged",
+            prediction.span,
+            label="a measured ratio has an interval, never one value",
+            help=f"predict a bound: `ratio <= {_bound_text(prediction)}` if it should be no larger, "
+            f"`ratio >= {_bound_text(prediction)}` if no smaller",
+        )
+        return False
+    if bound is None:
+        return True
+    if comparator in (">=", ">") and bound <= 0:
+        problem = "holds whatever is measured: a ratio is always above 0"
+    elif comparator in ("<=", "<") and bound <= 0:
+        problem = "can never hold: a ratio is always above 0"
+    elif comparator in ("<=", "<") and bound >= VACUOUS_RATIO:
+        problem = f"holds unless the change is {bound:g} times worse"
+    else:
+        return True
+    ctx.report(
+        "PD411",
+        f"`{prediction.target} ratio {comparator} {bound:g}` {problem}",
+        prediction.bound.span,
+        label="predicts nothing the results can refute",
+        help="bound the ratio where the change is expected to land, like `ratio <= 0.6`",
+    )
+    return False
+
+
+def _bound_text(prediction: Prediction) -> str:
+    """The bound as the study wrote it, for a help line that rewrites the prediction."""
+    bound = prediction.bound
+    if isinstance(bound, Name):
+        return bound.id
+    value = number(bound)
+    return f"{value:g}" if value is not None else "<bound>"
+
+
+def _swept(ctx: Context, prediction: Prediction) -> None:
+    """Throughput and goodput are read from the load sweep; without one they are never measured."""
+    end = ctx.study.end_to_end
+    if end is None or end.load is None:
+        ctx.report(
+            "PD407",
+            f"`{prediction.target}` is measured only by a load sweep, and the study has none",
+            prediction.quantity.span,
+            label="nothing will measure this",
+            help="add `load poisson 50..800 step 50 rps` to `evidence end_to_end`",
+        )
 
 
 def _observed(ctx: Context, prediction: Prediction, operation: Operation) -> None:
