@@ -361,10 +361,10 @@ class _Lowering:
 
     def operation(self, section: Section) -> Operation:
         items = self.read_section(section, SCHEMAS["operation"], "operation")
-        models: list[Model] = []
+        models: dict[str, Model] = {}
         for statement in items.get("model", []):
             model = statement.model
-            if any(m.quantity.id == model.quantity.id for m in models):
+            if model.quantity.id in models:
                 self.report(
                     "PD303",
                     f"`{model.quantity.id}` is modelled twice",
@@ -373,13 +373,13 @@ class _Lowering:
                     help="keep one formula pair per quantity",
                 )
                 continue
-            models.append(model)
+            models[model.quantity.id] = model
         return Operation(
             name=section.name,
             baseline=self.expect(items, "baseline", REF, _ref),
             change=self.expect(items, "change", REF, _ref),
             reference=self.expect(items, "reference", REF, _ref),
-            models=tuple(models),
+            models=tuple(models.values()),
             span=section.span,
         )
 
@@ -407,6 +407,7 @@ class _Lowering:
         if section is None:
             return ()
         predictions: list[Prediction] = []
+        seen: set[tuple[str, str]] = set()
         for item in section.items:
             if not isinstance(item, PredictionStatement):
                 key = _statement_key(item)
@@ -419,10 +420,8 @@ class _Lowering:
                 )
                 continue
             prediction = item.prediction
-            if any(
-                p.target == prediction.target and p.statistic.id == prediction.statistic.id
-                for p in predictions
-            ):
+            key = (prediction.target, prediction.statistic.id)
+            if key in seen:
                 self.report(
                     "PD303",
                     f"`{prediction.target}` is predicted twice",
@@ -431,6 +430,7 @@ class _Lowering:
                     help="keep one prediction per quantity",
                 )
                 continue
+            seen.add(key)
             predictions.append(prediction)
         return tuple(predictions)
 

@@ -51,9 +51,9 @@ def _application(ctx: Context, application: Application) -> None:
             label="`uses` missing",
             help="add `uses <operation>`",
         )
-    operations = [o.name.id for o in ctx.study.operations]
     for used in application.uses:
-        if used.id not in operations:
+        if ctx.study.operation(used.id) is None:
+            operations = [o.name.id for o in ctx.study.operations]
             ctx.report(
                 "PD301",
                 f"no operation named `{used.id}`",

@@ -8,7 +8,7 @@ from perfdsl.check.evidence import observed
 from perfdsl.check.names import choice, quantity_of, subject
 from perfdsl.check.units import EPSILON, FRACTION, number
 from perfdsl.diagnostics import suggest
-from perfdsl.nodes import Application, Name, Num, Operation, Prediction
+from perfdsl.nodes import Application, Name, Num, Operation, Prediction, Study
 
 # The application quantities Amdahl's bound limits (goodput can move past it:
 # a faster operation lets more requests meet the SLO).
@@ -31,8 +31,9 @@ def check_prediction(ctx: Context) -> None:
             help="add `predict { <operation>.time ratio <= 0.6 }` and one on the mechanism quantity",
         )
         return
+    time_ratios = _predicted_time_ratios(study)
     for prediction in study.predictions:
-        _one_prediction(ctx, prediction)
+        _one_prediction(ctx, prediction, time_ratios)
     if not any(number(p.bound) is not None for p in study.predictions):
         ctx.report(
             "PD106",
@@ -44,7 +45,7 @@ def check_prediction(ctx: Context) -> None:
     _coverage(ctx)
 
 
-def _one_prediction(ctx: Context, prediction: Prediction) -> None:
+def _one_prediction(ctx: Context, prediction: Prediction, time_ratios: dict[str, float]) -> None:
     choice(ctx, prediction.statistic, words.PREDICTION_STATISTICS, "prediction statistic")
     found = subject(
         ctx, prediction.subject, "predictions are on an operation or an application the study defines"
@@ -66,7 +67,7 @@ def _one_prediction(ctx: Context, prediction: Prediction) -> None:
     if operation is not None and quantity.id in words.MEASURES:
         _observed(ctx, prediction, operation)
     if application is not None and quantity.id in AMDAHL_QUANTITIES:
-        _amdahl(ctx, prediction, application)
+        _amdahl(ctx, prediction, application, time_ratios)
 
 
 def _bound(ctx: Context, prediction: Prediction, application: Application | None) -> bool:
@@ -181,7 +182,9 @@ def _observed(ctx: Context, prediction: Prediction, operation: Operation) -> Non
         )
 
 
-def _amdahl(ctx: Context, prediction: Prediction, application: Application) -> None:
+def _amdahl(
+    ctx: Context, prediction: Prediction, application: Application, time_ratios: dict[str, float]
+) -> None:
     """An application improves by at most Amdahl's bound on the operation's share."""
     if application.share is None:
         ctx.report(
@@ -196,7 +199,7 @@ def _amdahl(ctx: Context, prediction: Prediction, application: Application) -> N
     bound = number(prediction.bound)
     if application.share.quantity.dimension != FRACTION or not 0 < share <= 1 or bound is None:
         return
-    ratio = min((_predicted_time_ratio(ctx, name.id) for name in application.uses), default=0.0)
+    ratio = min((time_ratios.get(name.id, 0.0) for name in application.uses), default=0.0)
     best_time = (1 - share) + share * ratio
     if prediction.quantity.id == "time" and prediction.comparator in ("<=", "<"):
         best, beaten = best_time, bound < best_time - EPSILON
@@ -215,14 +218,15 @@ def _amdahl(ctx: Context, prediction: Prediction, application: Application) -> N
         )
 
 
-def _predicted_time_ratio(ctx: Context, operation: str) -> float:
-    """The operation's predicted time ratio; 0 (infinitely fast) when none is stated."""
-    for prediction in ctx.study.predictions:
-        if prediction.subject.id == operation and prediction.quantity.id == "time":
-            bound = number(prediction.bound)
-            if bound is not None and prediction.comparator in ("<=", "<"):
-                return max(bound, 0.0)
-    return 0.0
+def _predicted_time_ratios(study: Study) -> dict[str, float]:
+    """Each operation's predicted time ratio (its first upper bound); an operation without one is
+    read as infinitely fast (0) by Amdahl's bound, the most generous reading."""
+    ratios: dict[str, float] = {}
+    for prediction in study.predictions:
+        bound = number(prediction.bound)
+        if prediction.quantity.id == "time" and bound is not None and prediction.comparator in ("<=", "<"):
+            ratios.setdefault(prediction.subject.id, max(bound, 0.0))
+    return ratios
 
 
 def _coverage(ctx: Context) -> None:
