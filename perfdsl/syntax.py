@@ -9,6 +9,8 @@ Nothing after this module sees a Lark object.
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -20,7 +22,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from perfdsl import codes
 from perfdsl.collector import collector_paused
-from perfdsl.diagnostics import Diagnostic
+from perfdsl.diagnostics import Diagnostic, suggest
 from perfdsl.nodes import (
     BinOp,
     Condition,
@@ -288,11 +290,57 @@ def _syntax_diagnostic(source: Source, error: UnexpectedInput) -> Diagnostic:
         source,
         Span(start, max(end, start + 1)),
         label=f"expected {_describe_expected(expected)}",
-        help=_syntax_help(token, expected),
+        help=_syntax_help(source, token, expected),
     )
 
 
-def _syntax_help(token: Token, expected: set[str]) -> str:
+# The grammar's own keywords, by terminal name: a misspelt one gets "did you mean".
+# Section and setting names are plain names, answered when the study is lowered.
+_KEYWORDS = {
+    "STUDY": "study",
+    "IN": "in",
+    "AT": "at",
+    "VS": "vs",
+    "PER": "per",
+    "STEP": "step",
+    "BASELINE": "baseline",
+    "CHANGE": "change",
+    "LOAD": "load",
+}
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _misspelt_keyword(word: str) -> str | None:
+    """The keyword `word` is a slip of (`stpe` for `step`, `sv` for `vs`), or None.
+
+    Letters swapped count at any length; other near misses only from four
+    letters, so that units (`ms`) and names are not taken for keywords.
+    """
+    if word in _KEYWORDS.values():
+        return None
+    for keyword in _KEYWORDS.values():
+        if sorted(word) == sorted(keyword):
+            return keyword
+        if len(word) >= 4 and difflib.SequenceMatcher(None, word, keyword).ratio() >= 0.75:
+            return keyword
+    return None
+
+
+def _syntax_help(source: Source, token: Token, expected: set[str]) -> str:
+    keywords = [_KEYWORDS[name] for name in expected if name in _KEYWORDS]
+    misspelt = suggest(str(token.value), keywords) if token.type == "NAME" and keywords else ""
+    if misspelt:
+        return misspelt
+    # A misspelt keyword often reads as a name or a unit, and the parser stops a
+    # word or two later (`step` written `stpe`): look back along the line.
+    start = token.start_pos or 0
+    line_start = source.text.rfind("\n", 0, start) + 1
+    for word in _WORD.findall(source.text[line_start : token.end_pos or start]):
+        keyword = _misspelt_keyword(word)
+        if keyword is not None:
+            return f"did you mean `{keyword}` for `{word}`?"
     if "RBRACE" in expected and token.type in ("NAME", "STUDY"):
         return "put each statement on its own line, or separate statements with `;`"
     if expected == {"_NL"} or ("_NL" in expected and token.type in ("NAME", "NUMBER")):

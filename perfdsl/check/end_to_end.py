@@ -16,7 +16,7 @@ def check_end_to_end(ctx: Context) -> None:
         absent = [
             part
             for part, present in (
-                ("an application", study.applications),
+                ("application", study.applications),
                 ("end-to-end evidence", study.end_to_end),
             )
             if not present
