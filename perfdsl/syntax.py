@@ -563,6 +563,13 @@ class _TreeToStatements(Transformer):
     def div(self, meta, children):
         return BinOp("/", children[0], children[1], _span(meta))
 
+    def neg(self, meta, children):
+        (value,) = children
+        span = _span(meta)
+        if isinstance(value, Num):
+            return Num(Quantity(-value.quantity.value, value.quantity.unit), span)
+        return BinOp("-", Num(Quantity(0.0), span), value, span)
+
     def quantity(self, meta, children):
         number, unit = children
         return self._number(number, unit, _span(meta))
