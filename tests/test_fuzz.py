@@ -8,16 +8,15 @@ inserted. Every diagnostic must also point inside the text it was given.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
+import bundled_studies
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from perfdsl.commands.check import diagnose
 from perfdsl.source import Source
 
-ROOT = Path(__file__).resolve().parent.parent
-STUDIES = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "studies").glob("*.perf"))]
+STUDIES = [p.read_text(encoding="utf-8") for p in bundled_studies.PATHS]
 TOKEN = re.compile(r"\s+|[A-Za-z_][A-Za-z0-9_.:]*|[0-9.]+|\"[^\"\n]*\"|.", re.S)
 
 characters = st.one_of(
