@@ -122,7 +122,11 @@ class _FunctionNotFound(_FakeNvmlError):
 
 
 def _fake_nvml() -> types.SimpleNamespace:
-    """An H200 as NVML describes it, whose driver lacks the new temperature call and power."""
+    """An H200 as NVML describes it, whose driver lacks the new temperature call and power.
+
+    Written by hand from the NVML API reference beside the code it tests, not
+    recorded from a driver (see tests/fixtures/README.md).
+    """
 
     def not_supported(*args):
         raise _FakeNvmlError("Not Supported")
