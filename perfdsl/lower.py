@@ -72,7 +72,6 @@ PREDICTION = "a prediction like `normalize.time ratio <= 0.55`"
 LOAD = "`load poisson 50..800 step 50 rps`"
 QUANTITY_REFS = "one or more quantities like `normalize.bandwidth`, separated by `,`"
 
-STUDY_SETTINGS = {"title": TEXT, "decision": WORD, "fallback": TEXT, "artifacts": TEXT}
 STUDY_SECTIONS = (
     "workload",
     "operation",
@@ -85,37 +84,25 @@ STUDY_SECTIONS = (
     "rejected",
 )
 EVIDENCE_KINDS = ("correctness", "mechanism", "timing", "end_to_end")
-SCHEMAS: dict[str, dict[str, str]] = {
-    "workload": {
-        "summary": TEXT,
-        "shapes": SHAPES,
-        "weights": NUMBERS,
-        "dtype": WORD,
-        "targets": WORDS,
-        "objective": CONDITION,
-        "correct": CONDITION,
-    },
-    "operation": {"baseline": REF, "change": REF, "reference": REF},
-    "application": {"entry": REF, "uses": WORDS, "share": QUANTITY},
-    "change": {"mechanism": WORD, "summary": TEXT},
-    "predict": {},
-    "correctness": {"seeds": COUNT, "adversarial": SHAPES, "poison": WORD},
-    "mechanism": {"measure": WORDS, "roof": REF_OR_WORD},
-    "timing": {
-        "warmup": COUNT,
-        "repeats": COUNT,
-        "blocks": COUNT,
-        "rotate": COUNT,
-        "confidence": QUANTITY,
-        "threshold": QUANTITY,
-    },
-    "end_to_end": {"requests": COUNT, "load": LOAD, "slo": CONDITION},
-    "value": {"frequency": QUANTITY, "scale": QUANTITY, "from": WORD},
-    "limit": {"shapes": SHAPES},
-    "rejected": {"because": TEXT, "evidence": QUANTITY_REFS},
-}
-# Settings that may be given more than once in a section.
-REPEATABLE = {"correct"}
+
+
+@attrs.frozen
+class Spec:
+    """One setting: what it takes, in words for messages, and how it is read.
+
+    The one place a setting is spelt: the section's schema names it, and the
+    node built from the section receives it under that name (or `field`).
+    """
+
+    kind: str
+    read: Callable[[Statement], object] | None
+    """Reads one statement, or returns None when it has the wrong form; None for shapes."""
+    default: object = None
+    """The node's value when the setting is absent: `()` for lists."""
+    field: str = ""
+    """The node's field, where it is not the setting's own name (`from` -> `basis`)."""
+    repeatable: bool = False
+    """May be given more than once: the node receives every value, as a tuple."""
 
 
 @attrs.define
@@ -130,7 +117,7 @@ class _Lowering:
 
     # ------------------------------------------------------------ sections
 
-    def read_section(self, section: Section, schema: dict[str, str], where: str) -> dict[str, list]:
+    def read_section(self, section: Section, schema: dict[str, Spec], where: str) -> dict[str, list]:
         """Group a section's statements by setting name, reporting unknown and repeated ones."""
         found: dict[str, list] = {}
         for item in section.items:
@@ -151,7 +138,7 @@ class _Lowering:
                 )
                 continue
             previous = found.get(key.id)
-            if previous and key.id not in REPEATABLE:
+            if previous and not schema[key.id].repeatable:
                 self.report(
                     "PD303",
                     f"`{key.id}` is set twice in `{where}`",
@@ -182,6 +169,23 @@ class _Lowering:
         elif isinstance(value, Text):
             self.not_blank(value, f"`{key}`")
         return value
+
+    def settings(self, items: dict[str, list], schema: dict[str, Spec]) -> dict[str, object]:
+        """Every setting of a schema read from a section's statements, by node field name."""
+        values: dict[str, object] = {}
+        for key, spec in schema.items():
+            if spec.read is None:
+                value = self.shapes(items, key)
+            elif spec.repeatable:
+                value = tuple(
+                    v
+                    for v in (self.expect({key: [s]}, key, spec.kind, spec.read) for s in items.get(key, []))
+                    if v is not None
+                )
+            else:
+                value = self.expect(items, key, spec.kind, spec.read)
+            values[spec.field or key] = spec.default if value is None else value
+        return values
 
     def not_blank(self, text: Text, what: str) -> None:
         """A blank string is a missing value: `fallback "   "` states no fallback.
@@ -244,8 +248,7 @@ class _Lowering:
         predict_sections = self.single(sections, "predict")
         return Study(
             name=root.name or Name("", root.span),
-            title=self.expect(settings, "title", TEXT, _text),
-            decision=self.expect(settings, "decision", WORD, _word),
+            **self.settings(settings, STUDY_SETTINGS),
             workload=self.workload(self.single(sections, "workload")),
             operations=self.named(sections.get("operation", []), "operation", self.operation),
             applications=self.named(sections.get("application", []), "application", self.application),
@@ -258,9 +261,7 @@ class _Lowering:
             end_to_end=evidence.get("end_to_end"),
             value=self.value(self.single(sections, "value")),
             limits=tuple(self.limit(s) for s in sections.get("limit", [])),
-            fallback=self.expect(settings, "fallback", TEXT, _text),
             rejected=tuple(self.rejected(s) for s in sections.get("rejected", [])),
-            artifacts=self.expect(settings, "artifacts", TEXT, _text),
             span=root.span,
             source=self.source,
         )
@@ -346,16 +347,9 @@ class _Lowering:
         if section is None:
             return None
         items = self.read_section(section, SCHEMAS["workload"], "workload")
-        weights = self.expect(items, "weights", NUMBERS, _numbers)
         return Workload(
-            summary=self.expect(items, "summary", TEXT, _text),
-            shapes=self.shapes(items, "shapes"),
-            weights=weights or (),
+            **self.settings(items, SCHEMAS["workload"]),
             weights_span=items["weights"][0].span if "weights" in items else None,
-            dtype=self.expect(items, "dtype", WORD, _word),
-            targets=self.expect(items, "targets", WORDS, _words) or (),
-            objective=self.expect(items, "objective", CONDITION, _condition),
-            correct=tuple(c for c in (_condition(s) for s in items.get("correct", [])) if c is not None),
             span=section.span,
         )
 
@@ -376,9 +370,7 @@ class _Lowering:
             models[model.quantity.id] = model
         return Operation(
             name=section.name,
-            baseline=self.expect(items, "baseline", REF, _ref),
-            change=self.expect(items, "change", REF, _ref),
-            reference=self.expect(items, "reference", REF, _ref),
+            **self.settings(items, SCHEMAS["operation"]),
             models=tuple(models.values()),
             span=section.span,
         )
@@ -387,9 +379,7 @@ class _Lowering:
         items = self.read_section(section, SCHEMAS["application"], "application")
         return Application(
             name=section.name,
-            entry=self.expect(items, "entry", REF, _ref),
-            uses=self.expect(items, "uses", WORDS, _words) or (),
-            share=self.expect(items, "share", QUANTITY, _num),
+            **self.settings(items, SCHEMAS["application"]),
             span=section.span,
         )
 
@@ -397,11 +387,7 @@ class _Lowering:
         if section is None:
             return None
         items = self.read_section(section, SCHEMAS["change"], "change")
-        return Change(
-            mechanism=self.expect(items, "mechanism", WORD, _word),
-            summary=self.expect(items, "summary", TEXT, _text),
-            span=section.span,
-        )
+        return Change(**self.settings(items, SCHEMAS["change"]), span=section.span)
 
     def predictions(self, section: Section | None) -> tuple[Prediction, ...]:
         if section is None:
@@ -461,53 +447,14 @@ class _Lowering:
                 )
                 continue
             items = self.read_section(section, SCHEMAS[kind], f"evidence {kind}")
-            built[kind] = getattr(self, f"evidence_{kind}")(items, section.span)
+            built[kind] = EVIDENCE_NODES[kind](**self.settings(items, SCHEMAS[kind]), span=section.span)
         return built
-
-    def evidence_correctness(self, items: dict[str, list], span: Span) -> CorrectnessEvidence:
-        return CorrectnessEvidence(
-            seeds=self.expect(items, "seeds", COUNT, _count),
-            adversarial=self.shapes(items, "adversarial"),
-            poison=self.expect(items, "poison", WORD, _word),
-            span=span,
-        )
-
-    def evidence_mechanism(self, items: dict[str, list], span: Span) -> MechanismEvidence:
-        return MechanismEvidence(
-            measure=self.expect(items, "measure", WORDS, _words) or (),
-            roof=self.expect(items, "roof", REF_OR_WORD, _ref_or_word),
-            span=span,
-        )
-
-    def evidence_timing(self, items: dict[str, list], span: Span) -> TimingEvidence:
-        return TimingEvidence(
-            warmup=self.expect(items, "warmup", COUNT, _count),
-            repeats=self.expect(items, "repeats", COUNT, _count),
-            blocks=self.expect(items, "blocks", COUNT, _count),
-            rotate=self.expect(items, "rotate", COUNT, _count),
-            confidence=self.expect(items, "confidence", QUANTITY, _num),
-            threshold=self.expect(items, "threshold", QUANTITY, _num),
-            span=span,
-        )
-
-    def evidence_end_to_end(self, items: dict[str, list], span: Span) -> EndToEndEvidence:
-        return EndToEndEvidence(
-            requests=self.expect(items, "requests", COUNT, _count),
-            load=self.expect(items, "load", LOAD, _load),
-            slo=self.expect(items, "slo", CONDITION, _condition),
-            span=span,
-        )
 
     def value(self, section: Section | None) -> Value | None:
         if section is None:
             return None
         items = self.read_section(section, SCHEMAS["value"], "value")
-        return Value(
-            frequency=self.expect(items, "frequency", QUANTITY, _num),
-            scale=self.expect(items, "scale", QUANTITY, _num),
-            basis=self.expect(items, "from", WORD, _word),
-            span=section.span,
-        )
+        return Value(**self.settings(items, SCHEMAS["value"]), span=section.span)
 
     def limit(self, section: Section) -> Limit:
         self.header(section, name=True, text=True)
@@ -515,7 +462,7 @@ class _Lowering:
         return Limit(
             kind=section.name or Name("", section.keyword.span),
             text=section.text,
-            shapes=self.shapes(items, "shapes"),
+            **self.settings(items, SCHEMAS["limit"]),
             span=section.span,
         )
 
@@ -524,8 +471,7 @@ class _Lowering:
         items = self.read_section(section, SCHEMAS["rejected"], "rejected")
         return Rejected(
             text=section.text,
-            because=self.expect(items, "because", TEXT, _text),
-            evidence=self.expect(items, "evidence", QUANTITY_REFS, _quantity_refs) or (),
+            **self.settings(items, SCHEMAS["rejected"]),
             span=section.span,
         )
 
@@ -688,6 +634,68 @@ def _sizes(expr: Expr) -> tuple[int, ...] | None:
             return None
         sizes.append(int(item.value))
     return tuple(sizes)
+
+
+STUDY_SETTINGS: dict[str, Spec] = {
+    "title": Spec(TEXT, _text),
+    "decision": Spec(WORD, _word),
+    "fallback": Spec(TEXT, _text),
+    "artifacts": Spec(TEXT, _text),
+}
+SCHEMAS: dict[str, dict[str, Spec]] = {
+    "workload": {
+        "summary": Spec(TEXT, _text),
+        "shapes": Spec(SHAPES, None),
+        "weights": Spec(NUMBERS, _numbers, default=()),
+        "dtype": Spec(WORD, _word),
+        "targets": Spec(WORDS, _words, default=()),
+        "objective": Spec(CONDITION, _condition),
+        "correct": Spec(CONDITION, _condition, default=(), repeatable=True),
+    },
+    "operation": {"baseline": Spec(REF, _ref), "change": Spec(REF, _ref), "reference": Spec(REF, _ref)},
+    "application": {
+        "entry": Spec(REF, _ref),
+        "uses": Spec(WORDS, _words, default=()),
+        "share": Spec(QUANTITY, _num),
+    },
+    "change": {"mechanism": Spec(WORD, _word), "summary": Spec(TEXT, _text)},
+    "predict": {},
+    "correctness": {
+        "seeds": Spec(COUNT, _count),
+        "adversarial": Spec(SHAPES, None),
+        "poison": Spec(WORD, _word),
+    },
+    "mechanism": {"measure": Spec(WORDS, _words, default=()), "roof": Spec(REF_OR_WORD, _ref_or_word)},
+    "timing": {
+        "warmup": Spec(COUNT, _count),
+        "repeats": Spec(COUNT, _count),
+        "blocks": Spec(COUNT, _count),
+        "rotate": Spec(COUNT, _count),
+        "confidence": Spec(QUANTITY, _num),
+        "threshold": Spec(QUANTITY, _num),
+    },
+    "end_to_end": {
+        "requests": Spec(COUNT, _count),
+        "load": Spec(LOAD, _load),
+        "slo": Spec(CONDITION, _condition),
+    },
+    "value": {
+        "frequency": Spec(QUANTITY, _num),
+        "scale": Spec(QUANTITY, _num),
+        "from": Spec(WORD, _word, field="basis"),
+    },
+    "limit": {"shapes": Spec(SHAPES, None)},
+    "rejected": {
+        "because": Spec(TEXT, _text),
+        "evidence": Spec(QUANTITY_REFS, _quantity_refs, default=()),
+    },
+}
+EVIDENCE_NODES = {
+    "correctness": CorrectnessEvidence,
+    "mechanism": MechanismEvidence,
+    "timing": TimingEvidence,
+    "end_to_end": EndToEndEvidence,
+}
 
 
 def lower(root: Section, source: Source) -> tuple[Study, list[Diagnostic]]:
