@@ -19,7 +19,7 @@ from perfdsl import codes
 from perfdsl.cli import main
 from perfdsl.commands.check import diagnose
 from perfdsl.evaluate import quality
-from perfdsl.lower import SCHEMAS, STUDY_SECTIONS, STUDY_SETTINGS
+from perfdsl.schema import SCHEMAS, STUDY_SECTIONS, STUDY_SETTINGS
 from perfdsl.source import Source
 
 ROOT = Path(__file__).resolve().parent.parent
