@@ -460,6 +460,14 @@ _ALL = [
         "allocate, so the shape is reported before it is tried.",
         "shapes (M, N) in [(64, 4096), (4096, 8192)]",
     ),
+    _code(
+        "PD312",
+        ERROR,
+        "a negative number where only a positive one has meaning",
+        "A tolerance, an objective or SLO bound, a frequency and a scale are sizes: below 0 a "
+        "tolerance can never be met and a value turns into a cost. A minus sign there is a slip.",
+        "workload { correct rel_l2 <= 1e-5 vs float64 }",
+    ),
     # ------------------------------------------------------------ consistency
     _code(
         "PD401",

@@ -35,12 +35,38 @@ def estimated_bytes(elements: int, dtype: str, rotate: int) -> int:
 
 
 def check_runnable(ctx: Context) -> None:
+    _signs(ctx)
     _counts(ctx)
     _load_sweep(ctx)
     workload = ctx.study.workload
     _sizes(ctx, workload.shapes if workload else None, "a workload shape")
     _sizes(ctx, ctx.study.correctness.adversarial if ctx.study.correctness else None, "an adversarial shape")
     _formulas(ctx)
+
+
+def _signs(ctx: Context) -> None:
+    """Numbers that only mean something when positive: a minus sign there is a slip.
+
+    The grammar reads `-0.2` so that a negative weight can be answered in words;
+    these are the other places a negative number could now be written.
+    """
+    study = ctx.study
+    workload, end, value = study.workload, study.end_to_end, study.value
+    conditions = [*(workload.correct if workload else ()), workload.objective if workload else None]
+    bounds = [(c.bound, f"the bound of `{c.metric}`") for c in conditions if c is not None]
+    if end is not None and end.slo is not None:
+        bounds.append((end.slo.bound, "the SLO"))
+    if value is not None:
+        bounds += [(value.frequency, "the frequency"), (value.scale, "the scale")]
+    for bound, what in bounds:
+        if isinstance(bound, Num) and bound.value < 0:
+            ctx.report(
+                "PD312",
+                f"{what} is negative",
+                bound.span,
+                label="only a positive number has meaning here",
+                help=f"drop the minus sign: `{-bound.value:g}`",
+            )
 
 
 def _counts(ctx: Context) -> None:
