@@ -4,15 +4,19 @@ Each subcommand lives in its own module under `perfdsl.commands` and is
 imported only when it runs, so `perfdsl check` never pays for numba or
 WeasyPrint. Exit statuses: 0 clean (warnings allowed), 1 the study or its
 evidence has errors, 2 the command could not run. A user error is a one-line
-message on stderr, never a traceback.
+message on stderr, never a traceback. A reader that closes the output early
+(`perfdsl check x.perf | head -1`) changes none of this: the rest of the output
+is dropped and the command still ends with the status its result warrants.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 from perfdsl import __version__
 from perfdsl.commands import CommandError
@@ -43,18 +47,58 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _ClosedPipeSafe:
+    """Standard output that drops what it is given once the reader has gone.
+
+    Without it a closed pipe raises BrokenPipeError wherever the command happens
+    to be printing, and the status the result warrants (1 for errors found) is
+    lost with the exception. On the first EPIPE the descriptor is pointed at
+    /dev/null, as Python's documentation advises, so the bytes still buffered
+    and everything printed later go nowhere, and the command runs to its end.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._drop_output()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._drop_output()
+
+    def _drop_output(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self._stream.fileno())
+        os.close(devnull)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = _parser()
     args = parser.parse_args(argv)
     module = importlib.import_module(f"perfdsl.commands.{_COMMANDS[args.command][0]}")
+    stdout = sys.stdout
+    if not isinstance(stdout, _ClosedPipeSafe):
+        sys.stdout = _ClosedPipeSafe(stdout)
     try:
-        return module.run(args)
+        status = module.run(args)
+        sys.stdout.flush()
+        return status
     except CommandError as error:
         print(f"perfdsl {args.command}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"perfdsl {args.command}: interrupted; nothing half-written was kept", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
+    finally:
+        sys.stdout = stdout

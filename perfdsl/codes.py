@@ -1,9 +1,15 @@
-"""The registry of diagnostic codes: one entry per rule, each explained.
+"""The registry of every code the tool prints: one record per rule, each explained.
 
-Like mypy's errorcodes and Ruff's rule docs, every code says what the rule
-checks, why a report without it does not hold up, and what a correct study
-writes instead; `perfdsl explain CODE` prints the entry. A released code never
-changes meaning: add a new code rather than repurpose an old one.
+Like mypy's errorcodes and Ruff's codes.rs, every code says what the rule
+checks, why a report without it does not hold up, and what to write or do
+instead; `perfdsl explain CODE` prints the entry. The checker's codes (PD) and
+the measurement-quality codes (PQ) share the one record shape, so `explain`
+answers for both. A released code never changes meaning: add a new code rather
+than repurpose an old one.
+
+Every diagnostic is made by `diagnostic()`, whatever stage finds it (syntax,
+lowering or a rule of the checker): its severity comes from the rule here,
+never from the place that reports it.
 
 Groups:
     PD0xx  syntax and structure: the text is not a well-formed study
@@ -12,6 +18,7 @@ Groups:
     PD3xx  names, types and units
     PD4xx  consistency between links
     PD5xx  warnings: weaker evidence that still checks
+    PQ0xx  measurement quality, found when a bundle is evaluated
 """
 
 from __future__ import annotations
@@ -20,22 +27,33 @@ import textwrap
 
 import attrs
 
-from perfdsl.diagnostics import ERROR, WARNING
+from perfdsl.diagnostics import ERROR, WARNING, Diagnostic
+from perfdsl.source import Source, Span
 
 
 @attrs.frozen
 class Code:
-    """One rule: its code, severity, one-line title and explanation."""
+    """One rule: its code, severity, one-line title, why it exists and how to satisfy it.
+
+    `example` is a corrected study fragment for a PD code, and what to do for a
+    PQ code (a measurement is fixed by rerunning it, not by editing the study).
+    `what` says what is measured, for the PQ codes, whose title is a threshold.
+    """
 
     code: str
     severity: str
     title: str
     why: str
     example: str
+    what: str = ""
 
 
 def _code(code: str, severity: str, title: str, why: str, example: str) -> Code:
     return Code(code, severity, title, why.strip(), example.strip("\n"))
+
+
+def _quality(code: str, severity: str, title: str, what: str, why: str, action: str) -> Code:
+    return Code(code, severity, title, why, action, what)
 
 
 _ALL = [
@@ -75,7 +93,8 @@ _ALL = [
         ERROR,
         "a value of the wrong kind",
         "Settings take a specific kind of value (a count, a string, a Python reference, a "
-        "list of numbers); the wrong kind means the setting cannot be read.",
+        "list of numbers); the wrong kind means the setting cannot be read. A blank string "
+        'is no value: `fallback "  "` states no fallback, so it is reported here too.',
         'seeds 5            # a whole number, not "five"',
     ),
     _code(
@@ -134,7 +153,9 @@ _ALL = [
         ERROR,
         "the study makes no prediction",
         "Predictions stated before the results are what the results can confirm or refute; "
-        "a study needs one on the mechanism quantity and one on time.",
+        "a study needs one on the mechanism quantity and one on time, and at least one that "
+        "states a number: `app.time ratio <= amdahl` alone bounds the effect without "
+        "predicting it.",
         "predict {\n  normalize.bytes ratio <= 0.45\n  normalize.time ratio <= 0.55\n}",
     ),
     _code(
@@ -419,6 +440,34 @@ _ALL = [
         '  because  "both kernels already run at the device-memory roof"\n'
         "  evidence normalize.bandwidth\n}",
     ),
+    _code(
+        "PD310",
+        ERROR,
+        "a count, load sweep or formula the run cannot use",
+        "A study that checks must run: a load sweep that starts at 0, runs backwards, steps by "
+        "0 or has more than 1,000 rates, a count of 0 timing blocks or requests, and a byte or "
+        "launch formula that divides by zero at a workload shape would each stop `perfdsl run` "
+        "part-way. They are reported here, before any kernel is compiled.",
+        "evidence end_to_end { requests 2000; load poisson 50..800 step 50 rps }",
+    ),
+    _code(
+        "PD311",
+        ERROR,
+        "a shape the run cannot hold",
+        "Every size is at least 1, and one shape's buffers must fit in memory. The estimate is "
+        "static (elements x bytes per element x buffers: each arm's rotated inputs and outputs, "
+        "their host copies and the float64 reference); above 64 GiB the run would fail to "
+        "allocate, so the shape is reported before it is tried.",
+        "shapes (M, N) in [(64, 4096), (4096, 8192)]",
+    ),
+    _code(
+        "PD312",
+        ERROR,
+        "a negative number where only a positive one has meaning",
+        "A tolerance, an objective or SLO bound, a frequency and a scale are sizes: below 0 a "
+        "tolerance can never be met and a value turns into a cost. A minus sign there is a slip.",
+        "workload { correct rel_l2 <= 1e-5 vs float64 }",
+    ),
     # ------------------------------------------------------------ consistency
     _code(
         "PD401",
@@ -473,7 +522,9 @@ _ALL = [
         "PD407",
         ERROR,
         "a prediction cannot be evaluated with the evidence collected",
-        "A prediction on a quantity nobody measures or models stays unverified forever.",
+        "A prediction on a quantity nobody measures or models stays unverified forever: a "
+        "mechanism quantity must be measured or modelled, and an application's throughput or "
+        "goodput needs a load sweep.",
         "evidence mechanism { measure bytes }\npredict { normalize.bytes ratio <= 0.45 }",
     ),
     _code(
@@ -501,6 +552,18 @@ _ALL = [
         "application's throughput or goodput needs a load sweep.",
         "evidence mechanism { measure bytes, launches; roof kernels.copy:copy }\n"
         'rejected "Occupancy" { because "both kernels run at the roof"; evidence normalize.bandwidth }',
+    ),
+    _code(
+        "PD411",
+        ERROR,
+        "a prediction the results can never refute",
+        "A prediction is worth stating only if some measurement could prove it wrong. `==` is "
+        "rejected: a measured ratio comes with a confidence interval, so it never equals one "
+        "number, and reading `==` with a tolerance would judge the study against a bound it did "
+        "not state; write `<=` (no larger than) or `>=` (no smaller than). A ratio of positive "
+        "quantities is always above 0, so `>= 0` is true whatever is measured and `<= 0` is "
+        "never true; a bound of `<= 10` or more allows the change to be ten times worse.",
+        "predict { normalize.time ratio <= 0.55 }   # not `== 0.55`, `>= 0` or `<= 100`",
     ),
     # ------------------------------------------------------------ warnings
     _code(
@@ -548,9 +611,93 @@ _ALL = [
         "rather than only the speedup.",
         "change { mechanism bytes_removed }\npredict { normalize.bytes ratio <= 0.45 }",
     ),
+    # ------------------------------------------------------------ measurement quality
+    # Found by `perfdsl evaluate` in a bundle's samples, not by `check`. A finding's
+    # severity can be lower than the rule's: PQ003 is an error below the timer's
+    # resolution and a warning when the samples are only launch-bound.
+    _quality(
+        "PQ001",
+        WARNING,
+        "relative spread of the samples is 10% or more",
+        "The standard deviation of the samples is at least 10% of their mean (pyperf's stability warning).",
+        "A spread that large usually means the machine was not quiet (other load, "
+        "frequency scaling, a cold cache) and small effects drown in it.",
+        "Quiet the machine, warm up longer, rotate inputs beyond the last-level cache, "
+        "and add blocks until the MDE is below the effect you care about.",
+    ),
+    _quality(
+        "PQ002",
+        WARNING,
+        "samples far from the median",
+        "Some samples have a modified z-score 0.6745 * |x - median| / MAD above 3.5 "
+        "(Iglewicz and Hoaglin; hyperfine uses the same median/MAD idea).",
+        "Outliers are kept, never dropped, but they point at interference: an "
+        "interrupt, a page fault, a clock change, a JIT compile inside the timing.",
+        "Look at the run sequence of the samples; if the outliers cluster at the "
+        "start, warm up longer; if they are scattered, find the interference.",
+    ),
+    _quality(
+        "PQ003",
+        ERROR,
+        "samples at the timer resolution or launch-bound",
+        "Samples are shorter than the timer's resolution (error), or the typical "
+        "sample is no longer than the launch overhead (warning: launch-bound).",
+        "Below the resolution a sample is quantisation noise; at the launch "
+        "overhead the timing measures the launch path, not the kernel.",
+        "Time several back-to-back launches per sample (hot), queue a blocking "
+        "kernel first (nvbench), or use a larger shape.",
+    ),
+    _quality(
+        "PQ004",
+        WARNING,
+        "arms ran at different SM clocks",
+        "The median SM clock of the two arms differs by more than 2%; the "
+        "cycle-normalised ratio (time x clock) is reported beside the time ratio.",
+        "A clock difference shifts time by the same factor; it can make or hide "
+        "a speedup that is not in the code (nvbench confirms changes in cycles).",
+        "Interleave the arms, warm up by time until the clock is stable, and read "
+        "the cycle-normalised ratio; perfdsl never locks clocks on a lent GPU.",
+    ),
+    _quality(
+        "PQ005",
+        WARNING,
+        "blocks ran while the GPU reported a clock-event reason",
+        "NVML reported a clock-event (throttle) reason other than idle during a "
+        "block: power cap, thermal or hardware slowdown, sync boost, app clocks.",
+        "A throttled block is timed at a clock the other arm may not have had.",
+        "Re-run the throttled blocks; if it persists, lower the duty cycle or "
+        "report the clocks alongside the result.",
+    ),
+    _quality(
+        "PQ006",
+        ERROR,
+        "achieved bandwidth above the measured roof",
+        "The modelled bytes divided by the time exceed the device-memory roof "
+        "measured by the copy kernel in the same run.",
+        "No kernel moves data faster than the roof: either the byte model is "
+        "wrong or a cache, not device memory, is being measured. The result is invalid.",
+        "Check the byte model against counted bytes, and flush L2 / rotate inputs "
+        "larger than the cache before each timed launch.",
+    ),
+    _quality(
+        "PQ007",
+        WARNING,
+        "fewer than 10 blocks in an arm",
+        "An arm has fewer block medians than the floor of 10 per arm.",
+        "The bootstrap interval of a median from a handful of blocks is too "
+        "narrow (anti-conservative) and the MDE is large.",
+        "Run at least 10 blocks per arm, interleaved with the other arm.",
+    ),
 ]
 
 CODES: dict[str, Code] = {entry.code: entry for entry in _ALL}
+
+
+def diagnostic(
+    code: str, message: str, source: Source, span: Span, label: str = "", help: str = ""
+) -> Diagnostic:
+    """The one way a diagnostic is made: its severity is the rule's (a KeyError for an unregistered code)."""
+    return Diagnostic(code, CODES[code].severity, message, source, span, label, help)
 
 
 def lookup(code: str) -> Code | None:
@@ -558,12 +705,22 @@ def lookup(code: str) -> Code | None:
     return CODES.get(code.upper())
 
 
+def _indented(text: str) -> str:
+    return textwrap.fill(text, width=78, initial_indent="    ", subsequent_indent="    ")
+
+
 def explain(entry: Code) -> str:
     """The text `perfdsl explain CODE` prints."""
+    if entry.what:
+        return (
+            f"{entry.code} ({entry.severity}): {entry.title}\n\n"
+            f"What it measures\n{_indented(entry.what)}\n\n"
+            f"Why it matters\n{_indented(entry.why)}\n\n"
+            f"What to do\n{_indented(entry.example)}\n"
+        )
     example = "\n".join("    " + line for line in entry.example.splitlines())
-    why = textwrap.fill(entry.why, width=78, initial_indent="    ", subsequent_indent="    ")
     return (
         f"{entry.code} ({entry.severity}): {entry.title}\n\n"
-        f"Why it matters\n{why}\n\n"
+        f"Why it matters\n{_indented(entry.why)}\n\n"
         f"A study that satisfies it\n{example}\n"
     )

@@ -12,34 +12,35 @@ from collections.abc import Callable
 
 import attrs
 
-from perfdsl.diagnostics import ERROR, Diagnostic, suggest
+from perfdsl import codes
+from perfdsl.diagnostics import Diagnostic, suggest
 from perfdsl.nodes import (
     Application,
     Change,
-    Condition,
-    CorrectnessEvidence,
-    EndToEndEvidence,
     Expr,
     Limit,
-    ListExpr,
-    Load,
-    MechanismEvidence,
     Model,
     Name,
     Num,
     Operation,
     Prediction,
-    QuantityRef,
-    Ref,
     Rejected,
     Shape,
     ShapeSet,
     Study,
     Text,
-    TimingEvidence,
     TupleExpr,
     Value,
     Workload,
+)
+from perfdsl.schema import (
+    EVIDENCE_KINDS,
+    EVIDENCE_NODES,
+    SCHEMAS,
+    SHAPES,
+    STUDY_SECTIONS,
+    STUDY_SETTINGS,
+    Spec,
 )
 from perfdsl.source import Source, Span
 from perfdsl.syntax import (
@@ -53,69 +54,6 @@ from perfdsl.syntax import (
     Statement,
 )
 
-# What each setting takes, in words, for "expected ..." messages.
-TEXT, WORD, WORDS, REF, REF_OR_WORD, COUNT, QUANTITY, NUMBERS = (
-    "a string",
-    "a name",
-    "one or more names separated by `,`",
-    "a Python reference like `package.module:attr`",
-    "a Python reference or a name",
-    "a whole number",
-    "a number",
-    "a list of numbers like `[0.5, 0.5]`",
-)
-SHAPES = "shapes like `(M, N) in [(64, 4096)]`"
-CONDITION = "a condition like `p99 latency <= 25 ms at 400 rps`"
-MODEL = "`baseline <formula>, change <formula>`"
-PREDICTION = "a prediction like `normalize.time ratio <= 0.55`"
-LOAD = "`load poisson 50..800 step 50 rps`"
-QUANTITY_REFS = "one or more quantities like `normalize.bandwidth`, separated by `,`"
-
-STUDY_SETTINGS = {"title": TEXT, "decision": WORD, "fallback": TEXT, "artifacts": TEXT}
-STUDY_SECTIONS = (
-    "workload",
-    "operation",
-    "application",
-    "change",
-    "predict",
-    "evidence",
-    "value",
-    "limit",
-    "rejected",
-)
-EVIDENCE_KINDS = ("correctness", "mechanism", "timing", "end_to_end")
-SCHEMAS: dict[str, dict[str, str]] = {
-    "workload": {
-        "summary": TEXT,
-        "shapes": SHAPES,
-        "weights": NUMBERS,
-        "dtype": WORD,
-        "targets": WORDS,
-        "objective": CONDITION,
-        "correct": CONDITION,
-    },
-    "operation": {"baseline": REF, "change": REF, "reference": REF},
-    "application": {"entry": REF, "uses": WORDS, "share": QUANTITY},
-    "change": {"mechanism": WORD, "summary": TEXT},
-    "predict": {},
-    "correctness": {"seeds": COUNT, "adversarial": SHAPES, "poison": WORD},
-    "mechanism": {"measure": WORDS, "roof": REF_OR_WORD},
-    "timing": {
-        "warmup": COUNT,
-        "repeats": COUNT,
-        "blocks": COUNT,
-        "rotate": COUNT,
-        "confidence": QUANTITY,
-        "threshold": QUANTITY,
-    },
-    "end_to_end": {"requests": COUNT, "load": LOAD, "slo": CONDITION},
-    "value": {"frequency": QUANTITY, "scale": QUANTITY, "from": WORD},
-    "limit": {"shapes": SHAPES},
-    "rejected": {"because": TEXT, "evidence": QUANTITY_REFS},
-}
-# Settings that may be given more than once in a section.
-REPEATABLE = {"correct"}
-
 
 @attrs.define
 class _Lowering:
@@ -124,12 +62,12 @@ class _Lowering:
     source: Source
     diagnostics: list[Diagnostic] = attrs.field(factory=list)
 
-    def error(self, code: str, message: str, span: Span, label: str = "", help: str = "") -> None:
-        self.diagnostics.append(Diagnostic(code, ERROR, message, self.source, span, label, help))
+    def report(self, code: str, message: str, span: Span, label: str = "", help: str = "") -> None:
+        self.diagnostics.append(codes.diagnostic(code, message, self.source, span, label, help))
 
     # ------------------------------------------------------------ sections
 
-    def read_section(self, section: Section, schema: dict[str, str], where: str) -> dict[str, list]:
+    def read_section(self, section: Section, schema: dict[str, Spec], where: str) -> dict[str, list]:
         """Group a section's statements by setting name, reporting unknown and repeated ones."""
         found: dict[str, list] = {}
         for item in section.items:
@@ -141,7 +79,7 @@ class _Lowering:
                 found.setdefault("model", []).append(item)
                 continue
             if key.id not in schema:
-                self.error(
+                self.report(
                     "PD004",
                     f"`{where}` has no setting `{key.id}`",
                     key.span,
@@ -150,8 +88,8 @@ class _Lowering:
                 )
                 continue
             previous = found.get(key.id)
-            if previous and key.id not in REPEATABLE:
-                self.error(
+            if previous and not schema[key.id].repeatable:
+                self.report(
                     "PD303",
                     f"`{key.id}` is set twice in `{where}`",
                     key.span,
@@ -171,14 +109,48 @@ class _Lowering:
         statement = statements[0]
         value = convert(statement)
         if value is None:
-            self.error(
+            self.report(
                 "PD005",
                 f"`{key}` takes {kind}",
                 statement.span,
                 label="cannot be read as " + kind,
                 help=f"write `{key}` followed by {kind}",
             )
+        elif isinstance(value, Text):
+            self.not_blank(value, f"`{key}`")
         return value
+
+    def settings(self, items: dict[str, list], schema: dict[str, Spec]) -> dict[str, object]:
+        """Every setting of a schema read from a section's statements, by node field name."""
+        values: dict[str, object] = {}
+        for key, spec in schema.items():
+            if spec.read is None:
+                value = self.shapes(items, key)
+            elif spec.repeatable:
+                value = tuple(
+                    v
+                    for v in (self.expect({key: [s]}, key, spec.kind, spec.read) for s in items.get(key, []))
+                    if v is not None
+                )
+            else:
+                value = self.expect(items, key, spec.kind, spec.read)
+            values[spec.field or key] = spec.default if value is None else value
+        return values
+
+    def not_blank(self, text: Text, what: str) -> None:
+        """A blank string is a missing value: `fallback "   "` states no fallback.
+
+        Reported here, at the string, rather than as the missing link: the
+        setting is present, so the fix is to write what it should say.
+        """
+        if not text.value.strip():
+            self.report(
+                "PD005",
+                f"{what} is blank",
+                text.span,
+                label="a blank string says nothing",
+                help=f"write what {what} should say",
+            )
 
     # ------------------------------------------------------------ the study
 
@@ -189,7 +161,7 @@ class _Lowering:
             if isinstance(item, Section):
                 keyword = item.keyword.id
                 if keyword not in STUDY_SECTIONS:
-                    self.error(
+                    self.report(
                         "PD004",
                         f"a study has no section `{keyword}`",
                         item.keyword.span,
@@ -202,7 +174,7 @@ class _Lowering:
                 continue
             key = _statement_key(item)
             if key.id not in STUDY_SETTINGS:
-                self.error(
+                self.report(
                     "PD004",
                     f"a study has no setting `{key.id}`",
                     key.span,
@@ -212,7 +184,7 @@ class _Lowering:
                 )
                 continue
             if key.id in settings:
-                self.error(
+                self.report(
                     "PD303",
                     f"`{key.id}` is set twice",
                     key.span,
@@ -226,8 +198,7 @@ class _Lowering:
         predict_sections = self.single(sections, "predict")
         return Study(
             name=root.name or Name("", root.span),
-            title=self.expect(settings, "title", TEXT, _text),
-            decision=self.expect(settings, "decision", WORD, _word),
+            **self.settings(settings, STUDY_SETTINGS),
             workload=self.workload(self.single(sections, "workload")),
             operations=self.named(sections.get("operation", []), "operation", self.operation),
             applications=self.named(sections.get("application", []), "application", self.application),
@@ -240,9 +211,7 @@ class _Lowering:
             end_to_end=evidence.get("end_to_end"),
             value=self.value(self.single(sections, "value")),
             limits=tuple(self.limit(s) for s in sections.get("limit", [])),
-            fallback=self.expect(settings, "fallback", TEXT, _text),
             rejected=tuple(self.rejected(s) for s in sections.get("rejected", [])),
-            artifacts=self.expect(settings, "artifacts", TEXT, _text),
             span=root.span,
             source=self.source,
         )
@@ -251,7 +220,7 @@ class _Lowering:
         """The one section of a kind; a second is a duplicate definition."""
         found = sections.get(keyword, [])
         for extra in found[1:]:
-            self.error(
+            self.report(
                 "PD303",
                 f"`{keyword}` is defined twice",
                 extra.keyword.span,
@@ -267,7 +236,7 @@ class _Lowering:
         """Report a section header with a name or text it should (not) have."""
         keyword = section.keyword.id
         if name and section.name is None:
-            self.error(
+            self.report(
                 "PD005",
                 f"`{keyword}` needs a name",
                 section.keyword.span,
@@ -275,7 +244,7 @@ class _Lowering:
                 help=f"write `{keyword} <name> {{ ... }}`",
             )
         if not name and section.name is not None:
-            self.error(
+            self.report(
                 "PD005",
                 f"`{keyword}` takes no name",
                 section.name.span,
@@ -283,15 +252,17 @@ class _Lowering:
                 help=f"write `{keyword} {{ ... }}`",
             )
         if text and section.text is None:
-            self.error(
+            self.report(
                 "PD005",
                 f"`{keyword}` needs a description in quotes",
                 section.keyword.span,
                 label="description missing",
                 help=f'write `{keyword} "..." {{ ... }}`',
             )
+        if text and section.text is not None:
+            self.not_blank(section.text, f"the description of `{keyword}`")
         if not text and section.text is not None:
-            self.error(
+            self.report(
                 "PD005",
                 f"`{keyword}` takes no description",
                 section.text.span,
@@ -308,7 +279,7 @@ class _Lowering:
             if section.name is None:
                 continue
             if section.name.id in seen:
-                self.error(
+                self.report(
                     "PD303",
                     f"{keyword} `{section.name.id}` is defined twice",
                     section.name.span,
@@ -326,26 +297,19 @@ class _Lowering:
         if section is None:
             return None
         items = self.read_section(section, SCHEMAS["workload"], "workload")
-        weights = self.expect(items, "weights", NUMBERS, _numbers)
         return Workload(
-            summary=self.expect(items, "summary", TEXT, _text),
-            shapes=self.shapes(items, "shapes"),
-            weights=weights or (),
+            **self.settings(items, SCHEMAS["workload"]),
             weights_span=items["weights"][0].span if "weights" in items else None,
-            dtype=self.expect(items, "dtype", WORD, _word),
-            targets=self.expect(items, "targets", WORDS, _words) or (),
-            objective=self.expect(items, "objective", CONDITION, _condition),
-            correct=tuple(c for c in (_condition(s) for s in items.get("correct", [])) if c is not None),
             span=section.span,
         )
 
     def operation(self, section: Section) -> Operation:
         items = self.read_section(section, SCHEMAS["operation"], "operation")
-        models: list[Model] = []
+        models: dict[str, Model] = {}
         for statement in items.get("model", []):
             model = statement.model
-            if any(m.quantity.id == model.quantity.id for m in models):
-                self.error(
+            if model.quantity.id in models:
+                self.report(
                     "PD303",
                     f"`{model.quantity.id}` is modelled twice",
                     model.quantity.span,
@@ -353,13 +317,11 @@ class _Lowering:
                     help="keep one formula pair per quantity",
                 )
                 continue
-            models.append(model)
+            models[model.quantity.id] = model
         return Operation(
             name=section.name,
-            baseline=self.expect(items, "baseline", REF, _ref),
-            change=self.expect(items, "change", REF, _ref),
-            reference=self.expect(items, "reference", REF, _ref),
-            models=tuple(models),
+            **self.settings(items, SCHEMAS["operation"]),
+            models=tuple(models.values()),
             span=section.span,
         )
 
@@ -367,9 +329,7 @@ class _Lowering:
         items = self.read_section(section, SCHEMAS["application"], "application")
         return Application(
             name=section.name,
-            entry=self.expect(items, "entry", REF, _ref),
-            uses=self.expect(items, "uses", WORDS, _words) or (),
-            share=self.expect(items, "share", QUANTITY, _num),
+            **self.settings(items, SCHEMAS["application"]),
             span=section.span,
         )
 
@@ -377,20 +337,17 @@ class _Lowering:
         if section is None:
             return None
         items = self.read_section(section, SCHEMAS["change"], "change")
-        return Change(
-            mechanism=self.expect(items, "mechanism", WORD, _word),
-            summary=self.expect(items, "summary", TEXT, _text),
-            span=section.span,
-        )
+        return Change(**self.settings(items, SCHEMAS["change"]), span=section.span)
 
     def predictions(self, section: Section | None) -> tuple[Prediction, ...]:
         if section is None:
             return ()
         predictions: list[Prediction] = []
+        seen: set[tuple[str, str]] = set()
         for item in section.items:
             if not isinstance(item, PredictionStatement):
                 key = _statement_key(item)
-                self.error(
+                self.report(
                     "PD005",
                     "`predict` holds predictions only",
                     key.span,
@@ -399,11 +356,9 @@ class _Lowering:
                 )
                 continue
             prediction = item.prediction
-            if any(
-                p.target == prediction.target and p.statistic.id == prediction.statistic.id
-                for p in predictions
-            ):
-                self.error(
+            key = (prediction.target, prediction.statistic.id)
+            if key in seen:
+                self.report(
                     "PD303",
                     f"`{prediction.target}` is predicted twice",
                     prediction.span,
@@ -411,6 +366,7 @@ class _Lowering:
                     help="keep one prediction per quantity",
                 )
                 continue
+            seen.add(key)
             predictions.append(prediction)
         return tuple(predictions)
 
@@ -422,7 +378,7 @@ class _Lowering:
                 continue
             kind = section.name.id
             if kind not in EVIDENCE_KINDS:
-                self.error(
+                self.report(
                     "PD004",
                     f"there is no `{kind}` evidence",
                     section.name.span,
@@ -432,7 +388,7 @@ class _Lowering:
                 )
                 continue
             if kind in built:
-                self.error(
+                self.report(
                     "PD303",
                     f"`evidence {kind}` is defined twice",
                     section.name.span,
@@ -441,53 +397,14 @@ class _Lowering:
                 )
                 continue
             items = self.read_section(section, SCHEMAS[kind], f"evidence {kind}")
-            built[kind] = getattr(self, f"evidence_{kind}")(items, section.span)
+            built[kind] = EVIDENCE_NODES[kind](**self.settings(items, SCHEMAS[kind]), span=section.span)
         return built
-
-    def evidence_correctness(self, items: dict[str, list], span: Span) -> CorrectnessEvidence:
-        return CorrectnessEvidence(
-            seeds=self.expect(items, "seeds", COUNT, _count),
-            adversarial=self.shapes(items, "adversarial"),
-            poison=self.expect(items, "poison", WORD, _word),
-            span=span,
-        )
-
-    def evidence_mechanism(self, items: dict[str, list], span: Span) -> MechanismEvidence:
-        return MechanismEvidence(
-            measure=self.expect(items, "measure", WORDS, _words) or (),
-            roof=self.expect(items, "roof", REF_OR_WORD, _ref_or_word),
-            span=span,
-        )
-
-    def evidence_timing(self, items: dict[str, list], span: Span) -> TimingEvidence:
-        return TimingEvidence(
-            warmup=self.expect(items, "warmup", COUNT, _count),
-            repeats=self.expect(items, "repeats", COUNT, _count),
-            blocks=self.expect(items, "blocks", COUNT, _count),
-            rotate=self.expect(items, "rotate", COUNT, _count),
-            confidence=self.expect(items, "confidence", QUANTITY, _num),
-            threshold=self.expect(items, "threshold", QUANTITY, _num),
-            span=span,
-        )
-
-    def evidence_end_to_end(self, items: dict[str, list], span: Span) -> EndToEndEvidence:
-        return EndToEndEvidence(
-            requests=self.expect(items, "requests", COUNT, _count),
-            load=self.expect(items, "load", LOAD, _load),
-            slo=self.expect(items, "slo", CONDITION, _condition),
-            span=span,
-        )
 
     def value(self, section: Section | None) -> Value | None:
         if section is None:
             return None
         items = self.read_section(section, SCHEMAS["value"], "value")
-        return Value(
-            frequency=self.expect(items, "frequency", QUANTITY, _num),
-            scale=self.expect(items, "scale", QUANTITY, _num),
-            basis=self.expect(items, "from", WORD, _word),
-            span=section.span,
-        )
+        return Value(**self.settings(items, SCHEMAS["value"]), span=section.span)
 
     def limit(self, section: Section) -> Limit:
         self.header(section, name=True, text=True)
@@ -495,7 +412,7 @@ class _Lowering:
         return Limit(
             kind=section.name or Name("", section.keyword.span),
             text=section.text,
-            shapes=self.shapes(items, "shapes"),
+            **self.settings(items, SCHEMAS["limit"]),
             span=section.span,
         )
 
@@ -504,8 +421,7 @@ class _Lowering:
         items = self.read_section(section, SCHEMAS["rejected"], "rejected")
         return Rejected(
             text=section.text,
-            because=self.expect(items, "because", TEXT, _text),
-            evidence=self.expect(items, "evidence", QUANTITY_REFS, _quantity_refs) or (),
+            **self.settings(items, SCHEMAS["rejected"]),
             span=section.span,
         )
 
@@ -517,7 +433,7 @@ class _Lowering:
             return None
         statement = statements[0]
         if not isinstance(statement, ShapesStatement):
-            self.error(
+            self.report(
                 "PD005",
                 f"`{key}` takes {SHAPES}",
                 statement.span,
@@ -527,7 +443,7 @@ class _Lowering:
             return None
         symbols = _symbols(statement.symbols)
         if symbols is None:
-            self.error(
+            self.report(
                 "PD005",
                 "shape symbols must be names",
                 statement.symbols.span,
@@ -539,7 +455,7 @@ class _Lowering:
         for item in statement.shapes.items:
             sizes = _sizes(item)
             if sizes is None:
-                self.error(
+                self.report(
                     "PD005",
                     "a shape is a tuple of whole numbers",
                     item.span,
@@ -549,7 +465,7 @@ class _Lowering:
                 continue
             if len(sizes) != len(symbols):
                 names = ", ".join(s.id for s in symbols)
-                self.error(
+                self.report(
                     "PD304",
                     f"this shape has {len(sizes)} size{'s' if len(sizes) != 1 else ''} "
                     f"for {len(symbols)} symbol{'s' if len(symbols) != 1 else ''} ({names})",
@@ -577,78 +493,6 @@ def _statement_key(item: Statement) -> Name:
         return item.prediction.subject
     assert isinstance(item, LoadStatement)
     return Name("load", Span(item.span.start, item.span.start + 4))
-
-
-# ---------------------------------------------------------------- value readers
-# Each takes a statement and returns the value, or None when it has the wrong form.
-
-
-def _single(statement: Statement) -> Expr | None:
-    if isinstance(statement, Setting) and len(statement.values) == 1:
-        return statement.values[0]
-    return None
-
-
-def _text(statement: Statement) -> Text | None:
-    value = _single(statement)
-    return value if isinstance(value, Text) else None
-
-
-def _word(statement: Statement) -> Name | None:
-    value = _single(statement)
-    return value if isinstance(value, Name) else None
-
-
-def _several(statement: Statement, kind: type) -> tuple | None:
-    """Every value of a comma list, when each one is a `kind`."""
-    if not isinstance(statement, Setting) or not statement.values:
-        return None
-    return tuple(statement.values) if all(isinstance(v, kind) for v in statement.values) else None
-
-
-def _words(statement: Statement) -> tuple[Name, ...] | None:
-    return _several(statement, Name)
-
-
-def _quantity_refs(statement: Statement) -> tuple[QuantityRef, ...] | None:
-    return _several(statement, QuantityRef)
-
-
-def _ref(statement: Statement) -> Ref | None:
-    value = _single(statement)
-    return value if isinstance(value, Ref) else None
-
-
-def _ref_or_word(statement: Statement) -> Ref | Name | None:
-    value = _single(statement)
-    return value if isinstance(value, (Ref, Name)) else None
-
-
-def _num(statement: Statement) -> Num | None:
-    value = _single(statement)
-    return value if isinstance(value, Num) else None
-
-
-def _count(statement: Statement) -> Num | None:
-    value = _num(statement)
-    if value is None or value.quantity.unit is not None:
-        return None
-    return value if value.value.is_integer() and value.value >= 0 else None
-
-
-def _numbers(statement: Statement) -> tuple[Num, ...] | None:
-    value = _single(statement)
-    if isinstance(value, ListExpr) and all(isinstance(v, Num) for v in value.items):
-        return tuple(value.items)  # type: ignore[arg-type]
-    return None
-
-
-def _condition(statement: Statement) -> Condition | None:
-    return statement.condition if isinstance(statement, ConditionStatement) else None
-
-
-def _load(statement: Statement) -> Load | None:
-    return statement.load if isinstance(statement, LoadStatement) else None
 
 
 def _symbols(expr: Expr) -> tuple[Name, ...] | None:

@@ -11,6 +11,7 @@ missing is the checker's job, not the parser's.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Union
 
 import attrs
@@ -337,9 +338,25 @@ class Study:
     source: Source = attrs.field(eq=False, repr=False)
 
     def operation(self, name: str) -> Operation | None:
-        """The operation called `name`, if the study defines one."""
-        return next((op for op in self.operations if op.name.id == name), None)
+        """The operation called `name`, if the study defines one (the first, if it defines two)."""
+        return self._operations_by_name.get(name)
 
     def application(self, name: str) -> Application | None:
-        """The application called `name`, if the study defines one."""
-        return next((app for app in self.applications if app.name.id == name), None)
+        """The application called `name`, if the study defines one (the first, if it defines two)."""
+        return self._applications_by_name.get(name)
+
+    # Every prediction, citation and `uses` looks its subject up by name: an index
+    # built once keeps checking a study of many operations linear in its size.
+    @cached_property
+    def _operations_by_name(self) -> dict[str, Operation]:
+        index: dict[str, Operation] = {}
+        for operation in self.operations:
+            index.setdefault(operation.name.id, operation)
+        return index
+
+    @cached_property
+    def _applications_by_name(self) -> dict[str, Application]:
+        index: dict[str, Application] = {}
+        for application in self.applications:
+            index.setdefault(application.name.id, application)
+        return index

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import operator
 from pathlib import Path
 
 import attrs
@@ -147,6 +148,11 @@ class Plan:
     (as paths in a configuration file are), so the cwd never changes where a run lands."""
 
 
+# One operator applied, not all four: a table of results would divide by every
+# right-hand side, zero included, whatever the operator.
+_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
+
+
 def evaluate_formula(expr: Expr, sizes: dict[str, int]) -> float:
     """The value of a byte or launch formula for one shape."""
     if isinstance(expr, Num):
@@ -159,7 +165,7 @@ def evaluate_formula(expr: Expr, sizes: dict[str, int]) -> float:
         left, right = evaluate_formula(expr.left, sizes), evaluate_formula(expr.right, sizes)
         if expr.op == "/" and right == 0:
             raise PlanError("formula divides by zero for this shape")
-        return {"+": left + right, "-": left - right, "*": left * right, "/": left / right}[expr.op]
+        return _OPERATORS[expr.op](left, right)
     if isinstance(expr, TupleExpr) and len(expr.items) == 1:
         return evaluate_formula(expr.items[0], sizes)
     raise PlanError("a formula holds only numbers, shape symbols and + - * /")
@@ -358,6 +364,8 @@ def _load(study: Study, quick: bool) -> LoadPlan | None:
     rates = evidence.load.rates
     start, stop = rates.start.quantity.base, rates.stop.quantity.base
     step = rates.step.quantity.base if rates.step else (stop - start) or 1.0
+    if start <= 0 or stop < start or step <= 0:
+        raise PlanError(f"the load sweep {start:g}..{stop:g} step {step:g} has no rates: run `perfdsl check`")
     sweep = [start + i * step for i in range(int((stop - start) / step + 1e-9) + 1)]
     if quick:
         picks = sorted({round(i * (len(sweep) - 1) / max(1, QUICK_RATES - 1)) for i in range(QUICK_RATES)})

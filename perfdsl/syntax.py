@@ -1,8 +1,9 @@
-"""Text to statements: the Lark parser, its errors in the user's words, and the tree walk.
+"""Text to statements: the Lark parser and the tree walk.
 
 The grammar (grammar/perf.lark) fixes the shape of each construct; this module
 parses with LALR, turns Lark's tree into plain statement records (`Section`,
-`Setting`, ...) with spans, and turns Lark's exceptions into diagnostics.
+`Setting`, ...) with spans, and turns Lark's exceptions into diagnostics
+(in the user's words: `perfdsl.syntax_errors`).
 `perfdsl.lower` then gives the statements their meaning as a typed `Study`.
 Nothing after this module sees a Lark object.
 """
@@ -16,7 +17,7 @@ from typing import Union
 
 import attrs
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedInput
 
 from perfdsl import codes
 from perfdsl.collector import collector_paused
@@ -39,6 +40,7 @@ from perfdsl.nodes import (
 )
 from perfdsl.quantity import Quantity, UnknownUnit, lookup_unit
 from perfdsl.source import Source, Span
+from perfdsl.syntax_errors import syntax_diagnostic
 
 # ---------------------------------------------------------------- statements
 
@@ -167,147 +169,6 @@ def _parser() -> Lark:
     )
 
 
-# ---------------------------------------------------------------- errors in words
-
-_EXPECTED_WORDS = {
-    "NAME": "a name",
-    "NUMBER": "a number",
-    "STRING": 'a string in "double quotes"',
-    "PYREF": "a Python reference like `package.module:attr`",
-    "RATE_UNIT": "a bandwidth unit like `GB/s`",
-    "COMPARATOR": "a comparison (`<=`, `>=`, `<`, `>`, `==`)",
-    "LBRACE": "`{`",
-    "RBRACE": "`}`",
-    "LPAR": "`(`",
-    "RPAR": "`)`",
-    "LSQB": "`[`",
-    "RSQB": "`]`",
-    "COMMA": "`,`",
-    "DOT": "`.`",
-    "PERCENT": "`%`",
-    "PLUS": "`+`",
-    "MINUS": "`-`",
-    "STAR": "`*`",
-    "SLASH": "`/`",
-    "_NL": "the end of the statement (a new line or `;`)",
-    "STUDY": "`study`",
-    "IN": "`in`",
-    "AT": "`at`",
-    "VS": "`vs`",
-    "PER": "`per`",
-    "STEP": "`step`",
-    "BASELINE": "`baseline`",
-    "CHANGE": "`change`",
-    "LOAD": "`load`",
-    "$END": "the end of the file",
-}
-
-
-def _describe_expected(expected: set[str]) -> str:
-    words = sorted({_EXPECTED_WORDS.get(name, f"`{name.lower()}`") for name in expected})
-    if len(words) > 6:
-        words = [*words[:6], "..."]
-    if len(words) == 1:
-        return words[0]
-    return ", ".join(words[:-1]) + " or " + words[-1]
-
-
-def _describe_token(token: Token) -> str:
-    if token.type == "$END":
-        return "end of file"
-    if token.type == "_NL":
-        return "end of statement"
-    if token.type == "STRING":
-        return "string"
-    return f"`{token.value}`"
-
-
-def _syntax_diagnostic(source: Source, error: UnexpectedInput) -> Diagnostic:
-    entry = codes.CODES
-    if isinstance(error, UnexpectedCharacters):
-        char = source.text[error.pos_in_stream] if error.pos_in_stream < len(source.text) else ""
-        span = Span(error.pos_in_stream, error.pos_in_stream + 1)
-        if char == '"':
-            line_end = source.text.find("\n", error.pos_in_stream)
-            line_end = len(source.text) if line_end < 0 else line_end
-            return Diagnostic(
-                "PD002",
-                "error",
-                entry["PD002"].title,
-                source,
-                Span(error.pos_in_stream, line_end),
-                label="this string has no closing quote on its line",
-                help='close the string with `"` before the end of the line',
-            )
-        return Diagnostic(
-            "PD001",
-            "error",
-            f"unexpected character `{char}`",
-            source,
-            span,
-            label=f"expected {_describe_expected(set(error.allowed or ()))}",
-            help="remove the character, or quote the text if it belongs in a string",
-        )
-    assert isinstance(error, UnexpectedToken)
-    token = error.token
-    expected = set(error.expected or ())
-    if token.type == "$END" and expected == {"STUDY"}:
-        return Diagnostic(
-            "PD006",
-            "error",
-            "the file holds no study",
-            source,
-            source.end,
-            label="expected `study <name> { ... }`",
-            help="write the study as `study <name> { ... }`",
-        )
-    if token.type == "STUDY" and "NAME" not in expected:
-        start = token.start_pos or 0
-        return Diagnostic(
-            "PD006",
-            "error",
-            "the file holds more than one study",
-            source,
-            Span(start, start + len("study")),
-            label="a second study starts here",
-            help="put each study in a file of its own",
-        )
-    if token.type == "$END":
-        span = source.end
-        return Diagnostic(
-            "PD003",
-            "error",
-            entry["PD003"].title,
-            source,
-            span,
-            label=f"expected {_describe_expected(expected)}",
-            help="close every `{` with a `}`",
-        )
-    start = token.start_pos if token.start_pos is not None else 0
-    end = token.end_pos if token.end_pos is not None else start + 1
-    if token.type == "_NL":
-        end = start + 1
-    return Diagnostic(
-        "PD001",
-        "error",
-        f"unexpected {_describe_token(token)}",
-        source,
-        Span(start, max(end, start + 1)),
-        label=f"expected {_describe_expected(expected)}",
-        help=_syntax_help(token, expected),
-    )
-
-
-def _syntax_help(token: Token, expected: set[str]) -> str:
-    if "RBRACE" in expected and token.type in ("NAME", "STUDY"):
-        return "put each statement on its own line, or separate statements with `;`"
-    if expected == {"_NL"} or ("_NL" in expected and token.type in ("NAME", "NUMBER")):
-        return "separate values with `,` and statements with a new line or `;`"
-    if "PYREF" in expected:
-        return "write the implementation as `package.module:attribute`"
-    return "see `perfdsl explain PD001` for the shape of each statement"
-
-
 def _blank_line(text: str, offset: int) -> str | None:
     """The text with the line holding `offset` replaced by spaces, keeping offsets.
 
@@ -340,13 +201,15 @@ def parse_statements(source: Source) -> tuple[Section | None, list[Diagnostic]]:
     1.07x paused. Nothing they build forms a reference cycle.
     """
     diagnostics: list[Diagnostic] = []
-    text = source.text
+    # A byte-order mark is how some editors start a UTF-8 file; it is a space to
+    # the parser, so that every offset still matches the text as written.
+    text = " " + source.text[1:] if source.text.startswith("\ufeff") else source.text
     while True:
         try:
             with collector_paused():
                 tree = _parser().parse(text)
         except UnexpectedInput as error:
-            diagnostic = _syntax_diagnostic(source, error)
+            diagnostic = syntax_diagnostic(source, error)
             diagnostics.append(diagnostic)
             retry = _blank_line(text, diagnostic.span.start)
             ends_pass = diagnostic.code in ("PD003", "PD006") or len(diagnostics) >= _MAX_SYNTAX_ERRORS
@@ -519,6 +382,13 @@ class _TreeToStatements(Transformer):
     def div(self, meta, children):
         return BinOp("/", children[0], children[1], _span(meta))
 
+    def neg(self, meta, children):
+        (value,) = children
+        span = _span(meta)
+        if isinstance(value, Num):
+            return Num(Quantity(-value.quantity.value, value.quantity.unit), span)
+        return BinOp("-", Num(Quantity(0.0), span), value, span)
+
     def quantity(self, meta, children):
         number, unit = children
         return self._number(number, unit, _span(meta))
@@ -555,9 +425,8 @@ class _TreeToStatements(Transformer):
                 else ("units are ns us ms s, B KB MB GB KiB MiB GiB, GB/s TB/s, %, rps, per token")
             )
             self.diagnostics.append(
-                Diagnostic(
+                codes.diagnostic(
                     "PD305",
-                    "error",
                     f"unknown unit `{text}`",
                     self.source,
                     unit_span,

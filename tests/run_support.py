@@ -18,11 +18,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import bundled_studies
+
 from perfdsl.parse import parse
 from perfdsl.source import Source
 
 REPO = Path(__file__).resolve().parent.parent
-STUDIES = tuple(sorted((REPO / "studies").glob("*.perf")))
+STUDIES = bundled_studies.PATHS
 FIXTURES = Path(__file__).resolve().parent / "run_fixtures"
 RUN_TIMEOUT_S = 900
 """A quick run takes under a minute alone; several share CI's two cores."""

@@ -1,6 +1,7 @@
 """Counted mechanism evidence without a GPU: ncu's CSV, the metric map, kernel names, failures.
 
 The fixtures in tests/fixtures/ are ncu `--csv --page raw --print-units base` logs
+written by hand beside the parser, not captured from ncu (tests/fixtures/README.md),
 in the documented format: ncu's `==PROF==` lines, a header row, a units row, one
 row per launch, thousands separators and `n/a`. Their kernel names are the real
 mangled names Numba gives the bundled kernels (one fixture printed demangled, as

@@ -7,6 +7,7 @@ the fake has no setter at all, so a call that changed a GPU setting would fail.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import types
@@ -28,6 +29,20 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
+def git_repository(tmp_path: Path) -> Path:
+    """A repository of one commit, made here: the tests also run from a tarball, outside any work tree."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repository = tmp_path / "repository"
+    repository.mkdir()
+    (repository / "kernel.py").write_text("x = 1\n")
+    identity = ["-c", "user.name=perfdsl", "-c", "user.email=perfdsl@example.invalid"]
+    for command in (["init", "-q"], ["add", "kernel.py"], [*identity, "commit", "-q", "-m", "one"]):
+        subprocess.run(["git", "-C", str(repository), *command], check=True, capture_output=True)
+    return repository
+
+
+@pytest.fixture
 def no_gpu(monkeypatch):
     """A machine with neither NVML nor nvidia-smi, whatever this one has."""
     monkeypatch.setattr(environment, "_nvml", lambda: (None, "NVML unavailable: test"))
@@ -35,8 +50,8 @@ def no_gpu(monkeypatch):
     monkeypatch.setattr(environment.shutil, "which", lambda name: None)
 
 
-def test_capture_without_a_gpu_is_complete_and_json(no_gpu):
-    env = capture_environment(REPO, argv=["perfdsl", "run", "study.perf"])
+def test_capture_without_a_gpu_is_complete_and_json(git_repository, no_gpu):
+    env = capture_environment(git_repository, argv=["perfdsl", "run", "study.perf"])
     assert json.loads(json.dumps(env)) == env
     assert env["gpu"] is None
     assert "NVML unavailable" in env["gpu_missing"]
@@ -82,16 +97,20 @@ def test_clock_readings_reuse_one_nvml_handle():
     assert after.hits == before.hits + 10
 
 
-def test_git_info_for_the_repository_and_outside_one(tmp_path):
-    info = git_info(REPO / "perfdsl" / "kernel.py")
+def test_git_info_for_the_repository_and_outside_one(git_repository, tmp_path):
+    info = git_info(git_repository / "kernel.py")
     expected = subprocess.run(
-        ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True
+        ["git", "-C", str(git_repository), "rev-parse", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
     assert info["commit"] == expected and len(expected) == 40
-    assert Path(info["root"]) == REPO
-    assert isinstance(info["dirty"], bool)
-    assert git_info(tmp_path) is None
-    assert git_info(tmp_path / "missing" / "file.py") is None
+    assert Path(info["root"]).resolve() == git_repository.resolve()
+    assert info["dirty"] is False
+    (git_repository / "new_kernel.py").write_text("y = 2\n")
+    assert git_info(git_repository)["dirty"] is True
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    assert git_info(outside) is None
+    assert git_info(outside / "missing" / "file.py") is None
 
 
 class _FakeNvmlError(Exception):
@@ -103,7 +122,11 @@ class _FunctionNotFound(_FakeNvmlError):
 
 
 def _fake_nvml() -> types.SimpleNamespace:
-    """An H200 as NVML describes it, whose driver lacks the new temperature call and power."""
+    """An H200 as NVML describes it, whose driver lacks the new temperature call and power.
+
+    Written by hand from the NVML API reference beside the code it tests, not
+    recorded from a driver (see tests/fixtures/README.md).
+    """
 
     def not_supported(*args):
         raise _FakeNvmlError("Not Supported")

@@ -6,13 +6,14 @@ import importlib
 import tomllib
 from pathlib import Path
 
+import bundled_studies
 import pytest
 from pygments.token import Error, Name, _TokenType
 
 from perfdsl.editor.lexer import PerfLexer, highlight_css, highlight_html
 
 ROOT = Path(__file__).resolve().parent.parent
-STUDIES = sorted((ROOT / "studies").glob("*.perf"))
+STUDIES = bundled_studies.PATHS
 
 
 def _errors(lexer: PerfLexer, text: str) -> list[str]:

@@ -250,11 +250,16 @@ def test_write_compiled_code_writes_files_and_a_json_summary(kernels, tmp_path):
     assert (tmp_path / "code" / "cpu_scale_add.s").read_text() == cpu.asm
     for entry in (*summary["cuda"].values(), *summary["cpu"].values()):
         assert all((tmp_path / "code" / file).is_file() for file in entry["files"])
-    if kernels["one"].sass is not None:
-        assert one["files"] == ["scale_add.ptx", "scale_add.cubin", "scale_add.sass"]
-        assert one["sass"]["global_stores"]["by_opcode"] == {"STG.E": 1}
-        assert one["sass"]["global_loads"]["by_width_bits"] == {"32": 2}
-        assert summary["cuda"]["transpose_tile33"]["shared_bytes_declared"] == 4224
+
+
+@needs_sass
+def test_written_compiled_code_includes_sass(kernels, tmp_path):
+    summary = write_compiled_code(tmp_path / "code", [kernels["one"], kernels["tile33"]])
+    one = summary["cuda"]["scale_add"]
+    assert one["files"] == ["scale_add.ptx", "scale_add.cubin", "scale_add.sass"]
+    assert one["sass"]["global_stores"]["by_opcode"] == {"STG.E": 1}
+    assert one["sass"]["global_loads"]["by_width_bits"] == {"32": 2}
+    assert summary["cuda"]["transpose_tile33"]["shared_bytes_declared"] == 4224
 
 
 def test_two_different_kernels_under_one_name_are_refused(kernels, tmp_path):

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import bundled_studies
 import pytest
 
 from perfdsl.commands.check import diagnose
 from perfdsl.diagnostics import render_short
 from perfdsl.source import Source
 
-ROOT = Path(__file__).resolve().parent.parent
-STUDIES = sorted((ROOT / "studies").glob("*.perf"))
+STUDIES = bundled_studies.PATHS
 
 
 def test_there_are_studies() -> None:
     assert len(STUDIES) >= 3
+    assert all(path.is_file() for path in STUDIES)
 
 
 @pytest.mark.parametrize("path", STUDIES, ids=lambda p: p.stem)

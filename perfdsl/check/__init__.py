@@ -10,7 +10,7 @@ the Python the study refers to.
 
 from __future__ import annotations
 
-from perfdsl.check import end_to_end, evidence, links, operations, predictions, workload
+from perfdsl.check import end_to_end, evidence, links, operations, predictions, runnable, workload
 from perfdsl.check.context import Context
 from perfdsl.diagnostics import Diagnostic
 from perfdsl.nodes import Study
@@ -32,6 +32,8 @@ LINKS = (
     ("limitations", links),
     ("investigation", links),
     ("artifacts", links),
+    # Last: not a link of the chain, but whether `perfdsl run` can carry the study out.
+    ("runnable", runnable),
 )
 
 

@@ -17,8 +17,7 @@ class Context:
 
     def report(self, code: str, message: str, span: Span, label: str = "", help: str = "") -> None:
         """Record a finding; its severity is the registry's, never chosen here."""
-        severity = codes.CODES[code].severity
-        self.diagnostics.append(Diagnostic(code, severity, message, self.study.source, span, label, help))
+        self.diagnostics.append(codes.diagnostic(code, message, self.study.source, span, label, help))
 
     def missing(self, code: str, message: str, help: str) -> None:
         """A missing link points at the study's name: the study as a whole lacks it."""

@@ -16,7 +16,7 @@ def check_end_to_end(ctx: Context) -> None:
         absent = [
             part
             for part, present in (
-                ("an application", study.applications),
+                ("application", study.applications),
                 ("end-to-end evidence", study.end_to_end),
             )
             if not present
@@ -51,9 +51,9 @@ def _application(ctx: Context, application: Application) -> None:
             label="`uses` missing",
             help="add `uses <operation>`",
         )
-    operations = [o.name.id for o in ctx.study.operations]
     for used in application.uses:
-        if used.id not in operations:
+        if ctx.study.operation(used.id) is None:
+            operations = [o.name.id for o in ctx.study.operations]
             ctx.report(
                 "PD301",
                 f"no operation named `{used.id}`",

@@ -8,11 +8,15 @@ from perfdsl.check.evidence import observed
 from perfdsl.check.names import choice, quantity_of, subject
 from perfdsl.check.units import EPSILON, FRACTION, number
 from perfdsl.diagnostics import suggest
-from perfdsl.nodes import Application, Name, Num, Operation, Prediction
+from perfdsl.nodes import Application, Name, Num, Operation, Prediction, Study
 
 # The application quantities Amdahl's bound limits (goodput can move past it:
 # a faster operation lets more requests meet the SLO).
 AMDAHL_QUANTITIES = ("time", "throughput")
+# Application quantities measured only by the load sweep.
+LOAD_QUANTITIES = ("throughput", "goodput")
+VACUOUS_RATIO = 10.0
+"""An upper bound at or above this lets the change be ten times worse: it predicts nothing."""
 
 
 def check_prediction(ctx: Context) -> None:
@@ -27,12 +31,21 @@ def check_prediction(ctx: Context) -> None:
             help="add `predict { <operation>.time ratio <= 0.6 }` and one on the mechanism quantity",
         )
         return
+    time_ratios = _predicted_time_ratios(study)
     for prediction in study.predictions:
-        _one_prediction(ctx, prediction)
+        _one_prediction(ctx, prediction, time_ratios)
+    if not any(number(p.bound) is not None for p in study.predictions):
+        ctx.report(
+            "PD106",
+            f"study `{study.name.id}` predicts no number",
+            ctx.header(study.predict_span) if study.predict_span else study.name.span,
+            label="`amdahl` alone states no expected effect",
+            help="add `<operation>.time ratio <= <bound>`: the effect the change is expected to have",
+        )
     _coverage(ctx)
 
 
-def _one_prediction(ctx: Context, prediction: Prediction) -> None:
+def _one_prediction(ctx: Context, prediction: Prediction, time_ratios: dict[str, float]) -> None:
     choice(ctx, prediction.statistic, words.PREDICTION_STATISTICS, "prediction statistic")
     found = subject(
         ctx, prediction.subject, "predictions are on an operation or an application the study defines"
@@ -46,13 +59,15 @@ def _one_prediction(ctx: Context, prediction: Prediction) -> None:
         ctx, found, prediction.quantity, quantities, code="PD308", label="cannot be predicted", verb="predict"
     ):
         return
-    if not _bound(ctx, prediction, application):
+    if not _bound(ctx, prediction, application) or not _judgeable(ctx, prediction):
         return
     quantity = prediction.quantity
+    if application is not None and quantity.id in LOAD_QUANTITIES:
+        _swept(ctx, prediction)
     if operation is not None and quantity.id in words.MEASURES:
         _observed(ctx, prediction, operation)
     if application is not None and quantity.id in AMDAHL_QUANTITIES:
-        _amdahl(ctx, prediction, application)
+        _amdahl(ctx, prediction, application, time_ratios)
 
 
 def _bound(ctx: Context, prediction: Prediction, application: Application | None) -> bool:
@@ -91,6 +106,69 @@ def _bound(ctx: Context, prediction: Prediction, application: Application | None
     return True
 
 
+def _judgeable(ctx: Context, prediction: Prediction) -> bool:
+    """A prediction the results can refute: an inequality whose bound some ratio can break.
+
+    `==` is rejected rather than read with a tolerance: a measured ratio
+    carries an interval, so it never equals a number, and any tolerance chosen
+    here would be a bound the study did not state. A ratio of positive
+    quantities is always above 0, so `>= 0` holds whatever is measured and
+    `<= 0` never does; `<= 10` or more lets the change be ten times worse.
+    """
+    bound = number(prediction.bound)
+    comparator = prediction.comparator
+    if comparator == "==":
+        ctx.report(
+            "PD411",
+            f"`{prediction.target} ratio ==` can never be judged",
+            prediction.span,
+            label="a measured ratio has an interval, never one value",
+            help=f"predict a bound: `ratio <= {_bound_text(prediction)}` if it should be no larger, "
+            f"`ratio >= {_bound_text(prediction)}` if no smaller",
+        )
+        return False
+    if bound is None:
+        return True
+    if comparator in (">=", ">") and bound <= 0:
+        problem = "holds whatever is measured: a ratio is always above 0"
+    elif comparator in ("<=", "<") and bound <= 0:
+        problem = "can never hold: a ratio is always above 0"
+    elif comparator in ("<=", "<") and bound >= VACUOUS_RATIO:
+        problem = f"holds unless the change is {bound:g} times worse"
+    else:
+        return True
+    ctx.report(
+        "PD411",
+        f"`{prediction.target} ratio {comparator} {bound:g}` {problem}",
+        prediction.bound.span,
+        label="predicts nothing the results can refute",
+        help="bound the ratio where the change is expected to land, like `ratio <= 0.6`",
+    )
+    return False
+
+
+def _bound_text(prediction: Prediction) -> str:
+    """The bound as the study wrote it, for a help line that rewrites the prediction."""
+    bound = prediction.bound
+    if isinstance(bound, Name):
+        return bound.id
+    value = number(bound)
+    return f"{value:g}" if value is not None else "<bound>"
+
+
+def _swept(ctx: Context, prediction: Prediction) -> None:
+    """Throughput and goodput are read from the load sweep; without one they are never measured."""
+    end = ctx.study.end_to_end
+    if end is None or end.load is None:
+        ctx.report(
+            "PD407",
+            f"`{prediction.target}` is measured only by a load sweep, and the study has none",
+            prediction.quantity.span,
+            label="nothing will measure this",
+            help="add `load poisson 50..800 step 50 rps` to `evidence end_to_end`",
+        )
+
+
 def _observed(ctx: Context, prediction: Prediction, operation: Operation) -> None:
     """A mechanism quantity is predicted only if it is measured or modelled."""
     quantity = prediction.quantity.id
@@ -104,7 +182,9 @@ def _observed(ctx: Context, prediction: Prediction, operation: Operation) -> Non
         )
 
 
-def _amdahl(ctx: Context, prediction: Prediction, application: Application) -> None:
+def _amdahl(
+    ctx: Context, prediction: Prediction, application: Application, time_ratios: dict[str, float]
+) -> None:
     """An application improves by at most Amdahl's bound on the operation's share."""
     if application.share is None:
         ctx.report(
@@ -119,7 +199,7 @@ def _amdahl(ctx: Context, prediction: Prediction, application: Application) -> N
     bound = number(prediction.bound)
     if application.share.quantity.dimension != FRACTION or not 0 < share <= 1 or bound is None:
         return
-    ratio = min((_predicted_time_ratio(ctx, name.id) for name in application.uses), default=0.0)
+    ratio = min((time_ratios.get(name.id, 0.0) for name in application.uses), default=0.0)
     best_time = (1 - share) + share * ratio
     if prediction.quantity.id == "time" and prediction.comparator in ("<=", "<"):
         best, beaten = best_time, bound < best_time - EPSILON
@@ -138,14 +218,15 @@ def _amdahl(ctx: Context, prediction: Prediction, application: Application) -> N
         )
 
 
-def _predicted_time_ratio(ctx: Context, operation: str) -> float:
-    """The operation's predicted time ratio; 0 (infinitely fast) when none is stated."""
-    for prediction in ctx.study.predictions:
-        if prediction.subject.id == operation and prediction.quantity.id == "time":
-            bound = number(prediction.bound)
-            if bound is not None and prediction.comparator in ("<=", "<"):
-                return max(bound, 0.0)
-    return 0.0
+def _predicted_time_ratios(study: Study) -> dict[str, float]:
+    """Each operation's predicted time ratio (its first upper bound); an operation without one is
+    read as infinitely fast (0) by Amdahl's bound, the most generous reading."""
+    ratios: dict[str, float] = {}
+    for prediction in study.predictions:
+        bound = number(prediction.bound)
+        if prediction.quantity.id == "time" and bound is not None and prediction.comparator in ("<=", "<"):
+            ratios.setdefault(prediction.subject.id, max(bound, 0.0))
+    return ratios
 
 
 def _coverage(ctx: Context) -> None:

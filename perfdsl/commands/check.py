@@ -90,16 +90,22 @@ def checked_study(path: Path, command: str) -> Study | None:
 
 
 def _parse_and_check(source: Source) -> tuple[Study | None, list[Diagnostic]]:
+    """Syntax and structure first, then the chain's rules, each group in text order.
+
+    A misspelt setting (`tragets`) also leaves its link missing ("the workload
+    has no `targets`"); printing the structural error first puts the cause
+    before the effect, whatever lines they point at.
+    """
     from perfdsl.check import check
     from perfdsl.parse import parse
 
     parsed = parse(source)
-    diagnostics = list(parsed.diagnostics)
+    diagnostics = sorted(parsed.diagnostics, key=Diagnostic.sort_key)
     if parsed.study is not None and not any(d.is_error for d in diagnostics):
         diagnostics.extend(check(parsed.study))
     elif parsed.study is not None:
         diagnostics.extend(d for d in check(parsed.study) if d.code not in _HIDDEN_AFTER_ERRORS)
-    return parsed.study, sorted(diagnostics, key=Diagnostic.sort_key)
+    return parsed.study, diagnostics
 
 
 # After a structural error, a link reported missing is often the one that failed to

@@ -4,8 +4,8 @@ Each check takes plain arrays or numbers and returns a tuple of `Finding`s
 (empty when the measurement is clean). Findings are values, never exceptions
 (STYLE habit 5), so the evaluation collects all of them and the report renders
 them like the checker's diagnostics. Codes are stable: a released code never
-changes meaning, and `EXPLANATIONS` says what each one means, why it matters and
-what to do, for `perfdsl explain`.
+changes meaning, and the registry in `perfdsl.codes` says what each one means,
+why it matters and what to do, for `perfdsl explain`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from typing import Literal
 
 import attrs
 import numpy as np
+
+from perfdsl.codes import CODES, Code
 
 Severity = Literal["warning", "error"]
 
@@ -43,83 +45,15 @@ class Finding:
     subject: str
 
 
-@attrs.frozen
-class Explanation:
-    """What a code means, why it matters and what to do (Ruff's rule-doc shape)."""
-
-    title: str
-    what: str
-    why: str
-    action: str
-
-
-EXPLANATIONS: dict[str, Explanation] = {
-    PQ.SPREAD: Explanation(
-        "relative spread of the samples is 10% or more",
-        "The standard deviation of the samples is at least 10% of their mean (pyperf's stability warning).",
-        "A spread that large usually means the machine was not quiet (other load, "
-        "frequency scaling, a cold cache) and small effects drown in it.",
-        "Quiet the machine, warm up longer, rotate inputs beyond the last-level cache, "
-        "and add blocks until the MDE is below the effect you care about.",
-    ),
-    PQ.OUTLIERS: Explanation(
-        "samples far from the median",
-        "Some samples have a modified z-score 0.6745 * |x - median| / MAD above 3.5 "
-        "(Iglewicz and Hoaglin; hyperfine uses the same median/MAD idea).",
-        "Outliers are kept, never dropped, but they point at interference: an "
-        "interrupt, a page fault, a clock change, a JIT compile inside the timing.",
-        "Look at the run sequence of the samples; if the outliers cluster at the "
-        "start, warm up longer; if they are scattered, find the interference.",
-    ),
-    PQ.RESOLUTION: Explanation(
-        "samples at the timer resolution or launch-bound",
-        "Samples are shorter than the timer's resolution (error), or the typical "
-        "sample is no longer than the launch overhead (warning: launch-bound).",
-        "Below the resolution a sample is quantisation noise; at the launch "
-        "overhead the timing measures the launch path, not the kernel.",
-        "Time several back-to-back launches per sample (hot), queue a blocking "
-        "kernel first (nvbench), or use a larger shape.",
-    ),
-    PQ.CLOCKS: Explanation(
-        "arms ran at different SM clocks",
-        "The median SM clock of the two arms differs by more than 2%; the "
-        "cycle-normalised ratio (time x clock) is reported beside the time ratio.",
-        "A clock difference shifts time by the same factor; it can make or hide "
-        "a speedup that is not in the code (nvbench confirms changes in cycles).",
-        "Interleave the arms, warm up by time until the clock is stable, and read "
-        "the cycle-normalised ratio; perfdsl never locks clocks on a lent GPU.",
-    ),
-    PQ.THROTTLED: Explanation(
-        "blocks ran while the GPU reported a clock-event reason",
-        "NVML reported a clock-event (throttle) reason other than idle during a "
-        "block: power cap, thermal or hardware slowdown, sync boost, app clocks.",
-        "A throttled block is timed at a clock the other arm may not have had.",
-        "Re-run the throttled blocks; if it persists, lower the duty cycle or "
-        "report the clocks alongside the result.",
-    ),
-    PQ.ABOVE_ROOF: Explanation(
-        "achieved bandwidth above the measured roof",
-        "The modelled bytes divided by the time exceed the device-memory roof "
-        "measured by the copy kernel in the same run.",
-        "No kernel moves data faster than the roof: either the byte model is "
-        "wrong or a cache, not device memory, is being measured. The result is invalid.",
-        "Check the byte model against counted bytes, and flush L2 / rotate inputs "
-        "larger than the cache before each timed launch.",
-    ),
-    PQ.FEW_BLOCKS: Explanation(
-        "fewer than 10 blocks in an arm",
-        "An arm has fewer block medians than the floor of 10 per arm.",
-        "The bootstrap interval of a median from a handful of blocks is too "
-        "narrow (anti-conservative) and the MDE is large.",
-        "Run at least 10 blocks per arm, interleaved with the other arm.",
-    ),
-}
+# What each code means, why it matters and what to do lives in the one registry of
+# codes, beside the checker's, so that `perfdsl explain` answers for every code.
+EXPLANATIONS: dict[str, Code] = {code: CODES[code] for code in PQ}
 
 
 def explain(code: str) -> str:
     """The explanation of a code as text, for `perfdsl explain`."""
     e = EXPLANATIONS[PQ(code)]
-    return f"{code}: {e.title}\n\nWhat: {e.what}\n\nWhy: {e.why}\n\nWhat to do: {e.action}\n"
+    return f"{code}: {e.title}\n\nWhat: {e.what}\n\nWhy: {e.why}\n\nWhat to do: {e.example}\n"
 
 
 def check_spread(samples: np.ndarray, subject: str, limit: float = 0.10) -> tuple[Finding, ...]:

@@ -1,0 +1,176 @@
+"""What `perfdsl run` will be asked to do, checked before it is asked.
+
+A study that checks must run, or fail with a message: every number the run
+plan reads (counts, the load sweep, each shape's size and memory, each byte or
+launch formula at each shape) is checked here with the plan's own arithmetic,
+so that `perfdsl.plan` never meets a value it cannot use.
+"""
+
+from __future__ import annotations
+
+import math
+
+from perfdsl.check.context import Context
+from perfdsl.check.names import names_in
+from perfdsl.nodes import BinOp, Expr, Name, Num, ShapeSet
+from perfdsl.plan import DEFAULT_TIMING, PlanError, evaluate_formula
+
+MAX_RATES = 1000
+"""A sweep is one load test per rate; more rates than this is a typo in the step."""
+MEMORY_LIMIT_BYTES = 64 * 2**30
+"""More than a large GPU (or a typical host) holds for one shape's buffers."""
+ITEM_BYTES = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2, "int16": 2}
+ARMS = 2
+"""Baseline and change are timed together, each on its own copies of every buffer set."""
+REFERENCE_BYTES = 16
+"""Per element, the float64 reference's input and output."""
+
+
+def estimated_bytes(elements: int, dtype: str, rotate: int) -> int:
+    """A static estimate of one shape's memory: every arm's rotated inputs and outputs, plus the host
+    copies of the inputs and the float64 reference. An estimate, not an accounting: each kernel's
+    own inputs and outputs are known only when its module is imported, which `check` never does."""
+    item = ITEM_BYTES.get(dtype, 1)
+    return elements * (item * (2 * ARMS + 1) * rotate + REFERENCE_BYTES)
+
+
+def check_runnable(ctx: Context) -> None:
+    _signs(ctx)
+    _counts(ctx)
+    _load_sweep(ctx)
+    workload = ctx.study.workload
+    _sizes(ctx, workload.shapes if workload else None, "a workload shape")
+    _sizes(ctx, ctx.study.correctness.adversarial if ctx.study.correctness else None, "an adversarial shape")
+    _formulas(ctx)
+
+
+def _signs(ctx: Context) -> None:
+    """Numbers that only mean something when positive: a minus sign there is a slip.
+
+    The grammar reads `-0.2` so that a negative weight can be answered in words;
+    these are the other places a negative number could now be written.
+    """
+    study = ctx.study
+    workload, end, value = study.workload, study.end_to_end, study.value
+    conditions = [*(workload.correct if workload else ()), workload.objective if workload else None]
+    bounds = [(c.bound, f"the bound of `{c.metric}`") for c in conditions if c is not None]
+    if end is not None and end.slo is not None:
+        bounds.append((end.slo.bound, "the SLO"))
+    if value is not None:
+        bounds += [(value.frequency, "the frequency"), (value.scale, "the scale")]
+    for bound, what in bounds:
+        if isinstance(bound, Num) and bound.value < 0:
+            ctx.report(
+                "PD312",
+                f"{what} is negative",
+                bound.span,
+                label="only a positive number has meaning here",
+                help=f"drop the minus sign: `{-bound.value:g}`",
+            )
+
+
+def _counts(ctx: Context) -> None:
+    """Counts no other rule bounds below, and that the run divides its work by."""
+    timing, end = ctx.study.timing, ctx.study.end_to_end
+    for count, what, example in (
+        (timing.blocks if timing else None, "timing blocks", "blocks 10"),
+        (end.requests if end else None, "end-to-end requests", "requests 2000"),
+    ):
+        if count is not None and count.value < 1:
+            ctx.report(
+                "PD310",
+                f"0 {what} leave nothing to measure",
+                count.span,
+                label="at least 1",
+                help=f"write it like `{example}`",
+            )
+
+
+def _load_sweep(ctx: Context) -> None:
+    """Rates from start to stop by step: increasing, positive, and a sweep of a sensible length."""
+    end = ctx.study.end_to_end
+    if end is None or end.load is None:
+        return
+    rates = end.load.rates
+    start, stop = rates.start.quantity.base, rates.stop.quantity.base
+    step = rates.step.quantity.base if rates.step else None
+    problem = help = ""
+    if start <= 0:
+        problem, help = "the load sweep starts at 0 requests per second", "start the sweep above 0"
+    elif stop < start:
+        problem = "the load sweep runs backwards"
+        help = f"write the lower rate first: `{_num(rates.stop)}..{_num(rates.start)}`"
+    elif step is not None and step <= 0:
+        problem, help = "the load sweep's step is 0", "step by a positive rate, like `step 50`"
+    elif step is not None and (stop - start) / step + 1 > MAX_RATES:
+        count = math.floor((stop - start) / step) + 1
+        problem = f"the load sweep has {count:,} rates"
+        help = f"step by at least {(stop - start) / (MAX_RATES - 1):.3g}, for at most {MAX_RATES} load tests"
+    if problem:
+        ctx.report("PD310", problem, rates.span, label="no sweep the run can make", help=help)
+
+
+def _num(num: Num) -> str:
+    return f"{num.value:g}"
+
+
+def _sizes(ctx: Context, shapes: ShapeSet | None, what: str) -> None:
+    """Every size at least 1, and every shape's buffers within memory."""
+    if shapes is None:
+        return
+    workload = ctx.study.workload
+    dtype = workload.dtype.id if workload and workload.dtype else "float32"
+    timing = ctx.study.timing
+    rotate = int(timing.rotate.value) if timing and timing.rotate else DEFAULT_TIMING["rotate"]
+    for shape in shapes.shapes:
+        if any(size < 1 for size in shape.sizes):
+            ctx.report(
+                "PD311",
+                f"{what} has a size of 0",
+                shape.span,
+                label="nothing to compute",
+                help="every size is at least 1",
+            )
+            continue
+        needed = estimated_bytes(math.prod(shape.sizes), dtype, rotate)
+        if needed > MEMORY_LIMIT_BYTES:
+            ctx.report(
+                "PD311",
+                f"{what} needs about {needed / 2**30:,.0f} GiB",
+                shape.span,
+                label=f"more than the {MEMORY_LIMIT_BYTES // 2**30} GiB a run may use",
+                help=f"use a smaller shape, or fewer rotated buffer sets than `rotate {rotate}`",
+            )
+
+
+def _formulas(ctx: Context) -> None:
+    """Every modelled formula has a value at every workload shape (no division by zero)."""
+    workload = ctx.study.workload
+    if workload is None or workload.shapes is None:
+        return
+    symbols = [s.id for s in workload.shapes.symbols]
+    for operation in ctx.study.operations:
+        for model in operation.models:
+            for formula in (model.baseline, model.change):
+                # Unknown symbols (PD307) and what is not arithmetic (PD005) are reported elsewhere.
+                if not _arithmetic(formula) or any(name.id not in symbols for name in names_in(formula)):
+                    continue
+                for shape in workload.shapes.shapes:
+                    try:
+                        evaluate_formula(formula, dict(zip(symbols, shape.sizes, strict=True)))
+                    except PlanError:
+                        sizes = ", ".join(str(size) for size in shape.sizes)
+                        ctx.report(
+                            "PD310",
+                            f"the `{model.quantity.id}` formula divides by zero at the shape ({sizes})",
+                            formula.span,
+                            label="no value at a workload shape",
+                            help="write a formula that is defined at every workload shape",
+                        )
+                        break
+
+
+def _arithmetic(expr: Expr) -> bool:
+    if isinstance(expr, BinOp):
+        return _arithmetic(expr.left) and _arithmetic(expr.right)
+    return isinstance(expr, (Num, Name))
