@@ -8,7 +8,7 @@ without a second edit. Shared by the Pygments lexer and the language server.
 from __future__ import annotations
 
 from perfdsl import vocabulary
-from perfdsl.lower import EVIDENCE_KINDS, SCHEMAS, STUDY_SECTIONS, STUDY_SETTINGS
+from perfdsl.schema import EVIDENCE_KINDS, SCHEMAS, STUDY_SECTIONS, STUDY_SETTINGS
 
 SECTIONS: tuple[str, ...] = ("study", *STUDY_SECTIONS)
 """Words that open a block (`workload {`), and `study` itself."""
@@ -50,5 +50,8 @@ SETTINGS_BY_SECTION: dict[str, tuple[str, ...]] = {
 }
 """What may be written directly inside each kind of block, for completion."""
 
-VALUE_KINDS: dict[str, dict[str, str]] = {"study": STUDY_SETTINGS, **SCHEMAS}
+VALUE_KINDS: dict[str, dict[str, str]] = {
+    section: {name: spec.kind for name, spec in schema.items()}
+    for section, schema in {"study": STUDY_SETTINGS, **SCHEMAS}.items()
+}
 """What each section's settings take, in the words of the checker's messages (`a whole number`)."""

@@ -25,7 +25,7 @@ from perfdsl import codes, vocabulary
 from perfdsl.commands.check import diagnose
 from perfdsl.diagnostics import Diagnostic
 from perfdsl.editor.words import CONSTANTS, GRAMMAR_WORDS, SECTIONS, SETTINGS_BY_SECTION, VALUE_KINDS
-from perfdsl.lower import EVIDENCE_KINDS
+from perfdsl.schema import EVIDENCE_KINDS
 from perfdsl.source import Source
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
