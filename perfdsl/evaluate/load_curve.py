@@ -27,8 +27,8 @@ import attrs
 import numpy as np
 
 from perfdsl.evaluate.inputs import BundleInputs
-from perfdsl.evaluate.load import RateResult, summarize_rate
 from perfdsl.evaluate.value import Capacity, capacity
+from perfdsl.stats.load import RateResult, summarize_rate
 
 ARMS = ("baseline", "change")
 CapacityBound = Literal["exact", "at most", "at least"]

@@ -43,10 +43,6 @@ class LoadBudgetSpent(Exception):
     """The next probe would not finish inside the arm's load budget."""
 
 
-MIN_PASSING_REQUESTS = 459
-"""With no miss, the fewest completions that show p99 <= SLO at 99% confidence."""
-
-
 @attrs.frozen
 class Share:
     """Per-request totals and time spent inside the operation, in ns."""
@@ -155,11 +151,12 @@ def search_load(
     Every probe keeps its raw per-request records. Returns the probes and, for an
     arm whose search ran out of its time budget, why it stopped.
     """
-    from perfdsl.evaluate.load import find_goodput, summarize_rate
+    from perfdsl.stats.load import find_goodput, min_completions, summarize_rate
 
     if load.slo_seconds is None:
         return [], []
-    count = max(load.requests, MIN_PASSING_REQUESTS)
+    # Fewer completions than the p99 check needs without a single miss could never pass.
+    count = max(load.requests, min_completions(0))
     warmup = max(10, count // 20)
     budget = LOAD_BUDGET_S[quick]
     probes: list[LoadProbe] = []
