@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perfdsl import targets
 from perfdsl.atomic import replacing
 from perfdsl.collector import collector_paused
 from perfdsl.commands import CommandError
@@ -61,8 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="with --run: a smoke run (see `perfdsl run`)")
     parser.add_argument(
         "--target",
-        choices=("auto", "cuda", "cpu", "cudasim"),
-        default="auto",
+        choices=targets.CHOICES,
+        default=targets.AUTO,
         help="with --run: the target to run on (default auto)",
     )
 
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.results and args.run:
         raise CommandError("give --results or --run, not both")
-    if (args.quick or args.target != "auto") and not args.run:
+    if (args.quick or args.target != targets.AUTO) and not args.run:
         raise CommandError("--quick and --target apply to --run only")
 
     if args.run:
@@ -108,8 +109,8 @@ def _run_first(args: argparse.Namespace) -> int:
 
 
 def _latest(study: Study, shown: str) -> Path:
-    from perfdsl.plan import PlanError, plan
     from perfdsl.runtime.bundle import latest_bundle
+    from perfdsl.plan import PlanError, plan
 
     try:
         artifacts = Path(plan(study, "cpu", quick=False).artifacts)
@@ -169,9 +170,9 @@ def _evaluation(bundle: Path, matches_manifest: bool) -> dict[str, Any]:
         if schema != SCHEMA:
             why = f"its {EVALUATION} has schema {schema!r}, not {SCHEMA!r}"
     if why is not None:
+        from perfdsl.runtime.bundle import BundleError
         from perfdsl.evaluate.evaluation import evaluate, write_evaluation
         from perfdsl.evaluate.inputs import EvaluateError
-        from perfdsl.runtime.bundle import BundleError
 
         try:
             # The bundle alone, as `perfdsl evaluate` does: the study file is checked at rendering.
