@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
+from perfdsl.bundle.files import BundleWriter
 from perfdsl.parse import parse
 from perfdsl.plan import predict_section_hash
-from perfdsl.runtime.bundle import BundleWriter
 from perfdsl.source import Source
 
 STUDY = """study planted {{

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from run_support import FIXTURES, REPO, bundle_dirs, environment, read_json, run, start
 
-from perfdsl.runtime.bundle import latest_bundle
+from perfdsl.bundle.files import latest_bundle
 
 BROKEN_STUDY = FIXTURES / "broken.perf"
 REPORT_SIDE = ("weasyprint", "matplotlib", "markdown_it")

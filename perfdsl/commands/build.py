@@ -109,7 +109,7 @@ def _run_first(args: argparse.Namespace) -> int:
 
 
 def _latest(study: Study, shown: str) -> Path:
-    from perfdsl.runtime.bundle import latest_bundle
+    from perfdsl.bundle.files import latest_bundle
     from perfdsl.plan import PlanError, plan
 
     try:
@@ -131,7 +131,7 @@ def _verify(bundle: Path, study_name: str) -> bool:
     Returns whether the bundle's evaluation.json still matches its manifest:
     that file is derived, so when it is out of step it is rewritten, not refused.
     """
-    from perfdsl.runtime.bundle import verify_bundle
+    from perfdsl.bundle.files import verify_bundle
 
     if not bundle.is_dir():
         raise CommandError(f"{bundle}: no such bundle directory")
@@ -170,7 +170,7 @@ def _evaluation(bundle: Path, matches_manifest: bool) -> dict[str, Any]:
         if schema != SCHEMA:
             why = f"its {EVALUATION} has schema {schema!r}, not {SCHEMA!r}"
     if why is not None:
-        from perfdsl.runtime.bundle import BundleError
+        from perfdsl.bundle.files import BundleError
         from perfdsl.evaluate.evaluation import evaluate, write_evaluation
         from perfdsl.evaluate.inputs import EvaluateError
 

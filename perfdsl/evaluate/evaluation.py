@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from perfdsl.bundle.files import dumps, replace_file
 from perfdsl.evaluate.correctness import ModelLevel, summarize_model_level
 from perfdsl.evaluate.decision import DecisionCheck, check_decision
 from perfdsl.evaluate.end_to_end import EndToEnd, ci_containing, evaluate_end_to_end
@@ -33,7 +34,6 @@ from perfdsl.evaluate.quality import Finding
 from perfdsl.evaluate.registration import Registration, check_registration
 from perfdsl.evaluate.stored import EVALUATION, SCHEMA
 from perfdsl.evaluate.value import Capacity, EndToEndEffect, Value, value
-from perfdsl.runtime.bundle import dumps, replace_file
 
 _DIGITS = 12
 

@@ -18,10 +18,10 @@ from typing import Any
 import attrs
 import numpy as np
 
+from perfdsl.bundle.files import verify_bundle
 from perfdsl.evaluate.stored import EVALUATION
 from perfdsl.nodes import Study
 from perfdsl.parse import parse
-from perfdsl.runtime.bundle import verify_bundle
 from perfdsl.source import Source
 
 

@@ -23,9 +23,9 @@ from typing import Any
 
 import attrs
 
+from perfdsl.bundle.files import BundleWriter
 from perfdsl.kernel import Application, Reference, Variant
 from perfdsl.plan import OperationPlan, Plan, ShapePlan
-from perfdsl.runtime.bundle import BundleWriter
 from perfdsl.runtime.correctness import CorrectnessResult, check_variant
 from perfdsl.runtime.counters.attach import attach_counters
 from perfdsl.runtime.resolve import ResolveError, resolve

@@ -1,0 +1,1 @@
+"""The bundle's files: layout, manifest and verification, in one place."""
