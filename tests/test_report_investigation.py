@@ -6,8 +6,11 @@ study and evaluation.json, so the numbers it must print are known exactly.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from perfdsl.bundle import versions
+from perfdsl.bundle.results import Results
 from perfdsl.parse import parse
 from perfdsl.report.context import Blocks, ReportContext
 from perfdsl.report.investigation import render_investigation
@@ -79,7 +82,7 @@ def _render(evaluation: dict[str, Any]) -> list[str]:
     ctx = ReportContext(
         study=study,
         evaluation=evaluation,
-        results={},
+        results=Results.from_json({"schema": versions.RESULTS, "target": "cpu"}, Path("results.json")),
         plan={},
         environment=None,
         environment_missing=None,

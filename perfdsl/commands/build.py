@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from perfdsl import targets
 from perfdsl.atomic import replacing
+from perfdsl.bundle.versions import BundleFormatError
 from perfdsl.collector import collector_paused
 from perfdsl.commands import CommandError
 from perfdsl.commands.check import checked_study
@@ -196,13 +197,18 @@ def _render(
     from perfdsl.report.markdown import render_markdown
 
     registered = (evaluation.get("registration") or {}).get("registered_hash")
-    markdown, drawings = render_markdown(
-        study,
-        evaluation,
-        bundle,
-        bundle_label=_label(bundle),
-        current=check_current(registered, study_path),
-    )
+    try:
+        markdown, drawings = render_markdown(
+            study,
+            evaluation,
+            bundle,
+            bundle_label=_label(bundle),
+            current=check_current(registered, study_path),
+        )
+    except BundleFormatError as error:
+        # Reached when evaluation.json is current but results.json is of a version this code
+        # cannot read (one written by a newer perfdsl, say): refuse it rather than guess.
+        raise CommandError(str(error)) from None
     try:
         # The output's own directory is part of the path the user named; nothing else is made.
         output.parent.mkdir(parents=True, exist_ok=True)

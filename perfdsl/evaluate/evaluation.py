@@ -91,19 +91,19 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
     end_to_end = evaluate_end_to_end(inputs, operations, level, theta)
     load, load_missing = _load(inputs)
     predictions = evaluate_predictions(inputs.study, operations, end_to_end, load)
-    model_level = summarize_model_level(results.get("application"))
+    model_level = summarize_model_level(results.application)
     worth, worth_missing = _value(inputs, end_to_end, load)
-    valid = bool(results.get("timings_valid", False))
+    valid = results.timings_valid
     return Evaluation(
         schema=SCHEMA,
-        study=results.get("study", inputs.study.name.id),
-        run_id=results.get("run_id", inputs.path.name),
-        target=results.get("target", "?"),
+        study=results.study or inputs.study.name.id,
+        run_id=results.run_id or inputs.path.name,
+        target=results.target,
         timings_valid=valid,
         timings_note=None
         if valid
-        else (f"timings on `{results.get('target')}` are not evidence: no timing result has a verdict"),
-        quick=bool(results.get("quick", False)),
+        else (f"timings on `{results.target}` are not evidence: no timing result has a verdict"),
+        quick=results.quick,
         level=level,
         threshold=theta,
         operations=operations,
@@ -111,7 +111,7 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
         end_to_end=end_to_end,
         end_to_end_missing=None
         if end_to_end
-        else (results.get("application_missing") or "the run has no application"),
+        else (results.application_missing or "the run has no application"),
         load=load,
         load_missing=load_missing,
         predictions=predictions,
@@ -133,15 +133,14 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
 
 
 def _load(inputs: BundleInputs) -> tuple[LoadEvaluation | None, str | None]:
-    app = inputs.results.get("application") or {}
-    load = app.get("load")
-    if not load:
-        return None, app.get("load_missing") or "the run has no load test"
-    if not inputs.results.get("timings_valid", False):
-        return None, f"load timings on `{inputs.results.get('target')}` are not evidence"
-    if load.get("slo_seconds") is None:
+    app = inputs.results.application
+    if app is None or app.load is None:
+        return None, (app.load_missing if app else None) or "the run has no load test"
+    if not inputs.results.timings_valid:
+        return None, f"load timings on `{inputs.results.target}` are not evidence"
+    if app.load.slo_seconds is None:
         return None, "the study declares no SLO to judge the load test by"
-    return evaluate_load(inputs, load), None
+    return evaluate_load(inputs, app.load), None
 
 
 def _value(

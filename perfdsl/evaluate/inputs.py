@@ -19,6 +19,8 @@ import attrs
 import numpy as np
 
 from perfdsl.bundle.files import verify_bundle
+from perfdsl.bundle.results import Results
+from perfdsl.bundle.versions import BundleFormatError
 from perfdsl.evaluate.stored import EVALUATION
 from perfdsl.nodes import Study
 from perfdsl.parse import parse
@@ -36,7 +38,7 @@ class BundleInputs:
     path: Path
     study: Study
     plan: dict[str, Any]
-    results: dict[str, Any]
+    results: Results
     registration: dict[str, Any]
 
     def read_text(self, relpath: str) -> str:
@@ -75,14 +77,17 @@ def read_bundle(path: Path) -> BundleInputs:
         text = (path / "study.perf").read_text(encoding="utf-8")
         loaded = {
             name: json.loads((path / f"{name}.json").read_text(encoding="utf-8"))
-            for name in ("plan", "results", "registration")
+            for name in ("plan", "registration")
         }
+        results = Results.read(path)
+    except BundleFormatError as error:
+        raise EvaluateError(str(error)) from None
     except (OSError, ValueError) as error:
         raise EvaluateError(f"{path}: unreadable bundle file: {error}") from None
     study = parse(Source("study.perf", text)).study
     if study is None:
         raise EvaluateError(f"{path}: the bundle's study.perf does not parse")
-    return BundleInputs(path, study, loaded["plan"], loaded["results"], loaded["registration"])
+    return BundleInputs(path, study, loaded["plan"], results, loaded["registration"])
 
 
 def read_samples(inputs: BundleInputs, relpath: str) -> dict[str, ArmSamples]:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import attrs
 
+from perfdsl.bundle.results import ShapeRecord
 from perfdsl.evaluate.compare import Comparison
 
 Label = Literal["modelled", "counted"]
@@ -91,11 +92,11 @@ def preferred(found: tuple[MechanismQuantity, ...], name: str | None) -> Mechani
     return next((q for q in named if q.label == "counted"), named[0] if named else None)
 
 
-def quantities(shape: Mapping[str, Any]) -> tuple[MechanismQuantity, ...]:
-    """Modelled quantities, then counted ones, from a results.json shape entry."""
+def quantities(shape: ShapeRecord) -> tuple[MechanismQuantity, ...]:
+    """Modelled quantities, then counted ones, from a results.json shape record."""
     out = []
-    for label, key in (("modelled", "models"), ("counted", "counters")):
-        for name, arms in sorted((shape.get(key) or {}).items()):
+    for label, pairs in (("modelled", shape.models), ("counted", shape.counters)):
+        for name, arms in sorted((pairs or {}).items()):
             if not isinstance(arms, Mapping) or not all(
                 isinstance(arms.get(a), int | float) for a in ("baseline", "change")
             ):

@@ -23,6 +23,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from perfdsl.bundle.application import ApplicationRecord, ArmShare
+from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
 from perfdsl.kernel import AppContext, Application, Variant
 from perfdsl.plan import LoadPlan, Plan, TimingPlan
 from perfdsl.runtime.load_generator import LoadRun, run_open_loop
@@ -41,14 +43,6 @@ rate doubles a probe's duration, so a search on a contended machine must be cut 
 
 class LoadBudgetSpent(Exception):
     """The next probe would not finish inside the arm's load budget."""
-
-
-@attrs.frozen
-class Share:
-    """Per-request totals and time spent inside the operation, in ns."""
-
-    total_ns: tuple[int, ...]
-    op_ns: tuple[int, ...]
 
 
 @attrs.frozen
@@ -109,7 +103,7 @@ def measure_share(
     shape: dict[str, int],
     dtype: Any,
     requests: int = SHARE_REQUESTS,
-) -> dict[str, Share]:
+) -> dict[str, ArmShare]:
     """f's raw data: each request's total time and the time its operation calls took."""
     spent: dict[str, list[int]] = {}
     calls = build_requests(application, target, variants, shape, dtype, instrument=spent)
@@ -124,7 +118,7 @@ def measure_share(
             request()
             totals.append(time.perf_counter_ns() - start)
             ops.append(sum(spent[arm][before:]))
-        shares[arm] = Share(tuple(totals), tuple(ops))
+        shares[arm] = ArmShare(tuple(totals), tuple(ops))
     return shares
 
 
@@ -265,7 +259,7 @@ def run_application(
     bundle: Any,
     progress: Callable[[str], None],
     correctness_passed: bool,
-) -> dict[str, Any]:
+) -> ApplicationRecord:
     """All end-to-end evidence for the plan's application, raw records into the bundle."""
     from perfdsl.runtime.correctness import compare_application
 
@@ -286,37 +280,28 @@ def run_application(
         )
         for arm, variant in variants.items()
     }
-    entry: dict[str, Any] = {
-        "name": app.name,
-        "entry": app.entry,
-        "shape": app.shape,
-        "uses": list(app.uses),
-        "model_level": model_level(comparisons, plan.correctness.tolerances),
-    }
+    entry = ApplicationRecord(
+        name=app.name,
+        entry=app.entry,
+        shape=dict(app.shape),
+        uses=tuple(app.uses),
+        model_level=model_level(comparisons, plan.correctness.tolerances),
+    )
     reason = None
-    if not (correctness_passed and entry["model_level"]["passed"]):
+    if not (correctness_passed and entry.model_level_passed):
         reason = "not timed: a correctness check failed"
     elif not target.timings_valid:
         # The simulator takes seconds per request, and its times would not be evidence anyway.
         reason = f"not timed on {target.name}: its timings are not evidence"
     if reason is not None:
-        entry.update(
-            samples=None,
-            samples_missing=reason,
-            share=None,
-            share_missing=reason,
-            load=None,
-            load_missing=reason,
-        )
-        return entry
+        return attrs.evolve(entry, samples_missing=reason, share_missing=reason, load_missing=reason)
 
     progress(f"application `{app.name}`: request time")
     requests = build_requests(application, target, variants, app.shape, plan.dtype)
     record = time_requests(target, requests, plan.timing)
     header, rows = record.rows()
     bundle.write_csv("samples/application.csv", header, rows)
-    entry["samples"] = "samples/application.csv"
-    entry["timing"] = {
+    timing = {
         "blocks": [attrs.asdict(b) for b in record.blocks],
         "failures": [attrs.asdict(f) for f in record.failures],
     }
@@ -325,38 +310,35 @@ def run_application(
     shares = measure_share(
         application, target, variants, app.shape, plan.dtype, requests=5 if plan.quick else SHARE_REQUESTS
     )
-    entry["share"] = {arm: attrs.asdict(share) for arm, share in shares.items()}
+    entry = attrs.evolve(entry, samples="samples/application.csv", timing=timing, share=shares)
 
     if plan.load is None:
-        entry["load"] = None
-        entry["load_missing"] = "the study declares no load"
-        return entry
+        return attrs.evolve(entry, load_missing="the study declares no load")
     slowest = max(service_time_s(request) for request in requests.values())
     if plan.load.slo_seconds is not None and slowest > plan.load.slo_seconds:
-        entry["load"] = None
-        entry["load_missing"] = (
-            f"no rate can meet the SLO: one request alone takes {slowest * 1e3:.3g} ms "
-            f"> {plan.load.slo_seconds * 1e3:.3g} ms"
+        return attrs.evolve(
+            entry,
+            load_missing=f"no rate can meet the SLO: one request alone takes {slowest * 1e3:.3g} ms "
+            f"> {plan.load.slo_seconds * 1e3:.3g} ms",
         )
-        return entry
     probes, stopped = search_load(
         requests,
         plan.load,
         plan.quick,
         on_probe=lambda arm, rate: progress(f"load: {arm} at {rate:.1f} rps"),
     )
-    entry["load"] = {
-        "arrivals": plan.load.arrivals,
-        "seed": LOAD_SEED,
-        "slo_seconds": plan.load.slo_seconds,
-        "percentile": plan.load.slo_percentile,
-        "probes": [_write_probe(bundle, probe) for probe in probes],
-        "stopped": stopped,
-    }
-    return entry
+    load = LoadRecord(
+        arrivals=plan.load.arrivals,
+        seed=LOAD_SEED,
+        slo_seconds=plan.load.slo_seconds,
+        percentile=plan.load.slo_percentile,
+        probes=tuple(_write_probe(bundle, probe) for probe in probes),
+        stopped=tuple(stopped),
+    )
+    return attrs.evolve(entry, load=load)
 
 
-def _write_probe(bundle: Any, probe: LoadProbe) -> dict[str, Any]:
+def _write_probe(bundle: Any, probe: LoadProbe) -> LoadProbeRecord:
     path = f"load/{probe.arm}-{probe.index:03d}.csv"
     run = probe.run
     rows = zip(
@@ -368,13 +350,13 @@ def _write_probe(bundle: Any, probe: LoadProbe) -> dict[str, Any]:
         strict=True,
     )
     bundle.write_csv(path, ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok"), rows)
-    return {
-        "arm": probe.arm,
-        "index": probe.index,
-        "rate": probe.rate,
-        "phase": probe.phase,
-        "records": path,
-        "warmup": run.warmup,
-        "truncated": run.truncated,
-        "first_error": run.first_error,
-    }
+    return LoadProbeRecord(
+        arm=probe.arm,
+        index=probe.index,
+        rate=probe.rate,
+        phase=probe.phase,
+        records=path,
+        warmup=run.warmup,
+        truncated=run.truncated,
+        first_error=run.first_error,
+    )

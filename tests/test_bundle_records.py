@@ -1,0 +1,154 @@
+"""The bundle's records: every one survives its own JSON, and an unknown version is refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from evaluate_fixtures import make_bundle
+
+from perfdsl import targets
+from perfdsl.bundle import versions
+from perfdsl.bundle.application import ApplicationRecord, ArmShare
+from perfdsl.bundle.files import replace_file
+from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
+from perfdsl.bundle.results import (
+    CorrectnessCase,
+    CorrectnessRecord,
+    OperationRecord,
+    Results,
+    ShapeRecord,
+)
+
+PATH = Path("bundle/results.json")
+
+PROBE = LoadProbeRecord("change", 3, 412.5, "bisect", "load/change-003.csv", 23, True, "ValueError: no")
+LOAD = LoadRecord("poisson", 7, 0.025, 0.99, (PROBE,), ("`baseline` load search stopped",))
+SHARE = ArmShare((10, 12, 11), (4, 5, 4))
+APPLICATION = ApplicationRecord(
+    name="decode_step",
+    entry="kernels.apps:decoder_step",
+    shape={"M": 64, "N": 4096},
+    uses=("normalize",),
+    model_level={"passed": True, "arms": {"baseline": {"passed": True}}},
+    samples="samples/application.csv",
+    timing={"blocks": [{"index": 0, "arm": "baseline"}], "failures": []},
+    share={"baseline": SHARE, "change": ArmShare((9,), (2,))},
+    load=LOAD,
+)
+CASE = CorrectnessCase(
+    arm="change",
+    variant="fused",
+    shape={"M": 3, "N": 31},
+    adversarial=True,
+    seed=1,
+    passed=False,
+    rel_l2=0.5,
+    max_abs=None,
+    unwritten=7,
+    nonfinite=1,
+    deterministic=False,
+    message="rel_l2 0.5 > 1e-05",
+)
+CORRECTNESS = CorrectnessRecord(False, {"rel_l2": 1e-5}, 2, (CASE,))
+SHAPE = ShapeRecord(
+    label="64x4096",
+    sizes={"M": 64, "N": 4096},
+    weight=0.5,
+    models={"bytes": {"baseline": 5243136.0, "change": 2113536.0}},
+    samples="samples/normalize/64x4096.csv",
+    timing={"set_bytes": {"copy": 2097152}, "blocks": [{"index": 1}]},
+    counters={"launches": {"baseline": 3.0, "change": 1.0}},
+    counters_detail={"tool": "ncu"},
+    counters_log="counters/normalize.ncu.log",
+)
+OPERATION = OperationRecord(
+    name="normalize",
+    baseline="kernels.rmsnorm:unfused",
+    change="kernels.rmsnorm:fused",
+    reference="kernels.rmsnorm:reference",
+    variants={"baseline": "unfused", "change": "fused"},
+    deterministic={"baseline": True, "change": False},
+    shapes=(SHAPE, ShapeRecord("8x8", {"M": 8, "N": 8}, 0.5, {}, samples_missing="not timed")),
+    correctness=CORRECTNESS,
+)
+RESULTS = Results(
+    schema=versions.RESULTS,
+    study="rmsnorm_fusion",
+    run_id="20261129T113000Z-3fa2c1",
+    target="cuda",
+    timings_valid=True,
+    timer_resolution_ns=500.0,
+    quick=True,
+    dtype="float32",
+    started="2026-11-29T11:30:00Z",
+    finished="2026-11-29T11:31:10Z",
+    roof="kernels.copy:copy",
+    roof_missing=None,
+    operations=(OPERATION,),
+    static={"cuda": {}, "cpu": {}, "variants": {"fused": {"cuda": [], "cpu": []}}},
+    application=APPLICATION,
+    application_missing=None,
+)
+
+
+def _through_json(data: dict) -> dict:
+    """What a reader gets back: the JSON text, parsed."""
+    return json.loads(json.dumps(data))
+
+
+@pytest.mark.parametrize(
+    "record",
+    [PROBE, LOAD, SHARE, APPLICATION, CASE, CORRECTNESS, SHAPE, OPERATION],
+    ids=lambda r: type(r).__name__,
+)
+def test_every_part_survives_its_json(record: object) -> None:
+    kind = type(record)
+    assert kind.from_json(_through_json(record.to_json())) == record  # type: ignore[attr-defined]
+
+
+def test_results_survive_their_json() -> None:
+    assert Results.from_json(_through_json(RESULTS.to_json()), PATH) == RESULTS
+
+
+def test_an_application_that_was_not_timed_survives_its_json() -> None:
+    untimed = ApplicationRecord("app", "m:f", {}, (), None, samples_missing="not timed", load_missing="no")
+    assert ApplicationRecord.from_json(_through_json(untimed.to_json())) == untimed
+
+
+def test_a_written_bundle_reads_back_to_the_same_record(tmp_path: Path) -> None:
+    bundle = make_bundle(tmp_path)
+    results = Results.read(bundle)
+    assert results.operations and results.application and results.application.load
+    assert Results.from_json(_through_json(results.to_json()), PATH) == results
+
+
+@pytest.mark.parametrize("target", targets.NAMES)
+def test_version_1_takes_the_timer_resolution_of_its_target(tmp_path: Path, target: str) -> None:
+    data = {"schema": "perfdsl.results/1", "target": target}
+    assert Results.from_json(data, PATH).timer_resolution_ns == targets.BY_NAME[target].resolution_ns
+
+
+def test_a_recorded_resolution_wins_over_the_target(tmp_path: Path) -> None:
+    data = {**RESULTS.to_json(), "timer_resolution_ns": 32.0}
+    assert Results.from_json(data, PATH).timer_resolution_ns == 32.0
+
+
+def test_an_unknown_target_without_a_resolution_is_refused() -> None:
+    with pytest.raises(versions.BundleFormatError, match=r"results\.json: unknown target `tpu`"):
+        Results.from_json({"schema": "perfdsl.results/1", "target": "tpu"}, PATH)
+
+
+@pytest.mark.parametrize("schema", ["perfdsl.results/99", None, "perfdsl.evaluation/2"])
+def test_an_unknown_version_is_refused_naming_the_file(schema: str | None) -> None:
+    with pytest.raises(versions.BundleFormatError, match=r"^bundle/results\.json: format version"):
+        Results.from_json({**RESULTS.to_json(), "schema": schema}, PATH)
+
+
+def test_reading_a_bundle_checks_its_version(tmp_path: Path) -> None:
+    bundle = make_bundle(tmp_path)
+    data = json.loads((bundle / "results.json").read_text())
+    replace_file(bundle, "results.json", json.dumps({**data, "schema": "perfdsl.results/3"}).encode())
+    with pytest.raises(versions.BundleFormatError, match=r"perfdsl\.results/3"):
+        Results.read(bundle)
