@@ -23,6 +23,21 @@ RESULTS = "perfdsl.results/2"
 
 READABLE_RESULTS = ("perfdsl.results/1", RESULTS)
 
+EVALUATION_FILE = "evaluation.json"
+"""The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
+
+EVALUATION = "perfdsl.evaluation/2"
+"""evaluation.json's version; a file of another version is not refused but evaluated
+again (it is derived from the other files). Kept here rather than beside the
+evaluation: `perfdsl build` asks whether a bundle's evaluation.json is current
+before anything else, and answering must not import the statistics (scipy
+alone costs a second of a fresh build).
+
+* `perfdsl.evaluation/1`: the first layout.
+* `perfdsl.evaluation/2`: a goodput that is only a lower bound says so (`lower_bound`,
+  `limited_by`) and the capacity ratio carries its bound (`capacity_bound`).
+"""
+
 
 class BundleFormatError(Exception):
     """A bundle file of a format version this code cannot read (one line)."""

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from perfdsl import targets
 from perfdsl.atomic import replacing
+from perfdsl.bundle import versions
 from perfdsl.bundle.versions import BundleFormatError
 from perfdsl.collector import collector_paused
 from perfdsl.commands import CommandError
 from perfdsl.commands.check import checked_study
-from perfdsl.evaluate.stored import EVALUATION, SCHEMA
 
 if TYPE_CHECKING:
     from perfdsl.nodes import Study
@@ -137,7 +137,7 @@ def _verify(bundle: Path, study_name: str) -> bool:
     if not bundle.is_dir():
         raise CommandError(f"{bundle}: no such bundle directory")
     problems = verify_bundle(bundle)
-    evaluation_problems = [p for p in problems if p.startswith(f"`{EVALUATION}`")]
+    evaluation_problems = [p for p in problems if p.startswith(f"`{versions.EVALUATION_FILE}`")]
     problems = [p for p in problems if p not in evaluation_problems]
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -157,19 +157,19 @@ def _evaluation(bundle: Path, matches_manifest: bool) -> dict[str, Any]:
     The statistics are imported only when an evaluation is due: a current
     evaluation.json is read as it is.
     """
-    path = bundle / EVALUATION
+    path = bundle / versions.EVALUATION_FILE
     why = None
     if not path.is_file():
         why = "it had not been evaluated"
     elif not matches_manifest:
-        why = f"its {EVALUATION} did not match the manifest"
+        why = f"its {versions.EVALUATION_FILE} did not match the manifest"
     else:
         try:
             schema = _read_json(path).get("schema")
         except CommandError:
             schema = None
-        if schema != SCHEMA:
-            why = f"its {EVALUATION} has schema {schema!r}, not {SCHEMA!r}"
+        if schema != versions.EVALUATION:
+            why = f"its {versions.EVALUATION_FILE} has schema {schema!r}, not {versions.EVALUATION!r}"
     if why is not None:
         from perfdsl.bundle.files import BundleError
         from perfdsl.evaluate.evaluation import evaluate, write_evaluation

@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from perfdsl.bundle import versions
 from perfdsl.bundle.files import dumps, replace_file
 from perfdsl.evaluate.correctness import ModelLevel, summarize_model_level
 from perfdsl.evaluate.decision import DecisionCheck, check_decision
@@ -32,7 +33,6 @@ from perfdsl.evaluate.load_curve import LoadEvaluation, evaluate_load
 from perfdsl.evaluate.predictions import PredictionResult, evaluate_predictions
 from perfdsl.evaluate.quality import Finding
 from perfdsl.evaluate.registration import Registration, check_registration
-from perfdsl.evaluate.stored import EVALUATION, SCHEMA
 from perfdsl.evaluate.value import Capacity, EndToEndEffect, Value, value
 
 _DIGITS = 12
@@ -95,7 +95,7 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
     worth, worth_missing = _value(inputs, end_to_end, load)
     valid = results.timings_valid
     return Evaluation(
-        schema=SCHEMA,
+        schema=versions.EVALUATION,
         study=results.study or inputs.study.name.id,
         run_id=results.run_id or inputs.path.name,
         target=results.target,
@@ -205,4 +205,4 @@ def to_plain(item: Any) -> Any:
 
 def write_evaluation(bundle: Path, evaluation: Evaluation) -> Path:
     """Write evaluation.json into the bundle (sorted keys) and update its manifest."""
-    return replace_file(bundle, EVALUATION, dumps(to_plain(evaluation)).encode("utf-8"))
+    return replace_file(bundle, versions.EVALUATION_FILE, dumps(to_plain(evaluation)).encode("utf-8"))

@@ -18,10 +18,10 @@ from typing import Any
 import attrs
 import numpy as np
 
+from perfdsl.bundle import versions
 from perfdsl.bundle.files import verify_bundle
 from perfdsl.bundle.results import Results
 from perfdsl.bundle.versions import BundleFormatError
-from perfdsl.evaluate.stored import EVALUATION
 from perfdsl.nodes import Study
 from perfdsl.parse import parse
 from perfdsl.source import Source
@@ -69,7 +69,7 @@ def read_bundle(path: Path) -> BundleInputs:
     path = Path(path)
     if not path.is_dir():
         raise EvaluateError(f"{path}: no such bundle directory")
-    problems = [p for p in verify_bundle(path) if f"`{EVALUATION}`" not in p]
+    problems = [p for p in verify_bundle(path) if f"`{versions.EVALUATION_FILE}`" not in p]
     if problems:
         shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
         raise EvaluateError(f"{path}: the bundle fails verification ({shown}): not evaluated")
