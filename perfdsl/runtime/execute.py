@@ -163,11 +163,9 @@ def _static_code(
     progress: Progress,
 ) -> dict[str, Any]:
     """Compile every kernel of every variant to PTX/SASS (CUDA) and IR/assembly (CPU)."""
-    from perfdsl.runtime.static_code import (
-        inspect_cpu_function,
-        inspect_cuda_kernel,
-        write_compiled_code,
-    )
+    from perfdsl.runtime.static_code.archive import write_compiled_code
+    from perfdsl.runtime.static_code.cpu import inspect_cpu_function
+    from perfdsl.runtime.static_code.cuda import inspect_cuda_kernel
 
     progress("compiling kernels for static evidence (PTX, SASS, assembly)")
     variants = [v for r in resolved.values() for v in r.variants.values()]
