@@ -13,6 +13,7 @@ from perfdsl.bundle import versions
 from perfdsl.bundle.application import ApplicationRecord, ArmShare
 from perfdsl.bundle.files import replace_file
 from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
+from perfdsl.bundle.plan import Plan
 from perfdsl.bundle.results import (
     CorrectnessCase,
     CorrectnessRecord,
@@ -20,7 +21,11 @@ from perfdsl.bundle.results import (
     Results,
     ShapeRecord,
 )
+from perfdsl.parse import parse
+from perfdsl.plan import plan
+from perfdsl.source import Source
 
+ROOT = Path(__file__).resolve().parent.parent
 PATH = Path("bundle/results.json")
 
 PROBE = LoadProbeRecord("change", 3, 412.5, "bisect", "load/change-003.csv", 23, True, "ValueError: no")
@@ -152,3 +157,30 @@ def test_reading_a_bundle_checks_its_version(tmp_path: Path) -> None:
     replace_file(bundle, "results.json", json.dumps({**data, "schema": "perfdsl.results/3"}).encode())
     with pytest.raises(versions.BundleFormatError, match=r"perfdsl\.results/3"):
         Results.read(bundle)
+
+
+def _study_plan(name: str) -> Plan:
+    source = Source.read(ROOT / "studies" / f"{name}.perf")
+    study = parse(source).study
+    assert study is not None
+    return plan(study, "cpu", quick=False)
+
+
+@pytest.mark.parametrize("name", ["rmsnorm_fusion", "transpose_bank_conflicts"])
+def test_a_plan_survives_its_json(name: str) -> None:
+    planned = _study_plan(name)
+    assert planned.operations and planned.application and planned.load
+    assert Plan.from_json(_through_json(planned.to_json()), planned.study_text, PATH) == planned
+
+
+def test_a_plan_written_before_it_carried_its_version_still_reads() -> None:
+    planned = _study_plan("rmsnorm_fusion")
+    data = planned.to_json()
+    del data["schema"]
+    assert Plan.from_json(data, planned.study_text, PATH) == planned
+
+
+def test_a_plan_of_an_unknown_version_is_refused() -> None:
+    planned = _study_plan("rmsnorm_fusion")
+    with pytest.raises(versions.BundleFormatError, match=r"'perfdsl\.plan/9'"):
+        Plan.from_json({**planned.to_json(), "schema": "perfdsl.plan/9"}, planned.study_text, PATH)

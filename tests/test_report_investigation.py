@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from perfdsl.bundle import versions
+from perfdsl.bundle.plan import CorrectnessPlan, Plan, TimingPlan
 from perfdsl.bundle.results import Results
 from perfdsl.parse import parse
 from perfdsl.report.context import Blocks, ReportContext
@@ -75,6 +76,29 @@ EVALUATION: dict[str, Any] = {
 }
 
 
+def _plan() -> Plan:
+    """A plan with no operations: the investigation section reads none of it."""
+    return Plan(
+        study="s",
+        study_path="s.perf",
+        study_text=STUDY,
+        study_hash="",
+        predict_hash="",
+        target="cpu",
+        quick=True,
+        dtype="float32",
+        operations=(),
+        timing=TimingPlan(3, 5, 4, 2, 0.95, 0.01),
+        correctness=CorrectnessPlan(2, {}, "nan"),
+        roof=None,
+        roof_line=0,
+        measures=(),
+        application=None,
+        load=None,
+        artifacts="",
+    )
+
+
 def _render(evaluation: dict[str, Any]) -> list[str]:
     """The section's bullets, one per rejected hypothesis."""
     study = parse(Source("s.perf", STUDY)).study
@@ -83,7 +107,7 @@ def _render(evaluation: dict[str, Any]) -> list[str]:
         study=study,
         evaluation=evaluation,
         results=Results.from_json({"schema": versions.RESULTS, "target": "cpu"}, Path("results.json")),
-        plan={},
+        plan=_plan(),
         environment=None,
         environment_missing=None,
         manifest={},

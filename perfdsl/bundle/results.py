@@ -241,7 +241,7 @@ class Results:
     @classmethod
     def from_json(cls, data: Mapping[str, Any], path: Path) -> Results:
         """The record of a parsed results.json; `path` names the file in a refusal."""
-        schema = versions.check_version(data, path, versions.READABLE_RESULTS)
+        schema = str(versions.check_version(data, path, versions.READABLE_RESULTS))
         target = str(data.get("target", "?"))
         resolution = data.get("timer_resolution_ns")
         if resolution is None:

@@ -23,6 +23,15 @@ RESULTS = "perfdsl.results/2"
 
 READABLE_RESULTS = ("perfdsl.results/1", RESULTS)
 
+PLAN = "perfdsl.plan/2"
+"""plan.json's version. History:
+
+* version 1 carried no `schema` key (it was `attrs.asdict` of the plan);
+* `perfdsl.plan/2`: the same fields, with `schema`.
+"""
+
+READABLE_PLAN = (None, PLAN)
+
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
@@ -43,12 +52,13 @@ class BundleFormatError(Exception):
     """A bundle file of a format version this code cannot read (one line)."""
 
 
-def check_version(data: Mapping[str, Any], path: Path, readable: tuple[str, ...]) -> str:
+def check_version(data: Mapping[str, Any], path: Path, readable: tuple[str | None, ...]) -> str | None:
     """The file's version, or BundleFormatError naming the file when it is not readable."""
     version = data.get("schema")
     if version not in readable:
         raise BundleFormatError(
             f"{path}: format version {version!r} is not one this perfdsl reads "
-            f"({', '.join(readable)}): run the study again, or use the perfdsl that wrote it"
+            f"({', '.join(str(r) for r in readable if r)}): run the study again, "
+            "or use the perfdsl that wrote it"
         )
-    return str(version)
+    return version

@@ -85,8 +85,7 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
     """Evaluate a bundle; `current_study` is also checked against the registered predictions."""
     inputs = read_bundle(bundle)
     results = inputs.results
-    timing = inputs.plan.get("timing") or {}
-    level, theta = float(timing.get("confidence", 0.95)), float(timing.get("threshold", 0.01))
+    level, theta = inputs.plan.timing.confidence, inputs.plan.timing.threshold
     operations = evaluate_operations(inputs)
     end_to_end = evaluate_end_to_end(inputs, operations, level, theta)
     load, load_missing = _load(inputs)

@@ -20,6 +20,7 @@ import numpy as np
 
 from perfdsl.bundle import versions
 from perfdsl.bundle.files import verify_bundle
+from perfdsl.bundle.plan import Plan
 from perfdsl.bundle.results import Results
 from perfdsl.bundle.versions import BundleFormatError
 from perfdsl.nodes import Study
@@ -37,7 +38,7 @@ class BundleInputs:
 
     path: Path
     study: Study
-    plan: dict[str, Any]
+    plan: Plan
     results: Results
     registration: dict[str, Any]
 
@@ -75,19 +76,17 @@ def read_bundle(path: Path) -> BundleInputs:
         raise EvaluateError(f"{path}: the bundle fails verification ({shown}): not evaluated")
     try:
         text = (path / "study.perf").read_text(encoding="utf-8")
-        loaded = {
-            name: json.loads((path / f"{name}.json").read_text(encoding="utf-8"))
-            for name in ("plan", "registration")
-        }
+        registration = json.loads((path / "registration.json").read_text(encoding="utf-8"))
+        planned = Plan.read(path)
         results = Results.read(path)
     except BundleFormatError as error:
         raise EvaluateError(str(error)) from None
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, KeyError) as error:
         raise EvaluateError(f"{path}: unreadable bundle file: {error}") from None
     study = parse(Source("study.perf", text)).study
     if study is None:
         raise EvaluateError(f"{path}: the bundle's study.perf does not parse")
-    return BundleInputs(path, study, loaded["plan"], results, loaded["registration"])
+    return BundleInputs(path, study, planned, results, registration)
 
 
 def read_samples(inputs: BundleInputs, relpath: str) -> dict[str, ArmSamples]:

@@ -95,8 +95,7 @@ def evaluate_operations(inputs: BundleInputs) -> tuple[OperationResult, ...]:
 
 
 def _settings(inputs: BundleInputs) -> tuple[float, float]:
-    timing = inputs.plan.get("timing") or {}
-    return float(timing.get("confidence", 0.95)), float(timing.get("threshold", 0.01))
+    return inputs.plan.timing.confidence, inputs.plan.timing.threshold
 
 
 def _operation(inputs: BundleInputs, op: OperationRecord, level: float, theta: float) -> OperationResult:

@@ -17,6 +17,7 @@ from typing import Any
 
 import attrs
 
+from perfdsl.bundle.plan import Plan
 from perfdsl.bundle.results import Results
 from perfdsl.evaluate.registration import CurrentStudy
 from perfdsl.nodes import Study
@@ -34,7 +35,7 @@ class ReportContext:
     evaluation: Mapping[str, Any]
     """evaluation.json."""
     results: Results
-    plan: Mapping[str, Any]
+    plan: Plan
     environment: Mapping[str, Any] | None
     environment_missing: str | None
     manifest: Mapping[str, Any]
@@ -110,8 +111,8 @@ def draw_figures(drawings: Mapping[str, FigureDrawing]) -> dict[str, Figure]:
 
 def read_bundle_files(bundle: Path) -> dict[str, Any]:
     """The bundle's JSON files the report presents; environment.json may be absent."""
-    loaded: dict[str, Any] = {"results": Results.read(bundle)}
-    for name in ("plan", "manifest", "registration", "evaluation"):
+    loaded: dict[str, Any] = {"results": Results.read(bundle), "plan": Plan.read(bundle)}
+    for name in ("manifest", "registration", "evaluation"):
         loaded[name] = json.loads((bundle / f"{name}.json").read_text(encoding="utf-8"))
     environment = bundle / "environment.json"
     loaded["environment"] = (

@@ -16,7 +16,7 @@ _MANIFEST_HASH_CHARS = 16
 def render_reproduction(ctx: ReportContext, out: Blocks) -> None:
     """The exact commands, the environment, the bundle and its manifest hashes."""
     env = ctx.environment or {}
-    study_path = str(ctx.plan.get("study_path") or f"{ctx.study.name.id}.perf")
+    study_path = ctx.plan.study_path or f"{ctx.study.name.id}.perf"
     command = env.get("command_line")
     ran = " ".join(command) if command else f"perfdsl run {study_path}"
     commands = [

@@ -25,8 +25,8 @@ import numpy as np
 
 from perfdsl.bundle.application import ApplicationRecord, ArmShare
 from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
+from perfdsl.bundle.plan import LoadPlan, Plan, TimingPlan
 from perfdsl.kernel import AppContext, Application, Variant
-from perfdsl.plan import LoadPlan, Plan, TimingPlan
 from perfdsl.runtime.load_generator import LoadRun, run_open_loop
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, sample, seeded_rng

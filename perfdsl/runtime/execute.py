@@ -25,9 +25,9 @@ import attrs
 
 from perfdsl.bundle import versions
 from perfdsl.bundle.files import BundleWriter
+from perfdsl.bundle.plan import PLAN, OperationPlan, Plan, ShapePlan
 from perfdsl.bundle.results import CorrectnessCase, CorrectnessRecord, OperationRecord, Results, ShapeRecord
 from perfdsl.kernel import Application, Reference, Variant
-from perfdsl.plan import OperationPlan, Plan, ShapePlan
 from perfdsl.runtime.correctness import CorrectnessResult, check_variant
 from perfdsl.runtime.counters.attach import attach_counters
 from perfdsl.runtime.resolve import ResolveError, resolve
@@ -97,7 +97,7 @@ def execute(plan: Plan, target: Target, artifacts: Path, progress: Progress) -> 
     with BundleWriter(artifacts, plan.study) as bundle:
         progress(f"bundle {bundle.run_id} for `{plan.study}` on {target.name}")
         bundle.write_text("study.perf", plan.study_text)
-        bundle.write_json("plan.json", _plan_json(plan))
+        bundle.write_json(PLAN, plan.to_json())
         bundle.write_json(
             "registration.json",
             {
@@ -146,12 +146,6 @@ def execute(plan: Plan, target: Target, artifacts: Path, progress: Progress) -> 
         bundle.write_json("results.json", results.to_json())
         progress("writing manifest")
     return bundle.path
-
-
-def _plan_json(plan: Plan) -> dict[str, Any]:
-    data = attrs.asdict(plan)
-    data.pop("study_text")
-    return data
 
 
 def _static_code(

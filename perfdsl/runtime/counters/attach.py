@@ -21,8 +21,8 @@ from perfdsl.runtime.counters.ncu import TIMEOUT_S, CounterRequest, collect
 
 if TYPE_CHECKING:
     from perfdsl.bundle.files import BundleWriter
+    from perfdsl.bundle.plan import OperationPlan, Plan
     from perfdsl.kernel import Variant
-    from perfdsl.plan import OperationPlan, Plan
 
 NOT_CUDA = "counters need --target cuda and Nsight Compute (ncu)"
 NOT_PASSED = "not profiled: a variant failed its correctness check"
