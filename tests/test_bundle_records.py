@@ -14,6 +14,7 @@ from perfdsl.bundle.application import ApplicationRecord, ArmShare
 from perfdsl.bundle.files import replace_file
 from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
 from perfdsl.bundle.plan import Plan
+from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import (
     CorrectnessCase,
     CorrectnessRecord,
@@ -28,6 +29,7 @@ from perfdsl.source import Source
 ROOT = Path(__file__).resolve().parent.parent
 PATH = Path("bundle/results.json")
 
+REGISTRATION = RegistrationRecord("ab" * 32, "cd" * 32, "2026-11-29T11:30:00Z")
 PROBE = LoadProbeRecord("change", 3, 412.5, "bisect", "load/change-003.csv", 23, True, "ValueError: no")
 LOAD = LoadRecord("poisson", 7, 0.025, 0.99, (PROBE,), ("`baseline` load search stopped",))
 SHARE = ArmShare((10, 12, 11), (4, 5, 4))
@@ -105,7 +107,7 @@ def _through_json(data: dict) -> dict:
 
 @pytest.mark.parametrize(
     "record",
-    [PROBE, LOAD, SHARE, APPLICATION, CASE, CORRECTNESS, SHAPE, OPERATION],
+    [PROBE, LOAD, SHARE, APPLICATION, CASE, CORRECTNESS, SHAPE, OPERATION, REGISTRATION],
     ids=lambda r: type(r).__name__,
 )
 def test_every_part_survives_its_json(record: object) -> None:
@@ -127,6 +129,9 @@ def test_a_written_bundle_reads_back_to_the_same_record(tmp_path: Path) -> None:
     results = Results.read(bundle)
     assert results.operations and results.application and results.application.load
     assert Results.from_json(_through_json(results.to_json()), PATH) == results
+    registration = RegistrationRecord.read(bundle)
+    assert registration.predict_hash and registration.registered
+    assert RegistrationRecord.from_json(_through_json(registration.to_json())) == registration
 
 
 @pytest.mark.parametrize("target", targets.NAMES)

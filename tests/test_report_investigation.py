@@ -11,6 +11,7 @@ from typing import Any
 
 from perfdsl.bundle import versions
 from perfdsl.bundle.plan import CorrectnessPlan, Plan, TimingPlan
+from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import Results
 from perfdsl.parse import parse
 from perfdsl.report.context import Blocks, ReportContext
@@ -111,7 +112,7 @@ def _render(evaluation: dict[str, Any]) -> list[str]:
         environment=None,
         environment_missing=None,
         manifest={},
-        registration={},
+        registration=RegistrationRecord(None, None, None),
         bundle_label="bundle",
         current=None,
         bundle_study_text=STUDY,

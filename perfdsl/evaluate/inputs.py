@@ -10,10 +10,8 @@ medians, the statistical unit (a block's median is one observation).
 from __future__ import annotations
 
 import csv
-import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import attrs
 import numpy as np
@@ -21,6 +19,7 @@ import numpy as np
 from perfdsl.bundle import versions
 from perfdsl.bundle.files import verify_bundle
 from perfdsl.bundle.plan import Plan
+from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import Results
 from perfdsl.bundle.versions import BundleFormatError
 from perfdsl.nodes import Study
@@ -40,7 +39,7 @@ class BundleInputs:
     study: Study
     plan: Plan
     results: Results
-    registration: dict[str, Any]
+    registration: RegistrationRecord
 
     def read_text(self, relpath: str) -> str:
         """A file of the bundle as text."""
@@ -76,7 +75,7 @@ def read_bundle(path: Path) -> BundleInputs:
         raise EvaluateError(f"{path}: the bundle fails verification ({shown}): not evaluated")
     try:
         text = (path / "study.perf").read_text(encoding="utf-8")
-        registration = json.loads((path / "registration.json").read_text(encoding="utf-8"))
+        registration = RegistrationRecord.read(path)
         planned = Plan.read(path)
         results = Results.read(path)
     except BundleFormatError as error:

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from perfdsl.bundle.plan import Plan
+from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import Results
 from perfdsl.evaluate.registration import CurrentStudy
 from perfdsl.nodes import Study
@@ -39,7 +40,7 @@ class ReportContext:
     environment: Mapping[str, Any] | None
     environment_missing: str | None
     manifest: Mapping[str, Any]
-    registration: Mapping[str, Any]
+    registration: RegistrationRecord
     bundle_label: str
     """The bundle's path as the report prints it."""
     current: CurrentStudy | None
@@ -111,8 +112,12 @@ def draw_figures(drawings: Mapping[str, FigureDrawing]) -> dict[str, Figure]:
 
 def read_bundle_files(bundle: Path) -> dict[str, Any]:
     """The bundle's JSON files the report presents; environment.json may be absent."""
-    loaded: dict[str, Any] = {"results": Results.read(bundle), "plan": Plan.read(bundle)}
-    for name in ("manifest", "registration", "evaluation"):
+    loaded: dict[str, Any] = {
+        "results": Results.read(bundle),
+        "plan": Plan.read(bundle),
+        "registration": RegistrationRecord.read(bundle),
+    }
+    for name in ("manifest", "evaluation"):
         loaded[name] = json.loads((bundle / f"{name}.json").read_text(encoding="utf-8"))
     environment = bundle / "environment.json"
     loaded["environment"] = (

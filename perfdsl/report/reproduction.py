@@ -55,16 +55,16 @@ def _fenced(lines: list[str]) -> str:
 
 def _registration_paragraph(ctx: ReportContext) -> str:
     reg = ctx.registration
-    registered = str(reg.get("predict_hash") or "")
+    registered = reg.predict_hash or ""
     parts = [
-        f"Predictions registered at {fmt.text(reg.get('registered') or 'an unrecorded time')} "
+        f"Predictions registered at {fmt.text(reg.registered or 'an unrecorded time')} "
         f"with hash {fmt.code(registered[:_MANIFEST_HASH_CHARS] or fmt.MISSING)}"
     ]
     if ctx.current is None:
         parts.append("the study file was not checked against it")
     else:
         parts.append(fmt.message(ctx.current.message))
-    study_hash = str(reg.get("study_hash") or "")
+    study_hash = reg.study_hash or ""
     if study_hash:
         parts.append(f"study hash at the run {fmt.code(study_hash[:_MANIFEST_HASH_CHARS])}")
     if ctx.study.source.text != ctx.bundle_study_text:

@@ -26,6 +26,7 @@ import attrs
 from perfdsl.bundle import versions
 from perfdsl.bundle.files import BundleWriter
 from perfdsl.bundle.plan import PLAN, OperationPlan, Plan, ShapePlan
+from perfdsl.bundle.registration import REGISTRATION, RegistrationRecord
 from perfdsl.bundle.results import CorrectnessCase, CorrectnessRecord, OperationRecord, Results, ShapeRecord
 from perfdsl.kernel import Application, Reference, Variant
 from perfdsl.runtime.correctness import CorrectnessResult, check_variant
@@ -99,12 +100,7 @@ def execute(plan: Plan, target: Target, artifacts: Path, progress: Progress) -> 
         bundle.write_text("study.perf", plan.study_text)
         bundle.write_json(PLAN, plan.to_json())
         bundle.write_json(
-            "registration.json",
-            {
-                "predict_hash": plan.predict_hash,
-                "study_hash": plan.study_hash,
-                "registered": started,
-            },
+            REGISTRATION, RegistrationRecord(plan.predict_hash, plan.study_hash, started).to_json()
         )
         bundle.write_json("environment.json", capture_environment(Path(plan.study_path)))
         operations = [
