@@ -10,7 +10,13 @@ from evaluate_fixtures import make_bundle
 
 from perfdsl import targets
 from perfdsl.bundle import versions
-from perfdsl.bundle.application import ApplicationRecord, ArmShare
+from perfdsl.bundle.application import (
+    ApplicationRecord,
+    ArmShare,
+    ModelLevelArm,
+    ModelLevelRecord,
+    OutputRecord,
+)
 from perfdsl.bundle.files import replace_file
 from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
 from perfdsl.bundle.plan import Plan
@@ -32,13 +38,25 @@ PATH = Path("bundle/results.json")
 REGISTRATION = RegistrationRecord("ab" * 32, "cd" * 32, "2026-11-29T11:30:00Z")
 PROBE = LoadProbeRecord("change", 3, 412.5, "bisect", "load/change-003.csv", 23, True, "ValueError: no")
 LOAD = LoadRecord("poisson", 7, 0.025, 0.99, (PROBE,), ("`baseline` load search stopped",))
+OUTPUT = OutputRecord("out", 1e-7, None, 0, 2, "2 NaN or Inf")
+MODEL_LEVEL = ModelLevelRecord(
+    rule="change error <= baseline error + tolerance",
+    passed=False,
+    excess={"rel_l2": None, "max_abs": 1e-6},
+    arms={
+        "baseline": ModelLevelArm(
+            "decode_step", "unfused", "cpu", (("M", 8), ("N", 16)), 0, True, OUTPUT, ""
+        ),
+        "change": ModelLevelArm("decode_step", "fused", "cpu", (("M", 8),), 0, False, None, "raised"),
+    },
+)
 SHARE = ArmShare((10, 12, 11), (4, 5, 4))
 APPLICATION = ApplicationRecord(
     name="decode_step",
     entry="kernels.apps:decoder_step",
     shape={"M": 64, "N": 4096},
     uses=("normalize",),
-    model_level={"passed": True, "arms": {"baseline": {"passed": True}}},
+    model_level=MODEL_LEVEL,
     samples="samples/application.csv",
     timing={"blocks": [{"index": 0, "arm": "baseline"}], "failures": []},
     share={"baseline": SHARE, "change": ArmShare((9,), (2,))},
@@ -107,7 +125,7 @@ def _through_json(data: dict) -> dict:
 
 @pytest.mark.parametrize(
     "record",
-    [PROBE, LOAD, SHARE, APPLICATION, CASE, CORRECTNESS, SHAPE, OPERATION, REGISTRATION],
+    [PROBE, LOAD, SHARE, OUTPUT, MODEL_LEVEL, APPLICATION, CASE, CORRECTNESS, SHAPE, OPERATION, REGISTRATION],
     ids=lambda r: type(r).__name__,
 )
 def test_every_part_survives_its_json(record: object) -> None:

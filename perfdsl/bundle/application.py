@@ -1,8 +1,7 @@
-"""The application's part of results.json: end-to-end requests, share of time, load.
+"""The application's part of results.json: model-level check, requests, share of time, load.
 
-`model_level` and `timing` are kept as the runtime recorded them (the
-float64 comparison per arm and the sampler's block log): the report and the
-evaluation quote them, they do not compute from their keys.
+`timing` is kept as the sampler recorded it (its block log): nothing computes
+from its keys.
 """
 
 from __future__ import annotations
@@ -13,6 +12,101 @@ from typing import Any
 import attrs
 
 from perfdsl.bundle.load import LoadRecord
+
+
+@attrs.frozen
+class OutputRecord:
+    """How far one output of the application is from its float64 run."""
+
+    name: str
+    rel_l2: float | None
+    max_abs: float | None
+    unwritten: int
+    nonfinite: int
+    problem: str
+    """Why the output fails whatever the tolerance, in one line; empty when it does not."""
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> OutputRecord:
+        return cls(
+            name=str(data.get("name", "")),
+            rel_l2=data.get("rel_l2"),
+            max_abs=data.get("max_abs"),
+            unwritten=int(data.get("unwritten") or 0),
+            nonfinite=int(data.get("nonfinite") or 0),
+            problem=str(data.get("problem") or ""),
+        )
+
+
+@attrs.frozen
+class ModelLevelArm:
+    """One arm's application output against the float64 run, judged against the baseline's."""
+
+    application: str
+    variant: str
+    target: str
+    shape: tuple[tuple[str, int], ...]
+    seed: int
+    passed: bool
+    output: OutputRecord | None
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "application": self.application,
+            "variant": self.variant,
+            "target": self.target,
+            "shape": [list(pair) for pair in self.shape],
+            "seed": self.seed,
+            "passed": self.passed,
+            "output": None if self.output is None else self.output.to_json(),
+            "message": self.message,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ModelLevelArm:
+        output = data.get("output")
+        return cls(
+            application=str(data.get("application", "")),
+            variant=str(data.get("variant", "")),
+            target=str(data.get("target", "")),
+            shape=tuple((str(k), int(v)) for k, v in data.get("shape") or ()),
+            seed=int(data.get("seed") or 0),
+            passed=bool(data.get("passed")),
+            output=None if not output else OutputRecord.from_json(output),
+            message=str(data.get("message") or ""),
+        )
+
+
+@attrs.frozen
+class ModelLevelRecord:
+    """The application's output with each arm: the change may not make it worse."""
+
+    rule: str
+    passed: bool
+    excess: dict[str, float | None]
+    """Per metric, the change's error minus the baseline's (None where undefined)."""
+    arms: dict[str, ModelLevelArm]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "passed": self.passed,
+            "excess": dict(self.excess),
+            "arms": {arm: record.to_json() for arm, record in self.arms.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ModelLevelRecord:
+        return cls(
+            rule=str(data.get("rule", "")),
+            passed=bool(data.get("passed")),
+            excess=dict(data.get("excess") or {}),
+            arms={arm: ModelLevelArm.from_json(r) for arm, r in (data.get("arms") or {}).items()},
+        )
 
 
 @attrs.frozen
@@ -41,7 +135,7 @@ class ApplicationRecord:
     entry: str
     shape: dict[str, int]
     uses: tuple[str, ...]
-    model_level: Mapping[str, Any] | None
+    model_level: ModelLevelRecord | None
     samples: str | None = None
     """The request-time CSV, relative to the bundle."""
     samples_missing: str | None = None
@@ -51,18 +145,13 @@ class ApplicationRecord:
     load: LoadRecord | None = None
     load_missing: str | None = None
 
-    @property
-    def model_level_passed(self) -> bool:
-        """Whether the application's output passed against float64 in every arm."""
-        return bool(self.model_level and self.model_level.get("passed"))
-
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "entry": self.entry,
             "shape": dict(self.shape),
             "uses": list(self.uses),
-            "model_level": self.model_level,
+            "model_level": None if self.model_level is None else self.model_level.to_json(),
             "samples": self.samples,
             "samples_missing": self.samples_missing,
             "timing": self.timing,
@@ -76,12 +165,13 @@ class ApplicationRecord:
     def from_json(cls, data: Mapping[str, Any]) -> ApplicationRecord:
         share = data.get("share")
         load = data.get("load")
+        model_level = data.get("model_level")
         return cls(
             name=str(data.get("name", "?")),
             entry=str(data.get("entry", "")),
             shape=dict(data.get("shape") or {}),
             uses=tuple(data.get("uses") or ()),
-            model_level=data.get("model_level"),
+            model_level=None if not model_level else ModelLevelRecord.from_json(model_level),
             samples=data.get("samples"),
             samples_missing=data.get("samples_missing"),
             timing=data.get("timing"),

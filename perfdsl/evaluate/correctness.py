@@ -111,16 +111,16 @@ def _worst(errors: list[float | None]) -> float | None:
 
 def summarize_model_level(application: ApplicationRecord | None) -> ModelLevel:
     """Summarise the application's model-level comparison, or say why there is none."""
-    if application is None or not application.model_level:
+    if application is None or application.model_level is None:
         return ModelLevel(None, {}, "the run has no application")
     record = application.model_level
     arms = {}
-    for arm, result in sorted((record.get("arms") or {}).items()):
-        output = result.get("output") or {}
+    for arm, result in sorted(record.arms.items()):
+        output = result.output
         arms[arm] = {
-            "passed": bool(result.get("passed")),
-            "rel_l2": output.get("rel_l2"),
-            "max_abs": output.get("max_abs"),
-            "message": result.get("message") or output.get("problem") or "",
+            "passed": result.passed,
+            "rel_l2": output.rel_l2 if output else None,
+            "max_abs": output.max_abs if output else None,
+            "message": result.message or (output.problem if output else ""),
         }
-    return ModelLevel(bool(record.get("passed")), arms, None)
+    return ModelLevel(record.passed, arms, None)

@@ -23,7 +23,13 @@ from typing import Any
 import attrs
 import numpy as np
 
-from perfdsl.bundle.application import ApplicationRecord, ArmShare
+from perfdsl.bundle.application import (
+    ApplicationRecord,
+    ArmShare,
+    ModelLevelArm,
+    ModelLevelRecord,
+    OutputRecord,
+)
 from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
 from perfdsl.bundle.plan import LoadPlan, Plan, TimingPlan
 from perfdsl.kernel import AppContext, Application, Variant
@@ -210,7 +216,7 @@ def _start_rate(request: Callable[[], Any], load: LoadPlan, quick: bool) -> floa
     return max(1.0, min(load.rates[0], capacity / 2))
 
 
-def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> dict[str, Any]:
+def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> ModelLevelRecord:
     """Judge the application's outputs against its float64 run, relative to the baseline.
 
     The application's own arithmetic in the workload's dtype differs from its
@@ -221,7 +227,6 @@ def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> di
     the baseline's by at most the study's tolerance, and no arm may raise,
     leave outputs unwritten or produce NaN/Inf.
     """
-    arms = {arm: attrs.asdict(comparison) for arm, comparison in comparisons.items()}
     broken = {
         arm: c.message or c.output.problem
         for arm, c in comparisons.items()
@@ -240,15 +245,25 @@ def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> di
         for metric, value in excess.items()
         if value is None or value > tolerances[metric]
     ]
-    for arm, record in arms.items():
-        record["passed"] = arm not in broken and (arm != "change" or not failed)
-        record["message"] = broken.get(arm) or ("; ".join(failed) if arm == "change" else "")
-    return {
-        "rule": "change error <= baseline error + tolerance, against the float64 run",
-        "passed": not broken and not failed,
-        "excess": excess,
-        "arms": arms,
+    arms = {
+        arm: ModelLevelArm(
+            application=c.application,
+            variant=c.variant,
+            target=c.target,
+            shape=tuple(c.shape),
+            seed=c.seed,
+            passed=arm not in broken and (arm != "change" or not failed),
+            output=None if c.output is None else OutputRecord(**attrs.asdict(c.output)),
+            message=broken.get(arm) or ("; ".join(failed) if arm == "change" else ""),
+        )
+        for arm, c in comparisons.items()
     }
+    return ModelLevelRecord(
+        rule="change error <= baseline error + tolerance, against the float64 run",
+        passed=not broken and not failed,
+        excess=excess,
+        arms=arms,
+    )
 
 
 def run_application(
@@ -288,7 +303,7 @@ def run_application(
         model_level=model_level(comparisons, plan.correctness.tolerances),
     )
     reason = None
-    if not (correctness_passed and entry.model_level_passed):
+    if not (correctness_passed and entry.model_level is not None and entry.model_level.passed):
         reason = "not timed: a correctness check failed"
     elif not target.timings_valid:
         # The simulator takes seconds per request, and its times would not be evidence anyway.
