@@ -28,6 +28,14 @@ from perfdsl.bundle.results import (
     Results,
     ShapeRecord,
 )
+from perfdsl.bundle.static import (
+    CodeSummary,
+    CpuFunctionSummary,
+    CudaKernelSummary,
+    InstructionGroup,
+    StaticCode,
+    VariantCode,
+)
 from perfdsl.parse import parse
 from perfdsl.plan import plan
 from perfdsl.source import Source
@@ -88,6 +96,33 @@ SHAPE = ShapeRecord(
     counters_detail={"tool": "ncu"},
     counters_log="counters/normalize.ncu.log",
 )
+GROUP = InstructionGroup(2, {"LDG.E": 2}, {"32": 2}, 64)
+KERNEL = CudaKernelSummary(
+    name="rmsnorm_fused_kernel",
+    signature="(float32[:, :],)",
+    arch="sm_90",
+    symbol="_Z6kernel",
+    ptx_missing=None,
+    cubin_missing=None,
+    sass_missing="nvdisasm not installed",
+    registers=28,
+    shared_bytes_declared=0,
+    shared_bytes=0,
+    local_bytes=0,
+    spill_store_bytes=0,
+    spill_load_bytes=0,
+    ptx=CodeSummary(40, {"global_loads": GROUP, "barriers": InstructionGroup(1, {"bar.sync": 1})}),
+    sass=None,
+    tools={"nvvm": "12.4.0"},
+    files=("rmsnorm_fused_kernel.ptx",),
+)
+FUNCTION = CpuFunctionSummary("f_cpu", "(float32[:],)", "_ZN1f", None, 132, {"ymm": 12}, 4, {}, ("f_cpu.ll",))
+STATIC = StaticCode(
+    cuda={KERNEL.name: KERNEL},
+    cpu={FUNCTION.name: FUNCTION},
+    variants={"fused": VariantCode((KERNEL.name,), (FUNCTION.name,))},
+    cuda_missing=None,
+)
 OPERATION = OperationRecord(
     name="normalize",
     baseline="kernels.rmsnorm:unfused",
@@ -112,7 +147,7 @@ RESULTS = Results(
     roof="kernels.copy:copy",
     roof_missing=None,
     operations=(OPERATION,),
-    static={"cuda": {}, "cpu": {}, "variants": {"fused": {"cuda": [], "cpu": []}}},
+    static=STATIC,
     application=APPLICATION,
     application_missing=None,
 )
@@ -125,7 +160,23 @@ def _through_json(data: dict) -> dict:
 
 @pytest.mark.parametrize(
     "record",
-    [PROBE, LOAD, SHARE, OUTPUT, MODEL_LEVEL, APPLICATION, CASE, CORRECTNESS, SHAPE, OPERATION, REGISTRATION],
+    [
+        GROUP,
+        KERNEL,
+        FUNCTION,
+        STATIC,
+        PROBE,
+        LOAD,
+        SHARE,
+        OUTPUT,
+        MODEL_LEVEL,
+        APPLICATION,
+        CASE,
+        CORRECTNESS,
+        SHAPE,
+        OPERATION,
+        REGISTRATION,
+    ],
     ids=lambda r: type(r).__name__,
 )
 def test_every_part_survives_its_json(record: object) -> None:

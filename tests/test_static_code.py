@@ -234,7 +234,7 @@ def test_cpu_function_that_does_not_type_is_a_reason():
 def test_write_compiled_code_writes_files_and_a_json_summary(kernels, tmp_path):
     cpu = inspect_cpu_function(cpu_scale_add, VEC)
     records = [kernels["one"], kernels["tile33"], kernels["one"], cpu]
-    summary = write_compiled_code(tmp_path / "code", records)
+    summary = write_compiled_code(tmp_path / "code", records).to_json()
     assert json.loads(json.dumps(summary)) == summary
     assert set(summary["cuda"]) == {"scale_add", "transpose_tile33"}
     assert set(summary["cpu"]) == {"cpu_scale_add"}

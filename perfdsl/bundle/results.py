@@ -3,8 +3,7 @@
 The runtime builds a `Results` and writes `to_json()`; the evaluation reads
 `Results.read(path)`. The nested records name every key the evaluation
 computes from; what the runtime's helpers recorded for presentation (the
-sampler's block log, the counters' detail, the compiled code's summary) is
-kept as the JSON it is. Layout and examples: docs/bundle.md.
+sampler's block log, the counters' detail) is kept as the JSON it is. Layout and examples: docs/bundle.md.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ import attrs
 from perfdsl import targets
 from perfdsl.bundle import versions
 from perfdsl.bundle.application import ApplicationRecord
+from perfdsl.bundle.static import StaticCode
 
 RESULTS = "results.json"
 
@@ -209,7 +209,7 @@ class Results:
     """The copy roof's reference, or None with `roof_missing`."""
     roof_missing: str | None
     operations: tuple[OperationRecord, ...]
-    static: Mapping[str, Any] | None
+    static: StaticCode | None
     """The compiled code's summary: per CUDA kernel and CPU function, and per variant."""
     application: ApplicationRecord | None
     application_missing: str | None
@@ -233,7 +233,7 @@ class Results:
             "roof": None if self.roof is None else {"reference": self.roof},
             "roof_missing": self.roof_missing,
             "operations": [op.to_json() for op in self.operations],
-            "static": self.static,
+            "static": None if self.static is None else self.static.to_json(),
             "application": None if self.application is None else self.application.to_json(),
             "application_missing": self.application_missing,
         }
@@ -255,6 +255,7 @@ class Results:
             resolution = spec.resolution_ns
         roof = data.get("roof")
         application = data.get("application")
+        static = data.get("static")
         return cls(
             schema=schema,
             study=str(data.get("study", "")),
@@ -269,7 +270,7 @@ class Results:
             roof=None if not roof else str(roof["reference"]),
             roof_missing=data.get("roof_missing"),
             operations=tuple(OperationRecord.from_json(op) for op in data.get("operations") or ()),
-            static=data.get("static"),
+            static=None if not static else StaticCode.from_json(static),
             application=None if not application else ApplicationRecord.from_json(application),
             application_missing=data.get("application_missing"),
         )

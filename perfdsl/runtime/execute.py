@@ -28,6 +28,7 @@ from perfdsl.bundle.files import BundleWriter
 from perfdsl.bundle.plan import PLAN, OperationPlan, Plan, ShapePlan
 from perfdsl.bundle.registration import REGISTRATION, RegistrationRecord
 from perfdsl.bundle.results import CorrectnessCase, CorrectnessRecord, OperationRecord, Results, ShapeRecord
+from perfdsl.bundle.static import StaticCode, VariantCode
 from perfdsl.kernel import Application, Reference, Variant
 from perfdsl.runtime.correctness import CorrectnessResult, check_variant
 from perfdsl.runtime.counters.attach import attach_counters
@@ -151,7 +152,7 @@ def _static_code(
     target: Target,
     bundle: BundleWriter,
     progress: Progress,
-) -> dict[str, Any]:
+) -> StaticCode:
     """Compile every kernel of every variant to PTX/SASS (CUDA) and IR/assembly (CPU)."""
     from perfdsl.runtime.static_code.archive import write_compiled_code
     from perfdsl.runtime.static_code.cpu import inspect_cpu_function
@@ -172,16 +173,19 @@ def _static_code(
     for function, signature in cpu_functions:
         records.append(inspect_cpu_function(function, signature.replace("{dtype}", plan.dtype)))
     summary = write_compiled_code(bundle.tmp / "code", records)
-    summary["variants"] = {
-        v.name: {
-            "cuda": sorted({getattr(k, "__name__", str(k)) for k, _ in v.cuda_kernels}),
-            "cpu": sorted({getattr(f, "__name__", str(f)) for f, _ in v.cpu_kernels}),
-        }
-        for v in variants
-    }
-    if "cuda" not in target.spec.archives:
-        summary["cuda_missing"] = "the simulator cannot compile PTX: run --target cpu or cuda for it"
-    return summary
+    return attrs.evolve(
+        summary,
+        variants={
+            v.name: VariantCode(
+                cuda=tuple(sorted({getattr(k, "__name__", str(k)) for k, _ in v.cuda_kernels})),
+                cpu=tuple(sorted({getattr(f, "__name__", str(f)) for f, _ in v.cpu_kernels})),
+            )
+            for v in variants
+        },
+        cuda_missing=None
+        if "cuda" in target.spec.archives
+        else "the simulator cannot compile PTX: run --target cpu or cuda for it",
+    )
 
 
 def _operation(
