@@ -25,8 +25,8 @@ from perfdsl.evaluate.correctness import CorrectnessSummary, summarize_correctne
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.mechanism import (
     ROOF_ARM,
+    KernelCounts,
     ShapeMechanism,
-    StaticKernel,
     bandwidths,
     explain_change,
     preferred,
@@ -80,7 +80,7 @@ class OperationResult:
     combined_missing: str | None
     regressions: tuple[str, ...]
     correctness: CorrectnessSummary
-    static: dict[str, tuple[StaticKernel, ...]]
+    static: dict[str, tuple[KernelCounts, ...]]
     """Per arm, counts read from its compiled kernels."""
 
     def shape(self, sizes: Mapping[str, int]) -> ShapeResult | None:

@@ -180,7 +180,7 @@ def explain_change(
 
 
 @attrs.frozen
-class StaticKernel:
+class KernelCounts:
     """Counts read from one compiled kernel of an arm (labelled "static")."""
 
     kernel: str
@@ -191,13 +191,13 @@ class StaticKernel:
 _SASS_GROUPS = ("global_loads", "global_stores", "shared_loads", "shared_stores")
 
 
-def static_counts(static: StaticCode | None, variant: str) -> tuple[StaticKernel, ...]:
+def static_counts(static: StaticCode | None, variant: str) -> tuple[KernelCounts, ...]:
     """The static counts of every kernel the variant compiles to, CUDA then CPU."""
     if static is None or variant not in static.variants:
         return ()
     names = static.variants[variant]
-    out = [StaticKernel(k, "cuda", _cuda_counts(static.cuda[k])) for k in names.cuda if k in static.cuda]
-    out += [StaticKernel(f, "cpu", _cpu_counts(static.cpu[f])) for f in names.cpu if f in static.cpu]
+    out = [KernelCounts(k, "cuda", _cuda_counts(static.cuda[k])) for k in names.cuda if k in static.cuda]
+    out += [KernelCounts(f, "cpu", _cpu_counts(static.cpu[f])) for f in names.cpu if f in static.cpu]
     return tuple(out)
 
 
