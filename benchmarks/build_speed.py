@@ -34,7 +34,7 @@ TARGET_S = 5.0
 
 
 def _bundle(argv: list[str]) -> Path:
-    from perfdsl.runtime.bundle import bundles
+    from perfdsl.bundle.files import bundles
 
     if argv:
         return Path(argv[0])

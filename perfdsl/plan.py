@@ -5,7 +5,8 @@ under `--quick`, and always to tiny ones on the `cudasim` target), the timing
 and correctness settings (the study's, or the quick ones), the modelled
 mechanism quantities evaluated per shape, the load sweep's rates and the
 bundle's location. The run stage reads only the plan,
-so a plan is also the record of what was asked for.
+so a plan is also the record of what was asked for (its records, and
+plan.json, are in `perfdsl.bundle.plan`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,16 @@ import math
 import operator
 from pathlib import Path
 
-import attrs
-
+from perfdsl.bundle.plan import (
+    ApplicationPlan,
+    CorrectnessPlan,
+    LoadPlan,
+    ModelValue,
+    OperationPlan,
+    Plan,
+    ShapePlan,
+    TimingPlan,
+)
 from perfdsl.nodes import BinOp, Expr, Name, Num, ShapeSet, Study, TupleExpr
 
 # `--quick`: CI and the README's first command. Small enough for a 2-core machine,
@@ -46,106 +55,6 @@ DEFAULT_REQUESTS = 2000
 
 class PlanError(ValueError):
     """The study cannot be planned (it does not check); carries the message for the user."""
-
-
-@attrs.frozen
-class ModelValue:
-    """A modelled mechanism quantity for one shape: `bytes` baseline and change."""
-
-    quantity: str
-    baseline: float
-    change: float
-
-
-@attrs.frozen
-class ShapePlan:
-    """One shape to time and check, with its traffic weight and modelled quantities."""
-
-    sizes: dict[str, int]
-    weight: float
-    models: tuple[ModelValue, ...]
-
-    @property
-    def label(self) -> str:
-        return "x".join(str(v) for v in self.sizes.values())
-
-
-@attrs.frozen
-class OperationPlan:
-    """The operation's three implementations (by reference) and where to run them."""
-
-    name: str
-    baseline: str
-    change: str
-    reference: str
-    lines: dict[str, int]
-    """Study line of each reference, so a bad reference is reported where it is written."""
-    shapes: tuple[ShapePlan, ...]
-    adversarial: tuple[dict[str, int], ...]
-
-
-@attrs.frozen
-class TimingPlan:
-    warmup: int
-    repeats: int
-    blocks: int
-    rotate: int
-    confidence: float
-    threshold: float
-
-
-@attrs.frozen
-class CorrectnessPlan:
-    seeds: int
-    tolerances: dict[str, float]
-    """metric (`rel_l2`, `max_abs`) -> the largest error that passes."""
-    poison: str
-
-
-@attrs.frozen
-class ApplicationPlan:
-    name: str
-    entry: str
-    line: int
-    uses: tuple[str, ...]
-    shape: dict[str, int]
-    """The operating point: the heaviest-weighted workload shape."""
-
-
-@attrs.frozen
-class LoadPlan:
-    arrivals: str
-    rates: tuple[float, ...]
-    """Offered rates to sweep, requests per second."""
-    requests: int
-    slo_seconds: float | None
-    slo_percentile: float
-
-
-@attrs.frozen
-class Plan:
-    """Everything `perfdsl run` needs, and nothing it must look up in the study again."""
-
-    study: str
-    study_path: str
-    study_text: str
-    study_hash: str
-    predict_hash: str
-    target: str
-    quick: bool
-    dtype: str
-    operations: tuple[OperationPlan, ...]
-    timing: TimingPlan
-    correctness: CorrectnessPlan
-    roof: str | None
-    roof_line: int
-    measures: tuple[str, ...]
-    """The mechanism quantities the study's `evidence mechanism` measures."""
-    application: ApplicationPlan | None
-    load: LoadPlan | None
-    artifacts: str
-    """Directory the bundles go under, resolved against the study file's directory
-    (as paths in a configuration file are), so the cwd never changes where a run lands."""
 
 
 # One operator applied, not all four: a table of results would divide by every

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from perfdsl import targets
+
 DECISIONS = ("adopt", "reject", "investigate")
 
 # Each mechanism is a claim about one physical quantity; evidence that does not
@@ -42,7 +44,7 @@ REDUCED_PRECISION_ROUNDOFF = {"float16": 2.0**-11, "bfloat16": 2.0**-8}
 RELATIVE_ERROR_METRICS = ("rel_l2", "max_rel")
 ERROR_METRICS = ("rel_l2", "abs_l2", "max_rel", "max_abs", "ulp")
 
-TARGETS = ("cuda", "cpu", "cudasim")
+TARGETS = targets.NAMES
 POISONS = ("nan", "inf", "sentinel")
 ARRIVALS = ("poisson", "uniform")
 LIMIT_KINDS = ("regression", "unsupported", "sensitivity", "memory", "risk")

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import numpy as np
 
+from perfdsl.bundle.files import BundleWriter
 from perfdsl.parse import parse
-from perfdsl.plan import predict_section_hash
-from perfdsl.runtime.bundle import BundleWriter
+from perfdsl.plan import plan, predict_section_hash
 from perfdsl.source import Source
 
 STUDY = """study planted {{
@@ -136,7 +137,9 @@ def make_bundle(
     )
     with BundleWriter(tmp / "artifacts", "planted") as bundle:
         bundle.write_text("study.perf", text)
-        bundle.write_json("plan.json", {"timing": {"confidence": 0.95, "threshold": 0.02}})
+        planned = plan(study, target, quick=False)
+        planned = attrs.evolve(planned, timing=attrs.evolve(planned.timing, confidence=0.95, threshold=0.02))
+        bundle.write_json("plan.json", planned.to_json())
         bundle.write_json(
             "registration.json",
             {

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from perfdsl.bundle.results import ShapeRecord
 from perfdsl.kernel import Variant
 from perfdsl.parse import parse
 from perfdsl.plan import plan
@@ -555,6 +556,10 @@ def _plan(study: str) -> Any:
     return plan(parsed.study, "cuda", quick=False)
 
 
+def _shape(label: str) -> ShapeRecord:
+    return ShapeRecord(label=label, sizes={}, weight=1.0, models={})
+
+
 def _variants() -> dict[str, Variant]:
     from kernels import rmsnorm
 
@@ -564,19 +569,28 @@ def _variants() -> dict[str, Variant]:
 def test_on_other_targets_every_shape_says_why_it_has_no_counters() -> None:
     study_plan = _plan("rmsnorm_fusion")
     operation = study_plan.operations[0]
-    shapes = [{"label": s.label} for s in operation.shapes]
+    shapes = [_shape(s.label) for s in operation.shapes]
     out = attach_counters(study_plan, operation, {}, "cpu", shapes, True, _Bundle(), lambda _: None)
-    assert out == [{"label": s["label"], "counters": None, "counters_missing": NOT_CUDA} for s in shapes]
-    assert shapes == [{"label": s.label} for s in operation.shapes]
+    assert [(s.label, s.counters, s.counters_missing) for s in out] == [
+        (s.label, None, NOT_CUDA) for s in shapes
+    ]
+    assert all(s.counters_missing is None for s in shapes)
 
 
 def test_a_failed_correctness_check_is_not_profiled() -> None:
     study_plan = _plan("rmsnorm_fusion")
     operation = study_plan.operations[0]
     out = attach_counters(
-        study_plan, operation, _variants(), "cuda", [{}, {}, {}], False, _Bundle(), lambda _: None
+        study_plan,
+        operation,
+        _variants(),
+        "cuda",
+        [_shape(s.label) for s in operation.shapes],
+        False,
+        _Bundle(),
+        lambda _: None,
     )
-    assert {entry["counters_missing"] for entry in out} == {NOT_PASSED}
+    assert {entry.counters_missing for entry in out} == {NOT_PASSED}
 
 
 def test_on_cuda_the_largest_shape_is_counted_and_the_log_archived(
@@ -591,20 +605,21 @@ def test_on_cuda_the_largest_shape_is_counted_and_the_log_archived(
         operation,
         _variants(),
         "cuda",
-        [{"label": s.label} for s in operation.shapes],
+        [_shape(s.label) for s in operation.shapes],
         True,
         bundle,
         messages.append,
     )
-    assert [entry["counters_missing"] for entry in out[:2]] == [NOT_LARGEST] * 2
+    assert [entry.counters_missing for entry in out[:2]] == [NOT_LARGEST] * 2
     largest = out[2]
-    assert largest["label"] == "4096x8192"
-    assert largest["counters"]["bytes"] == {"baseline": 671183104.0, "change": 268472352.0}
-    assert largest["counters"]["launches"] == {"baseline": 3.0, "change": 1.0}
-    assert "counters_missing" not in largest
-    assert largest["counters_detail"]["arms"]["baseline"]["variant"] == "unfused"
+    assert largest.label == "4096x8192"
+    assert largest.counters is not None and largest.counters_detail is not None
+    assert largest.counters["bytes"] == {"baseline": 671183104.0, "change": 268472352.0}
+    assert largest.counters["launches"] == {"baseline": 3.0, "change": 1.0}
+    assert largest.counters_missing is None
+    assert largest.counters_detail["arms"]["baseline"]["variant"] == "unfused"
     assert bundle.files == {"counters/normalize.ncu.log": RMSNORM_CSV}
-    assert largest["counters_log"] == "counters/normalize.ncu.log"
+    assert largest.counters_log == "counters/normalize.ncu.log"
     assert messages == ["counting normalize 4096x8192 with Nsight Compute"]
     request = json.loads(json.loads((tmp_path / "args.json").read_text())[-1])
     assert request["kernels"] == [

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from evaluate_fixtures import make_bundle, study_text
 
+from perfdsl.bundle.files import BundleError, verify_bundle
 from perfdsl.evaluate.evaluation import evaluate, write_evaluation
 from perfdsl.evaluate.inputs import EvaluateError
-from perfdsl.runtime.bundle import BundleError, verify_bundle
 
 
 def _verdicts(evaluation) -> dict[str, str]:

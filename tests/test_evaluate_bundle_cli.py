@@ -10,6 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from perfdsl import targets
+from perfdsl.bundle import versions
+from perfdsl.bundle.files import replace_file
+from perfdsl.bundle.results import Results
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -103,3 +108,44 @@ def test_an_edited_predict_section_is_flagged(bundle: Path, tmp_path: Path) -> N
     done = _perfdsl("evaluate", str(bundle), "--study", str(study))
     assert done.returncode == 0
     assert "edited after the run" in done.stdout
+
+
+def test_a_real_bundle_reads_into_records_and_back(real_bundle: Path) -> None:
+    results = Results.read(real_bundle)
+    assert results.schema == versions.RESULTS and results.target == "cpu"
+    assert results.timer_resolution_ns == targets.CPU.resolution_ns
+    assert results.operations[0].shapes and results.application and results.application.load
+    raw = json.loads((real_bundle / "results.json").read_text())
+    assert results.to_json() == raw
+    assert Results.from_json(json.loads(json.dumps(results.to_json())), real_bundle) == results
+
+
+def _set_version(bundle: Path, schema: str) -> None:
+    """Give results.json another format version, the manifest updated to match."""
+    data = json.loads((bundle / "results.json").read_text())
+    replace_file(bundle, "results.json", json.dumps({**data, "schema": schema}).encode())
+
+
+def _one_line_refusal(done: subprocess.CompletedProcess[str], command: str) -> None:
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"perfdsl {command}: error: ")
+    assert "results.json: format version 'perfdsl.results/99'" in line
+
+
+def test_evaluate_refuses_a_bundle_of_an_unknown_version(bundle: Path) -> None:
+    _set_version(bundle, "perfdsl.results/99")
+    _one_line_refusal(_perfdsl("evaluate", str(bundle)), "evaluate")
+    assert not (bundle / "evaluation.json").exists()
+
+
+def test_build_refuses_a_bundle_of_an_unknown_version_even_when_evaluated(
+    bundle: Path, tmp_path: Path
+) -> None:
+    assert _perfdsl("evaluate", str(bundle)).returncode == 0
+    _set_version(bundle, "perfdsl.results/99")
+    out = tmp_path / "report.md"
+    done = _perfdsl("build", "--md", "studies/rmsnorm_fusion.perf", "--results", str(bundle), "-o", str(out))
+    _one_line_refusal(done, "build")
+    assert not out.exists()

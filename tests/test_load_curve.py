@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from perfdsl.evaluate.load import RateResult
 from perfdsl.evaluate.load_curve import CurvePoint, compare_arms, goodput
 from perfdsl.evaluate.predictions import judge
 from perfdsl.report import formatting as fmt
+from perfdsl.stats.load import RateResult
 
 SLO = 0.025
 

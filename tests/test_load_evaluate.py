@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from perfdsl.evaluate.load import (
+from perfdsl.stats.load import (
     RateResult,
     capacity_change,
     find_goodput,

@@ -11,8 +11,8 @@ import time
 import numpy as np
 import pytest
 
-from perfdsl.evaluate.load import summarize_rate
 from perfdsl.runtime.load_generator import NOT_COMPLETED, poisson_schedule, run_open_loop
+from perfdsl.stats.load import summarize_rate
 
 
 def test_schedule_is_seeded_poisson_and_scales_with_rate():

@@ -6,8 +6,13 @@ study and evaluation.json, so the numbers it must print are known exactly.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from perfdsl.bundle import versions
+from perfdsl.bundle.plan import CorrectnessPlan, Plan, TimingPlan
+from perfdsl.bundle.registration import RegistrationRecord
+from perfdsl.bundle.results import Results
 from perfdsl.parse import parse
 from perfdsl.report.context import Blocks, ReportContext
 from perfdsl.report.investigation import render_investigation
@@ -72,6 +77,29 @@ EVALUATION: dict[str, Any] = {
 }
 
 
+def _plan() -> Plan:
+    """A plan with no operations: the investigation section reads none of it."""
+    return Plan(
+        study="s",
+        study_path="s.perf",
+        study_text=STUDY,
+        study_hash="",
+        predict_hash="",
+        target="cpu",
+        quick=True,
+        dtype="float32",
+        operations=(),
+        timing=TimingPlan(3, 5, 4, 2, 0.95, 0.01),
+        correctness=CorrectnessPlan(2, {}, "nan"),
+        roof=None,
+        roof_line=0,
+        measures=(),
+        application=None,
+        load=None,
+        artifacts="",
+    )
+
+
 def _render(evaluation: dict[str, Any]) -> list[str]:
     """The section's bullets, one per rejected hypothesis."""
     study = parse(Source("s.perf", STUDY)).study
@@ -79,12 +107,12 @@ def _render(evaluation: dict[str, Any]) -> list[str]:
     ctx = ReportContext(
         study=study,
         evaluation=evaluation,
-        results={},
-        plan={},
+        results=Results.from_json({"schema": versions.RESULTS, "target": "cpu"}, Path("results.json")),
+        plan=_plan(),
         environment=None,
         environment_missing=None,
         manifest={},
-        registration={},
+        registration=RegistrationRecord(None, None, None),
         bundle_label="bundle",
         current=None,
         bundle_study_text=STUDY,

@@ -16,6 +16,9 @@ from typing import Any
 import pytest
 from run_support import CUDA_STUDIES, STUDIES, bundle_dirs, read_csv, read_json, run, run_all, study_name
 
+from perfdsl import targets
+from perfdsl.bundle import versions
+
 TARGETS = ("cpu", "cudasim")
 TIMED_ARMS = ("baseline", "change", "copy")
 SAMPLE_HEADER = ["arm", "block", "position", "buffer_set", "duration_ns", "valid"]
@@ -73,8 +76,9 @@ def test_run_writes_exactly_one_bundle_that_verifies(case: tuple[Path, str], run
 def test_results_follow_the_schema_and_pass_correctness(bundle: tuple[str, Path]) -> None:
     target, path = bundle
     results = read_json(path / "results.json")
-    assert results["schema"] == "perfdsl.results/1"
+    assert results["schema"] == versions.RESULTS
     assert results["target"] == target and results["quick"] is True
+    assert results["timer_resolution_ns"] == targets.BY_NAME[target].resolution_ns
     assert results["timings_valid"] is (target == "cpu")
     assert results["run_id"] == path.name
     assert results["operations"]

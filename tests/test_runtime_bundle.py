@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import runtime_fixtures as fx
 
-from perfdsl.runtime.bundle import (
+from perfdsl.bundle.files import (
     MANIFEST,
     STALE_AFTER_S,
     BundleError,
@@ -117,7 +117,7 @@ def test_run_ids_sort_by_time():
 WRITER = r"""
 import sys, time
 from pathlib import Path
-from perfdsl.runtime.bundle import BundleWriter
+from perfdsl.bundle.files import BundleWriter
 try:
     with BundleWriter(Path(sys.argv[1]), "demo") as bundle:
         bundle.write_text("samples.csv", "arm,ns\n")

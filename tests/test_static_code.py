@@ -14,16 +14,11 @@ import numpy as np
 import pytest
 from numba import cuda, float32, njit
 
-from perfdsl.runtime import static_code
-from perfdsl.runtime.static_code import (
-    by_width,
-    count_ptx,
-    count_sass,
-    inspect_cpu_function,
-    inspect_cuda_kernel,
-    total,
-    write_compiled_code,
-)
+from perfdsl.runtime.static_code import toolchain
+from perfdsl.runtime.static_code.archive import write_compiled_code
+from perfdsl.runtime.static_code.counts import by_width, count_ptx, count_sass, total
+from perfdsl.runtime.static_code.cpu import inspect_cpu_function
+from perfdsl.runtime.static_code.cuda import StaticKernel, inspect_cuda_kernel
 
 
 @cuda.jit
@@ -82,7 +77,7 @@ def _sass_unavailable() -> str | None:
     """Why SASS cannot be produced on this machine, or None when it can."""
     if importlib.util.find_spec("cuda.bindings.nvjitlink") is None:
         return "nvJitLink not installed (numba-cuda[cu13])"
-    if static_code._find_nvdisasm() is None:
+    if toolchain.find_nvdisasm() is None:
         return "nvdisasm not installed (pip install nvidia-cuda-nvdisasm)"
     return None
 
@@ -91,7 +86,7 @@ needs_sass = pytest.mark.skipif(_sass_unavailable() is not None, reason=str(_sas
 
 
 @pytest.fixture(scope="module")
-def kernels() -> dict[str, static_code.StaticKernel]:
+def kernels() -> dict[str, StaticKernel]:
     """Each test kernel compiled once: NVVM takes about a second per kernel."""
     return {
         "one": inspect_cuda_kernel(scale_add, VEC),
@@ -155,7 +150,7 @@ def test_resources_come_from_the_linker(kernels):
 
 
 def test_missing_disassembler_is_a_reason_not_an_error(monkeypatch):
-    monkeypatch.setattr(static_code, "_find_nvdisasm", lambda: None)
+    monkeypatch.setattr(toolchain, "find_nvdisasm", lambda: None)
     k = inspect_cuda_kernel(scale_add, VEC)
     assert k.sass is None and k.sass_counts is None
     assert "nvdisasm" in k.sass_missing
@@ -239,7 +234,7 @@ def test_cpu_function_that_does_not_type_is_a_reason():
 def test_write_compiled_code_writes_files_and_a_json_summary(kernels, tmp_path):
     cpu = inspect_cpu_function(cpu_scale_add, VEC)
     records = [kernels["one"], kernels["tile33"], kernels["one"], cpu]
-    summary = write_compiled_code(tmp_path / "code", records)
+    summary = write_compiled_code(tmp_path / "code", records).to_json()
     assert json.loads(json.dumps(summary)) == summary
     assert set(summary["cuda"]) == {"scale_add", "transpose_tile33"}
     assert set(summary["cpu"]) == {"cpu_scale_add"}

@@ -19,11 +19,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perfdsl import targets
 from perfdsl.atomic import replacing
+from perfdsl.bundle import versions
+from perfdsl.bundle.versions import BundleFormatError
 from perfdsl.collector import collector_paused
 from perfdsl.commands import CommandError
 from perfdsl.commands.check import checked_study
-from perfdsl.evaluate.stored import EVALUATION, SCHEMA
 
 if TYPE_CHECKING:
     from perfdsl.nodes import Study
@@ -61,8 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="with --run: a smoke run (see `perfdsl run`)")
     parser.add_argument(
         "--target",
-        choices=("auto", "cuda", "cpu", "cudasim"),
-        default="auto",
+        choices=targets.CHOICES,
+        default=targets.AUTO,
         help="with --run: the target to run on (default auto)",
     )
 
@@ -74,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.results and args.run:
         raise CommandError("give --results or --run, not both")
-    if (args.quick or args.target != "auto") and not args.run:
+    if (args.quick or args.target != targets.AUTO) and not args.run:
         raise CommandError("--quick and --target apply to --run only")
 
     if args.run:
@@ -108,8 +110,8 @@ def _run_first(args: argparse.Namespace) -> int:
 
 
 def _latest(study: Study, shown: str) -> Path:
+    from perfdsl.bundle.files import latest_bundle
     from perfdsl.plan import PlanError, plan
-    from perfdsl.runtime.bundle import latest_bundle
 
     try:
         artifacts = Path(plan(study, "cpu", quick=False).artifacts)
@@ -130,12 +132,12 @@ def _verify(bundle: Path, study_name: str) -> bool:
     Returns whether the bundle's evaluation.json still matches its manifest:
     that file is derived, so when it is out of step it is rewritten, not refused.
     """
-    from perfdsl.runtime.bundle import verify_bundle
+    from perfdsl.bundle.files import verify_bundle
 
     if not bundle.is_dir():
         raise CommandError(f"{bundle}: no such bundle directory")
     problems = verify_bundle(bundle)
-    evaluation_problems = [p for p in problems if p.startswith(f"`{EVALUATION}`")]
+    evaluation_problems = [p for p in problems if p.startswith(f"`{versions.EVALUATION_FILE}`")]
     problems = [p for p in problems if p not in evaluation_problems]
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -155,23 +157,23 @@ def _evaluation(bundle: Path, matches_manifest: bool) -> dict[str, Any]:
     The statistics are imported only when an evaluation is due: a current
     evaluation.json is read as it is.
     """
-    path = bundle / EVALUATION
+    path = bundle / versions.EVALUATION_FILE
     why = None
     if not path.is_file():
         why = "it had not been evaluated"
     elif not matches_manifest:
-        why = f"its {EVALUATION} did not match the manifest"
+        why = f"its {versions.EVALUATION_FILE} did not match the manifest"
     else:
         try:
             schema = _read_json(path).get("schema")
         except CommandError:
             schema = None
-        if schema != SCHEMA:
-            why = f"its {EVALUATION} has schema {schema!r}, not {SCHEMA!r}"
+        if schema != versions.EVALUATION:
+            why = f"its {versions.EVALUATION_FILE} has schema {schema!r}, not {versions.EVALUATION!r}"
     if why is not None:
+        from perfdsl.bundle.files import BundleError
         from perfdsl.evaluate.evaluation import evaluate, write_evaluation
         from perfdsl.evaluate.inputs import EvaluateError
-        from perfdsl.runtime.bundle import BundleError
 
         try:
             # The bundle alone, as `perfdsl evaluate` does: the study file is checked at rendering.
@@ -195,13 +197,18 @@ def _render(
     from perfdsl.report.markdown import render_markdown
 
     registered = (evaluation.get("registration") or {}).get("registered_hash")
-    markdown, drawings = render_markdown(
-        study,
-        evaluation,
-        bundle,
-        bundle_label=_label(bundle),
-        current=check_current(registered, study_path),
-    )
+    try:
+        markdown, drawings = render_markdown(
+            study,
+            evaluation,
+            bundle,
+            bundle_label=_label(bundle),
+            current=check_current(registered, study_path),
+        )
+    except BundleFormatError as error:
+        # Reached when evaluation.json is current but results.json is of a version this code
+        # cannot read (one written by a newer perfdsl, say): refuse it rather than guess.
+        raise CommandError(str(error)) from None
     try:
         # The output's own directory is part of the path the user named; nothing else is made.
         output.parent.mkdir(parents=True, exist_ok=True)

@@ -26,9 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from perfdsl.bundle.files import BundleError
     from perfdsl.evaluate.evaluation import evaluate, write_evaluation
     from perfdsl.evaluate.inputs import EvaluateError
-    from perfdsl.runtime.bundle import BundleError
 
     bundle = Path(args.bundle)
     try:

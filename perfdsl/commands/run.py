@@ -7,18 +7,17 @@ import os
 import sys
 from pathlib import Path
 
+from perfdsl import targets
 from perfdsl.commands import CommandError
 from perfdsl.commands.check import checked_study
-
-TARGETS = ("auto", "cuda", "cpu", "cudasim")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("study", help="the .perf study to run")
     parser.add_argument(
         "--target",
-        choices=TARGETS,
-        default="auto",
+        choices=targets.CHOICES,
+        default=targets.AUTO,
         help="cuda (a GPU), cpu (Numba CPU kernels), cudasim (correctness only), "
         "auto (cuda when a GPU is usable, else cpu; the default)",
     )
@@ -55,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     study = checked_study(Path(args.study), "run")
     if study is None:
         return 1
-    if args.target == "cudasim":
+    if args.target == targets.CUDASIM.name:
         # Numba reads this once, when numba.cuda is first imported: set it before anything does.
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     _one_thread_pool()

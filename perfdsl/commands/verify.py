@@ -13,7 +13,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from perfdsl.runtime.bundle import verify_bundle
+    from perfdsl.bundle.files import verify_bundle
 
     path = Path(args.bundle)
     if not path.is_dir():

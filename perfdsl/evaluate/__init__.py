@@ -7,10 +7,10 @@ arrays and frozen records, with no knowledge of the study AST or the bundle layo
               weighted combination over shapes
     quality   measurement-quality findings (codes PQxxx) with explanations
     amdahl    Amdahl's bound and its reconciliation with the end-to-end speedup
-    load      binomial p99 check, per-rate summary, goodput search
     value     value and capacity from the measured end-to-end effect
 
-and the modules that apply them to one bundle, `evaluation.evaluate(bundle)`:
+(the load statistics, which the runtime's goodput search also needs, are in
+`perfdsl.stats.load`), and the modules that apply them to one bundle, `evaluation.evaluate(bundle)`:
 
     inputs        verify and read the bundle; sample CSVs to block medians
     kernels       per shape comparisons, the weighted effect, quality findings

@@ -8,10 +8,12 @@ against its float64 run (model-level) is summarised the same way.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import attrs
+
+from perfdsl.bundle.application import ApplicationRecord
+from perfdsl.bundle.results import CorrectnessCase, CorrectnessRecord
 
 
 @attrs.frozen
@@ -62,66 +64,63 @@ class ModelLevel:
     missing: str | None
 
 
-def summarize_correctness(record: Mapping[str, Any]) -> CorrectnessSummary:
-    """Summarise results.json's `correctness` entry of one operation."""
-    cases = list(record.get("cases") or [])
-    arms = tuple(
-        _arm(arm, [c for c in cases if c.get("arm") == arm])
-        for arm in dict.fromkeys(c.get("arm", "?") for c in cases)
-    )
+def summarize_correctness(record: CorrectnessRecord) -> CorrectnessSummary:
+    """Summarise results.json's `correctness` record of one operation."""
+    cases = record.cases
+    arms = tuple(_arm(arm, [c for c in cases if c.arm == arm]) for arm in dict.fromkeys(c.arm for c in cases))
     failing = tuple(
         FailingCase(
-            arm=c.get("arm", "?"),
-            variant=c.get("variant", ""),
-            shape=dict(c.get("shape") or {}),
-            seed=c.get("seed"),
-            adversarial=bool(c.get("adversarial")),
-            rel_l2=c.get("rel_l2"),
-            max_abs=c.get("max_abs"),
-            message=c.get("message", ""),
+            arm=c.arm,
+            variant=c.variant,
+            shape=dict(c.shape),
+            seed=c.seed,
+            adversarial=c.adversarial,
+            rel_l2=c.rel_l2,
+            max_abs=c.max_abs,
+            message=c.message,
         )
         for c in cases
-        if not c.get("passed")
+        if not c.passed
     )
     return CorrectnessSummary(
-        passed=bool(record.get("passed")) and not failing,
-        tolerances=dict(record.get("tolerances") or {}),
-        seeds=record.get("seeds"),
+        passed=record.passed and not failing,
+        tolerances=dict(record.tolerances),
+        seeds=record.seeds,
         arms=arms,
         failing=failing,
     )
 
 
-def _arm(arm: str, cases: list[Mapping[str, Any]]) -> ArmCorrectness:
-    failed = sum(not c.get("passed") for c in cases)
+def _arm(arm: str, cases: list[CorrectnessCase]) -> ArmCorrectness:
+    failed = sum(not c.passed for c in cases)
     return ArmCorrectness(
         arm=arm,
         passed=failed == 0,
         cases=len(cases),
         failed=failed,
-        adversarial_cases=sum(bool(c.get("adversarial")) for c in cases),
-        worst_rel_l2=_worst(cases, "rel_l2"),
-        worst_max_abs=_worst(cases, "max_abs"),
+        adversarial_cases=sum(c.adversarial for c in cases),
+        worst_rel_l2=_worst([c.rel_l2 for c in cases]),
+        worst_max_abs=_worst([c.max_abs for c in cases]),
     )
 
 
-def _worst(cases: list[Mapping[str, Any]], metric: str) -> float | None:
-    values = [float(c[metric]) for c in cases if isinstance(c.get(metric), int | float)]
+def _worst(errors: list[float | None]) -> float | None:
+    values = [float(e) for e in errors if isinstance(e, int | float)]
     return max(values) if values else None
 
 
-def summarize_model_level(application: Mapping[str, Any] | None) -> ModelLevel:
+def summarize_model_level(application: ApplicationRecord | None) -> ModelLevel:
     """Summarise the application's model-level comparison, or say why there is none."""
-    if not application or not application.get("model_level"):
+    if application is None or application.model_level is None:
         return ModelLevel(None, {}, "the run has no application")
-    record = application["model_level"]
+    record = application.model_level
     arms = {}
-    for arm, result in sorted((record.get("arms") or {}).items()):
-        output = result.get("output") or {}
+    for arm, result in sorted(record.arms.items()):
+        output = result.output
         arms[arm] = {
-            "passed": bool(result.get("passed")),
-            "rel_l2": output.get("rel_l2"),
-            "max_abs": output.get("max_abs"),
-            "message": result.get("message") or output.get("problem") or "",
+            "passed": result.passed,
+            "rel_l2": output.rel_l2 if output else None,
+            "max_abs": output.max_abs if output else None,
+            "message": result.message or (output.problem if output else ""),
         }
-    return ModelLevel(bool(record.get("passed")), arms, None)
+    return ModelLevel(record.passed, arms, None)

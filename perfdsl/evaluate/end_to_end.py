@@ -16,10 +16,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import attrs
 
+from perfdsl.bundle.application import ApplicationRecord, ArmShare
 from perfdsl.evaluate.amdahl import Reconciliation, amdahl_bound, reconcile
 from perfdsl.evaluate.compare import Comparison, compare
 from perfdsl.evaluate.inputs import BundleInputs, read_samples
@@ -75,14 +75,14 @@ def evaluate_end_to_end(
     inputs: BundleInputs, operations: tuple[OperationResult, ...], level: float, theta: float
 ) -> EndToEnd | None:
     """The end-to-end evidence, or None when the run had no application."""
-    app = inputs.results.get("application")
-    if not app:
+    app = inputs.results.application
+    if app is None:
         return None
-    samples = read_samples(inputs, app["samples"]) if app.get("samples") else {}
+    samples = read_samples(inputs, app.samples) if app.samples else {}
     missing = why_not_evidence(
-        inputs.results.get("timings_valid", False),
-        inputs.results.get("target", "?"),
-        app.get("samples_missing") or "no request times were recorded",
+        inputs.results.timings_valid,
+        inputs.results.target,
+        app.samples_missing or "no request times were recorded",
         samples,
     )
     comparison = None
@@ -94,14 +94,12 @@ def evaluate_end_to_end(
             min_effect=theta,
         )
     shares, share_missing = _shares(app)
-    uses = list(app.get("uses") or [])
-    operation = next((op for op in operations if op.name in uses), operations[0] if operations else None)
+    operation = next((op for op in operations if op.name in app.uses), operations[0] if operations else None)
     amdahl, amdahl_missing = _amdahl(operation, app, shares, comparison, missing, share_missing)
-    target = inputs.results.get("target", "?")
     return EndToEnd(
-        application=app.get("name", "?"),
+        application=app.name,
         operation=operation.name if operation else None,
-        shape=dict(app.get("shape") or {}),
+        shape=dict(app.shape),
         comparison=comparison,
         comparison_missing=missing,
         baseline_median_ns=comparison.baseline_dispersion.median if comparison else None,
@@ -109,7 +107,7 @@ def evaluate_end_to_end(
         share_missing=share_missing,
         amdahl=amdahl,
         amdahl_missing=amdahl_missing,
-        findings=tuple(arm_findings(samples, ARMS, app.get("name", "application"), target)),
+        findings=tuple(arm_findings(samples, ARMS, app.name, inputs.results.timer_resolution_ns)),
     )
 
 
@@ -122,16 +120,15 @@ def ci_containing(comparison: Comparison) -> tuple[float, float]:
     return min(comparison.ci_low, comparison.ratio), max(comparison.ci_high, comparison.ratio)
 
 
-def _shares(app: Mapping[str, Any]) -> tuple[tuple[Share, ...], str | None]:
-    share = app.get("share")
-    if not share:
-        return (), app.get("share_missing") or "the share of time was not measured"
+def _shares(app: ApplicationRecord) -> tuple[tuple[Share, ...], str | None]:
+    if not app.share:
+        return (), app.share_missing or "the share of time was not measured"
     out = []
     for arm in ARMS:
-        record = share.get(arm) or {}
-        op, total = sum(record.get("op_ns") or []), sum(record.get("total_ns") or [])
+        record = app.share.get(arm) or ArmShare((), ())
+        op, total = sum(record.op_ns), sum(record.total_ns)
         if total > 0:
-            out.append(Share(arm, min(1.0, op / total), len(record.get("total_ns") or []), op, total))
+            out.append(Share(arm, min(1.0, op / total), len(record.total_ns), op, total))
     if not any(s.arm == "baseline" for s in out):
         return tuple(out), "the baseline's share of time has no requests"
     return tuple(out), None
@@ -153,7 +150,7 @@ def _kernel_speedup(
 
 def _amdahl(
     operation: OperationResult | None,
-    app: Mapping[str, Any],
+    app: ApplicationRecord,
     shares: tuple[Share, ...],
     comparison: Comparison | None,
     comparison_missing: str | None,
@@ -163,7 +160,7 @@ def _amdahl(
         return None, "no operation to take s from"
     if share_missing:
         return None, share_missing
-    speedup = _kernel_speedup(operation, app.get("shape") or {})
+    speedup = _kernel_speedup(operation, app.shape)
     if speedup is None:
         return None, f"operation `{operation.name}` has no timing evidence for s"
     s, s_ci, source = speedup

@@ -22,6 +22,8 @@ from typing import Any
 
 import attrs
 
+from perfdsl.bundle import versions
+from perfdsl.bundle.files import dumps, replace_file
 from perfdsl.evaluate.correctness import ModelLevel, summarize_model_level
 from perfdsl.evaluate.decision import DecisionCheck, check_decision
 from perfdsl.evaluate.end_to_end import EndToEnd, ci_containing, evaluate_end_to_end
@@ -31,9 +33,7 @@ from perfdsl.evaluate.load_curve import LoadEvaluation, evaluate_load
 from perfdsl.evaluate.predictions import PredictionResult, evaluate_predictions
 from perfdsl.evaluate.quality import Finding
 from perfdsl.evaluate.registration import Registration, check_registration
-from perfdsl.evaluate.stored import EVALUATION, SCHEMA
 from perfdsl.evaluate.value import Capacity, EndToEndEffect, Value, value
-from perfdsl.runtime.bundle import dumps, replace_file
 
 _DIGITS = 12
 
@@ -85,25 +85,24 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
     """Evaluate a bundle; `current_study` is also checked against the registered predictions."""
     inputs = read_bundle(bundle)
     results = inputs.results
-    timing = inputs.plan.get("timing") or {}
-    level, theta = float(timing.get("confidence", 0.95)), float(timing.get("threshold", 0.01))
+    level, theta = inputs.plan.timing.confidence, inputs.plan.timing.threshold
     operations = evaluate_operations(inputs)
     end_to_end = evaluate_end_to_end(inputs, operations, level, theta)
     load, load_missing = _load(inputs)
     predictions = evaluate_predictions(inputs.study, operations, end_to_end, load)
-    model_level = summarize_model_level(results.get("application"))
+    model_level = summarize_model_level(results.application)
     worth, worth_missing = _value(inputs, end_to_end, load)
-    valid = bool(results.get("timings_valid", False))
+    valid = results.timings_valid
     return Evaluation(
-        schema=SCHEMA,
-        study=results.get("study", inputs.study.name.id),
-        run_id=results.get("run_id", inputs.path.name),
-        target=results.get("target", "?"),
+        schema=versions.EVALUATION,
+        study=results.study or inputs.study.name.id,
+        run_id=results.run_id or inputs.path.name,
+        target=results.target,
         timings_valid=valid,
         timings_note=None
         if valid
-        else (f"timings on `{results.get('target')}` are not evidence: no timing result has a verdict"),
-        quick=bool(results.get("quick", False)),
+        else (f"timings on `{results.target}` are not evidence: no timing result has a verdict"),
+        quick=results.quick,
         level=level,
         threshold=theta,
         operations=operations,
@@ -111,7 +110,7 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
         end_to_end=end_to_end,
         end_to_end_missing=None
         if end_to_end
-        else (results.get("application_missing") or "the run has no application"),
+        else (results.application_missing or "the run has no application"),
         load=load,
         load_missing=load_missing,
         predictions=predictions,
@@ -133,15 +132,14 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
 
 
 def _load(inputs: BundleInputs) -> tuple[LoadEvaluation | None, str | None]:
-    app = inputs.results.get("application") or {}
-    load = app.get("load")
-    if not load:
-        return None, app.get("load_missing") or "the run has no load test"
-    if not inputs.results.get("timings_valid", False):
-        return None, f"load timings on `{inputs.results.get('target')}` are not evidence"
-    if load.get("slo_seconds") is None:
+    app = inputs.results.application
+    if app is None or app.load is None:
+        return None, (app.load_missing if app else None) or "the run has no load test"
+    if not inputs.results.timings_valid:
+        return None, f"load timings on `{inputs.results.target}` are not evidence"
+    if app.load.slo_seconds is None:
         return None, "the study declares no SLO to judge the load test by"
-    return evaluate_load(inputs, load), None
+    return evaluate_load(inputs, app.load), None
 
 
 def _value(
@@ -206,4 +204,4 @@ def to_plain(item: Any) -> Any:
 
 def write_evaluation(bundle: Path, evaluation: Evaluation) -> Path:
     """Write evaluation.json into the bundle (sorted keys) and update its manifest."""
-    return replace_file(bundle, EVALUATION, dumps(to_plain(evaluation)).encode("utf-8"))
+    return replace_file(bundle, versions.EVALUATION_FILE, dumps(to_plain(evaluation)).encode("utf-8"))

@@ -10,18 +10,20 @@ medians, the statistical unit (a block's median is one observation).
 from __future__ import annotations
 
 import csv
-import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import attrs
 import numpy as np
 
-from perfdsl.evaluate.stored import EVALUATION
+from perfdsl.bundle import versions
+from perfdsl.bundle.files import verify_bundle
+from perfdsl.bundle.plan import Plan
+from perfdsl.bundle.registration import RegistrationRecord
+from perfdsl.bundle.results import Results
+from perfdsl.bundle.versions import BundleFormatError
 from perfdsl.nodes import Study
 from perfdsl.parse import parse
-from perfdsl.runtime.bundle import verify_bundle
 from perfdsl.source import Source
 
 
@@ -35,9 +37,9 @@ class BundleInputs:
 
     path: Path
     study: Study
-    plan: dict[str, Any]
-    results: dict[str, Any]
-    registration: dict[str, Any]
+    plan: Plan
+    results: Results
+    registration: RegistrationRecord
 
     def read_text(self, relpath: str) -> str:
         """A file of the bundle as text."""
@@ -67,22 +69,23 @@ def read_bundle(path: Path) -> BundleInputs:
     path = Path(path)
     if not path.is_dir():
         raise EvaluateError(f"{path}: no such bundle directory")
-    problems = [p for p in verify_bundle(path) if f"`{EVALUATION}`" not in p]
+    problems = [p for p in verify_bundle(path) if f"`{versions.EVALUATION_FILE}`" not in p]
     if problems:
         shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
         raise EvaluateError(f"{path}: the bundle fails verification ({shown}): not evaluated")
     try:
         text = (path / "study.perf").read_text(encoding="utf-8")
-        loaded = {
-            name: json.loads((path / f"{name}.json").read_text(encoding="utf-8"))
-            for name in ("plan", "results", "registration")
-        }
-    except (OSError, ValueError) as error:
+        registration = RegistrationRecord.read(path)
+        planned = Plan.read(path)
+        results = Results.read(path)
+    except BundleFormatError as error:
+        raise EvaluateError(str(error)) from None
+    except (OSError, ValueError, KeyError) as error:
         raise EvaluateError(f"{path}: unreadable bundle file: {error}") from None
     study = parse(Source("study.perf", text)).study
     if study is None:
         raise EvaluateError(f"{path}: the bundle's study.perf does not parse")
-    return BundleInputs(path, study, loaded["plan"], loaded["results"], loaded["registration"])
+    return BundleInputs(path, study, planned, results, registration)
 
 
 def read_samples(inputs: BundleInputs, relpath: str) -> dict[str, ArmSamples]:

@@ -18,14 +18,15 @@ from typing import Any
 import attrs
 import numpy as np
 
+from perfdsl.bundle.results import OperationRecord, ShapeRecord
 from perfdsl.evaluate import quality
 from perfdsl.evaluate.compare import Combined, Comparison, combine_shapes, compare
 from perfdsl.evaluate.correctness import CorrectnessSummary, summarize_correctness
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.mechanism import (
     ROOF_ARM,
+    KernelCounts,
     ShapeMechanism,
-    StaticKernel,
     bandwidths,
     explain_change,
     preferred,
@@ -36,9 +37,6 @@ from perfdsl.vocabulary import MECHANISM_MEASURES
 
 ARMS = ("baseline", "change")
 EMPTY_ARM = "(empty)"
-TIMER_RESOLUTION_NS = {"cuda": 500.0, "cpu": 1.0, "cudasim": 1.0}
-"""The finest duration each target's timer resolves: CUDA events resolve about
-0.5 us (CUDA programming guide); `time.perf_counter_ns` on Linux, 1 ns."""
 
 
 @attrs.frozen
@@ -82,7 +80,7 @@ class OperationResult:
     combined_missing: str | None
     regressions: tuple[str, ...]
     correctness: CorrectnessSummary
-    static: dict[str, tuple[StaticKernel, ...]]
+    static: dict[str, tuple[KernelCounts, ...]]
     """Per arm, counts read from its compiled kernels."""
 
     def shape(self, sizes: Mapping[str, int]) -> ShapeResult | None:
@@ -93,32 +91,28 @@ class OperationResult:
 def evaluate_operations(inputs: BundleInputs) -> tuple[OperationResult, ...]:
     """Every operation in results.json, in order."""
     level, theta = _settings(inputs)
-    return tuple(_operation(inputs, op, level, theta) for op in inputs.results.get("operations", []))
+    return tuple(_operation(inputs, op, level, theta) for op in inputs.results.operations)
 
 
 def _settings(inputs: BundleInputs) -> tuple[float, float]:
-    timing = inputs.plan.get("timing") or {}
-    return float(timing.get("confidence", 0.95)), float(timing.get("threshold", 0.01))
+    return inputs.plan.timing.confidence, inputs.plan.timing.threshold
 
 
-def _operation(inputs: BundleInputs, op: Mapping[str, Any], level: float, theta: float) -> OperationResult:
+def _operation(inputs: BundleInputs, op: OperationRecord, level: float, theta: float) -> OperationResult:
     change = inputs.study.change
     mechanism = change.mechanism.id if change and change.mechanism else None
-    shapes = tuple(
-        _shape(inputs, op["name"], shape, level, theta, mechanism) for shape in op.get("shapes", [])
-    )
+    shapes = tuple(_shape(inputs, op.name, shape, level, theta, mechanism) for shape in op.shapes)
     combined, missing = _combine(shapes, level)
-    variants = op.get("variants") or {}
     return OperationResult(
-        name=op["name"],
-        baseline=op.get("baseline", ""),
-        change=op.get("change", ""),
+        name=op.name,
+        baseline=op.baseline,
+        change=op.change,
         shapes=shapes,
         combined=combined,
         combined_missing=missing,
         regressions=tuple(s.label for s in shapes if s.comparison and s.comparison.verdict == "slower"),
-        correctness=summarize_correctness(op.get("correctness") or {}),
-        static={arm: static_counts(inputs.results.get("static"), variants.get(arm, "")) for arm in ARMS},
+        correctness=summarize_correctness(op.correctness),
+        static={arm: static_counts(inputs.results.static, op.variants.get(arm, "")) for arm in ARMS},
     )
 
 
@@ -138,17 +132,16 @@ def _combine(shapes: tuple[ShapeResult, ...], level: float) -> tuple[Combined | 
 def _shape(
     inputs: BundleInputs,
     operation: str,
-    shape: Mapping[str, Any],
+    shape: ShapeRecord,
     level: float,
     theta: float,
     mechanism: str | None,
 ) -> ShapeResult:
     found = quantities(shape)
-    samples = read_samples(inputs, shape["samples"]) if shape.get("samples") else {}
+    samples = read_samples(inputs, shape.samples) if shape.samples else {}
     arms = tuple(_summary(arm, samples[arm]) for arm in (*ARMS, ROOF_ARM) if arm in samples)
     medians = {a.arm: a.median_ns for a in arms}
-    timing = shape.get("timing") or {}
-    roof, roof_missing, achieved = bandwidths(found, medians, timing.get("set_bytes") or {})
+    roof, roof_missing, achieved = bandwidths(found, medians, shape.set_bytes)
     comparison, missing = None, _why_not_evidence(inputs, shape, samples)
     if missing is None:
         comparison = compare(
@@ -161,19 +154,19 @@ def _shape(
     mech = ShapeMechanism(
         quantities=found,
         counters_missing=None
-        if shape.get("counters")
-        else (shape.get("counters_missing") or "the run recorded no counters"),
+        if shape.counters
+        else (shape.counters_missing or "the run recorded no counters"),
         roof_bytes_per_s=roof,
         roof_missing=roof_missing,
         bandwidth=achieved,
         explanation=explain_change(comparison, preferred(found, quantity_name), quantity_name),
     )
-    subject = f"{operation} {shape['label']}"
-    findings = _findings(inputs, samples, timing, mech, subject) if samples else ()
+    subject = f"{operation} {shape.label}"
+    findings = _findings(inputs, samples, shape.blocks, mech, subject) if samples else ()
     return ShapeResult(
-        label=shape["label"],
-        sizes=dict(shape.get("sizes") or {}),
-        weight=float(shape.get("weight") or 0.0),
+        label=shape.label,
+        sizes=dict(shape.sizes),
+        weight=shape.weight,
         evidence=comparison is not None,
         missing=missing,
         arms=arms,
@@ -196,12 +189,12 @@ def _summary(arm: str, samples: ArmSamples) -> ArmSummary:
 
 
 def _why_not_evidence(
-    inputs: BundleInputs, shape: Mapping[str, Any], samples: Mapping[str, ArmSamples]
+    inputs: BundleInputs, shape: ShapeRecord, samples: Mapping[str, ArmSamples]
 ) -> str | None:
     return why_not_evidence(
-        inputs.results.get("timings_valid", False),
-        inputs.results.get("target", "?"),
-        shape.get("samples_missing") or "not timed",
+        inputs.results.timings_valid,
+        inputs.results.target,
+        shape.samples_missing or "not timed",
         samples,
     )
 
@@ -225,9 +218,12 @@ def why_not_evidence(
 
 
 def arm_findings(
-    samples: Mapping[str, ArmSamples], arms: tuple[str, ...], subject: str, target: str
+    samples: Mapping[str, ArmSamples], arms: tuple[str, ...], subject: str, resolution_ns: float
 ) -> list[quality.Finding]:
-    """Block count, spread of block medians, outliers and resolution for each arm."""
+    """Block count, spread of block medians, outliers and resolution for each arm.
+
+    `resolution_ns` is the clock's, as the run recorded it (results.json).
+    """
     out: list[quality.Finding] = []
     empty = samples.get(EMPTY_ARM)
     overhead = float(np.median(empty.durations_ns)) if empty and empty.durations_ns.size else None
@@ -240,22 +236,19 @@ def arm_findings(
         out += quality.check_spread(data.block_medians_ns, where)
         # Outliers on single samples: interference shows in one call, not in a median.
         out += quality.check_outliers(data.durations_ns, where)
-        out += quality.check_resolution(
-            data.durations_ns, where, TIMER_RESOLUTION_NS.get(target, 1.0), overhead
-        )
+        out += quality.check_resolution(data.durations_ns, where, resolution_ns, overhead)
     return out
 
 
 def _findings(
     inputs: BundleInputs,
     samples: Mapping[str, ArmSamples],
-    timing: Mapping[str, Any],
+    blocks: list[Mapping[str, Any]],
     mech: ShapeMechanism,
     subject: str,
 ) -> tuple[quality.Finding, ...]:
-    target = inputs.results.get("target", "?")
-    out = arm_findings(samples, (*ARMS, ROOF_ARM), subject, target)
-    out += _clock_findings(samples, timing.get("blocks") or [], subject)
+    out = arm_findings(samples, (*ARMS, ROOF_ARM), subject, inputs.results.timer_resolution_ns)
+    out += _clock_findings(samples, blocks, subject)
     if mech.roof_bytes_per_s:
         for achieved in mech.bandwidth:
             out += quality.check_bandwidth(

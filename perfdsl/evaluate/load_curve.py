@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 import numpy as np
 
+from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
 from perfdsl.evaluate.inputs import BundleInputs
-from perfdsl.evaluate.load import RateResult, summarize_rate
 from perfdsl.evaluate.value import Capacity, capacity
+from perfdsl.stats.load import RateResult, summarize_rate
 
 ARMS = ("baseline", "change")
 CapacityBound = Literal["exact", "at most", "at least"]
@@ -92,14 +92,14 @@ class LoadEvaluation:
         ]
 
 
-def evaluate_load(inputs: BundleInputs, load: Mapping[str, Any]) -> LoadEvaluation:
-    """Recompute every probe and each arm's goodput from results.json's `load` entry."""
-    slo = float(load["slo_seconds"])
-    probes = list(load.get("probes") or [])
-    arms = tuple(
-        goodput(arm, [_point(inputs, p, slo) for p in probes if p.get("arm") == arm]) for arm in ARMS
-    )
-    return compare_arms(slo, float(load.get("percentile", 0.99)), arms)
+def evaluate_load(inputs: BundleInputs, load: LoadRecord) -> LoadEvaluation:
+    """Recompute every probe and each arm's goodput from results.json's `load` record."""
+    slo = load.slo_seconds
+    if slo is None:
+        raise ValueError("a load test without an SLO has no goodput: the caller checks for one")
+    probes = load.probes
+    arms = tuple(goodput(arm, [_point(inputs, p, slo) for p in probes if p.arm == arm]) for arm in ARMS)
+    return compare_arms(slo, load.percentile, arms)
 
 
 def compare_arms(slo: float, percentile: float, arms: tuple[Goodput, ...]) -> LoadEvaluation:
@@ -147,10 +147,9 @@ def _first_failure_above(curve: tuple[CurvePoint, ...], rate: float) -> tuple[st
     return ()
 
 
-def _point(inputs: BundleInputs, probe: Mapping[str, Any], slo: float) -> CurvePoint:
-    columns = _columns(inputs, probe["records"])
-    rate = float(probe["rate"])
-    index, phase = int(probe.get("index", 0)), str(probe.get("phase", ""))
+def _point(inputs: BundleInputs, probe: LoadProbeRecord, slo: float) -> CurvePoint:
+    columns = _columns(inputs, probe.records)
+    rate, index, phase = probe.rate, probe.index, probe.phase
     if columns["scheduled_ns"].size < 2:
         return CurvePoint(index, rate, phase, None, "fewer than two requests were recorded")
     result = summarize_rate(

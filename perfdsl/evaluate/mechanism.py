@@ -16,10 +16,12 @@ time ratio with the mechanism quantity's ratio (see `explain_change`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 
+from perfdsl.bundle.results import ShapeRecord
+from perfdsl.bundle.static import CpuFunctionSummary, CudaKernelSummary, StaticCode
 from perfdsl.evaluate.compare import Comparison
 
 Label = Literal["modelled", "counted"]
@@ -91,11 +93,11 @@ def preferred(found: tuple[MechanismQuantity, ...], name: str | None) -> Mechani
     return next((q for q in named if q.label == "counted"), named[0] if named else None)
 
 
-def quantities(shape: Mapping[str, Any]) -> tuple[MechanismQuantity, ...]:
-    """Modelled quantities, then counted ones, from a results.json shape entry."""
+def quantities(shape: ShapeRecord) -> tuple[MechanismQuantity, ...]:
+    """Modelled quantities, then counted ones, from a results.json shape record."""
     out = []
-    for label, key in (("modelled", "models"), ("counted", "counters")):
-        for name, arms in sorted((shape.get(key) or {}).items()):
+    for label, pairs in (("modelled", shape.models), ("counted", shape.counters)):
+        for name, arms in sorted((pairs or {}).items()):
             if not isinstance(arms, Mapping) or not all(
                 isinstance(arms.get(a), int | float) for a in ("baseline", "change")
             ):
@@ -178,7 +180,7 @@ def explain_change(
 
 
 @attrs.frozen
-class StaticKernel:
+class KernelCounts:
     """Counts read from one compiled kernel of an arm (labelled "static")."""
 
     kernel: str
@@ -186,33 +188,32 @@ class StaticKernel:
     counts: dict[str, int]
 
 
-_CUDA_FIELDS = ("registers", "spill_load_bytes", "spill_store_bytes", "shared_bytes", "local_bytes")
 _SASS_GROUPS = ("global_loads", "global_stores", "shared_loads", "shared_stores")
 
 
-def static_counts(static: Mapping[str, Any] | None, variant: str) -> tuple[StaticKernel, ...]:
+def static_counts(static: StaticCode | None, variant: str) -> tuple[KernelCounts, ...]:
     """The static counts of every kernel the variant compiles to, CUDA then CPU."""
-    if not static:
+    if static is None or variant not in static.variants:
         return ()
-    names = (static.get("variants") or {}).get(variant) or {}
-    out = []
-    for kind in ("cuda", "cpu"):
-        for kernel in names.get(kind, ()):
-            record = (static.get(kind) or {}).get(kernel)
-            if record:
-                out.append(StaticKernel(kernel, kind, _counts(kind, record)))
+    names = static.variants[variant]
+    out = [KernelCounts(k, "cuda", _cuda_counts(static.cuda[k])) for k in names.cuda if k in static.cuda]
+    out += [KernelCounts(f, "cpu", _cpu_counts(static.cpu[f])) for f in names.cpu if f in static.cpu]
     return tuple(out)
 
 
-def _counts(kind: str, record: Mapping[str, Any]) -> dict[str, int]:
-    if kind == "cpu":
-        counts = {"instructions": record.get("instructions")}
-        counts.update({f"simd_{k}": v for k, v in (record.get("simd_instructions") or {}).items()})
-        return {k: int(v) for k, v in counts.items() if isinstance(v, int)}
-    counts = {k: record.get(k) for k in _CUDA_FIELDS}
-    code = record.get("sass") or record.get("ptx") or {}
-    counts["instructions"] = code.get("instructions")
+def _cpu_counts(record: CpuFunctionSummary) -> dict[str, int]:
+    counts: dict[str, int | None] = {"instructions": record.instructions}
+    counts.update({f"simd_{k}": v for k, v in record.simd_instructions.items()})
+    return {k: int(v) for k, v in counts.items() if isinstance(v, int)}
+
+
+def _cuda_counts(record: CudaKernelSummary) -> dict[str, int]:
+    counts: dict[str, int | None] = record.resources()
+    # SASS is what runs; PTX stands in where no disassembler was found.
+    code = record.sass or record.ptx
+    counts["instructions"] = code.instructions if code else None
     for group in _SASS_GROUPS:
-        counts[f"{group}"] = (code.get(group) or {}).get("count")
-        counts[f"{group}_bits"] = (code.get(group) or {}).get("bits")
+        found = code.groups.get(group) if code else None
+        counts[group] = found.count if found else None
+        counts[f"{group}_bits"] = found.bits if found else None
     return {k: int(v) for k, v in counts.items() if isinstance(v, int)}

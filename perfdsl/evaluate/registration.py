@@ -14,6 +14,7 @@ from pathlib import Path
 
 import attrs
 
+from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.nodes import Study
 from perfdsl.parse import parse
 from perfdsl.plan import predict_section_hash
@@ -44,12 +45,10 @@ class Registration:
 
 
 def check_registration(
-    registration: dict[str, object], bundle_study: Study, current: Path | None = None
+    registration: RegistrationRecord, bundle_study: Study, current: Path | None = None
 ) -> Registration:
     """Compare the registered hash with the bundle's study and, if given, a current study file."""
-    registered = registration.get("predict_hash")
-    registered = registered if isinstance(registered, str) else None
-    at = registration.get("registered")
+    registered = registration.predict_hash
     bundle_hash = predict_section_hash(bundle_study)
     matches = registered == bundle_hash
     message = (
@@ -59,7 +58,7 @@ def check_registration(
     )
     return Registration(
         registered_hash=registered,
-        registered_at=at if isinstance(at, str) else None,
+        registered_at=registration.registered,
         bundle_hash=bundle_hash,
         matches=matches,
         current=check_current(registered, current) if current is not None else None,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import attrs
 
-from perfdsl.evaluate.load import capacity_change
+from perfdsl.stats.load import capacity_change
 
 
 def _positive(_: object, attribute: attrs.Attribute, value: float) -> None:

@@ -17,6 +17,9 @@ from typing import Any
 
 import attrs
 
+from perfdsl.bundle.plan import Plan
+from perfdsl.bundle.registration import RegistrationRecord
+from perfdsl.bundle.results import Results
 from perfdsl.evaluate.registration import CurrentStudy
 from perfdsl.nodes import Study
 from perfdsl.report.html import Figure
@@ -32,12 +35,12 @@ class ReportContext:
     """The study file the report is built from (its prose: title, limits, rejected)."""
     evaluation: Mapping[str, Any]
     """evaluation.json."""
-    results: Mapping[str, Any]
-    plan: Mapping[str, Any]
+    results: Results
+    plan: Plan
     environment: Mapping[str, Any] | None
     environment_missing: str | None
     manifest: Mapping[str, Any]
-    registration: Mapping[str, Any]
+    registration: RegistrationRecord
     bundle_label: str
     """The bundle's path as the report prints it."""
     current: CurrentStudy | None
@@ -78,10 +81,6 @@ class ReportContext:
         """The study's `predict` section is not the one registered before the results."""
         return self.current is not None and not self.current.matches
 
-    def result_operation(self, name: str) -> Mapping[str, Any]:
-        """results.json's entry for an operation (raw correctness cases, variants)."""
-        return next((op for op in self.results.get("operations") or [] if op.get("name") == name), {})
-
 
 FigureDrawing = Callable[[], str]
 """How to draw one figure's SVG, called only when the figure is needed: a
@@ -113,8 +112,12 @@ def draw_figures(drawings: Mapping[str, FigureDrawing]) -> dict[str, Figure]:
 
 def read_bundle_files(bundle: Path) -> dict[str, Any]:
     """The bundle's JSON files the report presents; environment.json may be absent."""
-    loaded: dict[str, Any] = {}
-    for name in ("results", "plan", "manifest", "registration", "evaluation"):
+    loaded: dict[str, Any] = {
+        "results": Results.read(bundle),
+        "plan": Plan.read(bundle),
+        "registration": RegistrationRecord.read(bundle),
+    }
+    for name in ("manifest", "evaluation"):
         loaded[name] = json.loads((bundle / f"{name}.json").read_text(encoding="utf-8"))
     environment = bundle / "environment.json"
     loaded["environment"] = (

@@ -13,6 +13,9 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
+
+from perfdsl.bundle.results import CorrectnessCase
 from perfdsl.report import figures
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext
@@ -42,18 +45,17 @@ def render_correctness(ctx: ReportContext, out: Blocks) -> None:
                     ],
                 )
             )
-        cases = list((ctx.result_operation(op["name"]).get("correctness") or {}).get("cases") or [])
+        recorded = ctx.results.operation(op["name"])
+        cases = list(recorded.correctness.cases) if recorded else []
         out.add(_case_table(op["name"], cases, tolerances))
         if "rel_l2" not in tolerances:
             # The figure plots relative L2 against its tolerance; another metric is in the table.
             out.add("No error figure: the tolerance is not on relative L2 error; the table has every error.")
             plotted = []
         else:
-            rows = [(_shape_label(c["shape"]), c) for c in _worst_per_shape(cases, "change")]
             plotted = [
-                (label, float(c["rel_l2"]), float(tolerances["rel_l2"]), bool(c.get("adversarial")))
-                for label, c in rows
-                if isinstance(c.get("rel_l2"), int | float)
+                (_shape_label(c.shape), c.rel_l2, float(tolerances["rel_l2"]), c.adversarial)
+                for c in _worst_per_shape(cases, "change")
             ]
         if plotted:
             out.figure(
@@ -85,23 +87,23 @@ def render_correctness(ctx: ReportContext, out: Blocks) -> None:
     out.add(_model_level(ctx))
 
 
-def _case_table(name: str, cases: list[Mapping[str, Any]], tolerances: Mapping[str, float]) -> str:
+def _case_table(name: str, cases: list[CorrectnessCase], tolerances: Mapping[str, float]) -> str:
     if not cases:
         return "No correctness cases were recorded."
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    groups: dict[tuple[str, str], list[CorrectnessCase]] = {}
     for case in cases:
-        groups.setdefault((case.get("arm", "?"), _shape_label(case.get("shape") or {})), []).append(case)
+        groups.setdefault((case.arm, _shape_label(case.shape)), []).append(case)
     rows = []
     for (arm, label), group in groups.items():
-        adversarial = any(c.get("adversarial") for c in group)
-        failed = sum(not c.get("passed") for c in group)
+        adversarial = any(c.adversarial for c in group)
+        failed = sum(not c.passed for c in group)
         rows.append(
             [
                 fmt.text(arm),
                 fmt.text(label) + (" †" if adversarial else ""),
                 str(len(group)),
-                fmt.sci(_worst(group, "max_abs")),
-                fmt.sci(_worst(group, "rel_l2")),
+                fmt.sci(_worst([c.max_abs for c in group])),
+                fmt.sci(_worst([c.rel_l2 for c in group])),
                 "pass" if not failed else f"**FAIL ({failed})**",
             ]
         )
@@ -115,24 +117,25 @@ def _case_table(name: str, cases: list[Mapping[str, Any]], tolerances: Mapping[s
     )
 
 
-def _worst(cases: Sequence[Mapping[str, Any]], metric: str) -> float | None:
-    values = [float(c[metric]) for c in cases if isinstance(c.get(metric), int | float)]
+def _worst(errors: Sequence[float | None]) -> float | None:
+    values = [float(e) for e in errors if isinstance(e, int | float)]
     return max(values) if values else None
 
 
-def _worst_per_shape(cases: list[Mapping[str, Any]], arm: str) -> list[Mapping[str, Any]]:
-    """The worst case (by relative L2) of each shape for one arm, in first-seen order."""
-    worst: dict[str, Mapping[str, Any]] = {}
+def _worst_per_shape(cases: list[CorrectnessCase], arm: str) -> list[CorrectnessCase]:
+    """The worst case (by relative L2) of each shape for one arm, in first-seen order.
+
+    A case without a relative L2 error (the kernel raised) counts as infinitely wrong.
+    """
+    worst: dict[str, CorrectnessCase] = {}
     for case in cases:
-        if case.get("arm") != arm:
+        if case.arm != arm:
             continue
-        label = _shape_label(case.get("shape") or {})
-        error = case.get("rel_l2")
-        error = float(error) if isinstance(error, int | float) else float("inf")
+        label = _shape_label(case.shape)
+        error = float(case.rel_l2) if isinstance(case.rel_l2, int | float) else float("inf")
         kept = worst.get(label)
-        kept_error = kept.get("rel_l2") if kept else None
-        if kept is None or error > (kept_error if isinstance(kept_error, int | float) else float("inf")):
-            worst[label] = {**case, "rel_l2": error}
+        if kept is None or error > (kept.rel_l2 if kept.rel_l2 is not None else float("inf")):
+            worst[label] = attrs.evolve(case, rel_l2=error)
     return list(worst.values())
 
 

@@ -17,7 +17,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from perfdsl.nodes import Study
+    from perfdsl.source import Span
 
 MISSING = "—"
 TIMES = "\N{MULTIPLICATION SIGN}"
@@ -220,3 +224,8 @@ def callout(kind: str, lines: Sequence[str]) -> str:
 def bullets(items: Sequence[str]) -> str:
     """A bulleted list of Markdown items."""
     return "\n".join(f"- {item}" for item in items)
+
+
+def snippet(study: Study, span: Span) -> str:
+    """The study's own text at `span`, on one line (a formula or condition as written)."""
+    return " ".join(study.source.snippet(span).split())

@@ -23,7 +23,18 @@ from typing import Any
 
 from perfdsl.evaluate.registration import CurrentStudy
 from perfdsl.nodes import Study
-from perfdsl.report import correctness, end_to_end, investigation, mechanism, sections, timing
+from perfdsl.report import (
+    correctness,
+    end_to_end,
+    investigation,
+    limitations,
+    mechanism,
+    operation,
+    reproduction,
+    timing,
+    value,
+    workload,
+)
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, FigureDrawing, ReportContext, read_bundle_files
 
@@ -42,7 +53,18 @@ SECTIONS: tuple[tuple[str, str], ...] = (
 )
 """(name, heading) in the order SPEC section 7 gives; the headings are stable (tests assert them)."""
 
-_RENDERERS = (sections, correctness, mechanism, timing, end_to_end, investigation)
+_RENDERERS = (
+    workload,
+    operation,
+    correctness,
+    mechanism,
+    timing,
+    end_to_end,
+    value,
+    limitations,
+    investigation,
+    reproduction,
+)
 _COMPARATORS = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
 
 

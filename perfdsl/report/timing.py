@@ -33,14 +33,13 @@ def render_timing(ctx: ReportContext, out: Blocks) -> None:
                 ],
             )
         )
-    settings = ctx.plan.get("timing") or {}
-    if settings:
-        shown = ", ".join(f"{fmt.text(k)} {_setting(k, v)}" for k, v in sorted(settings.items()))
-        out.add(
-            f"Timing settings of this run: {shown}. Each block's median is one observation; ratios are "
-            f"medians of block medians (change / baseline) with {fmt.percent(ctx.level, 2)} bootstrap "
-            "intervals."
-        )
+    settings = ctx.plan.timing.to_json()
+    shown = ", ".join(f"{fmt.text(k)} {_setting(k, v)}" for k, v in sorted(settings.items()))
+    out.add(
+        f"Timing settings of this run: {shown}. Each block's median is one observation; ratios are "
+        f"medians of block medians (change / baseline) with {fmt.percent(ctx.level, 2)} bootstrap "
+        "intervals."
+    )
     for op in ctx.operations:
         _timing_table(ctx, op, out)
         panels = []

@@ -23,8 +23,16 @@ from typing import Any
 import attrs
 import numpy as np
 
+from perfdsl.bundle.application import (
+    ApplicationRecord,
+    ArmShare,
+    ModelLevelArm,
+    ModelLevelRecord,
+    OutputRecord,
+)
+from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
+from perfdsl.bundle.plan import LoadPlan, Plan, TimingPlan
 from perfdsl.kernel import AppContext, Application, Variant
-from perfdsl.plan import LoadPlan, Plan, TimingPlan
 from perfdsl.runtime.load_generator import LoadRun, run_open_loop
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, sample, seeded_rng
@@ -41,18 +49,6 @@ rate doubles a probe's duration, so a search on a contended machine must be cut 
 
 class LoadBudgetSpent(Exception):
     """The next probe would not finish inside the arm's load budget."""
-
-
-MIN_PASSING_REQUESTS = 459
-"""With no miss, the fewest completions that show p99 <= SLO at 99% confidence."""
-
-
-@attrs.frozen
-class Share:
-    """Per-request totals and time spent inside the operation, in ns."""
-
-    total_ns: tuple[int, ...]
-    op_ns: tuple[int, ...]
 
 
 @attrs.frozen
@@ -113,7 +109,7 @@ def measure_share(
     shape: dict[str, int],
     dtype: Any,
     requests: int = SHARE_REQUESTS,
-) -> dict[str, Share]:
+) -> dict[str, ArmShare]:
     """f's raw data: each request's total time and the time its operation calls took."""
     spent: dict[str, list[int]] = {}
     calls = build_requests(application, target, variants, shape, dtype, instrument=spent)
@@ -128,7 +124,7 @@ def measure_share(
             request()
             totals.append(time.perf_counter_ns() - start)
             ops.append(sum(spent[arm][before:]))
-        shares[arm] = Share(tuple(totals), tuple(ops))
+        shares[arm] = ArmShare(tuple(totals), tuple(ops))
     return shares
 
 
@@ -155,11 +151,12 @@ def search_load(
     Every probe keeps its raw per-request records. Returns the probes and, for an
     arm whose search ran out of its time budget, why it stopped.
     """
-    from perfdsl.evaluate.load import find_goodput, summarize_rate
+    from perfdsl.stats.load import find_goodput, min_completions, summarize_rate
 
     if load.slo_seconds is None:
         return [], []
-    count = max(load.requests, MIN_PASSING_REQUESTS)
+    # Fewer completions than the p99 check needs without a single miss could never pass.
+    count = max(load.requests, min_completions(0))
     warmup = max(10, count // 20)
     budget = LOAD_BUDGET_S[quick]
     probes: list[LoadProbe] = []
@@ -219,7 +216,7 @@ def _start_rate(request: Callable[[], Any], load: LoadPlan, quick: bool) -> floa
     return max(1.0, min(load.rates[0], capacity / 2))
 
 
-def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> dict[str, Any]:
+def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> ModelLevelRecord:
     """Judge the application's outputs against its float64 run, relative to the baseline.
 
     The application's own arithmetic in the workload's dtype differs from its
@@ -230,7 +227,6 @@ def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> di
     the baseline's by at most the study's tolerance, and no arm may raise,
     leave outputs unwritten or produce NaN/Inf.
     """
-    arms = {arm: attrs.asdict(comparison) for arm, comparison in comparisons.items()}
     broken = {
         arm: c.message or c.output.problem
         for arm, c in comparisons.items()
@@ -249,15 +245,25 @@ def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> di
         for metric, value in excess.items()
         if value is None or value > tolerances[metric]
     ]
-    for arm, record in arms.items():
-        record["passed"] = arm not in broken and (arm != "change" or not failed)
-        record["message"] = broken.get(arm) or ("; ".join(failed) if arm == "change" else "")
-    return {
-        "rule": "change error <= baseline error + tolerance, against the float64 run",
-        "passed": not broken and not failed,
-        "excess": excess,
-        "arms": arms,
+    arms = {
+        arm: ModelLevelArm(
+            application=c.application,
+            variant=c.variant,
+            target=c.target,
+            shape=tuple(c.shape),
+            seed=c.seed,
+            passed=arm not in broken and (arm != "change" or not failed),
+            output=None if c.output is None else OutputRecord(**attrs.asdict(c.output)),
+            message=broken.get(arm) or ("; ".join(failed) if arm == "change" else ""),
+        )
+        for arm, c in comparisons.items()
     }
+    return ModelLevelRecord(
+        rule="change error <= baseline error + tolerance, against the float64 run",
+        passed=not broken and not failed,
+        excess=excess,
+        arms=arms,
+    )
 
 
 def run_application(
@@ -268,7 +274,7 @@ def run_application(
     bundle: Any,
     progress: Callable[[str], None],
     correctness_passed: bool,
-) -> dict[str, Any]:
+) -> ApplicationRecord:
     """All end-to-end evidence for the plan's application, raw records into the bundle."""
     from perfdsl.runtime.correctness import compare_application
 
@@ -289,37 +295,28 @@ def run_application(
         )
         for arm, variant in variants.items()
     }
-    entry: dict[str, Any] = {
-        "name": app.name,
-        "entry": app.entry,
-        "shape": app.shape,
-        "uses": list(app.uses),
-        "model_level": model_level(comparisons, plan.correctness.tolerances),
-    }
+    entry = ApplicationRecord(
+        name=app.name,
+        entry=app.entry,
+        shape=dict(app.shape),
+        uses=tuple(app.uses),
+        model_level=model_level(comparisons, plan.correctness.tolerances),
+    )
     reason = None
-    if not (correctness_passed and entry["model_level"]["passed"]):
+    if not (correctness_passed and entry.model_level is not None and entry.model_level.passed):
         reason = "not timed: a correctness check failed"
     elif not target.timings_valid:
         # The simulator takes seconds per request, and its times would not be evidence anyway.
         reason = f"not timed on {target.name}: its timings are not evidence"
     if reason is not None:
-        entry.update(
-            samples=None,
-            samples_missing=reason,
-            share=None,
-            share_missing=reason,
-            load=None,
-            load_missing=reason,
-        )
-        return entry
+        return attrs.evolve(entry, samples_missing=reason, share_missing=reason, load_missing=reason)
 
     progress(f"application `{app.name}`: request time")
     requests = build_requests(application, target, variants, app.shape, plan.dtype)
     record = time_requests(target, requests, plan.timing)
     header, rows = record.rows()
     bundle.write_csv("samples/application.csv", header, rows)
-    entry["samples"] = "samples/application.csv"
-    entry["timing"] = {
+    timing = {
         "blocks": [attrs.asdict(b) for b in record.blocks],
         "failures": [attrs.asdict(f) for f in record.failures],
     }
@@ -328,38 +325,35 @@ def run_application(
     shares = measure_share(
         application, target, variants, app.shape, plan.dtype, requests=5 if plan.quick else SHARE_REQUESTS
     )
-    entry["share"] = {arm: attrs.asdict(share) for arm, share in shares.items()}
+    entry = attrs.evolve(entry, samples="samples/application.csv", timing=timing, share=shares)
 
     if plan.load is None:
-        entry["load"] = None
-        entry["load_missing"] = "the study declares no load"
-        return entry
+        return attrs.evolve(entry, load_missing="the study declares no load")
     slowest = max(service_time_s(request) for request in requests.values())
     if plan.load.slo_seconds is not None and slowest > plan.load.slo_seconds:
-        entry["load"] = None
-        entry["load_missing"] = (
-            f"no rate can meet the SLO: one request alone takes {slowest * 1e3:.3g} ms "
-            f"> {plan.load.slo_seconds * 1e3:.3g} ms"
+        return attrs.evolve(
+            entry,
+            load_missing=f"no rate can meet the SLO: one request alone takes {slowest * 1e3:.3g} ms "
+            f"> {plan.load.slo_seconds * 1e3:.3g} ms",
         )
-        return entry
     probes, stopped = search_load(
         requests,
         plan.load,
         plan.quick,
         on_probe=lambda arm, rate: progress(f"load: {arm} at {rate:.1f} rps"),
     )
-    entry["load"] = {
-        "arrivals": plan.load.arrivals,
-        "seed": LOAD_SEED,
-        "slo_seconds": plan.load.slo_seconds,
-        "percentile": plan.load.slo_percentile,
-        "probes": [_write_probe(bundle, probe) for probe in probes],
-        "stopped": stopped,
-    }
-    return entry
+    load = LoadRecord(
+        arrivals=plan.load.arrivals,
+        seed=LOAD_SEED,
+        slo_seconds=plan.load.slo_seconds,
+        percentile=plan.load.slo_percentile,
+        probes=tuple(_write_probe(bundle, probe) for probe in probes),
+        stopped=tuple(stopped),
+    )
+    return attrs.evolve(entry, load=load)
 
 
-def _write_probe(bundle: Any, probe: LoadProbe) -> dict[str, Any]:
+def _write_probe(bundle: Any, probe: LoadProbe) -> LoadProbeRecord:
     path = f"load/{probe.arm}-{probe.index:03d}.csv"
     run = probe.run
     rows = zip(
@@ -371,13 +365,13 @@ def _write_probe(bundle: Any, probe: LoadProbe) -> dict[str, Any]:
         strict=True,
     )
     bundle.write_csv(path, ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok"), rows)
-    return {
-        "arm": probe.arm,
-        "index": probe.index,
-        "rate": probe.rate,
-        "phase": probe.phase,
-        "records": path,
-        "warmup": run.warmup,
-        "truncated": run.truncated,
-        "first_error": run.first_error,
-    }
+    return LoadProbeRecord(
+        arm=probe.arm,
+        index=probe.index,
+        rate=probe.rate,
+        phase=probe.phase,
+        records=path,
+        warmup=run.warmup,
+        truncated=run.truncated,
+        first_error=run.first_error,
+    )

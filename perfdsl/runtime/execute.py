@@ -23,16 +23,19 @@ from typing import Any
 
 import attrs
 
+from perfdsl.bundle import versions
+from perfdsl.bundle.files import BundleWriter
+from perfdsl.bundle.plan import PLAN, OperationPlan, Plan, ShapePlan
+from perfdsl.bundle.registration import REGISTRATION, RegistrationRecord
+from perfdsl.bundle.results import CorrectnessCase, CorrectnessRecord, OperationRecord, Results, ShapeRecord
+from perfdsl.bundle.static import StaticCode, VariantCode
 from perfdsl.kernel import Application, Reference, Variant
-from perfdsl.plan import OperationPlan, Plan, ShapePlan
-from perfdsl.runtime.bundle import BundleWriter
 from perfdsl.runtime.correctness import CorrectnessResult, check_variant
 from perfdsl.runtime.counters.attach import attach_counters
 from perfdsl.runtime.resolve import ResolveError, resolve
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.timing import TimingRecord, TimingSettings, prepare_arms, sample
 
-SCHEMA = "perfdsl.results/1"
 ROOF_ARM = "copy"
 ARMS = ("baseline", "change")
 
@@ -96,59 +99,50 @@ def execute(plan: Plan, target: Target, artifacts: Path, progress: Progress) -> 
     with BundleWriter(artifacts, plan.study) as bundle:
         progress(f"bundle {bundle.run_id} for `{plan.study}` on {target.name}")
         bundle.write_text("study.perf", plan.study_text)
-        bundle.write_json("plan.json", _plan_json(plan))
+        bundle.write_json(PLAN, plan.to_json())
         bundle.write_json(
-            "registration.json",
-            {
-                "predict_hash": plan.predict_hash,
-                "study_hash": plan.study_hash,
-                "registered": started,
-            },
+            REGISTRATION, RegistrationRecord(plan.predict_hash, plan.study_hash, started).to_json()
         )
         bundle.write_json("environment.json", capture_environment(Path(plan.study_path)))
         operations = [
             _operation(plan, op, resolved[op.name], roof, target, bundle, progress) for op in plan.operations
         ]
-        results = {
-            "schema": SCHEMA,
-            "study": plan.study,
-            "run_id": bundle.run_id,
-            "target": target.name,
-            "timings_valid": target.timings_valid,
-            "quick": plan.quick,
-            "dtype": plan.dtype,
-            "started": started,
-            "roof": {"reference": plan.roof} if roof else None,
-            "roof_missing": None if roof else "the study names no roof kernel",
-            "operations": operations,
-            "static": _static_code(plan, resolved, roof, target, bundle, progress),
-        }
+        static = _static_code(plan, resolved, roof, target, bundle, progress)
+        app_record = None
         if application is not None and plan.application is not None:
             from perfdsl.runtime.end_to_end import run_application
 
             operation = plan.operations[0]
-            results["application"] = run_application(
+            app_record = run_application(
                 plan,
                 application,
                 resolved[operation.name],
                 target,
                 bundle,
                 progress,
-                correctness_passed=all(op["correctness"]["passed"] for op in operations),
+                correctness_passed=all(op.correctness.passed for op in operations),
             )
-        else:
-            results["application"] = None
-            results["application_missing"] = "the study names no application entry"
-        results["finished"] = _now()
-        bundle.write_json("results.json", results)
+        results = Results(
+            schema=versions.RESULTS,
+            study=plan.study,
+            run_id=bundle.run_id,
+            target=target.name,
+            timings_valid=target.timings_valid,
+            timer_resolution_ns=target.spec.resolution_ns,
+            quick=plan.quick,
+            dtype=plan.dtype,
+            started=started,
+            finished=_now(),
+            roof=plan.roof if roof else None,
+            roof_missing=None if roof else "the study names no roof kernel",
+            operations=tuple(operations),
+            static=static,
+            application=app_record,
+            application_missing=None if app_record else "the study names no application entry",
+        )
+        bundle.write_json("results.json", results.to_json())
         progress("writing manifest")
     return bundle.path
-
-
-def _plan_json(plan: Plan) -> dict[str, Any]:
-    data = attrs.asdict(plan)
-    data.pop("study_text")
-    return data
 
 
 def _static_code(
@@ -158,13 +152,11 @@ def _static_code(
     target: Target,
     bundle: BundleWriter,
     progress: Progress,
-) -> dict[str, Any]:
+) -> StaticCode:
     """Compile every kernel of every variant to PTX/SASS (CUDA) and IR/assembly (CPU)."""
-    from perfdsl.runtime.static_code import (
-        inspect_cpu_function,
-        inspect_cuda_kernel,
-        write_compiled_code,
-    )
+    from perfdsl.runtime.static_code.archive import write_compiled_code
+    from perfdsl.runtime.static_code.cpu import inspect_cpu_function
+    from perfdsl.runtime.static_code.cuda import inspect_cuda_kernel
 
     progress("compiling kernels for static evidence (PTX, SASS, assembly)")
     variants = [v for r in resolved.values() for v in r.variants.values()]
@@ -175,22 +167,25 @@ def _static_code(
     cuda_kernels = dict.fromkeys(k for v in variants for k in v.cuda_kernels)
     cpu_functions = dict.fromkeys(f for v in variants for f in v.cpu_kernels)
     records = []
-    if target.name != "cudasim":
+    if "cuda" in target.spec.archives:
         for kernel, signature in cuda_kernels:
             records.append(inspect_cuda_kernel(kernel, signature.replace("{dtype}", plan.dtype)))
     for function, signature in cpu_functions:
         records.append(inspect_cpu_function(function, signature.replace("{dtype}", plan.dtype)))
     summary = write_compiled_code(bundle.tmp / "code", records)
-    summary["variants"] = {
-        v.name: {
-            "cuda": sorted({getattr(k, "__name__", str(k)) for k, _ in v.cuda_kernels}),
-            "cpu": sorted({getattr(f, "__name__", str(f)) for f, _ in v.cpu_kernels}),
-        }
-        for v in variants
-    }
-    if target.name == "cudasim":
-        summary["cuda_missing"] = "the simulator cannot compile PTX: run --target cpu or cuda for it"
-    return summary
+    return attrs.evolve(
+        summary,
+        variants={
+            v.name: VariantCode(
+                cuda=tuple(sorted({getattr(k, "__name__", str(k)) for k, _ in v.cuda_kernels})),
+                cpu=tuple(sorted({getattr(f, "__name__", str(f)) for f, _ in v.cpu_kernels})),
+            )
+            for v in variants
+        },
+        cuda_missing=None
+        if "cuda" in target.spec.archives
+        else "the simulator cannot compile PTX: run --target cpu or cuda for it",
+    )
 
 
 def _operation(
@@ -201,7 +196,7 @@ def _operation(
     target: Target,
     bundle: BundleWriter,
     progress: Progress,
-) -> dict[str, Any]:
+) -> OperationRecord:
     correctness = {}
     for arm, variant in resolved.variants.items():
         progress(f"correctness of {operation.name} {arm} `{variant.name}`")
@@ -225,35 +220,33 @@ def _operation(
             path = f"samples/{operation.name}/{shape.label}.csv"
             header, rows = record.rows()
             bundle.write_csv(path, header, rows)
-            entry["samples"] = path
-            entry["timing"] = _timing_json(record)
+            entry = attrs.evolve(entry, samples=path, timing=_timing_json(record))
         else:
-            entry["samples"] = None
-            entry["samples_missing"] = "not timed: a variant failed its correctness check"
+            entry = attrs.evolve(entry, samples_missing="not timed: a variant failed its correctness check")
         shapes.append(entry)
     # Counted mechanism evidence (Nsight Compute), at the largest shape, on cuda only.
     shapes = attach_counters(
         plan, operation, resolved.variants, target.name, shapes, passed, bundle, progress
     )
-    return {
-        "name": operation.name,
-        "baseline": operation.baseline,
-        "change": operation.change,
-        "reference": operation.reference,
-        "variants": {arm: v.name for arm, v in resolved.variants.items()},
-        "deterministic": {arm: v.deterministic for arm, v in resolved.variants.items()},
-        "shapes": shapes,
-        "correctness": _correctness_json(correctness, plan),
-    }
+    return OperationRecord(
+        name=operation.name,
+        baseline=operation.baseline,
+        change=operation.change,
+        reference=operation.reference,
+        variants={arm: v.name for arm, v in resolved.variants.items()},
+        deterministic={arm: v.deterministic for arm, v in resolved.variants.items()},
+        shapes=tuple(shapes),
+        correctness=_correctness_record(correctness, plan),
+    )
 
 
-def _shape_entry(shape: ShapePlan) -> dict[str, Any]:
-    return {
-        "label": shape.label,
-        "sizes": shape.sizes,
-        "weight": shape.weight,
-        "models": {m.quantity: {"baseline": m.baseline, "change": m.change} for m in shape.models},
-    }
+def _shape_entry(shape: ShapePlan) -> ShapeRecord:
+    return ShapeRecord(
+        label=shape.label,
+        sizes=dict(shape.sizes),
+        weight=shape.weight,
+        models={m.quantity: {"baseline": m.baseline, "change": m.change} for m in shape.models},
+    )
 
 
 def _time_shape(
@@ -303,33 +296,33 @@ def _timing_json(record: TimingRecord) -> dict[str, Any]:
     return data
 
 
-def _correctness_json(results: dict[str, CorrectnessResult], plan: Plan) -> dict[str, Any]:
+def _correctness_record(results: dict[str, CorrectnessResult], plan: Plan) -> CorrectnessRecord:
     cases = []
     for arm, result in results.items():
         for case in result.cases:
             worst = _worst(case)
             cases.append(
-                {
-                    "arm": arm,
-                    "variant": case.variant,
-                    "shape": dict(case.shape),
-                    "adversarial": case.kind == "adversarial",
-                    "seed": case.seed,
-                    "passed": case.passed,
-                    "rel_l2": worst["rel_l2"],
-                    "max_abs": worst["max_abs"],
-                    "unwritten": sum(o.unwritten for o in case.outputs),
-                    "nonfinite": sum(o.nonfinite for o in case.outputs),
-                    "deterministic": case.deterministic,
-                    "message": case.message,
-                }
+                CorrectnessCase(
+                    arm=arm,
+                    variant=case.variant,
+                    shape=dict(case.shape),
+                    adversarial=case.kind == "adversarial",
+                    seed=case.seed,
+                    passed=case.passed,
+                    rel_l2=worst["rel_l2"],
+                    max_abs=worst["max_abs"],
+                    unwritten=sum(o.unwritten for o in case.outputs),
+                    nonfinite=sum(o.nonfinite for o in case.outputs),
+                    deterministic=case.deterministic,
+                    message=case.message,
+                )
             )
-    return {
-        "passed": all(r.passed for r in results.values()),
-        "tolerances": plan.correctness.tolerances,
-        "seeds": plan.correctness.seeds,
-        "cases": cases,
-    }
+    return CorrectnessRecord(
+        passed=all(r.passed for r in results.values()),
+        tolerances=dict(plan.correctness.tolerances),
+        seeds=plan.correctness.seeds,
+        cases=tuple(cases),
+    )
 
 
 def _worst(case: Any) -> dict[str, float | None]:

@@ -17,7 +17,7 @@ while the issue lag (issued - scheduled) is the generator's own lateness. The
 GIL is shared: a `request()` whose heavy work releases it (numpy, numba with
 `nogil`, CUDA synchronisation, sleeping) leaves the dispatcher on time; one
 that holds it in pure Python delays the dispatcher by up to the interpreter's
-switch interval (5 ms), which the issue lag records and `evaluate.load` judges.
+switch interval (5 ms), which the issue lag records and `stats.load` judges.
 
 Timestamps are `time.perf_counter_ns()` (monotonic, the finest clock) in
 nanoseconds from the run's start.
@@ -79,7 +79,7 @@ class LoadRun:
     """repr of the first exception a request raised, if any."""
 
     def seconds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(scheduled, issued, started, completed) in seconds, for `evaluate.load`."""
+        """(scheduled, issued, started, completed) in seconds, for `stats.load`."""
         return (
             self.scheduled_ns / 1e9,
             self.issued_ns / 1e9,

@@ -28,6 +28,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from perfdsl import targets
 from perfdsl.kernel import Variant
 
 FALLBACK_LLC_BYTES = 32 * 1024 * 1024
@@ -116,8 +117,10 @@ def is_poison(array: np.ndarray) -> np.ndarray:
 class Target:
     """The CPU target; the CUDA targets override what differs."""
 
-    name = "cpu"
-    timings_valid = True
+    spec = targets.CPU
+    """What the target can do (clock resolution, archived code, whether it times evidence)."""
+    name = spec.name
+    timings_valid = spec.timings_are_evidence
     """Whether durations from this target are evidence."""
     flushes_cache = False
     """Whether `time` flushes the cache before every call (every sample is cold)."""
@@ -185,7 +188,9 @@ def _empty() -> None:
 class CudaTarget(Target):
     """A real GPU through numba.cuda, timed with CUDA events on one stream."""
 
-    name = "cuda"
+    spec = targets.CUDA
+    name = spec.name
+    timings_valid = spec.timings_are_evidence
     flushes_cache = True
 
     def __init__(self) -> None:
@@ -282,8 +287,9 @@ class CudaTarget(Target):
 class CudaSimTarget(CudaTarget):
     """CUDA kernels under Numba's simulator: correct results, meaningless times."""
 
-    name = "cudasim"
-    timings_valid = False
+    spec = targets.CUDASIM
+    name = spec.name
+    timings_valid = spec.timings_are_evidence
     flushes_cache = False
 
     def __init__(self) -> None:
@@ -321,13 +327,11 @@ def _compile_empty_kernel(cuda: Any) -> Any:
 
 def make_target(name: str) -> Target:
     """The adapter for "cpu", "cuda", "cudasim" or "auto" (cuda when a GPU is usable, else cpu)."""
-    if name == "auto":
-        name = "cuda" if gpu_available() else "cpu"
+    if name == targets.AUTO:
+        name = targets.CUDA.name if gpu_available() else targets.CPU.name
     factories: dict[str, Callable[[], Target]] = {
-        "cpu": Target,
-        "cuda": CudaTarget,
-        "cudasim": CudaSimTarget,
+        cls.spec.name: cls for cls in (Target, CudaTarget, CudaSimTarget)
     }
     if name not in factories:
-        raise TargetError(f"unknown target `{name}`: expected cpu, cuda, cudasim or auto")
+        raise TargetError(f"unknown target `{name}`: expected {', '.join(targets.CHOICES)}")
     return factories[name]()

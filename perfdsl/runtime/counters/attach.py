@@ -11,15 +11,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+import attrs
+
+from perfdsl.bundle.results import ShapeRecord
 from perfdsl.runtime.counters.names import variant_kernel_names
 from perfdsl.runtime.counters.ncu import TIMEOUT_S, CounterRequest, collect
 
 if TYPE_CHECKING:
+    from perfdsl.bundle.files import BundleWriter
+    from perfdsl.bundle.plan import OperationPlan, Plan
     from perfdsl.kernel import Variant
-    from perfdsl.plan import OperationPlan, Plan
-    from perfdsl.runtime.bundle import BundleWriter
 
 NOT_CUDA = "counters need --target cuda and Nsight Compute (ncu)"
 NOT_PASSED = "not profiled: a variant failed its correctness check"
@@ -31,13 +34,13 @@ def attach_counters(
     operation: OperationPlan,
     variants: Mapping[str, Variant],
     target: str,
-    shapes: Sequence[dict[str, Any]],
+    shapes: Sequence[ShapeRecord],
     passed: bool,
     bundle: BundleWriter,
     progress: Callable[[str], None],
     timeout_s: float = TIMEOUT_S,
-) -> list[dict[str, Any]]:
-    """The operation's shape entries with `counters` (the pairs), `counters_detail` and
+) -> list[ShapeRecord]:
+    """The operation's shape records with `counters` (the pairs), `counters_detail` and
     `counters_missing` added: counted at the largest shape on cuda, missing elsewhere.
 
     ncu's log goes into the bundle as `counters/<operation>.ncu.log`.
@@ -61,21 +64,28 @@ def attach_counters(
         result = collect(request, timeout_s)
     out = []
     for index, entry in enumerate(shapes):
-        entry = dict(entry)
         if result is None or index != largest:
-            entry.update(counters=None, counters_missing=reason or NOT_LARGEST)
-        else:
-            if result.log:
-                entry["counters_log"] = f"counters/{operation.name}.ncu.log"
-                bundle.write_text(entry["counters_log"], result.log)
-            entry["counters_detail"] = result.summary()
-            pairs = result.pairs()
-            entry["counters"] = pairs or None
-            if not pairs:
-                entry["counters_missing"] = (
-                    result.missing
-                    or "; ".join(f"{a.arm}: {a.missing}" for a in result.arms if a.missing)
-                    or "no quantity was counted for both arms"
-                )
-        out.append(entry)
+            out.append(attrs.evolve(entry, counters=None, counters_missing=reason or NOT_LARGEST))
+            continue
+        log = None
+        if result.log:
+            log = f"counters/{operation.name}.ncu.log"
+            bundle.write_text(log, result.log)
+        pairs = result.pairs()
+        missing = None
+        if not pairs:
+            missing = (
+                result.missing
+                or "; ".join(f"{a.arm}: {a.missing}" for a in result.arms if a.missing)
+                or "no quantity was counted for both arms"
+            )
+        out.append(
+            attrs.evolve(
+                entry,
+                counters=pairs or None,
+                counters_missing=missing,
+                counters_detail=result.summary(),
+                counters_log=log,
+            )
+        )
     return out

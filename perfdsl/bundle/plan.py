@@ -1,0 +1,278 @@
+"""plan.json as records: what `perfdsl run` was asked to do, resolved to plain values.
+
+`perfdsl.plan.plan(study, ...)` builds a `Plan`; the run executes it and writes
+`to_json()` into the bundle (the study text is the bundle's study.perf, so it is
+left out); the evaluation and the report read it back with `Plan.read`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from perfdsl.bundle import versions
+
+PLAN = "plan.json"
+
+
+@attrs.frozen
+class ModelValue:
+    """A modelled mechanism quantity for one shape: `bytes` baseline and change."""
+
+    quantity: str
+    baseline: float
+    change: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"quantity": self.quantity, "baseline": self.baseline, "change": self.change}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ModelValue:
+        return cls(str(data["quantity"]), float(data["baseline"]), float(data["change"]))
+
+
+@attrs.frozen
+class ShapePlan:
+    """One shape to time and check, with its traffic weight and modelled quantities."""
+
+    sizes: dict[str, int]
+    weight: float
+    models: tuple[ModelValue, ...]
+
+    @property
+    def label(self) -> str:
+        return "x".join(str(v) for v in self.sizes.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sizes": dict(self.sizes),
+            "weight": self.weight,
+            "models": [m.to_json() for m in self.models],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ShapePlan:
+        return cls(
+            sizes={str(k): int(v) for k, v in data["sizes"].items()},
+            weight=float(data["weight"]),
+            models=tuple(ModelValue.from_json(m) for m in data.get("models") or ()),
+        )
+
+
+@attrs.frozen
+class OperationPlan:
+    """The operation's three implementations (by reference) and where to run them."""
+
+    name: str
+    baseline: str
+    change: str
+    reference: str
+    lines: dict[str, int]
+    """Study line of each reference, so a bad reference is reported where it is written."""
+    shapes: tuple[ShapePlan, ...]
+    adversarial: tuple[dict[str, int], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "baseline": self.baseline,
+            "change": self.change,
+            "reference": self.reference,
+            "lines": dict(self.lines),
+            "shapes": [s.to_json() for s in self.shapes],
+            "adversarial": [dict(a) for a in self.adversarial],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> OperationPlan:
+        return cls(
+            name=str(data["name"]),
+            baseline=str(data["baseline"]),
+            change=str(data["change"]),
+            reference=str(data["reference"]),
+            lines={str(k): int(v) for k, v in (data.get("lines") or {}).items()},
+            shapes=tuple(ShapePlan.from_json(s) for s in data.get("shapes") or ()),
+            adversarial=tuple(dict(a) for a in data.get("adversarial") or ()),
+        )
+
+
+@attrs.frozen
+class TimingPlan:
+    warmup: int
+    repeats: int
+    blocks: int
+    rotate: int
+    confidence: float
+    threshold: float
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TimingPlan:
+        return cls(
+            warmup=int(data["warmup"]),
+            repeats=int(data["repeats"]),
+            blocks=int(data["blocks"]),
+            rotate=int(data["rotate"]),
+            confidence=float(data["confidence"]),
+            threshold=float(data["threshold"]),
+        )
+
+
+@attrs.frozen
+class CorrectnessPlan:
+    seeds: int
+    tolerances: dict[str, float]
+    """metric (`rel_l2`, `max_abs`) -> the largest error that passes."""
+    poison: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seeds": self.seeds, "tolerances": dict(self.tolerances), "poison": self.poison}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CorrectnessPlan:
+        return cls(int(data["seeds"]), dict(data.get("tolerances") or {}), str(data["poison"]))
+
+
+@attrs.frozen
+class ApplicationPlan:
+    name: str
+    entry: str
+    line: int
+    uses: tuple[str, ...]
+    shape: dict[str, int]
+    """The operating point: the heaviest-weighted workload shape."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "entry": self.entry,
+            "line": self.line,
+            "uses": list(self.uses),
+            "shape": dict(self.shape),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ApplicationPlan:
+        return cls(
+            name=str(data["name"]),
+            entry=str(data["entry"]),
+            line=int(data["line"]),
+            uses=tuple(data.get("uses") or ()),
+            shape=dict(data.get("shape") or {}),
+        )
+
+
+@attrs.frozen
+class LoadPlan:
+    arrivals: str
+    rates: tuple[float, ...]
+    """Offered rates to sweep, requests per second."""
+    requests: int
+    slo_seconds: float | None
+    slo_percentile: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "arrivals": self.arrivals,
+            "rates": list(self.rates),
+            "requests": self.requests,
+            "slo_seconds": self.slo_seconds,
+            "slo_percentile": self.slo_percentile,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LoadPlan:
+        slo = data.get("slo_seconds")
+        return cls(
+            arrivals=str(data["arrivals"]),
+            rates=tuple(float(r) for r in data.get("rates") or ()),
+            requests=int(data["requests"]),
+            slo_seconds=None if slo is None else float(slo),
+            slo_percentile=float(data["slo_percentile"]),
+        )
+
+
+@attrs.frozen
+class Plan:
+    """Everything `perfdsl run` needs, and nothing it must look up in the study again."""
+
+    study: str
+    study_path: str
+    study_text: str
+    """The study as run; not in plan.json (the bundle keeps it as study.perf)."""
+    study_hash: str
+    predict_hash: str
+    target: str
+    quick: bool
+    dtype: str
+    operations: tuple[OperationPlan, ...]
+    timing: TimingPlan
+    correctness: CorrectnessPlan
+    roof: str | None
+    roof_line: int
+    measures: tuple[str, ...]
+    """The mechanism quantities the study's `evidence mechanism` measures."""
+    application: ApplicationPlan | None
+    load: LoadPlan | None
+    artifacts: str
+    """Directory the bundles go under, resolved against the study file's directory
+    (as paths in a configuration file are), so the cwd never changes where a run lands."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": versions.PLAN,
+            "study": self.study,
+            "study_path": self.study_path,
+            "study_hash": self.study_hash,
+            "predict_hash": self.predict_hash,
+            "target": self.target,
+            "quick": self.quick,
+            "dtype": self.dtype,
+            "operations": [op.to_json() for op in self.operations],
+            "timing": self.timing.to_json(),
+            "correctness": self.correctness.to_json(),
+            "roof": self.roof,
+            "roof_line": self.roof_line,
+            "measures": list(self.measures),
+            "application": None if self.application is None else self.application.to_json(),
+            "load": None if self.load is None else self.load.to_json(),
+            "artifacts": self.artifacts,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], study_text: str, path: Path) -> Plan:
+        """The record of a parsed plan.json and the study text it was planned from."""
+        versions.check_version(data, path, versions.READABLE_PLAN)
+        application, load = data.get("application"), data.get("load")
+        return cls(
+            study=str(data["study"]),
+            study_path=str(data["study_path"]),
+            study_text=study_text,
+            study_hash=str(data["study_hash"]),
+            predict_hash=str(data["predict_hash"]),
+            target=str(data["target"]),
+            quick=bool(data["quick"]),
+            dtype=str(data["dtype"]),
+            operations=tuple(OperationPlan.from_json(op) for op in data.get("operations") or ()),
+            timing=TimingPlan.from_json(data["timing"]),
+            correctness=CorrectnessPlan.from_json(data["correctness"]),
+            roof=data.get("roof"),
+            roof_line=int(data.get("roof_line") or 0),
+            measures=tuple(data.get("measures") or ()),
+            application=None if application is None else ApplicationPlan.from_json(application),
+            load=None if load is None else LoadPlan.from_json(load),
+            artifacts=str(data.get("artifacts", "")),
+        )
+
+    @classmethod
+    def read(cls, bundle: Path) -> Plan:
+        """Read and check a bundle's plan.json (OSError, ValueError, KeyError or BundleFormatError)."""
+        path = Path(bundle) / PLAN
+        text = (Path(bundle) / "study.perf").read_text(encoding="utf-8")
+        return cls.from_json(json.loads(path.read_text(encoding="utf-8")), text, path)

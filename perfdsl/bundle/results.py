@@ -1,0 +1,282 @@
+"""results.json as records: the index of every result a run wrote.
+
+The runtime builds a `Results` and writes `to_json()`; the evaluation reads
+`Results.read(path)`. The nested records name every key the evaluation
+computes from; what the runtime's helpers recorded for presentation (the
+sampler's block log, the counters' detail) is kept as the JSON it is. Layout and examples: docs/bundle.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from perfdsl import targets
+from perfdsl.bundle import versions
+from perfdsl.bundle.application import ApplicationRecord
+from perfdsl.bundle.static import StaticCode
+
+RESULTS = "results.json"
+
+
+@attrs.frozen
+class CorrectnessCase:
+    """One arm on one shape and seed against the float64 reference: the worst errors."""
+
+    arm: str
+    variant: str
+    shape: dict[str, int]
+    adversarial: bool
+    seed: int | None
+    passed: bool
+    rel_l2: float | None
+    max_abs: float | None
+    unwritten: int
+    nonfinite: int
+    deterministic: bool | None
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CorrectnessCase:
+        return cls(
+            arm=str(data.get("arm", "?")),
+            variant=str(data.get("variant", "")),
+            shape=dict(data.get("shape") or {}),
+            adversarial=bool(data.get("adversarial")),
+            seed=data.get("seed"),
+            passed=bool(data.get("passed")),
+            rel_l2=data.get("rel_l2"),
+            max_abs=data.get("max_abs"),
+            unwritten=int(data.get("unwritten") or 0),
+            nonfinite=int(data.get("nonfinite") or 0),
+            deterministic=data.get("deterministic"),
+            message=str(data.get("message", "")),
+        )
+
+
+@attrs.frozen
+class CorrectnessRecord:
+    """An operation's correctness check: every case of both arms."""
+
+    passed: bool
+    tolerances: dict[str, float]
+    seeds: int | None
+    cases: tuple[CorrectnessCase, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "tolerances": dict(self.tolerances),
+            "seeds": self.seeds,
+            "cases": [c.to_json() for c in self.cases],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CorrectnessRecord:
+        return cls(
+            passed=bool(data.get("passed")),
+            tolerances=dict(data.get("tolerances") or {}),
+            seeds=data.get("seeds"),
+            cases=tuple(CorrectnessCase.from_json(c) for c in data.get("cases") or ()),
+        )
+
+
+@attrs.frozen
+class ShapeRecord:
+    """One workload shape of an operation: its modelled quantities, samples and counters."""
+
+    label: str
+    sizes: dict[str, int]
+    weight: float
+    models: dict[str, dict[str, float]]
+    """Modelled quantity -> arm -> value, from the plan."""
+    samples: str | None = None
+    """The sample CSV, relative to the bundle."""
+    samples_missing: str | None = None
+    timing: Mapping[str, Any] | None = None
+    """The sampler's record: settings, block order and clocks, rotation, failures."""
+    counters: dict[str, dict[str, float]] | None = None
+    """Counted quantity -> arm -> value (Nsight Compute), in the form of `models`."""
+    counters_missing: str | None = None
+    counters_detail: Mapping[str, Any] | None = None
+    counters_log: str | None = None
+
+    @property
+    def set_bytes(self) -> dict[str, float]:
+        """Bytes each arm's buffer set moves per call (the bandwidth numerator)."""
+        return dict((self.timing or {}).get("set_bytes") or {})
+
+    @property
+    def blocks(self) -> list[Mapping[str, Any]]:
+        """The sampler's block log, in the interleaved order (clocks at each block's ends)."""
+        return list((self.timing or {}).get("blocks") or [])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "sizes": dict(self.sizes),
+            "weight": self.weight,
+            "models": self.models,
+            "samples": self.samples,
+            "samples_missing": self.samples_missing,
+            "timing": self.timing,
+            "counters": self.counters,
+            "counters_missing": self.counters_missing,
+            "counters_detail": self.counters_detail,
+            "counters_log": self.counters_log,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ShapeRecord:
+        return cls(
+            label=str(data["label"]),
+            sizes=dict(data.get("sizes") or {}),
+            weight=float(data.get("weight") or 0.0),
+            models=dict(data.get("models") or {}),
+            samples=data.get("samples"),
+            samples_missing=data.get("samples_missing"),
+            timing=data.get("timing"),
+            counters=data.get("counters"),
+            counters_missing=data.get("counters_missing"),
+            counters_detail=data.get("counters_detail"),
+            counters_log=data.get("counters_log"),
+        )
+
+
+@attrs.frozen
+class OperationRecord:
+    """One operation: its references, every shape, and its correctness check."""
+
+    name: str
+    baseline: str
+    change: str
+    reference: str
+    variants: dict[str, str]
+    """Arm -> the Variant's name (how the compiled code is indexed)."""
+    deterministic: dict[str, bool]
+    shapes: tuple[ShapeRecord, ...]
+    correctness: CorrectnessRecord
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "baseline": self.baseline,
+            "change": self.change,
+            "reference": self.reference,
+            "variants": dict(self.variants),
+            "deterministic": dict(self.deterministic),
+            "shapes": [s.to_json() for s in self.shapes],
+            "correctness": self.correctness.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> OperationRecord:
+        return cls(
+            name=str(data["name"]),
+            baseline=str(data.get("baseline", "")),
+            change=str(data.get("change", "")),
+            reference=str(data.get("reference", "")),
+            variants=dict(data.get("variants") or {}),
+            deterministic=dict(data.get("deterministic") or {}),
+            shapes=tuple(ShapeRecord.from_json(s) for s in data.get("shapes") or ()),
+            correctness=CorrectnessRecord.from_json(data.get("correctness") or {}),
+        )
+
+
+@attrs.frozen
+class Results:
+    """The whole of results.json."""
+
+    schema: str
+    study: str
+    run_id: str
+    target: str
+    timings_valid: bool
+    timer_resolution_ns: float
+    """The finest duration the run's clock resolves, recorded when it ran."""
+    quick: bool
+    dtype: str
+    started: str | None
+    finished: str | None
+    roof: str | None
+    """The copy roof's reference, or None with `roof_missing`."""
+    roof_missing: str | None
+    operations: tuple[OperationRecord, ...]
+    static: StaticCode | None
+    """The compiled code's summary: per CUDA kernel and CPU function, and per variant."""
+    application: ApplicationRecord | None
+    application_missing: str | None
+
+    def operation(self, name: str) -> OperationRecord | None:
+        """The operation of that name, if the run has it."""
+        return next((op for op in self.operations if op.name == name), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": self.schema,
+            "study": self.study,
+            "run_id": self.run_id,
+            "target": self.target,
+            "timings_valid": self.timings_valid,
+            "timer_resolution_ns": self.timer_resolution_ns,
+            "quick": self.quick,
+            "dtype": self.dtype,
+            "started": self.started,
+            "finished": self.finished,
+            "roof": None if self.roof is None else {"reference": self.roof},
+            "roof_missing": self.roof_missing,
+            "operations": [op.to_json() for op in self.operations],
+            "static": None if self.static is None else self.static.to_json(),
+            "application": None if self.application is None else self.application.to_json(),
+            "application_missing": self.application_missing,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], path: Path) -> Results:
+        """The record of a parsed results.json; `path` names the file in a refusal."""
+        schema = str(versions.check_version(data, path, versions.READABLE_RESULTS))
+        target = str(data.get("target", "?"))
+        resolution = data.get("timer_resolution_ns")
+        if resolution is None:
+            # Version 1 did not record it: the target's clock is the one that timed the run.
+            spec = targets.BY_NAME.get(target)
+            if spec is None:
+                raise versions.BundleFormatError(
+                    f"{path}: unknown target `{target}` and no `timer_resolution_ns`: "
+                    "its timings cannot be judged"
+                )
+            resolution = spec.resolution_ns
+        roof = data.get("roof")
+        application = data.get("application")
+        static = data.get("static")
+        return cls(
+            schema=schema,
+            study=str(data.get("study", "")),
+            run_id=str(data.get("run_id", "")),
+            target=target,
+            timings_valid=bool(data.get("timings_valid", False)),
+            timer_resolution_ns=float(resolution),
+            quick=bool(data.get("quick", False)),
+            dtype=str(data.get("dtype", "")),
+            started=data.get("started"),
+            finished=data.get("finished"),
+            roof=None if not roof else str(roof["reference"]),
+            roof_missing=data.get("roof_missing"),
+            operations=tuple(OperationRecord.from_json(op) for op in data.get("operations") or ()),
+            static=None if not static else StaticCode.from_json(static),
+            application=None if not application else ApplicationRecord.from_json(application),
+            application_missing=data.get("application_missing"),
+        )
+
+    @classmethod
+    def read(cls, bundle: Path) -> Results:
+        """Read and check a bundle's results.json (OSError, ValueError or BundleFormatError)."""
+        path = Path(bundle) / RESULTS
+        return cls.from_json(json.loads(path.read_text(encoding="utf-8")), path)

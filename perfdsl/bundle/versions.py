@@ -1,0 +1,64 @@
+"""The format version of each bundle file, with the history of its changes.
+
+A reader refuses a version it does not know instead of guessing at its keys:
+`BundleFormatError` names the file and says what to do, and the commands turn
+it into one line and exit status 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+RESULTS = "perfdsl.results/2"
+"""results.json's version. History:
+
+* `perfdsl.results/1`: the first layout.
+* `perfdsl.results/2`: `timer_resolution_ns`, the resolution of the clock that
+  timed the run, recorded when it ran; every `<field>` that can be missing is
+  written with its `<field>_missing` sibling (null when present).
+  Version 1 bundles still read: their resolution is the target's.
+"""
+
+READABLE_RESULTS = ("perfdsl.results/1", RESULTS)
+
+PLAN = "perfdsl.plan/2"
+"""plan.json's version. History:
+
+* version 1 carried no `schema` key (it was `attrs.asdict` of the plan);
+* `perfdsl.plan/2`: the same fields, with `schema`.
+"""
+
+READABLE_PLAN = (None, PLAN)
+
+EVALUATION_FILE = "evaluation.json"
+"""The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
+
+EVALUATION = "perfdsl.evaluation/2"
+"""evaluation.json's version; a file of another version is not refused but evaluated
+again (it is derived from the other files). Kept here rather than beside the
+evaluation: `perfdsl build` asks whether a bundle's evaluation.json is current
+before anything else, and answering must not import the statistics (scipy
+alone costs a second of a fresh build).
+
+* `perfdsl.evaluation/1`: the first layout.
+* `perfdsl.evaluation/2`: a goodput that is only a lower bound says so (`lower_bound`,
+  `limited_by`) and the capacity ratio carries its bound (`capacity_bound`).
+"""
+
+
+class BundleFormatError(Exception):
+    """A bundle file of a format version this code cannot read (one line)."""
+
+
+def check_version(data: Mapping[str, Any], path: Path, readable: tuple[str | None, ...]) -> str | None:
+    """The file's version, or BundleFormatError naming the file when it is not readable."""
+    version = data.get("schema")
+    if version not in readable:
+        raise BundleFormatError(
+            f"{path}: format version {version!r} is not one this perfdsl reads "
+            f"({', '.join(str(r) for r in readable if r)}): run the study again, "
+            "or use the perfdsl that wrote it"
+        )
+    return version

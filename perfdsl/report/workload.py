@@ -1,0 +1,140 @@
+"""The workload as declared, and the baseline's latency and throughput at its operating point."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from perfdsl.report import formatting as fmt
+from perfdsl.report.context import Blocks, ReportContext
+
+
+def render_workload(ctx: ReportContext, out: Blocks) -> None:
+    """The workload as declared, and the baseline's latency and throughput side by side."""
+    workload = ctx.study.workload
+    if workload is None:
+        out.add("The study declares no workload.")
+        return
+    facts = []
+    if workload.summary:
+        facts.append(fmt.text(workload.summary.value))
+    if workload.dtype:
+        facts.append(f"element type {fmt.code(workload.dtype.id)}")
+    if workload.targets:
+        facts.append("targets " + ", ".join(fmt.code(t.id) for t in workload.targets))
+    if workload.objective:
+        facts.append(f"objective {fmt.code(fmt.condition(fmt.snippet(ctx.study, workload.objective.span)))}")
+    facts += [
+        f"correct when {fmt.code(fmt.condition(fmt.snippet(ctx.study, c.span)))}" for c in workload.correct
+    ]
+    out.add("; ".join(facts) + ".")
+    out.add(
+        f"This run was on {fmt.code(ctx.evaluation.get('target'))}"
+        + (", with shapes scaled down by `--quick`." if ctx.quick else ".")
+        + " Each operation's shapes carry the production weights below."
+    )
+    for op in ctx.operations:
+        rows = []
+        for shape in op.get("shapes") or []:
+            arms = {a["arm"]: a for a in shape.get("arms") or []}
+            base = arms.get("baseline")
+            rows.append(
+                [
+                    fmt.text(shape["label"]),
+                    fmt.sig(shape.get("weight", 0.0), 2),
+                    fmt.duration(base["median_ns"]) if base else fmt.MISSING,
+                    fmt.count(base["blocks"]) if base else fmt.MISSING,
+                ]
+            )
+        out.add(
+            fmt.table(
+                f"Shapes of {fmt.code(op['name'])} as run, with the baseline's kernel time",
+                ["Shape", "Weight", "Baseline median", "Blocks"],
+                rows,
+                numeric=(1, 2, 3),
+            )
+        )
+    out.add(*_baseline_operating_point(ctx))
+
+
+def _baseline_operating_point(ctx: ReportContext) -> list[str]:
+    """Latency distribution and throughput of the baseline application, together."""
+    end = ctx.end_to_end
+    parts = []
+    if end is None:
+        parts.append(
+            f"Baseline operating point: no application result "
+            f"({fmt.message(ctx.evaluation.get('end_to_end_missing'))})."
+        )
+    elif end.get("comparison"):
+        d = end["comparison"]["baseline_dispersion"]
+        parts.append(
+            f"Baseline operating point of {fmt.code(end['application'])} at shape "
+            f"{fmt.text(_sizes(end.get('shape')))}: median request time {fmt.duration(d['median'])} "
+            f"(interquartile range {fmt.percent(d['iqr_rel'])} of the median) over "
+            f"{end['comparison']['n_baseline']} blocks, one request at a time."
+        )
+    else:
+        parts.append(f"Baseline request time: not evidence ({fmt.message(end.get('comparison_missing'))}).")
+    load = ctx.load
+    if load is None:
+        parts.append(
+            f"Baseline under load: not measured ({fmt.message(ctx.evaluation.get('load_missing'))})."
+        )
+        return parts
+    baseline = next((g for g in load.get("arms") or [] if g["arm"] == "baseline"), None)
+    if baseline is None:
+        return parts
+    rows = []
+    for point in baseline.get("curve") or []:
+        r = point.get("result")
+        if r is None:
+            rows.append(
+                [
+                    fmt.sig(point["rate"]),
+                    fmt.MISSING,
+                    fmt.MISSING,
+                    fmt.MISSING,
+                    fmt.MISSING,
+                    fmt.message(point.get("missing")),
+                ]
+            )
+            continue
+        rows.append(
+            [
+                fmt.sig(point["rate"]),
+                fmt.sig(r["achieved_rate"]),
+                fmt.seconds(r["p50"]),
+                fmt.seconds(r["p99"]),
+                fmt.count(r["n"]),
+                _verdict(r),
+            ]
+        )
+    parts.append(
+        fmt.table(
+            f"The baseline under open-loop load: throughput and latency at each offered rate "
+            f"(SLO p99 ≤ {fmt.seconds(load.get('slo_seconds'))}; goodput {fmt.rate(baseline['goodput'])}"
+            f"{' or more' if baseline.get('lower_bound') else ''}"
+            f"{'' if baseline.get('confirmed') else ', unconfirmed'})",
+            ["Offered (rps)", "Achieved (rps)", "p50", "p99", "Requests", "SLO"],
+            rows,
+            numeric=(0, 1, 2, 3, 4),
+        )
+    )
+    return parts
+
+
+def _sizes(sizes: Mapping[str, int] | None) -> str:
+    return f" {fmt.TIMES} ".join(f"{k} = {v}" for k, v in (sizes or {}).items()) or "as planned"
+
+
+def _verdict(result: dict) -> str:
+    """`passes`, or `fails` with the criteria that failed, so a reader can tell a
+    latency miss from a generator that fell behind."""
+    if result.get("passed"):
+        return "passes"
+    failed = [
+        name
+        for key, name in (("p99_ok", "p99"), ("throughput_ok", "throughput"), ("lag_ok", "generator lag"))
+        if result.get(key) is False
+    ]
+    return f"fails ({', '.join(failed)})" if failed else "fails"

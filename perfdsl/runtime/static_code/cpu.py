@@ -1,0 +1,102 @@
+"""A Numba CPU function's compiled code for one signature: its LLVM IR and the assembly measured."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+import attrs
+
+from perfdsl.runtime.static_code.toolchain import first_line, package_version
+
+
+@attrs.frozen
+class StaticCpuFunction:
+    """A Numba CPU function's compiled code for one signature: the binary that was measured."""
+
+    name: str
+    signature: str
+    symbol: str | None
+    llvm_ir: str | None
+    asm: str | None
+    missing: str | None
+    instructions: int | None
+    """Machine instructions in the function itself (not its Python wrapper)."""
+    simd_instructions: tuple[tuple[str, int], ...]
+    """Instructions naming an xmm, ymm or zmm register, by the widest they name:
+    ymm or zmm means the loop was vectorised with AVX2 or AVX-512 (xmm also covers
+    scalar floating point)."""
+    ir_vector_instructions: int | None
+    """LLVM IR instructions of the function with a `<N x T>` vector type."""
+    tools: tuple[tuple[str, str], ...]
+
+
+_ASM_INSTRUCTION = re.compile(r"^\t([a-z][a-z0-9]*)\b")
+_IR_VECTOR = re.compile(r"<\d+ x ")
+
+
+def _function_body(text: str, start: re.Pattern[str], end: re.Pattern[str]) -> list[str]:
+    """The lines of one function in a module listing; the whole listing if it is not found."""
+    lines = text.splitlines()
+    first = next((i for i, line in enumerate(lines) if start.search(line)), None)
+    if first is None:
+        return lines
+    last = next((i for i in range(first + 1, len(lines)) if end.search(lines[i])), len(lines))
+    return lines[first:last]
+
+
+def inspect_cpu_function(dispatcher: Any, signature: str, *, name: str | None = None) -> StaticCpuFunction:
+    """Compile a Numba CPU function for `signature` and keep its LLVM IR and assembly.
+
+    `dispatcher` is a `numba.njit` function. Numba's module also holds the
+    CPython wrapper; the counts cover only the function itself.
+    """
+    from numba.core import config, sigutils
+
+    name = name or getattr(dispatcher, "py_func", dispatcher).__name__
+    tools = {"numba": package_version("numba"), "llvmlite": package_version("llvmlite")}
+    try:
+        dispatcher.compile(signature)
+        args, _ = sigutils.normalize_signature(signature)
+        llvm_ir = dispatcher.inspect_llvm(args)
+        asm = dispatcher.inspect_asm(args)
+        symbol = dispatcher.overloads[args].fndesc.mangled_name
+    except Exception as error:  # the function does not type for this signature
+        return StaticCpuFunction(
+            name=name,
+            signature=signature,
+            symbol=None,
+            llvm_ir=None,
+            asm=None,
+            missing=f"numba compile failed: {first_line(error)}",
+            instructions=None,
+            simd_instructions=(),
+            ir_vector_instructions=None,
+            tools=tuple((k, v) for k, v in tools.items() if v),
+        )
+    import llvmlite.binding as llvm
+
+    tools["llvm"] = ".".join(map(str, llvm.llvm_version_info))
+    tools["target-cpu"] = config.CPU_NAME or llvm.get_host_cpu_name()
+    escaped = re.escape(symbol)
+    body = _function_body(asm, re.compile(rf"^{escaped}:"), re.compile(r"^\.Lfunc_end\d+:"))
+    instructions = [line for line in body if _ASM_INSTRUCTION.match(line)]
+    simd: Counter[str] = Counter()
+    for line in instructions:
+        register = next((r for r in ("zmm", "ymm", "xmm") if f"%{r}" in line), None)
+        if register:
+            simd[register] += 1
+    ir_body = _function_body(llvm_ir, re.compile(rf"^define .*@\"?{escaped}\"?\("), re.compile(r"^}"))
+    return StaticCpuFunction(
+        name=name,
+        signature=signature,
+        symbol=symbol,
+        llvm_ir=llvm_ir,
+        asm=asm,
+        missing=None,
+        instructions=len(instructions),
+        simd_instructions=tuple((r, simd[r]) for r in ("xmm", "ymm", "zmm")),
+        ir_vector_instructions=sum(1 for line in ir_body[1:] if _IR_VECTOR.search(line)),
+        tools=tuple((k, v) for k, v in tools.items() if v),
+    )
