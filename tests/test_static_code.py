@@ -249,7 +249,7 @@ def test_write_compiled_code_writes_files_and_a_json_summary(kernels, tmp_path):
 
 @needs_sass
 def test_written_compiled_code_includes_sass(kernels, tmp_path):
-    summary = write_compiled_code(tmp_path / "code", [kernels["one"], kernels["tile33"]])
+    summary = write_compiled_code(tmp_path / "code", [kernels["one"], kernels["tile33"]]).to_json()
     one = summary["cuda"]["scale_add"]
     assert one["files"] == ["scale_add.ptx", "scale_add.cubin", "scale_add.sass"]
     assert one["sass"]["global_stores"]["by_opcode"] == {"STG.E": 1}
