@@ -34,8 +34,6 @@ class Expectations:
 
     target: str
     """The target whose expectations apply (`cuda` for a cudasim run)."""
-    own: bool
-    """Whether the study states anything for this target alone."""
     predictions: tuple[Prediction, ...]
     objective: Condition | None
     slo: Condition | None
@@ -60,7 +58,6 @@ def expectations(study: Study, run_target: str) -> Expectations:
     end_to_end = study.end_to_end
     return Expectations(
         target=target,
-        own=section is not None or bool(own_predictions),
         predictions=predictions,
         objective=_pick(section, "objective", study.workload.objective if study.workload else None),
         slo=_pick(section, "slo", end_to_end.slo if end_to_end else None),
