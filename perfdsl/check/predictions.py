@@ -203,6 +203,8 @@ def _amdahl(
     if prediction.quantity.id == "time" and prediction.comparator in ("<=", "<"):
         best, beaten = best_time, bound < best_time - EPSILON
     elif prediction.quantity.id == "throughput" and prediction.comparator in (">=", ">"):
+        if best_time <= 0:
+            return  # the whole application is an infinitely fast operation: no throughput bound
         best, beaten = 1 / best_time, bound > 1 / best_time + EPSILON
     else:
         return
