@@ -468,6 +468,24 @@ _ALL = [
         "tolerance can never be met and a value turns into a cost. A minus sign there is a slip.",
         "workload { correct rel_l2 <= 1e-5 vs float64 }",
     ),
+    _code(
+        "PD313",
+        ERROR,
+        "a target qualifier names a target the study does not run on",
+        "`predict cpu { }` and `target cpu { }` hold expectations for runs on one target only. "
+        "A qualifier naming a target missing from the workload's `targets` judges no run: the "
+        "expectations written under it are silently never checked, usually because of a typo.",
+        "workload { targets cuda, cpu }\npredict cpu { normalize.time ratio <= 0.8 }",
+    ),
+    _code(
+        "PD314",
+        ERROR,
+        "a target's application shape is not one shape of the workload's symbols",
+        "The application runs at one operating point, and its kernels receive the workload's "
+        "symbols (M, N, ...). A target's `application` shape replaces the workload's heaviest "
+        "shape for runs on that target, so it must be one shape over the same symbols.",
+        "target cpu { application (M, N) in [(16, 1024)] }",
+    ),
     # ------------------------------------------------------------ consistency
     _code(
         "PD401",
@@ -610,6 +628,16 @@ _ALL = [
         "launches_removed, ...); predicting it is what lets the evidence confirm the claim "
         "rather than only the speedup.",
         "change { mechanism bytes_removed }\npredict { normalize.bytes ratio <= 0.45 }",
+    ),
+    _code(
+        "PD507",
+        WARNING,
+        "a target has no prediction of its own or for every target",
+        "A run is judged only against its target's expectations: when every prediction is "
+        "qualified for another target (`predict cuda { }` only), a run on this target confirms "
+        'or refutes nothing, and its evaluation says "no expectations exist for target ...". '
+        "Predictions one target's physics supports are rarely right for another's.",
+        "predict cuda { normalize.time ratio <= 0.55 }\npredict cpu  { normalize.time ratio <= 0.8 }",
     ),
     # ------------------------------------------------------------ measurement quality
     # Found by `perfdsl evaluate` in a bundle's samples, not by `check`. A finding's

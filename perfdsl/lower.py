@@ -28,6 +28,7 @@ from perfdsl.nodes import (
     Shape,
     ShapeSet,
     Study,
+    TargetExpectations,
     Text,
     TupleExpr,
     Value,
@@ -195,7 +196,7 @@ class _Lowering:
             settings[key.id] = [item]
 
         evidence = self.evidence(sections.get("evidence", []))
-        predict_sections = self.single(sections, "predict")
+        predict_sections = self.predict_sections(sections.get("predict", []))
         return Study(
             name=root.name or Name("", root.span),
             **self.settings(settings, STUDY_SETTINGS),
@@ -203,8 +204,9 @@ class _Lowering:
             operations=self.named(sections.get("operation", []), "operation", self.operation),
             applications=self.named(sections.get("application", []), "application", self.application),
             change=self.change(self.single(sections, "change")),
-            predictions=self.predictions(predict_sections),
-            predict_span=predict_sections.span if predict_sections else None,
+            predictions=tuple(p for section in predict_sections for p in self.predictions(section)),
+            predict_spans=tuple(section.span for section in predict_sections),
+            target_expectations=self.named(sections.get("target", []), "target", self.target),
             correctness=evidence.get("correctness"),
             mechanism=evidence.get("mechanism"),
             timing=evidence.get("timing"),
@@ -231,6 +233,24 @@ class _Lowering:
         if section is not None:
             self.header(section, name=False, text=False)
         return section
+
+    def predict_sections(self, found: list[Section]) -> list[Section]:
+        """`predict { }` for every target and `predict <target> { }` for one; one section of each."""
+        kept: dict[str | None, Section] = {}
+        for section in found:
+            self.header(section, name=section.name is not None, text=False)
+            key = section.name.id if section.name else None
+            if key in kept:
+                self.report(
+                    "PD303",
+                    f"`predict{'' if key is None else ' ' + key}` is defined twice",
+                    section.keyword.span,
+                    label="second definition",
+                    help=f"merge the two `predict{'' if key is None else ' ' + key}` sections into one",
+                )
+                continue
+            kept[key] = section
+        return list(kept.values())
 
     def header(self, section: Section, name: bool, text: bool) -> None:
         """Report a section header with a name or text it should (not) have."""
@@ -339,9 +359,15 @@ class _Lowering:
         items = self.read_section(section, SCHEMAS["change"], "change")
         return Change(**self.settings(items, SCHEMAS["change"]), span=section.span)
 
-    def predictions(self, section: Section | None) -> tuple[Prediction, ...]:
-        if section is None:
-            return ()
+    def target(self, section: Section) -> TargetExpectations:
+        items = self.read_section(section, SCHEMAS["target"], f"target {section.name.id}")
+        return TargetExpectations(
+            name=section.name,
+            **self.settings(items, SCHEMAS["target"]),
+            span=section.span,
+        )
+
+    def predictions(self, section: Section) -> tuple[Prediction, ...]:
         predictions: list[Prediction] = []
         seen: set[tuple[str, str]] = set()
         for item in section.items:
@@ -367,7 +393,7 @@ class _Lowering:
                 )
                 continue
             seen.add(key)
-            predictions.append(prediction)
+            predictions.append(attrs.evolve(prediction, on=section.name))
         return tuple(predictions)
 
     def evidence(self, sections: list[Section]) -> dict[str, object]:

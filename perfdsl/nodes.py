@@ -223,6 +223,8 @@ class Prediction:
     comparator: str
     bound: Expr
     span: Span
+    on: Name | None = None
+    """The run target it is stated for (`predict cpu { ... }`); None: every target."""
 
     @property
     def target(self) -> str:
@@ -313,6 +315,24 @@ class Rejected:
 
 
 @attrs.frozen
+class TargetExpectations:
+    """`target cpu { ... }`: what a run on one target is held to, where it differs from every target.
+
+    A CPU is not a slow GPU: an objective met on a GPU can be out of a CPU's
+    physical reach, so each setting here replaces the study-wide one for runs on
+    `name` only, and whatever is left out falls back to the study-wide setting.
+    """
+
+    name: Name
+    objective: Condition | None
+    slo: Condition | None
+    load: Load | None
+    application: ShapeSet | None
+    """The application's operating point on this target (one shape); None: the workload's heaviest."""
+    span: Span
+
+
+@attrs.frozen
 class Study:
     """A whole study: the chain of evidence, link by link."""
 
@@ -324,7 +344,11 @@ class Study:
     applications: tuple[Application, ...]
     change: Change | None
     predictions: tuple[Prediction, ...]
-    predict_span: Span | None
+    """Every target's predictions, in the order written; `Prediction.on` says whose."""
+    predict_spans: tuple[Span, ...]
+    """Every `predict` section, in the order written: the registered hash covers them all."""
+    target_expectations: tuple[TargetExpectations, ...]
+    """The `target <name> { ... }` sections, one per target."""
     correctness: CorrectnessEvidence | None
     mechanism: MechanismEvidence | None
     timing: TimingEvidence | None
@@ -336,6 +360,11 @@ class Study:
     artifacts: Text | None
     span: Span
     source: Source = attrs.field(eq=False, repr=False)
+
+    @property
+    def predict_span(self) -> Span | None:
+        """The first `predict` section: where a finding about the predictions as a whole points."""
+        return self.predict_spans[0] if self.predict_spans else None
 
     def operation(self, name: str) -> Operation | None:
         """The operation called `name`, if the study defines one (the first, if it defines two)."""

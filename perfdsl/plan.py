@@ -26,6 +26,7 @@ from perfdsl.bundle.plan import (
     ShapePlan,
     TimingPlan,
 )
+from perfdsl.expectations import Expectations, expectations
 from perfdsl.nodes import BinOp, Expr, Name, Num, ShapeSet, Study, TupleExpr
 
 # `--quick`: CI and the README's first command. Small enough for a 2-core machine,
@@ -131,10 +132,12 @@ def _merge_duplicates(
 
 
 def predict_section_hash(study: Study) -> str:
-    """SHA-256 of the `predict` section's text: registered before results exist."""
-    if study.predict_span is None:
-        return hashlib.sha256(b"").hexdigest()
-    text = study.source.snippet(study.predict_span)
+    """SHA-256 of every `predict` section's text, every target's: registered before results exist.
+
+    The sections are joined in the order written, so a study with one section
+    hashes as it did before targets had sections of their own.
+    """
+    text = "\n".join(study.source.snippet(span) for span in study.predict_spans)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -194,7 +197,10 @@ def plan(study: Study, target: str, quick: bool) -> Plan:
             )
         )
 
+    expected = expectations(study, target)
     heaviest = shapes[max(range(len(shapes)), key=lambda i: weights[i] if i < len(weights) else 0)]
+    if expected.application is not None and expected.application.shapes:
+        heaviest = _shape_dicts(expected.application)[0]
     application = None
     if study.applications and study.applications[0].entry is not None:
         app = study.applications[0]
@@ -231,7 +237,7 @@ def plan(study: Study, target: str, quick: bool) -> Plan:
         roof_line=_line(study, roof.span.start) if roof else 0,
         measures=tuple(name.id for name in study.mechanism.measure) if study.mechanism else (),
         application=application,
-        load=_load(study, quick),
+        load=_load(study, expected, quick),
         artifacts=str((study_path.parent / artifacts).resolve()),
     )
 
@@ -266,11 +272,12 @@ def _correctness(study: Study, quick: bool, simulated: bool = False) -> Correctn
     )
 
 
-def _load(study: Study, quick: bool) -> LoadPlan | None:
-    evidence = study.end_to_end
-    if evidence is None or evidence.load is None:
+def _load(study: Study, expected: Expectations, quick: bool) -> LoadPlan | None:
+    """The load sweep and SLO the run's target is held to (`target <name> { load ...; slo ... }`)."""
+    evidence, load, slo = study.end_to_end, expected.load, expected.slo
+    if evidence is None or load is None:
         return None
-    rates = evidence.load.rates
+    rates = load.rates
     start, stop = rates.start.quantity.base, rates.stop.quantity.base
     step = rates.step.quantity.base if rates.step else (stop - start) or 1.0
     if start <= 0 or stop < start or step <= 0:
@@ -280,14 +287,14 @@ def _load(study: Study, quick: bool) -> LoadPlan | None:
         picks = sorted({round(i * (len(sweep) - 1) / max(1, QUICK_RATES - 1)) for i in range(QUICK_RATES)})
         sweep = [sweep[i] for i in picks]
     slo_seconds, percentile = None, 0.99
-    if evidence.slo is not None and isinstance(evidence.slo.bound, Num):
-        slo_seconds = evidence.slo.bound.quantity.base
-        word = evidence.slo.subject[0].id if evidence.slo.subject else "p99"
+    if slo is not None and isinstance(slo.bound, Num):
+        slo_seconds = slo.bound.quantity.base
+        word = slo.subject[0].id if slo.subject else "p99"
         if word.startswith("p") and word[1:].replace("_", ".").replace(".", "", 1).isdigit():
             percentile = float(word[1:].replace("_", ".")) / 100
     requests = int(evidence.requests.value) if evidence.requests else DEFAULT_REQUESTS
     return LoadPlan(
-        arrivals=evidence.load.arrivals.id,
+        arrivals=load.arrivals.id,
         rates=tuple(sweep),
         requests=min(requests, QUICK_REQUESTS) if quick else requests,
         slo_seconds=slo_seconds,

@@ -50,6 +50,7 @@ STUDY_SECTIONS = (
     "application",
     "change",
     "predict",
+    "target",
     "evidence",
     "value",
     "limit",
@@ -173,6 +174,12 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
     },
     "change": {"mechanism": Spec(WORD, _word), "summary": Spec(TEXT, _text)},
     "predict": {},
+    "target": {
+        "objective": Spec(CONDITION, _condition),
+        "slo": Spec(CONDITION, _condition),
+        "load": Spec(LOAD, _load),
+        "application": Spec(SHAPES, None),
+    },
     "correctness": {
         "seeds": Spec(COUNT, _count),
         "adversarial": Spec(SHAPES, None),

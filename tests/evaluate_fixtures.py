@@ -50,7 +50,7 @@ STUDY = """study planted {{
   predict {{
 {predictions}
   }}
-  evidence timing      {{ warmup 10; repeats 5; blocks 20; rotate 4; confidence 95%; threshold 2% }}
+{sections}  evidence timing      {{ warmup 10; repeats 5; blocks 20; rotate 4; confidence 95%; threshold 2% }}
   evidence end_to_end  {{ requests 500; load poisson 100..800 step 100 rps; slo p99 <= 25 ms }}
   value {{ frequency 2 per request; scale 1000 gpu_hours per day; from app }}
   artifacts "artifacts/"
@@ -62,9 +62,11 @@ WEIGHTS = (0.75, 0.25)
 SLO = 0.025
 
 
-def study_text(predictions: list[str], decision: str = "adopt") -> str:
-    """The planted study with these `predict` lines."""
-    return STUDY.format(predictions="\n".join(f"    {p}" for p in predictions), decision=decision)
+def study_text(predictions: list[str], decision: str = "adopt", sections: str = "") -> str:
+    """The planted study with these `predict` lines, and `sections` (per-target ones) after them."""
+    return STUDY.format(
+        predictions="\n".join(f"    {p}" for p in predictions), decision=decision, sections=sections
+    )
 
 
 def _rows(
@@ -102,6 +104,7 @@ def make_bundle(
     tmp: Path,
     *,
     predictions: tuple[str, ...] = ("op.time ratio <= 0.9",),
+    sections: str = "",
     decision: str = "adopt",
     kernel_ratio: float = 0.8,
     app_ratio: float = 0.9,
@@ -123,7 +126,7 @@ def make_bundle(
     run's timings not evidence (`timings_valid` false), as the simulator does.
     """
     rng = np.random.default_rng(seed)
-    text = study_text(list(predictions), decision)
+    text = study_text(list(predictions), decision, sections)
     study = parse(Source("study.perf", text)).study
     assert study is not None
     capacities = capacities or {"baseline": 400.0, "change": 800.0}

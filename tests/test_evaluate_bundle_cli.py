@@ -74,11 +74,14 @@ def test_evaluation_json_has_every_section(bundle: Path) -> None:
         "quality",
         "model_level",
     } <= set(data)
+    # The cpu run is judged by the study-wide predictions and `predict cpu`, never `predict cuda`.
+    assert data["expectations_target"] == "cpu" and data["expectations_missing"] is None
     assert [p["target"] for p in data["predictions"]] == [
         "normalize.bytes",
-        "normalize.time",
         "decode_step.time",
+        "normalize.time",
     ]
+    assert data["predictions"][2]["bound"] == 0.7  # cpu's bound, not cuda's 0.55
     assert data["registration"]["matches"] is True
     static = data["operations"][0]["static"]
     assert {k["kind"] for k in static["baseline"]} == {"cuda", "cpu"}

@@ -10,7 +10,16 @@ the Python the study refers to.
 
 from __future__ import annotations
 
-from perfdsl.check import end_to_end, evidence, links, operations, predictions, runnable, workload
+from perfdsl.check import (
+    end_to_end,
+    evidence,
+    links,
+    operations,
+    predictions,
+    runnable,
+    targets,
+    workload,
+)
 from perfdsl.check.context import Context
 from perfdsl.diagnostics import Diagnostic
 from perfdsl.nodes import Study
@@ -24,6 +33,7 @@ LINKS = (
     ("operation", operations),
     ("mechanism", operations),
     ("prediction", predictions),
+    ("targets", targets),
     ("correctness", evidence),
     ("mechanism_evidence", evidence),
     ("timing", evidence),

@@ -86,7 +86,7 @@ def _load_test(ctx: Context) -> None:
             ctx, evidence.load.rates.start, ("rate",), "an offered load", "load poisson 50..800 step 50 rps"
         )
     if evidence.slo is not None:
-        _slo(ctx, evidence.slo)
+        check_slo(ctx, evidence.slo)
     objective = ctx.study.workload.objective if ctx.study.workload else None
     if objective is None or objective.subject[-1].id != "latency":
         return
@@ -104,10 +104,11 @@ def _load_test(ctx: Context) -> None:
             )
     bounds = (objective.bound, evidence.slo.bound) if evidence.slo else ()
     if bounds and all(isinstance(b, Num) and b.quantity.dimension == "time" for b in bounds):
-        _slo_agrees(ctx, objective, evidence.slo)
+        slo_agrees(ctx, objective, evidence.slo)
 
 
-def _slo(ctx: Context, slo: Condition) -> None:
+def check_slo(ctx: Context, slo: Condition) -> None:
+    """Known statistics and a time bound: the SLO the load test counts good requests by."""
     *statistics, last = slo.subject
     if last.id != "latency":
         statistics.append(last)
@@ -117,7 +118,7 @@ def _slo(ctx: Context, slo: Condition) -> None:
         dimension(ctx, slo.bound, ("time",), "an SLO", "slo p99 <= 25 ms")
 
 
-def _slo_agrees(ctx: Context, objective: Condition, slo: Condition) -> None:
+def slo_agrees(ctx: Context, objective: Condition, slo: Condition) -> None:
     """The load test's SLO is the objective's latency bound, not a second one."""
     assert isinstance(objective.bound, Num) and isinstance(slo.bound, Num)
     wanted, bound = objective.bound.quantity, slo.bound.quantity

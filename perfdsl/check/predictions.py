@@ -31,9 +31,8 @@ def check_prediction(ctx: Context) -> None:
             help="add `predict { <operation>.time ratio <= 0.6 }` and one on the mechanism quantity",
         )
         return
-    time_ratios = _predicted_time_ratios(study)
     for prediction in study.predictions:
-        _one_prediction(ctx, prediction, time_ratios)
+        _one_prediction(ctx, prediction, _predicted_time_ratios(study, prediction.on))
     if not any(number(p.bound) is not None for p in study.predictions):
         ctx.report(
             "PD106",
@@ -204,6 +203,8 @@ def _amdahl(
     if prediction.quantity.id == "time" and prediction.comparator in ("<=", "<"):
         best, beaten = best_time, bound < best_time - EPSILON
     elif prediction.quantity.id == "throughput" and prediction.comparator in (">=", ">"):
+        if best_time <= 0:
+            return  # the whole application is an infinitely fast operation: no throughput bound
         best, beaten = 1 / best_time, bound > 1 / best_time + EPSILON
     else:
         return
@@ -218,11 +219,16 @@ def _amdahl(
         )
 
 
-def _predicted_time_ratios(study: Study) -> dict[str, float]:
-    """Each operation's predicted time ratio (its first upper bound); an operation without one is
-    read as infinitely fast (0) by Amdahl's bound, the most generous reading."""
+def _predicted_time_ratios(study: Study, on: Name | None) -> dict[str, float]:
+    """Each operation's predicted time ratio (its first upper bound) on the target `on`; an operation
+    without one is read as infinitely fast (0) by Amdahl's bound, the most generous reading.
+
+    A target's own prediction comes before the one for every target, which it replaces; another
+    target's never counts (a GPU's kernel ratio says nothing of a CPU's application).
+    """
     ratios: dict[str, float] = {}
-    for prediction in study.predictions:
+    own = [p for p in study.predictions if on is not None and p.on is not None and p.on.id == on.id]
+    for prediction in own + [p for p in study.predictions if p.on is None]:
         bound = number(prediction.bound)
         if prediction.quantity.id == "time" and bound is not None and prediction.comparator in ("<=", "<"):
             ratios.setdefault(prediction.subject.id, max(bound, 0.0))

@@ -12,7 +12,7 @@ import math
 
 from perfdsl.check.context import Context
 from perfdsl.check.names import names_in
-from perfdsl.nodes import BinOp, Expr, Name, Num, ShapeSet
+from perfdsl.nodes import BinOp, Expr, Load, Name, Num, ShapeSet
 from perfdsl.plan import DEFAULT_TIMING, PlanError, evaluate_formula
 
 MAX_RATES = 1000
@@ -41,6 +41,8 @@ def check_runnable(ctx: Context) -> None:
     workload = ctx.study.workload
     _sizes(ctx, workload.shapes if workload else None, "a workload shape")
     _sizes(ctx, ctx.study.correctness.adversarial if ctx.study.correctness else None, "an adversarial shape")
+    for target in ctx.study.target_expectations:
+        _sizes(ctx, target.application, f"target `{target.name.id}`'s application shape")
     _formulas(ctx)
 
 
@@ -56,6 +58,11 @@ def _signs(ctx: Context) -> None:
     bounds = [(c.bound, f"the bound of `{c.metric}`") for c in conditions if c is not None]
     if end is not None and end.slo is not None:
         bounds.append((end.slo.bound, "the SLO"))
+    for target in study.target_expectations:
+        if target.objective is not None:
+            bounds.append((target.objective.bound, f"target `{target.name.id}`'s objective"))
+        if target.slo is not None:
+            bounds.append((target.slo.bound, f"target `{target.name.id}`'s SLO"))
     if value is not None:
         bounds += [(value.frequency, "the frequency"), (value.scale, "the scale")]
     for bound, what in bounds:
@@ -89,9 +96,14 @@ def _counts(ctx: Context) -> None:
 def _load_sweep(ctx: Context) -> None:
     """Rates from start to stop by step: increasing, positive, and a sweep of a sensible length."""
     end = ctx.study.end_to_end
-    if end is None or end.load is None:
-        return
-    rates = end.load.rates
+    sweeps = [end.load] if end is not None and end.load is not None else []
+    sweeps += [t.load for t in ctx.study.target_expectations if t.load is not None]
+    for load in sweeps:
+        _one_sweep(ctx, load)
+
+
+def _one_sweep(ctx: Context, load: Load) -> None:
+    rates = load.rates
     start, stop = rates.start.quantity.base, rates.stop.quantity.base
     step = rates.step.quantity.base if rates.step else None
     problem = help = ""

@@ -6,7 +6,7 @@ from perfdsl import vocabulary as words
 from perfdsl.check.context import Context
 from perfdsl.check.names import choice, distinct, statistic
 from perfdsl.check.units import EPSILON, PLAIN, dimension, number
-from perfdsl.nodes import Name, Num
+from perfdsl.nodes import Condition, Name, Num
 from perfdsl.source import Span
 
 
@@ -165,6 +165,11 @@ def check_baseline(ctx: Context) -> None:
             help="add `objective p99 latency <= 25 ms at 400 rps`",
         )
         return
+    check_objective(ctx, objective)
+
+
+def check_objective(ctx: Context, objective: Condition) -> None:
+    """A known metric and statistics, in its metric's unit, and a load for a latency objective."""
     *statistics, metric = objective.subject
     if not choice(ctx, metric, tuple(words.OBJECTIVE_METRICS), "objective metric"):
         return

@@ -67,6 +67,8 @@ def summary(evaluation: Evaluation) -> str:
         failing = len(op.correctness.failing)
         lines.append(f"  correctness: {'pass' if op.correctness.passed else f'FAIL ({failing} cases)'}")
     lines += _end_to_end_lines(e)
+    if e.expectations_missing:
+        lines.append(f"predictions: {e.expectations_missing}")
     lines += [f"predict line {p.line}: {p.verdict:<12} {p.message}" for p in e.predictions]
     lines += [f"decision: {finding}" for finding in e.decision.findings]
     if not e.registration.matches:

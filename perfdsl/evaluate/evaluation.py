@@ -34,6 +34,7 @@ from perfdsl.evaluate.predictions import PredictionResult, evaluate_predictions
 from perfdsl.evaluate.quality import Finding
 from perfdsl.evaluate.registration import Registration, check_registration
 from perfdsl.evaluate.value import Capacity, EndToEndEffect, Value, value
+from perfdsl.expectations import expectations
 
 _DIGITS = 12
 
@@ -72,6 +73,10 @@ class Evaluation:
     end_to_end_missing: str | None
     load: LoadEvaluation | None
     load_missing: str | None
+    expectations_target: str
+    """The target whose predictions were judged (`cuda` for a cudasim run)."""
+    expectations_missing: str | None
+    """Set when no prediction applies to the run's target: "no expectations exist for target cpu"."""
     predictions: tuple[PredictionResult, ...]
     value: ValueResult | None
     value_missing: str | None
@@ -89,7 +94,8 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
     operations = evaluate_operations(inputs)
     end_to_end = evaluate_end_to_end(inputs, operations, level, theta)
     load, load_missing = _load(inputs)
-    predictions = evaluate_predictions(inputs.study, operations, end_to_end, load)
+    expected = expectations(inputs.study, results.target)
+    predictions = evaluate_predictions(inputs.study, operations, end_to_end, load, expected.predictions)
     model_level = summarize_model_level(results.application)
     worth, worth_missing = _value(inputs, end_to_end, load)
     valid = results.timings_valid
@@ -113,6 +119,8 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
         else (results.application_missing or "the run has no application"),
         load=load,
         load_missing=load_missing,
+        expectations_target=expected.target,
+        expectations_missing=expected.missing,
         predictions=predictions,
         value=worth,
         value_missing=worth_missing,

@@ -86,10 +86,11 @@ def evaluate_predictions(
     operations: tuple[OperationResult, ...],
     end_to_end: EndToEnd | None,
     load: LoadEvaluation | None,
+    predictions: tuple[Prediction, ...],
 ) -> tuple[PredictionResult, ...]:
-    """Judge every prediction of the study, in the order written."""
+    """Judge the run target's predictions (`perfdsl.expectations`), in the order written."""
     ops = {op.name: op for op in operations}
-    return tuple(_one(study, p, ops, end_to_end, load) for p in study.predictions)
+    return tuple(_one(study, p, ops, end_to_end, load) for p in predictions)
 
 
 def _one(
