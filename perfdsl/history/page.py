@@ -29,7 +29,8 @@ body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1000
 h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 18px; margin-top: 28px; }
 table { border-collapse: collapse; margin: 8px 0; font-size: 13px; }
 th, td { border: 1px solid #d0d7de; padding: 3px 7px; text-align: left; vertical-align: top; }
-th { background: #f6f8fa; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f6f8fa; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .verdict { font-weight: 600; } .note { color: #57606a; } .changed { color: #8250df; }
 .entered { color: #cf222e; font-weight: 700; } code { font-size: 12px; }
 """
