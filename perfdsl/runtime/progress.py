@@ -136,8 +136,11 @@ def calibrate_arms(target: Any, arms: Sequence[Any], calls: int = CALIBRATION_CA
     out = {}
     for arm in arms:
         call = arm.calls[0]
-        target.time(call)
-        out[arm.name] = sorted(target.time(call).duration_ns for _ in range(calls))[calls // 2] / 1e9
+        try:
+            target.time(call)
+            out[arm.name] = sorted(target.time(call).duration_ns for _ in range(calls))[calls // 2] / 1e9
+        except Exception:  # a failing variant is the correctness check's to report
+            continue
     return out
 
 
@@ -147,12 +150,15 @@ def calibrate_requests(
     """Seconds per application request of each arm (median of `calls`, after one untimed)."""
     out = {}
     for arm, request in requests.items():
-        request()
         times = []
-        for _ in range(calls):
-            start = time.perf_counter_ns()
+        try:
             request()
-            times.append(time.perf_counter_ns() - start)
+            for _ in range(calls):
+                start = time.perf_counter_ns()
+                request()
+                times.append(time.perf_counter_ns() - start)
+        except Exception:  # a failing application is the model-level check's to report
+            continue
         out[arm] = sorted(times)[calls // 2] / 1e9
     return out
 
@@ -282,7 +288,9 @@ def calibrate_plan(
     `resolved` maps each operation to its `execute.Resolved`, `roof` is the
     copy roof's (reference, variant) or None, `application` the resolved
     application or None. Inputs are prepared as the timing prepares them, with
-    one buffer set, and dropped before measuring starts.
+    one buffer set, and dropped before measuring starts. A variant that raises
+    here is left out of the estimate, not reported: it has not been checked
+    yet, and the correctness check reports it with its shape and seed.
     """
     from perfdsl.runtime.end_to_end import LOAD_BUDGET_S, SHARE_REQUESTS, build_requests
     from perfdsl.runtime.timing import prepare_arms
@@ -291,15 +299,22 @@ def calibrate_plan(
     for op in plan.operations:
         r = resolved[op.name]
         for shape in op.shapes:
-            arms = prepare_arms(target, r.reference, list(r.variants.values()), shape.sizes, plan.dtype, 1)
-            if roof is not None:
-                arms += prepare_arms(target, roof[0], [roof[1]], shape.sizes, plan.dtype, 1)
+            variants = list(r.variants.values())
+            try:
+                arms = prepare_arms(target, r.reference, variants, shape.sizes, plan.dtype, 1)
+                if roof is not None:
+                    arms += prepare_arms(target, roof[0], [roof[1]], shape.sizes, plan.dtype, 1)
+            except Exception:  # the correctness check reports it, at its shape and seed
+                continue
             kernels[step_key(op.name, shape.label)] = calibrate_arms(target, arms)
     requests = None
     if application is not None and plan.application is not None and target.timings_valid:
         variants = resolved[plan.operations[0].name].variants
-        prepared = build_requests(application, target, variants, plan.application.shape, plan.dtype)
-        requests = calibrate_requests(prepared)
+        try:
+            prepared = build_requests(application, target, variants, plan.application.shape, plan.dtype)
+        except Exception:  # the model-level check reports it
+            prepared = {}
+        requests = calibrate_requests(prepared) or None
     started = time.perf_counter()
     gc.collect()
     block_s = time.perf_counter() - started
