@@ -11,6 +11,7 @@ evenly in time order and numbered as in the table below the figure.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from html import escape
 
 from perfdsl.history.timeline import Timeline
@@ -23,6 +24,7 @@ VERDICT_COLOURS = {
     "no meaningful change": "#57606a",
     "inconclusive": "#bf8700",
 }
+_TICK_GAP = 14.0
 _TICKS = (0.1, 0.2, 0.25, 0.5, 0.75, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 10.0)
 
 
@@ -56,7 +58,7 @@ def ratio_figure(timeline: Timeline, operation: str, threshold: float) -> str:
         f'<rect x="{_LEFT}" y="{y(band[1]):.1f}" width="{plot_w}" height="{y(band[0]) - y(band[1]):.1f}" '
         'fill="#eaeef2"/>',
     ]
-    for tick in (t for t in _TICKS if low <= t <= high):
+    for tick in _ticks(low, high, y):
         parts.append(
             f'<line x1="{_LEFT}" x2="{WIDTH - _RIGHT}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" '
             f'stroke="{"#8c959f" if tick == 1.0 else "#d0d7de"}" stroke-width="1"/>'
@@ -102,3 +104,12 @@ def ratio_figure(timeline: Timeline, operation: str, threshold: float) -> str:
     )
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+def _ticks(low: float, high: float, y: Callable[[float], float]) -> list[float]:
+    """The ticks in range at least _TICK_GAP pixels apart, 1 first: a wide range keeps the coarse ones."""
+    kept: list[float] = []
+    for tick in sorted((t for t in _TICKS if low <= t <= high), key=lambda t: (t != 1.0, abs(math.log(t)))):
+        if all(abs(y(tick) - y(k)) >= _TICK_GAP for k in kept):
+            kept.append(tick)
+    return kept
