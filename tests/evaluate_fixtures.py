@@ -118,10 +118,14 @@ def make_bundle(
     probes: dict[str, tuple[float, ...]] | None = None,
     counters: dict[str, dict[str, float]] | None = None,
     seed: int = 0,
+    environment: dict | None = None,
+    run_id: str | None = None,
 ) -> Path:
     """Write a synthetic bundle with planted effects; returns its path.
 
     `counters` is recorded as counted at the first shape (as ncu counts one).
+    `environment` is written as environment.json when given; `run_id` fixes
+    the bundle's id (ids sort by time, so it orders bundles of a history).
     `valid=False` marks every sample invalid; `target="cudasim"` also makes the
     run's timings not evidence (`timings_valid` false), as the simulator does.
     """
@@ -138,8 +142,10 @@ def make_bundle(
             "change": (200.0, 400.0, 600.0, 900.0, 600.0),
         }
     )
-    with BundleWriter(tmp / "artifacts", "planted") as bundle:
+    with BundleWriter(tmp / "artifacts", "planted", run_id) as bundle:
         bundle.write_text("study.perf", text)
+        if environment is not None:
+            bundle.write_json("environment.json", environment)
         planned = plan(study, target, quick=False)
         planned = attrs.evolve(planned, timing=attrs.evolve(planned.timing, confidence=0.95, threshold=0.02))
         bundle.write_json("plan.json", planned.to_json())

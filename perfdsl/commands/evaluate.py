@@ -3,14 +3,19 @@
 Exit 0 when the bundle was evaluated, whatever the verdicts say: a refuted
 prediction or a quality warning is evidence, not a failure of the command.
 Exit 2 when it could not be evaluated (not a bundle, fails verification).
+For CI, `--fail-on refuted,invalid,contradicted` (default `none`) states which
+conclusions fail the job instead (exit 1); `--junit` writes one test case per
+prediction and `--summary` appends a Markdown summary (`$GITHUB_STEP_SUMMARY`).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from perfdsl.atomic import replacing
 from perfdsl.commands import CommandError
 
 if TYPE_CHECKING:
@@ -23,13 +28,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--study", metavar="FILE", help="also check this study's `predict` section against the registered one"
     )
+    parser.add_argument(
+        "--junit", metavar="PATH", help="write JUnit XML: one test case per prediction, one for the decision"
+    )
+    parser.add_argument(
+        "--summary",
+        metavar="PATH",
+        help="append a Markdown summary of the verdicts to PATH (e.g. $GITHUB_STEP_SUMMARY)",
+    )
+    parser.add_argument(
+        "--fail-on",
+        metavar="LIST",
+        default="none",
+        help="exit 1 when the evaluation finds any of: refuted (a prediction), invalid (timings not "
+        "evidence, a correctness failure, predictions changed since registration), contradicted "
+        "(the declared decision); comma-separated, default none",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from perfdsl.bundle.files import BundleError
     from perfdsl.evaluate.evaluation import evaluate, write_evaluation
     from perfdsl.evaluate.inputs import EvaluateError
+    from perfdsl.formats import predictions
 
+    try:
+        policy = predictions.parse_fail_on(args.fail_on)
+    except predictions.PolicyError as error:
+        raise CommandError(str(error)) from None
     bundle = Path(args.bundle)
     try:
         evaluation = evaluate(bundle, Path(args.study) if args.study else None)
@@ -38,7 +64,28 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(error)) from None
     print(summary(evaluation))
     print(f"wrote {written}")
-    return 0
+    if args.junit:
+        _write(Path(args.junit), predictions.render_junit(evaluation), append=False)
+        print(f"wrote {args.junit}")
+    if args.summary:
+        _write(Path(args.summary), predictions.render_summary(evaluation, policy), append=True)
+    failing = predictions.failures(evaluation, policy)
+    for line in failing:
+        print(f"perfdsl evaluate: fails the policy: {line}", file=sys.stderr)
+    return 1 if failing else 0
+
+
+def _write(path: Path, text: str, *, append: bool) -> None:
+    """Write (or, for a job summary that other steps also add to, append) a CI file."""
+    try:
+        if append:
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(text)
+        else:
+            with replacing(path) as handle:
+                handle.write(text.encode("utf-8"))
+    except OSError as error:
+        raise CommandError(f"{path}: cannot write: {error.strerror or error}") from None
 
 
 def _interval(ratio: float, low: float, high: float) -> str:

@@ -27,6 +27,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--artifacts", metavar="DIR", help="where bundles go (default: the study's `artifacts` path)"
     )
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress on stderr (by default: the estimated length, then a live view of the blocks)",
+    )
 
 
 def _one_thread_pool() -> None:
@@ -60,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
     _one_thread_pool()
 
     from perfdsl.plan import PlanError, plan
-    from perfdsl.runtime.execute import RunError, execute, stderr_progress
+    from perfdsl.runtime.execute import RunError, execute
+    from perfdsl.runtime.progress import RunProgress
     from perfdsl.runtime.targets import TargetError, make_target
 
     try:
@@ -69,9 +75,14 @@ def run(args: argparse.Namespace) -> int:
     except (TargetError, PlanError) as error:
         raise CommandError(str(error)) from None
     artifacts = Path(args.artifacts) if args.artifacts else Path(run_plan.artifacts)
-    print(f"perfdsl run: {study.name.id} on {target.name}{' (quick)' if args.quick else ''}", file=sys.stderr)
+    quiet = args.quiet
+    if not quiet:
+        print(
+            f"perfdsl run: {study.name.id} on {target.name}{' (quick)' if args.quick else ''}",
+            file=sys.stderr,
+        )
     try:
-        bundle = execute(run_plan, target, artifacts, stderr_progress)
+        bundle = execute(run_plan, target, artifacts, RunProgress(sys.stderr, quiet=quiet))
     except RunError as error:
         raise CommandError(str(error)) from None
     print(bundle)

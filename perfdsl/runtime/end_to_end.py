@@ -34,8 +34,9 @@ from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
 from perfdsl.bundle.plan import LoadPlan, Plan, TimingPlan
 from perfdsl.kernel import AppContext, Application, Variant
 from perfdsl.runtime.load_generator import LoadRun, run_open_loop
+from perfdsl.runtime.progress import RunProgress, application_key
 from perfdsl.runtime.targets import Target
-from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, sample, seeded_rng
+from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, block_order, sample, seeded_rng
 
 LOAD_SEED = 20261129
 """One schedule seed for every probe of both arms: the same arrivals for baseline and change."""
@@ -90,8 +91,13 @@ def _timed_op(op: Callable[..., None], target: Target, spent: list[int]) -> Call
     return timed
 
 
-def time_requests(target: Target, requests: dict[str, Callable[[], Any]], timing: TimingPlan) -> TimingRecord:
-    """Request time in interleaved blocks, every sample kept."""
+def time_requests(
+    target: Target,
+    requests: dict[str, Callable[[], Any]],
+    timing: TimingPlan,
+    on_block: Callable[[], dict[str, Any]] | None = None,
+) -> TimingRecord:
+    """Request time in interleaved blocks, every sample kept; `on_block` as the sampler's (progress)."""
     arms = [Arm(name, (call,)) for name, call in requests.items()]
     settings = TimingSettings(
         warmup_calls=max(2, timing.warmup // 2),
@@ -99,7 +105,7 @@ def time_requests(target: Target, requests: dict[str, Callable[[], Any]], timing
         repeats=max(3, timing.repeats // 5),
         blocks=timing.blocks,
     )
-    return sample(target, arms, settings)
+    return sample(target, arms, settings, on_block=on_block)
 
 
 def measure_share(
@@ -272,7 +278,7 @@ def run_application(
     resolved: Any,
     target: Target,
     bundle: Any,
-    progress: Callable[[str], None],
+    progress: RunProgress,
     correctness_passed: bool,
 ) -> ApplicationRecord:
     """All end-to-end evidence for the plan's application, raw records into the bundle."""
@@ -313,7 +319,14 @@ def run_application(
 
     progress(f"application `{app.name}`: request time")
     requests = build_requests(application, target, variants, app.shape, plan.dtype)
-    record = time_requests(target, requests, plan.timing)
+    key = application_key(plan)
+    record = time_requests(
+        target,
+        requests,
+        plan.timing,
+        on_block=progress.blocks(key, block_order(list(requests), plan.timing.blocks)),
+    )
+    progress.finish_step(key)
     header, rows = record.rows()
     bundle.write_csv("samples/application.csv", header, rows)
     timing = {
