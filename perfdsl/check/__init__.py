@@ -10,7 +10,16 @@ the Python the study refers to.
 
 from __future__ import annotations
 
-from perfdsl.check import end_to_end, evidence, links, operations, predictions, runnable, workload
+from perfdsl.check import (
+    end_to_end,
+    evidence,
+    imported,
+    links,
+    operations,
+    predictions,
+    runnable,
+    workload,
+)
 from perfdsl.check.context import Context
 from perfdsl.diagnostics import Diagnostic
 from perfdsl.nodes import Study
@@ -22,6 +31,7 @@ LINKS = (
     ("workload", workload),
     ("baseline", workload),
     ("operation", operations),
+    ("imported", imported),
     ("mechanism", operations),
     ("prediction", predictions),
     ("correctness", evidence),
