@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from perfdsl.bundle.imported import is_imported_bundle
 from perfdsl.commands import CommandError
 
 if TYPE_CHECKING:
@@ -31,9 +32,27 @@ def run(args: argparse.Namespace) -> int:
     from perfdsl.evaluate.inputs import EvaluateError
 
     bundle = Path(args.bundle)
+    if is_imported_bundle(bundle):
+        return _run_imported(bundle)
     try:
         evaluation = evaluate(bundle, Path(args.study) if args.study else None)
         written = write_evaluation(bundle, evaluation)
+    except (EvaluateError, BundleError) as error:
+        raise CommandError(str(error)) from None
+    print(summary(evaluation))
+    print(f"wrote {written}")
+    return 0
+
+
+def _run_imported(bundle: Path) -> int:
+    """A wholly imported study's bundle: its own evaluation (`perfdsl.evaluate.imported`)."""
+    from perfdsl.bundle.files import BundleError
+    from perfdsl.evaluate.imported import evaluate_imported_bundle, summary, write_imported_evaluation
+    from perfdsl.evaluate.inputs import EvaluateError
+
+    try:
+        evaluation = evaluate_imported_bundle(bundle)
+        written = write_imported_evaluation(bundle, evaluation)
     except (EvaluateError, BundleError) as error:
         raise CommandError(str(error)) from None
     print(summary(evaluation))
