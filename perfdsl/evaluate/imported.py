@@ -94,6 +94,8 @@ class ImportedEvaluation:
     level: float
     threshold: float
     timings: tuple[ImportedTiming, ...]
+    sizes: dict[str, dict[str, int]]
+    """Operation -> the one shape its files measured."""
     models: dict[str, dict[str, dict[str, float]]]
     """Operation -> modelled quantity -> arm -> value, at the one shape."""
     predictions: tuple[PredictionResult, ...]
@@ -133,6 +135,7 @@ def evaluate_imported(bundle: Path, study: Study) -> ImportedEvaluation:
         level=level,
         threshold=threshold,
         timings=timings,
+        sizes={op.name: op.sizes for op in run.operations},
         models=models,
         predictions=predictions,
         correctness_not_run=study.correctness.not_run.value
