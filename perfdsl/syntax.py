@@ -352,10 +352,13 @@ class _TreeToStatements(Transformer):
         path, format_name, entry = children
         return Imported(
             Text(_unescape(path.value), _span(path)),
-            self._name(format_name),
+            format_name,
             Text(_unescape(entry.value), _span(entry)),
             _span(meta),
         )
+
+    def format_name(self, meta, children):
+        return Name("-".join(str(token.value) for token in children), _span(meta))
 
     def quantity_ref(self, meta, children):
         subject, quantity = children
