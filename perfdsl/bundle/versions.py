@@ -48,6 +48,19 @@ alone costs a second of a fresh build).
 """
 
 
+IMPORTED = "perfdsl.imported/1"
+"""imported.json's version (a wholly imported study's index of copied files).
+
+* `perfdsl.imported/1`: the first layout.
+"""
+
+IMPORTED_EVALUATION = "perfdsl.imported-evaluation/1"
+"""evaluation.json's version in a wholly imported study's bundle; derived like EVALUATION.
+
+* `perfdsl.imported-evaluation/1`: the first layout.
+"""
+
+
 class BundleFormatError(Exception):
     """A bundle file of a format version this code cannot read (one line)."""
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from perfdsl.atomic import replacing
+from perfdsl.bundle.imported import is_imported_bundle
 from perfdsl.commands import CommandError
 
 if TYPE_CHECKING:
@@ -57,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
     except predictions.PolicyError as error:
         raise CommandError(str(error)) from None
     bundle = Path(args.bundle)
+    if is_imported_bundle(bundle):
+        return _run_imported(bundle)
     try:
         evaluation = evaluate(bundle, Path(args.study) if args.study else None)
         written = write_evaluation(bundle, evaluation)
@@ -86,6 +89,22 @@ def _write(path: Path, text: str, *, append: bool) -> None:
                 handle.write(text.encode("utf-8"))
     except OSError as error:
         raise CommandError(f"{path}: cannot write: {error.strerror or error}") from None
+
+
+def _run_imported(bundle: Path) -> int:
+    """A wholly imported study's bundle: its own evaluation (`perfdsl.evaluate.imported`)."""
+    from perfdsl.bundle.files import BundleError
+    from perfdsl.evaluate.imported import evaluate_imported_bundle, summary, write_imported_evaluation
+    from perfdsl.evaluate.inputs import EvaluateError
+
+    try:
+        evaluation = evaluate_imported_bundle(bundle)
+        written = write_imported_evaluation(bundle, evaluation)
+    except (EvaluateError, BundleError) as error:
+        raise CommandError(str(error)) from None
+    print(summary(evaluation))
+    print(f"wrote {written}")
+    return 0
 
 
 def _interval(ratio: float, low: float, high: float) -> str:
