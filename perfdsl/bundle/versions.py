@@ -35,7 +35,7 @@ READABLE_PLAN = (None, PLAN)
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/2"
+EVALUATION = "perfdsl.evaluation/3"
 """evaluation.json's version; a file of another version is not refused but evaluated
 again (it is derived from the other files). Kept here rather than beside the
 evaluation: `perfdsl build` asks whether a bundle's evaluation.json is current
@@ -45,6 +45,10 @@ alone costs a second of a fresh build).
 * `perfdsl.evaluation/1`: the first layout.
 * `perfdsl.evaluation/2`: a goodput that is only a lower bound says so (`lower_bound`,
   `limited_by`) and the capacity ratio carries its bound (`capacity_bound`).
+* `perfdsl.evaluation/3`: each load summary's `issue_lag_p99` became `generator`
+  (p50, p99, backlog slope and growth, verdict: only a generator `behind` its
+  schedule fails a rate, not jitter); each arm's goodput carries `failing`, the
+  upper end of its bracket, and `confirmed` asks that both ends repeated.
 """
 
 
