@@ -4,7 +4,9 @@ Modelled on MLPerf LoadGen's server scenario: latency runs from each request's
 *scheduled* arrival (no coordinated omission, as in wrk2), p99 must be within
 the SLO with 99 % binomial confidence (LoadGen's early-stopping criterion), and
 the peak rate is found by doubling then bisecting (`FindPeakPerformance`), then
-confirmed by repeating, because the result is not monotone in the rate.
+confirmed by repeating both ends of the bracket, because the result is not
+monotone in the rate. A rate also fails when the load generator fell behind its
+schedule (`stats.generator_lag`), which is its own limit, not the system's.
 
 All times are in seconds; rates in requests per second.
 """
@@ -110,6 +112,8 @@ def summarize_rate(
     The throughput check compares the completion rate with the rate of the
     schedule actually drawn, not the nominal one: a Poisson schedule of a few
     hundred arrivals is several percent off its nominal rate by chance alone.
+    The issue lags (issued - scheduled) are judged by `generator_lag`: only a
+    growing backlog fails the rate, not wake-up jitter.
     """
     sched = np.asarray(scheduled, dtype=float)
     iss = np.asarray(issued, dtype=float)
