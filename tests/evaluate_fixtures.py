@@ -95,11 +95,11 @@ def _load_rows(
 ) -> list[tuple]:
     """A probe at `rate`: 1 ms latency below `capacity`, 50 ms (over the SLO) at or above it.
 
-    `behind`: the generator falls behind its schedule, its issue lag growing to 5 ms
+    `behind`: the generator falls behind its schedule, its issue lag growing to 20 ms
     by the last request (the service time after issue is unchanged)."""
     gaps = rng.exponential(1e9 / rate, n)
     scheduled = np.cumsum(gaps).astype(np.int64)
-    lag = np.linspace(0, 5e6 if behind else 0, n).astype(np.int64)
+    lag = np.linspace(0, 20e6 if behind else 0, n).astype(np.int64)
     latency = int(1e6 if rate < capacity else 50e6)
     return [
         (int(s), int(s + d), int(s + d), int(s + d) + latency, 1) for s, d in zip(scheduled, lag, strict=True)

@@ -50,6 +50,18 @@ def test_large_jitter_without_a_growing_backlog_is_not_behind():
     assert result.lag_ok and not result.generator_limited
 
 
+def test_jitter_that_grows_as_the_machine_gets_busier_is_not_a_backlog():
+    # At 150 rps over 13 s the wake-up delay rises from about 1 ms to about 5 ms as other
+    # work arrives: the lag's level moves by far more than the budget, at 0.05 % a second.
+    sched = np.cumsum(np.random.default_rng(2).exponential(1 / 150, 2_000))
+    rng = np.random.default_rng(3)
+    level = np.where(sched < sched[-1] / 2, 1e-3, 5e-3)
+    issued = sched + rng.exponential(level)
+    lag = generator_lag(sched, issued, SLO)
+    assert lag.backlog_growth > 2 * lag.limit and lag.backlog_slope < 0.01
+    assert lag.verdict == "jitter"
+
+
 def test_a_single_late_wake_up_at_the_end_is_not_a_backlog():
     sched = schedule()
     issued = sched + 1e-4

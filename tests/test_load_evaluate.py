@@ -82,9 +82,12 @@ def test_errors_count_as_misses_and_a_generator_behind_invalidates():
     assert failing.max == math.inf and not failing.p99_ok
     steady = summarize_rate(100, sched, sched + 0.002, done + 0.002, slo=0.01)
     assert steady.generator.verdict == "jitter" and steady.lag_ok and steady.passed
-    growing = sched + np.linspace(0.0, 0.002, sched.size)  # 2 ms of backlog over the probe
-    behind = summarize_rate(100, sched, growing, done + 0.002, slo=0.01)
-    assert behind.p99_ok and behind.throughput_ok and not behind.lag_ok and not behind.passed
+    drifting = sched + np.linspace(0.0, 0.002, sched.size)  # 2 ms more lag by the end of 10 s
+    drift = summarize_rate(100, sched, drifting, done + 0.002, slo=0.01)
+    assert drift.generator.verdict == "jitter" and drift.passed  # issued at 99.98 % of the rate
+    growing = sched * 1.05  # issued at 1 / 1.05 of the scheduled rate: 0.5 s behind by the end
+    behind = summarize_rate(100, sched, growing, growing + 0.001, slo=0.01)
+    assert not behind.lag_ok and not behind.passed
     assert behind.generator_limited and not steady.generator_limited
 
 

@@ -122,8 +122,8 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
             f"Goodput: the highest offered rate whose p99 met the SLO (p99 ≤ {fmt.sig(slo_ms)} ms) and the "
             "lowest rate above it that failed on the system's account; confirmed when a second pass "
             "repeated both. The generator fell behind when its issue lag grew over a probe by more "
-            f"than {fmt.sig(slo_ms * 0.05)} ms (5 % of the SLO): a rate lost that way leaves the goodput "
-            "a lower bound; wake-up jitter without that growth does not",
+            f"than {fmt.sig(slo_ms * 0.05)} ms (5 % of the SLO) and by more than 2 % of the time elapsed: "
+            "a rate lost that way leaves the goodput a lower bound; wake-up jitter does not",
             ["Arm", "Goodput", "Confirmed", "Limited by", "Load generator", "Probes"],
             rows,
             numeric=(1, 5),
