@@ -62,6 +62,14 @@ def test_jitter_that_grows_as_the_machine_gets_busier_is_not_a_backlog():
     assert lag.verdict == "jitter"
 
 
+def test_a_steep_trend_too_small_to_matter_is_not_a_backlog():
+    # 40 requests in 20 ms at 2,000 rps, lag rising 5 % a second: 1 ms at the end, under 1.25 ms.
+    sched = np.linspace(0.0, 0.02, 40)
+    lag = generator_lag(sched, sched * 1.05, SLO)
+    assert lag.backlog_slope == pytest.approx(0.05) and lag.backlog_growth < lag.limit
+    assert lag.verdict == "on time"
+
+
 def test_a_single_late_wake_up_at_the_end_is_not_a_backlog():
     sched = schedule()
     issued = sched + 1e-4
