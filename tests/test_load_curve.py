@@ -73,6 +73,13 @@ def test_throughput_lost_to_a_generator_behind_is_the_generators_limit() -> None
     assert g.lower_bound and g.failing is None
 
 
+def test_a_rate_is_judged_by_its_runs_where_the_generator_kept_up() -> None:
+    # At 800 the generator fell behind once; its second run passed: 800 is the goodput.
+    g = goodput("change", [probe(0, 400), probe(1, 800, lag=False), probe(2, 800), probe(3, 1000, p99=False)])
+    assert (g.goodput, g.failing, g.lower_bound) == (800, 1000, False)
+    assert g.limited_by == ("p99",)
+
+
 def test_a_goodput_is_confirmed_only_when_both_ends_of_its_bracket_repeat() -> None:
     both = goodput(
         "baseline", [probe(0, 400), probe(1, 500, p99=False), probe(2, 400), probe(3, 500, p99=False)]

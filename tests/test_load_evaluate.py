@@ -2,6 +2,7 @@
 
 import math
 
+import attrs
 import numpy as np
 import pytest
 from hypothesis import given
@@ -146,6 +147,25 @@ def test_failed_confirmation_steps_down():
     assert search.confirmed
     assert 90.0 / 1.02 <= search.goodput <= 90.0
     assert "step down" in [p.phase for p in search.probes]
+
+
+BEHIND = attrs.evolve(ON_TIME, p99=0.2, backlog_slope=0.1, backlog_growth=0.1, verdict="behind")
+
+
+def test_a_run_the_generator_fell_behind_in_is_run_again_before_the_search_moves_on():
+    stalled: set[float] = set()
+
+    def stalls_once_at_80(rate: float) -> RateResult:
+        if rate == 80.0 and rate not in stalled:
+            stalled.add(rate)  # the machine starved the generator on this run only
+            return attrs.evolve(result_for(rate, True), generator=BEHIND, lag_ok=False)
+        return result_for(rate, rate <= 731.0)
+
+    search = find_goodput(stalls_once_at_80, start_rate=10.0, rel_tol=0.02)
+    at_80 = [p for p in search.probes if p.rate == 80.0]
+    assert [p.result.generator_limited for p in at_80] == [True, False]
+    assert [p.rate for p in search.probes][:6] == [10.0, 20.0, 40.0, 80.0, 80.0, 160.0]
+    assert search.confirmed and 731.0 / 1.02 <= search.goodput <= 731.0
 
 
 def test_a_failing_rate_that_passes_on_its_second_pass_leaves_the_goodput_unconfirmed():

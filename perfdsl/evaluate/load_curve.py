@@ -66,7 +66,7 @@ class Goodput:
     confirmed: bool
     """A second pass agreed at both ends: the goodput passed every time it ran (at
     least twice) and, when the bracket is closed, `failing` failed every time (at
-    least twice)."""
+    least twice); runs in which the generator fell behind are not counted."""
     curve: tuple[CurvePoint, ...]
     """Probes in rate order (ties in the order they ran)."""
     limited_by: tuple[str, ...]
@@ -133,23 +133,33 @@ def compare_arms(slo: float, percentile: float, arms: tuple[Goodput, ...]) -> Lo
 
 def goodput(arm: str, points: list[CurvePoint]) -> Goodput:
     """The highest rate at which every probe passed (preferring one that passed twice),
-    and the lowest failing rate above it that closes its bracket."""
+    and the lowest failing rate above it that closes its bracket.
+
+    A probe in which the generator fell behind is no evidence about the system, so a
+    rate is judged by its other probes when it has any (the search runs such a rate
+    again); a rate with no other probe fails, on the generator's account.
+    """
     curve = tuple(sorted(points, key=lambda p: (p.rate, p.index)))
     rates: dict[float, list[CurvePoint]] = {}
     for point in curve:
         rates.setdefault(point.rate, []).append(point)
-    passing = [r for r, runs in rates.items() if all(p.passed for p in runs)]
-    repeated = [r for r in passing if len(rates[r]) > 1]
+    judged = {rate: [p for p in runs if not _generator_limited(p)] or runs for rate, runs in rates.items()}
+    passing = [r for r, runs in judged.items() if all(p.passed for p in runs)]
+    repeated = [r for r in passing if len(judged[r]) > 1]
     best = max(repeated) if repeated else max(passing, default=0.0)
-    above = next((r for r in rates if r > best and not all(p.passed for p in rates[r])), None)
-    failed = [p for p in rates.get(above, []) if not p.passed] if above is not None else []
+    above = next((r for r in judged if r > best and r not in passing), None)
+    failed = [p for p in judged[above] if not p.passed] if above is not None else []
     limited_by = _criteria(failed)
     closes = any(_system_failure(p) for p in failed)
     failing = above if closes else None
     confirmed = bool(repeated) and (
-        failing is None or (len(rates[failing]) > 1 and not any(p.passed for p in rates[failing]))
+        failing is None or (len(judged[failing]) > 1 and not any(p.passed for p in judged[failing]))
     )
     return Goodput(arm, best, failing, confirmed, curve, limited_by, not closes)
+
+
+def _generator_limited(point: CurvePoint) -> bool:
+    return point.result is not None and point.result.generator_limited
 
 
 def _system_failure(point: CurvePoint) -> bool:
@@ -160,7 +170,7 @@ def _system_failure(point: CurvePoint) -> bool:
     neither failure is evidence about the system.
     """
     r = point.result
-    return r is not None and not r.generator_limited and not (r.p99_ok and r.throughput_ok)
+    return r is not None and not _generator_limited(point) and not (r.p99_ok and r.throughput_ok)
 
 
 def _criteria(failed: list[CurvePoint]) -> tuple[str, ...]:

@@ -193,6 +193,9 @@ def find_goodput(
        and probe and confirm again. Then repeat the failing rate above it as
        often: a bracket whose upper end passes on a second pass is not one.
 
+    A run in which the generator fell behind its schedule is run once more
+    before the search moves on: it is no evidence about the system either way.
+
     At most `max_probes` calls of `run_rate`.
     """
     if start_rate <= 0 or rel_tol <= 0 or max_probes < 1 or confirmations < 0:
@@ -202,6 +205,10 @@ def find_goodput(
     def probe(rate: float, phase: Phase) -> bool:
         result = run_rate(rate)
         probes.append(Probe(rate=rate, phase=phase, result=result))
+        if result.generator_limited and budget():
+            # The generator fell behind: the run says nothing about the system, so run it again.
+            result = run_rate(rate)
+            probes.append(Probe(rate=rate, phase=phase, result=result))
         return result.passed
 
     def budget() -> bool:
