@@ -92,12 +92,20 @@ def _rows(
     return rows
 
 
-def _load_rows(rng: np.random.Generator, rate: float, capacity: float, n: int = 500) -> list[tuple]:
-    """A probe at `rate`: 1 ms latency below `capacity`, 50 ms (over the SLO) at or above it."""
+def _load_rows(
+    rng: np.random.Generator, rate: float, capacity: float, behind: bool, n: int = 500
+) -> list[tuple]:
+    """A probe at `rate`: 1 ms latency below `capacity`, 50 ms (over the SLO) at or above it.
+
+    `behind`: the generator falls behind its schedule, its issue lag growing to 20 ms
+    by the last request (the service time after issue is unchanged)."""
     gaps = rng.exponential(1e9 / rate, n)
     scheduled = np.cumsum(gaps).astype(np.int64)
+    lag = np.linspace(0, 20e6 if behind else 0, n).astype(np.int64)
     latency = int(1e6 if rate < capacity else 50e6)
-    return [(int(s), int(s), int(s), int(s) + latency, 1) for s in scheduled]
+    return [
+        (int(s), int(s + d), int(s + d), int(s + d) + latency, 1) for s, d in zip(scheduled, lag, strict=True)
+    ]
 
 
 def make_bundle(
@@ -116,6 +124,7 @@ def make_bundle(
     correct: bool = True,
     capacities: dict[str, float] | None = None,
     probes: dict[str, tuple[float, ...]] | None = None,
+    behind: dict[str, tuple[float, ...]] | None = None,
     counters: dict[str, dict[str, float]] | None = None,
     seed: int = 0,
     environment: dict | None = None,
@@ -126,6 +135,7 @@ def make_bundle(
     `counters` is recorded as counted at the first shape (as ncu counts one).
     `environment` is written as environment.json when given; `run_id` fixes
     the bundle's id (ids sort by time, so it orders bundles of a history).
+    `behind` names, per arm, the probe rates at which the load generator fell behind.
     `valid=False` marks every sample invalid; `target="cudasim"` also makes the
     run's timings not evidence (`timings_valid` false), as the simulator does.
     """
@@ -138,8 +148,9 @@ def make_bundle(
         probes
         if probes is not None
         else {
-            "baseline": (100.0, 200.0, 300.0, 450.0, 300.0),
-            "change": (200.0, 400.0, 600.0, 900.0, 600.0),
+            # A full run's search: the second pass repeats the goodput and the failing rate.
+            "baseline": (100.0, 200.0, 300.0, 450.0, 300.0, 450.0),
+            "change": (200.0, 400.0, 600.0, 900.0, 600.0, 900.0),
         }
     )
     with BundleWriter(tmp / "artifacts", "planted", run_id) as bundle:
@@ -201,7 +212,7 @@ def make_bundle(
                     bundle.write_csv(
                         path,
                         ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok"),
-                        _load_rows(rng, rate, capacities[arm]),
+                        _load_rows(rng, rate, capacities[arm], rate in (behind or {}).get(arm, ())),
                     )
                     written.append(
                         {

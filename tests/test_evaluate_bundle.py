@@ -24,7 +24,7 @@ def test_same_bundle_gives_byte_identical_evaluation_json(tmp_path: Path) -> Non
     assert first == second
     assert verify_bundle(bundle) == []
     data = json.loads(first)
-    assert data["schema"] == "perfdsl.evaluation/2"
+    assert data["schema"] == "perfdsl.evaluation/3"
     assert "replicates" not in first.decode()
 
 
@@ -160,8 +160,9 @@ def test_goodput_is_recomputed_from_the_raw_load_records(tmp_path: Path) -> None
     assert goodput["change"].goodput == 600.0 and goodput["change"].confirmed
     assert load.capacity.change == pytest.approx(2.0)
     curve = goodput["baseline"].curve
-    assert [p.rate for p in curve] == [100.0, 200.0, 300.0, 300.0, 450.0]
-    assert [p.passed for p in curve] == [True, True, True, True, False]
+    assert [p.rate for p in curve] == [100.0, 200.0, 300.0, 300.0, 450.0, 450.0]
+    assert [p.passed for p in curve] == [True, True, True, True, False, False]
+    assert goodput["baseline"].failing == 450.0
     assert curve[-1].result.p99 > curve[0].result.p99
     assert _verdicts(evaluation) == {"app.throughput ratio >= 1.5": "confirmed"}
     assert evaluation.value.capacity.change == pytest.approx(2.0)

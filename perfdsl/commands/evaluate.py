@@ -161,7 +161,11 @@ def _end_to_end_lines(e: Evaluation) -> list[str]:
         lines.append(f"  load: {e.load_missing}")
     else:
         for arm in e.load.arms:
-            note = "" if arm.confirmed else " (unconfirmed)"
+            note = ""
+            if arm.lower_bound:
+                why = "the load generator fell behind" if "generator lag" in arm.limited_by else "none failed"
+                note = f" or more ({why} above it)"
+            note += "" if arm.confirmed else " (unconfirmed)"
             lines.append(f"  goodput {arm.arm}: {arm.goodput:.1f} rps{note}")
         cap = e.load.capacity
         lines.append(

@@ -30,7 +30,7 @@ from perfdsl.bundle.application import (
     ModelLevelRecord,
     OutputRecord,
 )
-from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
+from perfdsl.bundle.load import GeneratorLagRecord, LoadProbeRecord, LoadRecord
 from perfdsl.bundle.plan import LoadPlan, Plan, TimingPlan
 from perfdsl.kernel import AppContext, Application, Variant
 from perfdsl.runtime.load_generator import LoadRun, run_open_loop
@@ -59,6 +59,8 @@ class LoadProbe:
     rate: float
     phase: str
     run: LoadRun
+    generator: GeneratorLagRecord
+    """The generator's own lag over this probe, as judged when it ran."""
 
 
 def build_requests(
@@ -149,7 +151,7 @@ def search_load(
     requests: dict[str, Callable[[], Any]],
     load: LoadPlan,
     quick: bool,
-    on_probe: Callable[[str, float], None] | None = None,
+    on_probe: Callable[[str, float, GeneratorLagRecord], None] | None = None,
 ) -> tuple[list[LoadProbe], list[str]]:
     """The declared sweep (full runs only), then the goodput search, for each arm.
 
@@ -176,14 +178,16 @@ def search_load(
                 f"`{arm}` load search stopped: a probe at {rate:.3g} rps would take "
                 f"{duration:.0f} s, past the {budget:.0f} s budget"
             )
-        if on_probe:
-            on_probe(arm, rate)
         run = run_open_loop(
             requests[arm], rate, count=count, warmup=warmup, seed=LOAD_SEED, duration_s=duration
         )
-        probes.append(LoadProbe(arm, len(probes), rate, phase, run))
         scheduled, issued, _, completed = run.seconds()
-        return summarize_rate(rate, scheduled, issued, completed, load.slo_seconds, run.ok)
+        result = summarize_rate(rate, scheduled, issued, completed, load.slo_seconds, run.ok)
+        lag = GeneratorLagRecord(**attrs.asdict(result.generator))
+        probes.append(LoadProbe(arm, len(probes), rate, phase, run, lag))
+        if on_probe:
+            on_probe(arm, rate, lag)
+        return result
 
     arms = list(requests)
     if not quick:
@@ -353,7 +357,10 @@ def run_application(
         requests,
         plan.load,
         plan.quick,
-        on_probe=lambda arm, rate: progress(f"load: {arm} at {rate:.1f} rps"),
+        on_probe=lambda arm, rate, lag: progress(
+            f"load: {arm} at {rate:.1f} rps, generator {lag.verdict} "
+            f"(issue lag p99 {lag.p99 * 1e3:.2f} ms, backlog growth {lag.backlog_growth * 1e3:.2f} ms)"
+        ),
     )
     load = LoadRecord(
         arrivals=plan.load.arrivals,
@@ -387,4 +394,5 @@ def _write_probe(bundle: Any, probe: LoadProbe) -> LoadProbeRecord:
         warmup=run.warmup,
         truncated=run.truncated,
         first_error=run.first_error,
+        generator=probe.generator,
     )
