@@ -35,7 +35,7 @@ READABLE_PLAN = (None, PLAN)
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/2"
+EVALUATION = "perfdsl.evaluation/3"
 """evaluation.json's version; a file of another version is not refused but evaluated
 again (it is derived from the other files). Kept here rather than beside the
 evaluation: `perfdsl build` asks whether a bundle's evaluation.json is current
@@ -45,6 +45,14 @@ alone costs a second of a fresh build).
 * `perfdsl.evaluation/1`: the first layout.
 * `perfdsl.evaluation/2`: a goodput that is only a lower bound says so (`lower_bound`,
   `limited_by`) and the capacity ratio carries its bound (`capacity_bound`).
+* `perfdsl.evaluation/3`: comparisons are paired over adjacent blocks (`analysis`,
+  `n_pairs`); a measured but unusable comparison says why (`invalid`); shapes combine
+  by total time (`combined.shares`, `combined.excluded`); Amdahl is a consistency test
+  with intervals (`amdahl.f`, `amdahl.op_ratio` as estimates, `s_fallback`,
+  `share_check`, the reconciliation's `status` and band); predictions may be
+  `invalid`; value is established or says why not, and names its share; the
+  capacity ratio is an interval (`capacity_range`); mechanism outcomes are
+  `stats.mechanism`'s; each failing correctness case names its `kinds`.
 """
 
 

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from perfdsl.commands import CommandError
 
 if TYPE_CHECKING:
-    from perfdsl.evaluate.compare import Combined, Comparison
+    from perfdsl.evaluate.combination import Combined
+    from perfdsl.evaluate.compare import Comparison
     from perfdsl.evaluate.evaluation import Evaluation
 
 
@@ -86,7 +87,14 @@ def _end_to_end_lines(e: Evaluation) -> list[str]:
     if end.amdahl:
         a = end.amdahl
         status = a.reconciliation.status if a.reconciliation else a.reconciliation_missing
-        lines.append(f"  Amdahl: f={a.f:.3f} s={a.s:.3f} ({a.s_source}) bound {a.bound:.4f}: {status}")
+        lines.append(
+            f"  Amdahl: f={a.f.value:.3f} s={a.s:.3f} ({a.s_source}) time-ratio bound "
+            f"{a.bound_time_ratio:.4f}: {status}"
+        )
+        if a.s_fallback:
+            lines.append(f"  Amdahl: {a.s_fallback}")
+        if a.share_check and not a.share_check.compatible:
+            lines.append(f"  Amdahl: {a.share_check.message}")
     else:
         lines.append(f"  Amdahl: {end.amdahl_missing}")
     if e.load is None:
@@ -95,8 +103,6 @@ def _end_to_end_lines(e: Evaluation) -> list[str]:
         for arm in e.load.arms:
             note = "" if arm.confirmed else " (unconfirmed)"
             lines.append(f"  goodput {arm.arm}: {arm.goodput:.1f} rps{note}")
-        cap = e.load.capacity
-        lines.append(
-            f"  capacity change: {cap.change:.4f}" if cap else f"  capacity: {e.load.capacity_missing}"
-        )
+        cap = e.load.capacity_range
+        lines.append(f"  {cap.message}" if cap else f"  capacity: {e.load.capacity_missing}")
     return lines

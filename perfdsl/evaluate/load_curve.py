@@ -14,6 +14,12 @@ rate failed only because the load generator fell behind its own schedule, or
 no rate above it was probed, the SLO was never judged above the goodput: it is
 a lower bound, and the capacity change built on it is a bound too, never a
 number to multiply a fleet by.
+
+Each arm's goodput is therefore a bracket [highest passing, lowest failing on
+the system's account), and the capacity ratio is the interval those brackets
+allow (`stats.capacity`): two single-pass goodputs whose quotient is 1.491
+place it only in (1.24, 1.79). The interval is marked unconfirmed unless both
+goodputs passed a repeat.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import numpy as np
 from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
 from perfdsl.evaluate.inputs import BundleInputs
 from perfdsl.evaluate.value import Capacity, capacity
+from perfdsl.stats.capacity import CapacityInterval, GoodputBracket, capacity_interval
 from perfdsl.stats.load import RateResult, summarize_rate
 
 ARMS = ("baseline", "change")
@@ -66,6 +73,8 @@ class Goodput:
     lower_bound: bool
     """The arm may serve more than `goodput` at the SLO: the rate above it failed
     only on generator lag, or none above it failed."""
+    failing: float
+    """The lowest rate above the goodput that failed on the system's account; inf when none did."""
 
 
 @attrs.frozen
@@ -80,16 +89,14 @@ class LoadEvaluation:
     capacity_bound: CapacityBound | None
     """"exact" when both goodputs are capacities; "at most" when the baseline's is
     a lower bound (the ratio can only be smaller), "at least" when the change's is."""
+    capacity_range: CapacityInterval | None
+    """The capacity ratio as the interval both arms' goodput brackets allow."""
 
     @property
     def capacity_interval(self) -> tuple[float, float] | None:
         """The capacity ratio as the interval it is known to lie in."""
-        if self.capacity is None:
-            return None
-        ratio = self.capacity.change
-        return {"exact": (ratio, ratio), "at most": (0.0, ratio), "at least": (ratio, math.inf)}[
-            self.capacity_bound or "exact"
-        ]
+        r = self.capacity_range
+        return None if r is None else (r.low, r.high)
 
 
 def evaluate_load(inputs: BundleInputs, load: LoadRecord) -> LoadEvaluation:
@@ -105,7 +112,7 @@ def evaluate_load(inputs: BundleInputs, load: LoadRecord) -> LoadEvaluation:
 def compare_arms(slo: float, percentile: float, arms: tuple[Goodput, ...]) -> LoadEvaluation:
     """Both arms' goodputs and the capacity change they support: exact, a bound, or none."""
     base, change = (next(g for g in arms if g.arm == arm) for arm in ARMS)
-    cap, missing, bound = None, None, None
+    cap, missing, bound, interval = None, None, None, None
     if base.goodput <= 0:
         missing = "the baseline passed at no rate: capacity change undefined"
     elif change.goodput <= 0:
@@ -118,7 +125,12 @@ def compare_arms(slo: float, percentile: float, arms: tuple[Goodput, ...]) -> Lo
     else:
         cap = capacity(base.goodput, change.goodput)
         bound = "at most" if base.lower_bound else "at least" if change.lower_bound else "exact"
-    return LoadEvaluation(slo, percentile, arms, cap, missing, bound)
+        interval = capacity_interval(_bracket(base), _bracket(change))
+    return LoadEvaluation(slo, percentile, arms, cap, missing, bound, interval)
+
+
+def _bracket(arm: Goodput) -> GoodputBracket:
+    return GoodputBracket(arm.goodput, arm.failing, arm.confirmed)
 
 
 def goodput(arm: str, points: list[CurvePoint]) -> Goodput:
@@ -130,21 +142,23 @@ def goodput(arm: str, points: list[CurvePoint]) -> Goodput:
     passing = [r for r, results in rates.items() if all(results)]
     confirmed = [r for r in passing if len(rates[r]) > 1]
     best = max(confirmed) if confirmed else max(passing, default=0.0)
-    limited_by = _first_failure_above(curve, best)
+    failed_at, limited_by = _first_failure_above(curve, best)
     lower_bound = not ({"p99", "throughput"} & set(limited_by))
-    return Goodput(arm, best, bool(confirmed), curve, limited_by, lower_bound)
+    return Goodput(
+        arm, best, bool(confirmed), curve, limited_by, lower_bound, math.inf if lower_bound else failed_at
+    )
 
 
-def _first_failure_above(curve: tuple[CurvePoint, ...], rate: float) -> tuple[str, ...]:
-    """The criteria failed at the lowest rate above `rate` where a probe failed."""
+def _first_failure_above(curve: tuple[CurvePoint, ...], rate: float) -> tuple[float, tuple[str, ...]]:
+    """The lowest rate above `rate` where a probe failed, and the criteria it failed."""
     for point in curve:
         if point.rate > rate and not point.passed:
             if point.result is None:
-                return ("no requests recorded",)
+                return point.rate, ("no requests recorded",)
             r = point.result
             checks = (("p99", r.p99_ok), ("throughput", r.throughput_ok), ("generator lag", r.lag_ok))
-            return tuple(name for name, ok in checks if not ok)
-    return ()
+            return point.rate, tuple(name for name, ok in checks if not ok)
+    return math.inf, ()
 
 
 def _point(inputs: BundleInputs, probe: LoadProbeRecord, slo: float) -> CurvePoint:

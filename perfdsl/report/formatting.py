@@ -114,17 +114,19 @@ def rate(per_s: float | None) -> str:
 
 
 def capacity_ratio(load: Mapping[str, Any]) -> str:
-    """The load test's capacity ratio as far as it is known: `1.855`, or `at most 3.797`.
+    """The capacity ratio as the interval the goodput brackets allow: `in [1.24, 1.79), unconfirmed`.
 
-    "at most" when the baseline's goodput is only a lower bound (the ratio can
-    only be smaller), "at least" when the change's is.
+    Never the quotient of the two passing rates alone: that is one point of the
+    interval, picked for no reason. The upper end is open (∞) when the
+    change's goodput has no failing rate above it; "unconfirmed" when either
+    goodput rests on a single pass.
     """
-    capacity = load.get("capacity")
-    if not capacity:
+    found = load.get("capacity_range")
+    if not found:
         return MISSING
-    bound = load.get("capacity_bound") or "exact"
-    shown = ratio(capacity["change"])
-    return shown if bound == "exact" else f"{bound} {shown}"
+    high = found.get("high")
+    shown = f"in [{ratio(found['low'])}, {'∞' if high is None else ratio(high)})"
+    return shown if found.get("confirmed") else f"{shown}, unconfirmed (single-pass goodputs)"
 
 
 def capacity_caveat(load: Mapping[str, Any]) -> str | None:
