@@ -39,7 +39,7 @@ import attrs
 
 from perfdsl.evaluate.combination import Exclusion
 from perfdsl.evaluate.end_to_end import EndToEnd, ci_containing
-from perfdsl.evaluate.kernels import OperationResult
+from perfdsl.evaluate.kernels import OperationResult, ShapeResult
 from perfdsl.evaluate.load_curve import LoadEvaluation
 from perfdsl.evaluate.mechanism import preferred
 from perfdsl.nodes import Name, Num, Prediction, Study
@@ -249,22 +249,25 @@ def _operation_evidence(op: OperationResult, quantity: str) -> tuple[Evidence | 
             return None, op.combined_missing
         lo, hi = min(c.ci_low, c.ratio), max(c.ci_high, c.ratio)
         return Evidence(c.ratio, (lo, hi), "measured", _excluded_note(c.excluded)), None
-    valid = [s for s in op.shapes if not s.invalid]
-    per_shape = []
-    for s in valid:
-        chosen = preferred(s.mechanism.quantities, quantity)
-        if chosen is None or chosen.ratio is None:
-            return None, f"`{quantity}` is neither modelled nor counted for shape {s.label} of `{op.name}`"
-        per_shape.append(ShapeQuantity(s.weight, chosen.baseline, chosen.change, chosen.label))
     if quantity == "bytes":
+        # Modelled bytes over a measured time above the measured roof: the model, not the kernel, is wrong.
         impossible = [
-            f"{s.label} {b.arm}: {b.invalid}" for s in op.shapes for b in s.mechanism.bandwidth if b.invalid
+            f"{s.label} {b.arm}: {b.invalid}"
+            for s in op.shapes
+            for b in s.mechanism.bandwidth
+            if b.invalid and not _counted(s, quantity)
         ]
-        if impossible and any(q.label == "modelled" for q in per_shape):
+        if impossible:
             raise Unusable(
                 "the byte model is physically impossible: modelled bytes over the measured time exceed "
                 f"the measured roof ({'; '.join(impossible)})"
             )
+    per_shape = []
+    for s in (s for s in op.shapes if not s.invalid):
+        chosen = preferred(s.mechanism.quantities, quantity)
+        if chosen is None or chosen.ratio is None:
+            return None, f"`{quantity}` is neither modelled nor counted for shape {s.label} of `{op.name}`"
+        per_shape.append(ShapeQuantity(s.weight, chosen.baseline, chosen.change, chosen.label))
     if not per_shape:
         raise Unusable(f"every shape of `{op.name}` is invalid")
     combined = combine_quantity(per_shape)
@@ -273,6 +276,10 @@ def _operation_evidence(op: OperationResult, quantity: str) -> tuple[Evidence | 
     if combined.label == "mixed":
         note += " (mixed: counted where counters ran, modelled elsewhere)"
     return Evidence(combined.ratio, (combined.ratio, combined.ratio), combined.label, note), None
+
+
+def _counted(shape: ShapeResult, quantity: str) -> bool:
+    return any(q.name == quantity and q.label == "counted" for q in shape.mechanism.quantities)
 
 
 def _excluded_note(excluded: tuple[Exclusion, ...]) -> str:
