@@ -239,3 +239,18 @@ def test_capacity_from_single_passes_is_an_unconfirmed_interval(tmp_path: Path) 
 def test_page_one_names_the_failing_variant_shape_seed_and_kind(tmp_path: Path) -> None:
     page = _page_one(_page(tmp_path, failing={"unwritten": 3, "rel_l2": 0.5}))
     assert "`change` at M = 3 \N{MULTIPLICATION SIGN} N = 31, seed 1: unwritten" in page
+
+
+# ------------------------------------------------------------------ power
+
+
+def test_an_amdahl_effect_below_the_end_to_end_mde_is_said_to_be_invisible(tmp_path: Path) -> None:
+    # f = 3.6 % and the operation 0.7x: Amdahl allows 1.1 %; 3 % block noise over 20 pairs cannot see it.
+    ev = _run(tmp_path, share=0.036, kernel_ratio=0.7, app_ratio=0.99, noise=0.03, declared_share="4%")
+    power = ev.end_to_end.amdahl.power
+    assert power and "cannot see the effect Amdahl allows (1.0" in power and "block pairs would" in power
+
+
+def test_an_amdahl_effect_above_the_mde_needs_no_warning(tmp_path: Path) -> None:
+    ev = _run(tmp_path, share=0.5, kernel_ratio=0.8, app_ratio=0.9)
+    assert ev.end_to_end.amdahl.power is None

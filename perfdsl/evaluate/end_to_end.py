@@ -40,6 +40,7 @@ from perfdsl.stats.amdahl import (
     reconcile,
 )
 from perfdsl.stats.bootstrap import Estimate
+from perfdsl.stats.power import pairs_needed
 
 
 @attrs.frozen
@@ -83,6 +84,9 @@ class Amdahl:
     """The study's declared share against the measured f; None when it declares none."""
     theta: float
     """The practical threshold the reconciliation's band was drawn with."""
+    power: str | None
+    """Set when the end-to-end design cannot see the effect Amdahl allows: its MDE is larger,
+    and how many block pairs would see it."""
 
     @property
     def contradicted(self) -> bool:
@@ -275,4 +279,20 @@ def _amdahl(
         reconciliation_missing=missing,
         share_check=None if declared_share is None else check_declared_share(declared_share, f),
         theta=theta,
+        power=_power(comparison, bound),
     ), None
+
+
+def _power(comparison: Comparison | None, bound: float) -> str | None:
+    """Whether the end-to-end comparison could detect the effect Amdahl allows (`stats.power`)."""
+    if comparison is None or comparison.analysis != "paired":
+        return None
+    allowed = abs(1.0 / bound - 1.0) if bound < 1.0 else abs(bound - 1.0)
+    if allowed <= 0.0 or comparison.mde <= allowed:
+        return None
+    needed = pairs_needed(comparison.sigma_log, allowed, comparison.level)
+    more = f"about {needed} block pairs would" if needed is not None else "no practical number of pairs would"
+    return (
+        f"the end-to-end design cannot see the effect Amdahl allows ({allowed:.2%}): its minimum "
+        f"detectable effect is {comparison.mde:.2%} over {comparison.n_pairs} block pairs; {more}"
+    )

@@ -296,6 +296,8 @@ def _amdahl_warnings(ctx: ReportContext) -> list[str]:
         )
     if amdahl.get("s_fallback"):
         out.append(f"**s not at the operating point.** {fmt.message(amdahl['s_fallback'])}.")
+    if amdahl.get("power"):
+        out.append(f"**Underpowered end to end.** {fmt.message(amdahl['power'])}.")
     check = amdahl.get("share_check") or {}
     if check and not check.get("compatible"):
         out.append(
