@@ -68,8 +68,7 @@ def combine(shapes: Sequence[ShapeInput], level: float) -> tuple[Combined | None
     excluded = tuple(Exclusion(s.label, s.invalid) for s in shapes if s.invalid)
     valid = [s for s in shapes if not s.invalid]
     if not valid:
-        shown = "; ".join(f"{e.shape}: {e.reason}" for e in excluded)
-        return None, f"every shape is invalid ({shown}): no weighted effect"
+        return None, f"every shape is invalid ({', '.join(e.shape for e in excluded)}): no weighted effect"
     unpaired = [s.label for s in valid if s.comparison is not None and s.comparison.paired is None]
     if unpaired:
         return None, (

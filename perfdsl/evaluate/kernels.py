@@ -24,6 +24,7 @@ import attrs
 import numpy as np
 
 from perfdsl.bundle.results import OperationRecord, ShapeRecord
+from perfdsl.codes import CODES
 from perfdsl.evaluate import quality
 from perfdsl.evaluate.combination import Combined, ShapeInput, combine
 from perfdsl.evaluate.compare import Comparison, compare_blocks
@@ -163,7 +164,7 @@ def _shape(
     subject = f"{operation} {shape.label}"
     findings = _findings(inputs, samples, shape.blocks, subject) if samples else ()
     findings += _roof_findings(roof, achieved, subject)
-    invalid = invalid_reason(findings, wrong) if comparison is not None else None
+    invalid = invalid_reason(findings, wrong, subject) if comparison is not None else None
     achieved = tuple(attrs.evolve(a, invalid=_above_roof(findings, f"{subject} {a.arm}")) for a in achieved)
     mech = ShapeMechanism(
         quantities=found,
@@ -189,18 +190,26 @@ def _shape(
     )
 
 
-def invalid_reason(findings: tuple[quality.Finding, ...], wrong: str | None) -> str | None:
+def invalid_reason(findings: tuple[quality.Finding, ...], wrong: str | None, subject: str = "") -> str | None:
     """Why a measured comparison is invalid: a failed correctness check or an error-severity finding.
 
     Severity, not a list of codes, decides, so a new error code in the registry
-    invalidates its results without a change here.
+    invalidates its results without a change here. The reason is one clause per
+    code, naming the arms it hit (`PQ006 achieved bandwidth above the measured
+    roof: baseline, change`); each finding's numbers stay in the quality list.
     """
     if wrong:
         return wrong
-    errors = [f for f in findings if f.severity == "error"]
-    if not errors:
+    arms: dict[str, list[str]] = {}
+    for f in findings:
+        if f.severity == "error":
+            arms.setdefault(f.code, []).append(f.subject.removeprefix(subject).strip() or f.subject)
+    if not arms:
         return None
-    return "; ".join(f"{f.code} {f.subject}: {f.message}" for f in errors)
+    return "; ".join(
+        f"{code} {CODES[code].title if code in CODES else 'error'}: {', '.join(where)}"
+        for code, where in arms.items()
+    )
 
 
 def _above_roof(findings: tuple[quality.Finding, ...], subject: str) -> str | None:

@@ -252,7 +252,7 @@ def _operation_evidence(op: OperationResult, quantity: str) -> tuple[Evidence | 
     if quantity == "bytes":
         # Modelled bytes over a measured time above the measured roof: the model, not the kernel, is wrong.
         impossible = [
-            f"{s.label} {b.arm}: {b.invalid}"
+            f"{s.label} {b.arm} at {b.roof_fraction:.0%} of it" if b.roof_fraction else f"{s.label} {b.arm}"
             for s in op.shapes
             for b in s.mechanism.bandwidth
             if b.invalid and not _counted(s, quantity)

@@ -56,7 +56,13 @@ def sig(x: float, digits: int = 3) -> str:
 
 
 def ratio(x: float | None) -> str:
-    """A ratio (change / baseline) or a speedup: four significant figures."""
+    """A ratio (change / baseline) or a speedup: four significant figures.
+
+    An interval end below 0.001 (a bootstrap over a handful of pairs can reach
+    1e-24) is written in exponent form: two dozen zeros say nothing more.
+    """
+    if x is not None and 0 < abs(x) < 1e-3:
+        return f"{x:.3g}"
     return MISSING if x is None else sig(x, 4)
 
 

@@ -215,6 +215,9 @@ def _capacity_sentence(ctx: ReportContext) -> str:
         shown += f": capacity ratio {fmt.capacity_ratio(load)}"
         caveat = fmt.capacity_caveat(load)
         shown += f" ({caveat})" if caveat else ""
+        withdrawn = (ctx.evaluation.get("value") or {}).get("capacity_missing") or ""
+        if withdrawn.startswith("not attributed"):
+            shown += ", **not attributed to the change** (the end-to-end effect contradicts Amdahl's bound)"
     else:
         shown += f": no capacity ratio ({fmt.message(load.get('capacity_missing'))})"
     rate = target_rate(ctx)
