@@ -254,3 +254,19 @@ def test_an_amdahl_effect_below_the_end_to_end_mde_is_said_to_be_invisible(tmp_p
 def test_an_amdahl_effect_above_the_mde_needs_no_warning(tmp_path: Path) -> None:
     ev = _run(tmp_path, share=0.5, kernel_ratio=0.8, app_ratio=0.9)
     assert ev.end_to_end.amdahl.power is None
+
+
+# ------------------------------------------------------------------ many comparisons
+
+
+def test_holm_covers_every_valid_time_comparison_and_names_its_family(tmp_path: Path) -> None:
+    ev = _run(tmp_path, kernel_ratio=0.8, app_ratio=0.9)
+    family = ev.family
+    assert family is not None and "every valid kernel shape" in family.family
+    assert family.names == ("op 64x4096", "op 256x1024", "app")
+    assert all(family.rejected)
+
+
+def test_holm_leaves_invalid_comparisons_out_of_the_family(tmp_path: Path) -> None:
+    # Both shapes above the roof: only the application is left, and one test needs no adjustment.
+    assert _run(tmp_path, copy_level=1.0).family is None

@@ -50,7 +50,8 @@ alone costs a second of a fresh build).
   by total time (`combined.shares`, `combined.excluded`); Amdahl is a consistency test
   with intervals (`amdahl.f`, `amdahl.op_ratio` as estimates, `s_fallback`,
   `share_check`, the reconciliation's `status` and band); predictions may be
-  `invalid`; value is established or says why not, and names its share; the
+  `invalid`; value is established or says why not, and names its share; `family` is
+  Holm's adjustment over the valid time comparisons; the
   capacity ratio is an interval (`capacity_range`); mechanism outcomes are
   `stats.mechanism`'s; each failing correctness case names its `kinds`.
 """

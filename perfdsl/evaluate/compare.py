@@ -77,6 +77,8 @@ class Comparison:
     """"paired" (adjacent ABBA blocks, `stats.paired`) or "independent" (each arm on its own)."""
     n_pairs: int = 0
     """Block pairs the paired analysis rests on (0 for the independent one)."""
+    p_value: float | None = None
+    """The paired bootstrap-t p-value of ratio 1 (None for the independent analysis)."""
     replicates: np.ndarray | None = attrs.field(default=None, eq=False, repr=False)
     """Bootstrap replicates of the independent ratio (read-only); not written to evaluation.json."""
     paired: PairedComparison | None = attrs.field(default=None, eq=False, repr=False)
@@ -255,6 +257,7 @@ def compare_blocks(
         seed=seed,
         analysis="paired",
         n_pairs=p.n_pairs,
+        p_value=p.p_value,
         paired=p,
     )
 

@@ -31,6 +31,7 @@ from perfdsl.bundle.files import dumps, replace_file
 from perfdsl.evaluate.correctness import ModelLevel, summarize_model_level
 from perfdsl.evaluate.decision import DecisionCheck, check_decision
 from perfdsl.evaluate.end_to_end import EndToEnd, evaluate_end_to_end, measured_effect
+from perfdsl.evaluate.family import adjust
 from perfdsl.evaluate.inputs import BundleInputs, read_bundle
 from perfdsl.evaluate.kernels import OperationResult, evaluate_operations
 from perfdsl.evaluate.load_curve import LoadEvaluation, evaluate_load
@@ -38,6 +39,7 @@ from perfdsl.evaluate.predictions import PredictionResult, evaluate_predictions
 from perfdsl.evaluate.quality import Finding
 from perfdsl.evaluate.registration import Registration, check_registration
 from perfdsl.stats.capacity import CapacityInterval
+from perfdsl.stats.multiple import FamilyAdjustment
 from perfdsl.stats.value import Value, value
 
 _DIGITS = 12
@@ -89,6 +91,8 @@ class Evaluation:
     registration: Registration
     quality: tuple[Finding, ...]
     """Every measurement-quality finding, kernels first, then the application."""
+    family: FamilyAdjustment | None
+    """Holm's adjustment over every valid time comparison (see `evaluate.family`)."""
 
 
 def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
@@ -138,6 +142,7 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
             [f for op in operations for s in op.shapes for f in s.findings]
             + list(end_to_end.findings if end_to_end else ())
         ),
+        family=adjust(operations, end_to_end, level),
     )
 
 

@@ -419,4 +419,27 @@ def _prediction_table(ctx: ReportContext) -> list[str]:
         numeric=(0, 3, 4),
     )
     missing = f"Without a verdict: {'; '.join(reasons)}." if reasons else ""
-    return [table, missing]
+    return [table, missing, _family(ctx)]
+
+
+def _family(ctx: ReportContext) -> str:
+    """Which family Holm's adjustment covered, and the calls it does not keep."""
+    family = ctx.evaluation.get("family")
+    if not family:
+        return ""
+    names, rejected = family["names"], family["rejected"]
+    lost = [
+        n
+        for n, keep, p in zip(names, rejected, family["p_values"], strict=True)
+        if not keep and p < family["alpha"]
+    ]
+    shown = (
+        f" Significant alone but not after the adjustment: {', '.join(fmt.text(n) for n in lost)}."
+        if lost
+        else ""
+    )
+    return (
+        f'Many comparisons: Holm\'s adjustment over the family "{fmt.text(family["family"])}" '
+        f"({len(names)} tests, family-wise error {fmt.percent(family['alpha'])}): "
+        f"{sum(rejected)} remain significant.{shown}"
+    )
