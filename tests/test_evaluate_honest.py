@@ -270,3 +270,19 @@ def test_holm_covers_every_valid_time_comparison_and_names_its_family(tmp_path: 
 def test_holm_leaves_invalid_comparisons_out_of_the_family(tmp_path: Path) -> None:
     # Both shapes above the roof: only the application is left, and one test needs no adjustment.
     assert _run(tmp_path, copy_level=1.0).family is None
+
+
+@pytest.mark.parametrize(
+    ("failing", "kinds"),
+    [
+        ({"rel_l2": 0.5}, ("tolerance",)),
+        ({"nonfinite": 2}, ("NaN",)),
+        ({"deterministic": False}, ("nondeterministic",)),
+        ({"unwritten": 1, "nonfinite": 1}, ("unwritten", "NaN")),
+    ],
+)
+def test_each_failing_case_says_what_went_wrong(
+    tmp_path: Path, failing: dict[str, object], kinds: tuple[str, ...]
+) -> None:
+    (case,) = _run(tmp_path, failing=failing).operations[0].correctness.failing
+    assert (case.variant, case.seed, case.kinds) == ("change", 1, kinds)

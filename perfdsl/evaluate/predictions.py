@@ -201,7 +201,7 @@ def _amdahl(
         r = amdahl.reconciliation
         if r is None:
             return _none(base, bound, _AMDAHL_SOURCE, "not evidence", amdahl.reconciliation_missing or "")
-        measured, shown_as = r.measured, "time"
+        measured, shown_as, note = r.measured, "time", ""
     elif quantity in ("throughput", "goodput") and comparator in (">=", ">"):
         interval = load.capacity_range if load else None
         if load is None or load.capacity is None or interval is None:
@@ -211,6 +211,7 @@ def _amdahl(
         throughput = Estimate(ratio, interval.low, interval.high, 1.0)
         r = reconcile(amdahl.f, amdahl.op_ratio, throughput_as_time_ratio(throughput), theta=amdahl.theta)
         measured, shown_as = throughput, "throughput"
+        note = "" if interval.confirmed else " (the goodputs are unconfirmed single passes)"
     else:
         return _none(
             base,
@@ -221,12 +222,7 @@ def _amdahl(
             "ratio from below (`throughput ratio >= amdahl`)",
         )
     verdict = judge_prediction(r)
-    unconfirmed = (
-        ""
-        if shown_as == "time" or (load and load.capacity_range and load.capacity_range.confirmed)
-        else (" (the goodputs are unconfirmed single passes)")
-    )
-    message = f"{shown_as}: {r.message}: {verdict}{unconfirmed}"
+    message = f"{shown_as}: {r.message}: {verdict}{note}"
     return PredictionResult(
         **base,
         bound=bound if shown_as == "time" else 1.0 / bound,
