@@ -60,6 +60,8 @@ def summary(evaluation: Evaluation) -> str:
         lines.append(f"operation {op.name}: time ratio (change / baseline)")
         for shape in op.shapes:
             shown = _verdict(shape.comparison) if shape.comparison else f"not evidence: {shape.missing}"
+            if shape.invalid:
+                shown += f"  INVALID, excluded: {shape.invalid}"
             lines.append(f"  {shape.label:<14} w={shape.weight:<5.2g} {shown}")
         weighted = _verdict(op.combined) if op.combined else f"not evidence: {op.combined_missing}"
         lines.append(f"  {'weighted':<22} {weighted}")
