@@ -41,7 +41,7 @@ STUDY = """study planted {{
   application app {{
     entry kernels.apps:decoder_step
     uses  op
-    share 50%
+    share {declared_share}
   }}
   change {{
     mechanism bytes_removed
@@ -62,10 +62,15 @@ WEIGHTS = (0.75, 0.25)
 SLO = 0.025
 
 
-def study_text(predictions: list[str], decision: str = "adopt", sections: str = "") -> str:
+def study_text(
+    predictions: list[str], decision: str = "adopt", declared_share: str = "50%", sections: str = ""
+) -> str:
     """The planted study with these `predict` lines, and `sections` (per-target ones) after them."""
     return STUDY.format(
-        predictions="\n".join(f"    {p}" for p in predictions), decision=decision, sections=sections
+        predictions="\n".join(f"    {p}" for p in predictions),
+        decision=decision,
+        declared_share=declared_share,
+        sections=sections,
     )
 
 
@@ -114,9 +119,16 @@ def make_bundle(
     predictions: tuple[str, ...] = ("op.time ratio <= 0.9",),
     sections: str = "",
     decision: str = "adopt",
-    kernel_ratio: float = 0.8,
+    kernel_ratio: float | tuple[float, float] = 0.8,
     app_ratio: float = 0.9,
     share: float = 0.5,
+    in_app_ratio: float | None = None,
+    share_requests: int = 40,
+    change_share: bool = True,
+    declared_share: str = "50%",
+    app_shape: dict[str, int] | None = None,
+    copy_level: float = 0.3,
+    failing: dict[str, object] | None = None,
     noise: float = 0.01,
     blocks: int = 20,
     valid: bool = True,
@@ -138,9 +150,17 @@ def make_bundle(
     `behind` names, per arm, the probe rates at which the load generator fell behind.
     `valid=False` marks every sample invalid; `target="cudasim"` also makes the
     run's timings not evidence (`timings_valid` false), as the simulator does.
+    `kernel_ratio` may be one ratio per shape. The share pass times `share_requests`
+    requests per arm with 2 % noise: the operation holds `share` of the baseline's
+    time and runs `in_app_ratio` (default `kernel_ratio`) times as long in the
+    change's (`change_share=False` leaves the change arm untimed). The copy roof
+    runs at `copy_level` of the baseline's time (below 0.4 the modelled bytes sit
+    under the roof; 1.0 puts them 2.5x above it). `failing` overrides fields of the
+    change arm's correctness case (and fails it).
     """
     rng = np.random.default_rng(seed)
-    text = study_text(list(predictions), decision, sections)
+    text = study_text(list(predictions), decision, declared_share, sections)
+    ratios = kernel_ratio if isinstance(kernel_ratio, tuple) else (kernel_ratio,) * len(SHAPES)
     study = parse(Source("study.perf", text)).study
     assert study is not None
     capacities = capacities or {"baseline": 400.0, "change": 800.0}
@@ -168,10 +188,10 @@ def make_bundle(
             },
         )
         shapes = []
-        for sizes, weight in zip(SHAPES, WEIGHTS, strict=True):
+        for sizes, weight, ratio in zip(SHAPES, WEIGHTS, ratios, strict=True):
             label = f"{sizes['M']}x{sizes['N']}"
             base = 1e6 * sizes["M"] * sizes["N"] / 262144
-            levels = {"baseline": base, "change": base * kernel_ratio, "copy": base * 0.3}
+            levels = {"baseline": base, "change": base * ratio, "copy": base * copy_level}
             path = f"samples/op/{label}.csv"
             bundle.write_csv(
                 path,
@@ -249,7 +269,26 @@ def make_bundle(
             }
             for arm in ("baseline", "change")
         ]
-        total = [10_000_000] * 5
+        total = [int(t) for t in 10_000_000 * np.exp(0.02 * rng.standard_normal(share_requests))]
+        in_app = ratios[0] if in_app_ratio is None else in_app_ratio
+        change_total = [int(t) for t in 10_000_000 * np.exp(0.02 * rng.standard_normal(share_requests))]
+        share_record = {
+            "baseline": {
+                "op_ns": [min(t, int(t * share * np.exp(0.02 * rng.standard_normal()))) for t in total],
+                "total_ns": total,
+            },
+            "change": {
+                "op_ns": [
+                    min(t, int(t * share * in_app * np.exp(0.02 * rng.standard_normal())))
+                    for t in change_total
+                ],
+                "total_ns": change_total,
+            },
+        }
+        if not change_share:
+            del share_record["change"]
+        if failing:
+            cases[1].update({"passed": False, **failing})
         bundle.write_json(
             "results.json",
             {
@@ -268,7 +307,7 @@ def make_bundle(
                         "variants": {"baseline": "unfused", "change": "fused"},
                         "shapes": shapes,
                         "correctness": {
-                            "passed": correct,
+                            "passed": correct and not failing,
                             "tolerances": {"rel_l2": 1e-5},
                             "seeds": 2,
                             "cases": cases,
@@ -278,17 +317,11 @@ def make_bundle(
                 "static": None,
                 "application": {
                     "name": "app",
-                    "shape": dict(SHAPES[0]),
+                    "shape": dict(app_shape or SHAPES[0]),
                     "uses": ["op"],
                     "samples": "samples/application.csv",
                     "model_level": {"passed": True, "arms": {}},
-                    "share": {
-                        "baseline": {"op_ns": [int(t * share) for t in total], "total_ns": total},
-                        "change": {
-                            "op_ns": [int(t * share * kernel_ratio) for t in total],
-                            "total_ns": total,
-                        },
-                    },
+                    "share": share_record,
                     "load": load,
                     "load_missing": load_missing,
                 },

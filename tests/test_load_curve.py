@@ -103,15 +103,17 @@ def test_capacity_is_exact_when_both_goodputs_are_capacities() -> None:
     load = compare_arms(SLO, 0.99, _arms(False, False))
     assert load.capacity is not None and load.capacity.change == pytest.approx(2.0)
     assert load.capacity_bound == "exact"
-    assert load.capacity_interval == (pytest.approx(2.0), pytest.approx(2.0))
+    # Brackets [500, 600) and [1000, 1200): the quotient 2 is one point of [1000/600, 1200/500).
+    assert load.capacity_interval == (pytest.approx(1000 / 600), pytest.approx(2.4))
+    assert load.capacity_range is not None and not load.capacity_range.confirmed
 
 
 def test_a_baseline_held_back_by_its_generator_makes_the_ratio_an_upper_bound() -> None:
     load = compare_arms(SLO, 0.99, _arms(True, False))
     assert load.capacity_bound == "at most"
     low, high = load.capacity_interval
-    assert (low, high) == (0.0, pytest.approx(2.0))
-    # A prediction of at least 1.5x can be neither confirmed nor refuted by "at most 2".
+    assert (low, high) == (0.0, pytest.approx(2.4))
+    # A prediction of at least 1.5x can be neither confirmed nor refuted by "below 2.4".
     assert judge(low, high, ">=", 1.5) == "inconclusive"
     assert judge(low, high, ">=", 2.5) == "refuted"
 
@@ -120,7 +122,7 @@ def test_a_change_held_back_by_its_generator_makes_the_ratio_a_lower_bound() -> 
     load = compare_arms(SLO, 0.99, _arms(False, True))
     assert load.capacity_bound == "at least"
     low, high = load.capacity_interval
-    assert low == pytest.approx(2.0) and math.isinf(high)
+    assert low == pytest.approx(1000 / 600) and math.isinf(high)
     assert judge(low, high, ">=", 1.5) == "confirmed"
     assert judge(low, high, ">=", 2.5) == "inconclusive"
 
@@ -135,6 +137,7 @@ def test_report_states_the_bound_and_why() -> None:
     load = {
         "capacity": {"change": 3.797, "fleet_fraction_freed": 0.737},
         "capacity_bound": "at most",
+        "capacity_range": {"low": 0.0, "high": 3.797, "confirmed": False},
         "arms": [
             {
                 "arm": "baseline",
@@ -147,10 +150,11 @@ def test_report_states_the_bound_and_why() -> None:
             }
         ],
     }
-    assert fmt.capacity_ratio(load) == "at most 3.797"
+    assert fmt.capacity_ratio(load) == "in [0, 3.797), unconfirmed (single-pass goodputs)"
     caveat = fmt.capacity_caveat(load) or ""
     assert "baseline's goodput is a lower bound" in caveat
     assert "at 757 rps the load generator fell behind its schedule" in caveat
-    assert fmt.capacity_ratio({**load, "capacity_bound": "exact"}) == "3.797"
+    confirmed = {"low": 1.24, "high": None, "confirmed": True}
+    assert fmt.capacity_ratio({**load, "capacity_range": confirmed}) == "in [1.240, ∞)"
     assert fmt.capacity_caveat({**load, "capacity_bound": "exact"}) is None
     assert fmt.interval(3.797, None) == "[3.797, ∞)"

@@ -39,7 +39,7 @@ READABLE_PLAN = (None, PLAN)
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/3"
+EVALUATION = "perfdsl.evaluation/4"
 """evaluation.json's version; a file of another version is not refused but evaluated
 again (it is derived from the other files). Kept here rather than beside the
 evaluation: `perfdsl build` asks whether a bundle's evaluation.json is current
@@ -54,6 +54,15 @@ alone costs a second of a fresh build).
   schedule fails a rate, not jitter); each arm's goodput carries `failing`, the
   upper end of its bracket, and `confirmed` asks that both ends repeated;
   `expectations_target` and `expectations_missing` say whose predictions were judged.
+* `perfdsl.evaluation/4`: comparisons are paired over adjacent blocks (`analysis`,
+  `n_pairs`); a measured but unusable comparison says why (`invalid`); shapes combine
+  by total time (`combined.shares`, `combined.excluded`); Amdahl is a consistency test
+  with intervals (`amdahl.f`, `amdahl.op_ratio` as estimates, `s_fallback`,
+  `share_check`, the reconciliation's `status` and band); predictions may be
+  `invalid`; value is established or says why not, and names its share; `family` is
+  Holm's adjustment over the valid time comparisons; the
+  capacity ratio is an interval (`capacity_range`); mechanism outcomes are
+  `stats.mechanism`'s; each failing correctness case names its `kinds`.
 """
 
 

@@ -20,7 +20,8 @@ from perfdsl.bundle.imported import is_imported_bundle
 from perfdsl.commands import CommandError
 
 if TYPE_CHECKING:
-    from perfdsl.evaluate.compare import Combined, Comparison
+    from perfdsl.evaluate.combination import Combined
+    from perfdsl.evaluate.compare import Comparison
     from perfdsl.evaluate.evaluation import Evaluation
 
 
@@ -125,6 +126,8 @@ def summary(evaluation: Evaluation) -> str:
         lines.append(f"operation {op.name}: time ratio (change / baseline)")
         for shape in op.shapes:
             shown = _verdict(shape.comparison) if shape.comparison else f"not evidence: {shape.missing}"
+            if shape.invalid:
+                shown += f"  INVALID, excluded: {shape.invalid}"
             lines.append(f"  {shape.label:<14} w={shape.weight:<5.2g} {shown}")
         weighted = _verdict(op.combined) if op.combined else f"not evidence: {op.combined_missing}"
         lines.append(f"  {'weighted':<22} {weighted}")
@@ -154,7 +157,14 @@ def _end_to_end_lines(e: Evaluation) -> list[str]:
     if end.amdahl:
         a = end.amdahl
         status = a.reconciliation.status if a.reconciliation else a.reconciliation_missing
-        lines.append(f"  Amdahl: f={a.f:.3f} s={a.s:.3f} ({a.s_source}) bound {a.bound:.4f}: {status}")
+        lines.append(
+            f"  Amdahl: f={a.f.value:.3f} s={a.s:.3f} ({a.s_source}) time-ratio bound "
+            f"{a.bound_time_ratio:.4f}: {status}"
+        )
+        if a.s_fallback:
+            lines.append(f"  Amdahl: {a.s_fallback}")
+        if a.share_check and not a.share_check.compatible:
+            lines.append(f"  Amdahl: {a.share_check.message}")
     else:
         lines.append(f"  Amdahl: {end.amdahl_missing}")
     if e.load is None:
@@ -167,8 +177,6 @@ def _end_to_end_lines(e: Evaluation) -> list[str]:
                 note = f" or more ({why} above it)"
             note += "" if arm.confirmed else " (unconfirmed)"
             lines.append(f"  goodput {arm.arm}: {arm.goodput:.1f} rps{note}")
-        cap = e.load.capacity
-        lines.append(
-            f"  capacity change: {cap.change:.4f}" if cap else f"  capacity: {e.load.capacity_missing}"
-        )
+        cap = e.load.capacity_range
+        lines.append(f"  {cap.message}" if cap else f"  capacity: {e.load.capacity_missing}")
     return lines

@@ -16,6 +16,12 @@ fell behind (a growing issue lag, `stats.generator_lag`; wake-up jitter alone
 does not count), or no rate above it was probed, the SLO was never judged
 above the goodput: it is a lower bound, and the capacity change built on it is
 a bound too, never a number to multiply a fleet by.
+
+Each arm's goodput is therefore a bracket [highest passing, lowest failing on
+the system's account), and the capacity ratio is the interval those brackets
+allow (`stats.capacity`): two single-pass goodputs whose quotient is 1.491
+place it only in (1.24, 1.79). The interval is marked unconfirmed unless both
+goodputs passed a repeat.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import numpy as np
 from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
 from perfdsl.evaluate.inputs import BundleInputs
 from perfdsl.evaluate.value import Capacity, capacity
+from perfdsl.stats.capacity import CapacityInterval, GoodputBracket, capacity_interval
 from perfdsl.stats.load import RateResult, summarize_rate
 
 ARMS = ("baseline", "change")
@@ -90,16 +97,14 @@ class LoadEvaluation:
     capacity_bound: CapacityBound | None
     """"exact" when both goodputs are capacities; "at most" when the baseline's is
     a lower bound (the ratio can only be smaller), "at least" when the change's is."""
+    capacity_range: CapacityInterval | None
+    """The capacity ratio as the interval both arms' goodput brackets allow."""
 
     @property
     def capacity_interval(self) -> tuple[float, float] | None:
         """The capacity ratio as the interval it is known to lie in."""
-        if self.capacity is None:
-            return None
-        ratio = self.capacity.change
-        return {"exact": (ratio, ratio), "at most": (0.0, ratio), "at least": (ratio, math.inf)}[
-            self.capacity_bound or "exact"
-        ]
+        r = self.capacity_range
+        return None if r is None else (r.low, r.high)
 
 
 def evaluate_load(inputs: BundleInputs, load: LoadRecord) -> LoadEvaluation:
@@ -115,7 +120,7 @@ def evaluate_load(inputs: BundleInputs, load: LoadRecord) -> LoadEvaluation:
 def compare_arms(slo: float, percentile: float, arms: tuple[Goodput, ...]) -> LoadEvaluation:
     """Both arms' goodputs and the capacity change they support: exact, a bound, or none."""
     base, change = (next(g for g in arms if g.arm == arm) for arm in ARMS)
-    cap, missing, bound = None, None, None
+    cap, missing, bound, interval = None, None, None, None
     if base.goodput <= 0:
         missing = "the baseline passed at no rate: capacity change undefined"
     elif change.goodput <= 0:
@@ -128,7 +133,12 @@ def compare_arms(slo: float, percentile: float, arms: tuple[Goodput, ...]) -> Lo
     else:
         cap = capacity(base.goodput, change.goodput)
         bound = "at most" if base.lower_bound else "at least" if change.lower_bound else "exact"
-    return LoadEvaluation(slo, percentile, arms, cap, missing, bound)
+        interval = capacity_interval(_bracket(base), _bracket(change))
+    return LoadEvaluation(slo, percentile, arms, cap, missing, bound, interval)
+
+
+def _bracket(arm: Goodput) -> GoodputBracket:
+    return GoodputBracket(arm.goodput, math.inf if arm.failing is None else arm.failing, arm.confirmed)
 
 
 def goodput(arm: str, points: list[CurvePoint]) -> Goodput:

@@ -9,7 +9,7 @@ arms, the SLO and the two goodputs.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from perfdsl.report import figures
@@ -49,44 +49,69 @@ def render_end_to_end(ctx: ReportContext, out: Blocks) -> None:
     _load(ctx, out)
 
 
+_STATUS = {
+    "consistent": "consistent with the bound",
+    "shortfall": "short of the bound: another bottleneck absorbs the gain",
+    "beyond_bound": "BEYOND the bound: faster than the change can make it",
+    "opposite_sign": "OPPOSITE SIGN: the operation got faster, the application slower",
+    "not_established": "not established: the interval is too wide to tell",
+}
+
+
+def _estimate(e: Mapping[str, Any], shown: Callable[[float | None], str] = fmt.ratio) -> str:
+    return f"{shown(e['value'])} [{shown(e['low'])}, {shown(e['high'])}]"
+
+
 def _amdahl(end: Mapping[str, Any]) -> str:
+    """Amdahl as a consistency test, all in time ratios, with every interval and its source."""
     a = end.get("amdahl")
     if a is None:
         return f"Amdahl's bound: not computed ({fmt.message(end.get('amdahl_missing'))})."
+    low, high = a["bound_range"]
     rows = [
-        ["f, the operation's share of baseline time", fmt.percent(a["f"]), "measured"],
+        ["f, the operation's share of baseline request time", _estimate(a["f"], fmt.percent), "measured"],
+        ["r = 1 / s, the operation's time ratio", _estimate(a["op_ratio"]), fmt.text(a["s_source"])],
         [
-            "s, the operation's speedup",
-            fmt.ratio(a["s"]),
-            f"{fmt.interval(*a['s_ci'])}, from {fmt.text(a['s_source'])}",
-        ],
-        [
-            "Amdahl's bound 1 / ((1 \N{MINUS SIGN} f) + f / s)",
-            fmt.ratio(a["bound"]),
-            "the most the application can gain",
+            f"B = (1 {fmt.MINUS} f) + f r, the smallest application time ratio the change can give",
+            f"{fmt.ratio(a['bound_time_ratio'])} [{fmt.ratio(low)}, {fmt.ratio(high)}]",
+            f"speedup at most {fmt.ratio(a['bound'])}",
         ],
     ]
     r = a.get("reconciliation")
     if r:
         rows.append(
             [
-                "Measured end-to-end speedup",
-                fmt.ratio(r["measured"]),
-                f"{fmt.interval(r['measured_low'], r['measured_high'])}: {fmt.message(r['status'])}",
+                "Measured application time ratio",
+                _estimate(r["measured"]),
+                f"{_STATUS.get(r['status'], fmt.text(r['status']))} (consistent band "
+                f"[{fmt.ratio(r['band_low'])}, {fmt.ratio(r['band_high'])}])",
             ]
         )
     table = fmt.table(
-        "Amdahl's bound from the measured f and s, against the measured end-to-end speedup",
+        "Amdahl as a consistency test: the measured f and r against the measured end-to-end time ratio "
+        "(all time ratios, change / baseline)",
         ["Quantity", "Value", "Note"],
         rows,
         numeric=(1,),
     )
+    notes = [f"**s borrowed.** {fmt.message(a['s_fallback'])}."] if a.get("s_fallback") else []
+    check = a.get("share_check")
+    if check and not check.get("compatible"):
+        notes.append(f"**Declared share contradicted.** {fmt.message(check['message'])}.")
     if r is None:
-        return table + f"\n\nReconciliation: not possible ({fmt.message(a.get('reconciliation_missing'))})."
-    note = fmt.message(r["message"]) + "."
-    if r.get("flagged"):
-        return table + "\n\n" + fmt.callout("WARNING", [f"**Beyond Amdahl's bound.** {note}"])
-    return table + f"\n\n{note[0].upper()}{note[1:]}"
+        text = f"Reconciliation: not possible ({fmt.message(a.get('reconciliation_missing'))})."
+        return "\n\n".join([table, text, *([fmt.callout("WARNING", notes)] if notes else [])])
+    message = fmt.message(r["message"]) + "."
+    if r["status"] in ("beyond_bound", "opposite_sign"):
+        notes.insert(
+            0,
+            f"**Contradicts Amdahl's bound.** {message} The end-to-end effect cannot be credited to this "
+            "change: no value, capacity attribution or decision rests on it.",
+        )
+        return table + "\n\n" + fmt.callout("WARNING", notes)
+    return "\n\n".join(
+        [table, f"{message[0].upper()}{message[1:]}", *([fmt.callout("WARNING", notes)] if notes else [])]
+    )
 
 
 def _load(ctx: ReportContext, out: Blocks) -> None:
