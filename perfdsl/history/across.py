@@ -12,9 +12,12 @@ of it, which is why the environment's differences are listed before any number.
 
 from __future__ import annotations
 
-import attrs
+from collections.abc import Mapping
 
-from perfdsl.evaluate.compare import Combined, Comparison, combine_shapes, compare
+import attrs
+import numpy as np
+
+from perfdsl.evaluate.compare import Comparison, Verdict, classify, compare
 from perfdsl.evaluate.kernels import OperationResult, ShapeResult
 from perfdsl.history.runs import Run, environment_changes
 
@@ -24,6 +27,58 @@ NOT_INTERLEAVED = (
     "the two runs are not interleaved with each other: each cross-run ratio (B / A) is an unpaired "
     "bootstrap of block medians, and whatever changed on the machine between the runs is inside it"
 )
+
+
+@attrs.frozen
+class Combined:
+    """One arm's B / A ratio of weighted total times over the shapes both runs share."""
+
+    ratio: float
+    ci_low: float
+    ci_high: float
+    level: float
+    theta: float
+    verdict: Verdict
+    weights: tuple[tuple[str, float], ...]
+    """(shape, normalised production weight), in the order given."""
+    regressions: tuple[str, ...]
+    """Shapes whose own B / A verdict is "slower"."""
+
+
+def combine_shapes(
+    comparisons: Mapping[str, Comparison],
+    medians_a_ns: Mapping[str, float],
+    weights: Mapping[str, float],
+    *,
+    level: float,
+    theta: float,
+) -> Combined:
+    """B / A as the ratio of weighted total times, sum w t_B / sum w t_A, never a mean of ratios.
+
+    With run A's times held at their medians, the total-time ratio is the mean of
+    the per-shape ratios weighted by each shape's share of A's weighted total
+    time; replicate j combines each shape's j-th bootstrap replicate the same way,
+    so the interval is the bootstrap of the combined statistic (every shape's
+    comparison has the same number of replicates: `compare`'s default).
+    """
+    names = tuple(comparisons)
+    totals = np.array([float(weights[s]) * float(medians_a_ns[s]) for s in names])
+    shares = totals / totals.sum()
+    point = float(shares @ np.array([comparisons[s].ratio for s in names]))
+    replicates = shares @ np.stack([comparisons[s].replicates for s in names])
+    alpha = 1.0 - level
+    low, high = (float(q) for q in np.quantile(replicates, [alpha / 2.0, 1.0 - alpha / 2.0]))
+    w = np.array([float(weights[s]) for s in names])
+    return Combined(
+        ratio=point,
+        ci_low=low,
+        ci_high=high,
+        level=level,
+        theta=theta,
+        verdict=classify(low, high, theta),
+        weights=tuple(zip(names, (float(x) for x in w / w.sum()), strict=True)),
+        regressions=tuple(s for s in names if comparisons[s].verdict == "slower"),
+    )
 
 
 @attrs.frozen
@@ -130,12 +185,12 @@ def _operation(a: OperationResult, b: OperationResult, level: float, theta: floa
     shapes = tuple(_shape(s, shapes_b[s.label], level, theta) for s in a.shapes if s.label in shapes_b)
     combined = []
     for arm in ARMS:
-        found = {
-            s.label: x.comparison for s in shapes for x in s.arms if x.arm == arm and x.comparison is not None
-        }
+        found = {s.label: x for s in shapes for x in s.arms if x.arm == arm and x.comparison is not None}
         if found and len(found) == len(shapes):
             weights = {s.label: s.weight for s in shapes}
-            combined.append((arm, combine_shapes(found, weights, level=level, theta=theta)))
+            comparisons = {label: x.comparison for label, x in found.items() if x.comparison is not None}
+            medians = {label: x.median_a_ns for label, x in found.items()}
+            combined.append((arm, combine_shapes(comparisons, medians, weights, level=level, theta=theta)))
     labels_a = [s.label for s in a.shapes]
     return OperationAcross(
         name=a.name,

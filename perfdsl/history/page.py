@@ -12,8 +12,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from html import escape
 
-from perfdsl.evaluate.compare import Combined
+from perfdsl.evaluate.combination import Combined
 from perfdsl.history.across import NOT_INTERLEAVED
+from perfdsl.history.across import Combined as AcrossCombined
 from perfdsl.history.figure import VERDICT_COLOURS, ratio_figure
 from perfdsl.history.timeline import Entry, Timeline
 
@@ -78,7 +79,7 @@ def render_page(timeline: Timeline, title: str, generated: datetime) -> str:
     )
 
 
-def _interval(c: Combined | None) -> str:
+def _interval(c: Combined | AcrossCombined | None) -> str:
     return "-" if c is None else f"{c.ratio:.4f} [{c.ci_low:.4f}, {c.ci_high:.4f}]"
 
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import attrs
 
-from perfdsl.evaluate.compare import Combined
+from perfdsl.evaluate.combination import Combined
+from perfdsl.history.across import Combined as AcrossCombined
 from perfdsl.history.across import compare_runs
 from perfdsl.history.runs import Run, environment_changes
 
@@ -28,7 +29,7 @@ class Point:
     missing: str | None
     entered: bool
     """A regression entered here: slower now, not slower in the previous run."""
-    change_vs_previous: Combined | None
+    change_vs_previous: AcrossCombined | None
     """The change arm's weighted time, this run / the previous one; None for the first run or no evidence."""
 
 
