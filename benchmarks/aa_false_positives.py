@@ -1,4 +1,4 @@
-"""False positives and power of `compare` on the CPU target: an A/A test and a planted 5% slowdown.
+"""False positives and power on the CPU target, independent against paired: A/A and a planted 5% slowdown.
 
 Not a test: a script that prints rates (issue 4's acceptance numbers).
 
@@ -10,9 +10,11 @@ Not a test: a script that prints rates (issue 4's acceptance numbers).
   elements, REPS times: how often is it called "slower"? Target: at least 90%.
 
 Each repetition uses the run stage's own sampler (interleaved ABBA blocks,
-rotated buffers larger than the cache, warm-up by count and time) and the
-evaluation's `compare` on block medians, in process: the same statistics as
-`perfdsl run` + `perfdsl evaluate` without writing a bundle per repetition.
+rotated buffers larger than the cache, warm-up by count and time) and judges
+the same block medians twice: the old independent `compare` (each arm
+bootstrapped on its own) and the evaluation's paired `compare_blocks`
+(adjacent blocks as pairs), in process: the same statistics as `perfdsl run` +
+`perfdsl evaluate` without writing a bundle per repetition.
 
     .venv/bin/python benchmarks/aa_false_positives.py [--reps 20] [--blocks 20] [--theta 0.01]
 """
@@ -30,7 +32,7 @@ from types import ModuleType
 import attrs
 import numpy as np
 
-from perfdsl.evaluate.compare import Comparison, compare
+from perfdsl.evaluate.compare import Comparison, compare, compare_blocks
 from perfdsl.kernel import Variant
 from perfdsl.runtime.targets import make_target
 from perfdsl.runtime.timing import TimingSettings, prepare_arms, sample
@@ -52,8 +54,8 @@ def load_kernels(module_name: str) -> ModuleType:
 
 def one_comparison(
     baseline: Variant, change: Variant, settings: TimingSettings, seed: int, level: float, theta: float
-) -> Comparison:
-    """Sample both arms interleaved and compare their block medians."""
+) -> tuple[Comparison, Comparison]:
+    """Sample both arms interleaved and compare their block medians: independent, then paired."""
     from kernels.copy import reference
 
     target = make_target("cpu")
@@ -64,22 +66,31 @@ def one_comparison(
     for s in record.samples:
         blocks[s.arm][s.block].append(s.duration_ns)
     medians = {arm: np.array([np.median(v) for _, v in sorted(b.items())]) for arm, b in blocks.items()}
-    return compare(medians["baseline"], medians["change"], level=level, min_effect=theta)
+    index = {arm: tuple(sorted(b)) for arm, b in blocks.items()}
+    independent = compare(medians["baseline"], medians["change"], level=level, min_effect=theta)
+    paired = compare_blocks(
+        medians["baseline"],
+        index["baseline"],
+        medians["change"],
+        index["change"],
+        level=level,
+        min_effect=theta,
+    )
+    return independent, paired
 
 
 def experiment(
     name: str, baseline: Variant, change: Variant, args: argparse.Namespace, settings: TimingSettings
-) -> list[Comparison]:
-    """REPS comparisons of one pair, printed one line each."""
+) -> list[tuple[Comparison, Comparison]]:
+    """REPS comparisons of one pair, printed one line each (independent, then paired)."""
     results = []
     for rep in range(args.reps):
-        c = one_comparison(baseline, change, settings, seed=rep, level=args.level, theta=args.theta)
-        results.append(c)
-        print(
-            f"  {name} {rep + 1:>2}/{args.reps}: ratio {c.ratio:.4f} "
-            f"[{c.ci_low:.4f}, {c.ci_high:.4f}] {c.verdict}",
-            flush=True,
+        both = one_comparison(baseline, change, settings, seed=rep, level=args.level, theta=args.theta)
+        results.append(both)
+        shown = "; ".join(
+            f"{c.analysis} {c.ratio:.4f} [{c.ci_low:.4f}, {c.ci_high:.4f}] {c.verdict}" for c in both
         )
+        print(f"  {name} {rep + 1:>2}/{args.reps}: {shown}", flush=True)
     return results
 
 
@@ -106,18 +117,17 @@ def main() -> int:
     began = time.perf_counter()
     aa = experiment("A/A", arm_a.scan, arm_b.scan, args, settings)
     planted = experiment("+5%", arm_a.scan, arm_b.scan_more, args, settings)
-    false_positives = sum(c.verdict in ("faster", "slower") for c in aa)
-    called_slower = sum(c.verdict == "slower" for c in planted)
-    median_ratio = float(np.median([c.ratio for c in planted]))
-    print(
-        f"A/A: {false_positives}/{args.reps} called faster or slower "
-        f"(target <= 1 of 20): {'PASS' if false_positives <= args.reps / 20 else 'FAIL'}"
-    )
-    print(
-        f"planted 5% slowdown: {called_slower}/{args.reps} called slower = {called_slower / args.reps:.0%} "
-        f"(target >= 90%), median measured ratio {median_ratio:.4f}: "
-        f"{'PASS' if called_slower >= 0.9 * args.reps else 'FAIL'}"
-    )
+    for which, analysis in enumerate(("independent", "paired")):
+        false_positives = sum(pair[which].verdict in ("faster", "slower") for pair in aa)
+        called_slower = sum(pair[which].verdict == "slower" for pair in planted)
+        median_ratio = float(np.median([pair[which].ratio for pair in planted]))
+        print(
+            f"{analysis}: A/A {false_positives}/{args.reps} called faster or slower "
+            f"(target <= 1 of 20): {'PASS' if false_positives <= args.reps / 20 else 'FAIL'}; "
+            f"planted 5% slowdown {called_slower}/{args.reps} called slower = "
+            f"{called_slower / args.reps:.0%} (target >= 90%), median measured ratio {median_ratio:.4f}: "
+            f"{'PASS' if called_slower >= 0.9 * args.reps else 'FAIL'}"
+        )
     print(f"elapsed {time.perf_counter() - began:.0f} s")
     return 0
 

@@ -28,6 +28,8 @@ _COMMANDS = {
     "run": ("run", "run a study's kernels and collect the evidence into a bundle"),
     "verify": ("verify", "recheck a bundle's files against its manifest"),
     "evaluate": ("evaluate", "turn a bundle's raw samples into verdicts (evaluation.json)"),
+    "compare": ("compare", "compare two runs of one study: environment differences, then every ratio"),
+    "history": ("history", "write one static HTML page of every run of a study over time and commit"),
     "build": ("build", "compile a study and its evidence into a report (PDF, HTML or Markdown)"),
     "new": ("new", "write a study and its kernel module to start from, in the current directory"),
     "lsp": ("lsp", "serve diagnostics, hover, completion and definitions to an editor (stdio)"),

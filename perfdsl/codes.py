@@ -365,6 +365,17 @@ _ALL = [
         "application decode_step { entry kernels.apps:decoder_step; uses normalize; share 8% }\n"
         "predict { decode_step.time ratio <= amdahl }",
     ),
+    _code(
+        "PD220",
+        ERROR,
+        "an imported operation's correctness is neither checked nor stated",
+        "A result file records times or counts, never outputs: when every implementation "
+        "is an entry of another harness's file, perfdsl has nothing to compare with the "
+        "float64 reference, so the correctness link cannot be met by a run. The study has "
+        "to say where the outputs were checked, and the report prints that statement as "
+        "its correctness evidence, so that a reader sees that perfdsl did not check them.",
+        'evidence correctness { not_run "the harness\'s own tests compare both outputs with NumPy" }',
+    ),
     # ------------------------------------------------------------ names, types, units
     _code(
         "PD301",
@@ -488,6 +499,18 @@ _ALL = [
     ),
     # ------------------------------------------------------------ consistency
     _code(
+        "PD315",
+        ERROR,
+        "an imported result file cannot be used",
+        "`check` reads every imported file with its format's parser (no tool is run or "
+        "imported): a missing file, one that is not what its format promises, or an "
+        "`entry` that names no entry (or several) would leave the run without its "
+        "evidence. The message names the file, the field or line at fault, and the entry "
+        "names the file holds.",
+        'operation normalize {\n  baseline import "runs.json" format pyperf entry "batchnorm_numpy_passes"\n'
+        '  change   import "runs.json" format pyperf entry "batchnorm_fused"\n}',
+    ),
+    _code(
         "PD401",
         ERROR,
         "the mechanism evidence cannot observe the stated mechanism",
@@ -583,6 +606,19 @@ _ALL = [
         "never true; a bound of `<= 10` or more allows the change to be ten times worse.",
         "predict { normalize.time ratio <= 0.55 }   # not `== 0.55`, `>= 0` or `<= 100`",
     ),
+    _code(
+        "PD412",
+        ERROR,
+        "imported and run evidence the run cannot combine",
+        "A run either executes every implementation or imports every one: an operation "
+        "with one side imported and one side run, or a study that mixes imported and run "
+        "operations, would compare numbers from two harnesses as if one had timed both. "
+        "An imported file does not record its shape in a field perfdsl can rely on, so a "
+        "wholly imported study measures one workload shape; and its application cannot be "
+        "run, so end-to-end evidence has to be stated as not run.",
+        "workload { shapes (M, N) in [(4096, 1024)] }\n"
+        'evidence end_to_end { not_run "the files time the operation only" }',
+    ),
     # ------------------------------------------------------------ warnings
     _code(
         "PD501",
@@ -638,6 +674,19 @@ _ALL = [
         'or refutes nothing, and its evaluation says "no expectations exist for target ...". '
         "Predictions one target's physics supports are rarely right for another's.",
         "predict cuda { normalize.time ratio <= 0.55 }\npredict cpu  { normalize.time ratio <= 0.8 }",
+    ),
+    _code(
+        "PD508",
+        WARNING,
+        "imported timing is not evidence-grade",
+        "A perfdsl run interleaves baseline and change in blocks and keeps every sample. "
+        "An imported file may hold only statistics (no interval can be computed), or "
+        "times taken one arm after the other (drift falls on one side), or not show "
+        "which. The statistics still apply where the data allow (blocks of an arm "
+        "are compared unpaired when not interleaved), but the verdict is marked "
+        '"not evidence-grade" on page 1 of the report, with these reasons.',
+        "Re-run the harness with baseline and change interleaved and every sample kept, or "
+        "keep `decision investigate` until the change is timed by `perfdsl run`.",
     ),
     # ------------------------------------------------------------ measurement quality
     # Found by `perfdsl evaluate` in a bundle's samples, not by `check`. A finding's

@@ -89,6 +89,24 @@ class Ref:
 
 
 @attrs.frozen
+class Imported:
+    """`import "runs.json" format pyperf entry "batchnorm_fused"`: an entry of another harness's file.
+
+    Stands where a Python reference would: the implementation was timed by
+    another tool, and its result file is the evidence. `path` is relative to
+    the study's directory; `entry` is an exact name or a regular expression.
+    """
+
+    path: Text
+    format: Name
+    entry: Text
+    span: Span
+
+    def __str__(self) -> str:
+        return f"import {self.path.value} entry {self.entry.value}"
+
+
+@attrs.frozen
 class QuantityRef:
     """`normalize.bandwidth`: a quantity of a named operation or application, cited as evidence."""
 
@@ -111,7 +129,7 @@ class RangeExpr:
     span: Span
 
 
-Expr = Union[Num, Name, BinOp, TupleExpr, ListExpr, Text, Ref, QuantityRef, RangeExpr]  # noqa: UP007
+Expr = Union[Num, Name, BinOp, TupleExpr, ListExpr, Text, Ref, Imported, QuantityRef, RangeExpr]  # noqa: UP007
 
 # ---------------------------------------------------------------- shared pieces
 
@@ -185,11 +203,21 @@ class Operation:
     """The named operation that holds critical time, and its implementations."""
 
     name: Name
-    baseline: Ref | None
-    change: Ref | None
+    baseline: Ref | Imported | None
+    change: Ref | Imported | None
     reference: Ref | None
     models: tuple[Model, ...]
     span: Span
+
+    @property
+    def imported(self) -> bool:
+        """An implementation is an entry of a result file: perfdsl runs no code for this operation.
+
+        Either side is enough: an operation that imports one side and not the
+        other cannot run at all (PD412), and is reported as that, not as a
+        run-time study missing its reference.
+        """
+        return isinstance(self.baseline, Imported) or isinstance(self.change, Imported)
 
 
 @attrs.frozen
@@ -238,6 +266,8 @@ class CorrectnessEvidence:
     seeds: Num | None
     adversarial: ShapeSet | None
     poison: Name | None
+    not_run: Text | None
+    """Why correctness is not checked by this study (its operations are imported), in words."""
     span: Span
 
 
@@ -279,6 +309,8 @@ class EndToEndEvidence:
     requests: Num | None
     load: Load | None
     slo: Condition | None
+    not_run: Text | None
+    """Why the application is not measured by this study (its operations are imported), in words."""
     span: Span
 
 
@@ -365,6 +397,11 @@ class Study:
     def predict_span(self) -> Span | None:
         """The first `predict` section: where a finding about the predictions as a whole points."""
         return self.predict_spans[0] if self.predict_spans else None
+
+    @property
+    def imported(self) -> bool:
+        """Every operation is imported: `perfdsl run` copies files and runs no code."""
+        return bool(self.operations) and all(op.imported for op in self.operations)
 
     def operation(self, name: str) -> Operation | None:
         """The operation called `name`, if the study defines one (the first, if it defines two)."""

@@ -16,6 +16,7 @@ from perfdsl.nodes import (
     CorrectnessEvidence,
     EndToEndEvidence,
     Expr,
+    Imported,
     ListExpr,
     Load,
     MechanismEvidence,
@@ -39,6 +40,7 @@ TEXT, WORD, WORDS, REF, REF_OR_WORD, COUNT, QUANTITY, NUMBERS = (
     "a number",
     "a list of numbers like `[0.5, 0.5]`",
 )
+REF_OR_IMPORT = 'a Python reference, or `import "FILE" format FORMAT entry "NAME"`'
 SHAPES = "shapes like `(M, N) in [(64, 4096)]`"
 CONDITION = "a condition like `p99 latency <= 25 ms at 400 rps`"
 LOAD = "`load poisson 50..800 step 50 rps`"
@@ -118,6 +120,11 @@ def _ref(statement: Statement) -> Ref | None:
     return value if isinstance(value, Ref) else None
 
 
+def _ref_or_import(statement: Statement) -> Ref | Imported | None:
+    value = _single(statement)
+    return value if isinstance(value, (Ref, Imported)) else None
+
+
 def _ref_or_word(statement: Statement) -> Ref | Name | None:
     value = _single(statement)
     return value if isinstance(value, (Ref, Name)) else None
@@ -166,7 +173,11 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
         "objective": Spec(CONDITION, _condition),
         "correct": Spec(CONDITION, _condition, default=(), repeatable=True),
     },
-    "operation": {"baseline": Spec(REF, _ref), "change": Spec(REF, _ref), "reference": Spec(REF, _ref)},
+    "operation": {
+        "baseline": Spec(REF_OR_IMPORT, _ref_or_import),
+        "change": Spec(REF_OR_IMPORT, _ref_or_import),
+        "reference": Spec(REF, _ref),
+    },
     "application": {
         "entry": Spec(REF, _ref),
         "uses": Spec(WORDS, _words, default=()),
@@ -184,6 +195,7 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
         "seeds": Spec(COUNT, _count),
         "adversarial": Spec(SHAPES, None),
         "poison": Spec(WORD, _word),
+        "not_run": Spec(TEXT, _text),
     },
     "mechanism": {"measure": Spec(WORDS, _words, default=()), "roof": Spec(REF_OR_WORD, _ref_or_word)},
     "timing": {
@@ -198,6 +210,7 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
         "requests": Spec(COUNT, _count),
         "load": Spec(LOAD, _load),
         "slo": Spec(CONDITION, _condition),
+        "not_run": Spec(TEXT, _text),
     },
     "value": {
         "frequency": Spec(QUANTITY, _num),

@@ -26,6 +26,7 @@ from perfdsl.nodes import (
     BinOp,
     Condition,
     Expr,
+    Imported,
     ListExpr,
     Load,
     Model,
@@ -346,6 +347,18 @@ class _TreeToStatements(Transformer):
     def reference(self, meta, children):
         module, _, attr = children[0].value.partition(":")
         return Ref(module, attr, _span(meta))
+
+    def imported(self, meta, children):
+        path, format_name, entry = children
+        return Imported(
+            Text(_unescape(path.value), _span(path)),
+            format_name,
+            Text(_unescape(entry.value), _span(entry)),
+            _span(meta),
+        )
+
+    def format_name(self, meta, children):
+        return Name("-".join(str(token.value) for token in children), _span(meta))
 
     def quantity_ref(self, meta, children):
         subject, quantity = children

@@ -11,6 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = (
+    "batchnorm_imported",
     "batchnorm_numpy",
     "reduction_chains",
     "reduction_launches",

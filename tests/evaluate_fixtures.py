@@ -41,7 +41,7 @@ STUDY = """study planted {{
   application app {{
     entry kernels.apps:decoder_step
     uses  op
-    share 50%
+    share {declared_share}
   }}
   change {{
     mechanism bytes_removed
@@ -62,10 +62,15 @@ WEIGHTS = (0.75, 0.25)
 SLO = 0.025
 
 
-def study_text(predictions: list[str], decision: str = "adopt", sections: str = "") -> str:
+def study_text(
+    predictions: list[str], decision: str = "adopt", declared_share: str = "50%", sections: str = ""
+) -> str:
     """The planted study with these `predict` lines, and `sections` (per-target ones) after them."""
     return STUDY.format(
-        predictions="\n".join(f"    {p}" for p in predictions), decision=decision, sections=sections
+        predictions="\n".join(f"    {p}" for p in predictions),
+        decision=decision,
+        declared_share=declared_share,
+        sections=sections,
     )
 
 
@@ -92,12 +97,20 @@ def _rows(
     return rows
 
 
-def _load_rows(rng: np.random.Generator, rate: float, capacity: float, n: int = 500) -> list[tuple]:
-    """A probe at `rate`: 1 ms latency below `capacity`, 50 ms (over the SLO) at or above it."""
+def _load_rows(
+    rng: np.random.Generator, rate: float, capacity: float, behind: bool, n: int = 500
+) -> list[tuple]:
+    """A probe at `rate`: 1 ms latency below `capacity`, 50 ms (over the SLO) at or above it.
+
+    `behind`: the generator falls behind its schedule, its issue lag growing to 20 ms
+    by the last request (the service time after issue is unchanged)."""
     gaps = rng.exponential(1e9 / rate, n)
     scheduled = np.cumsum(gaps).astype(np.int64)
+    lag = np.linspace(0, 20e6 if behind else 0, n).astype(np.int64)
     latency = int(1e6 if rate < capacity else 50e6)
-    return [(int(s), int(s), int(s), int(s) + latency, 1) for s in scheduled]
+    return [
+        (int(s), int(s + d), int(s + d), int(s + d) + latency, 1) for s, d in zip(scheduled, lag, strict=True)
+    ]
 
 
 def make_bundle(
@@ -106,9 +119,16 @@ def make_bundle(
     predictions: tuple[str, ...] = ("op.time ratio <= 0.9",),
     sections: str = "",
     decision: str = "adopt",
-    kernel_ratio: float = 0.8,
+    kernel_ratio: float | tuple[float, float] = 0.8,
     app_ratio: float = 0.9,
     share: float = 0.5,
+    in_app_ratio: float | None = None,
+    share_requests: int = 40,
+    change_share: bool = True,
+    declared_share: str = "50%",
+    app_shape: dict[str, int] | None = None,
+    copy_level: float = 0.3,
+    failing: dict[str, object] | None = None,
     noise: float = 0.01,
     blocks: int = 20,
     valid: bool = True,
@@ -116,17 +136,31 @@ def make_bundle(
     correct: bool = True,
     capacities: dict[str, float] | None = None,
     probes: dict[str, tuple[float, ...]] | None = None,
+    behind: dict[str, tuple[float, ...]] | None = None,
     counters: dict[str, dict[str, float]] | None = None,
     seed: int = 0,
+    environment: dict | None = None,
+    run_id: str | None = None,
 ) -> Path:
     """Write a synthetic bundle with planted effects; returns its path.
 
     `counters` is recorded as counted at the first shape (as ncu counts one).
+    `environment` is written as environment.json when given; `run_id` fixes
+    the bundle's id (ids sort by time, so it orders bundles of a history).
+    `behind` names, per arm, the probe rates at which the load generator fell behind.
     `valid=False` marks every sample invalid; `target="cudasim"` also makes the
     run's timings not evidence (`timings_valid` false), as the simulator does.
+    `kernel_ratio` may be one ratio per shape. The share pass times `share_requests`
+    requests per arm with 2 % noise: the operation holds `share` of the baseline's
+    time and runs `in_app_ratio` (default `kernel_ratio`) times as long in the
+    change's (`change_share=False` leaves the change arm untimed). The copy roof
+    runs at `copy_level` of the baseline's time (below 0.4 the modelled bytes sit
+    under the roof; 1.0 puts them 2.5x above it). `failing` overrides fields of the
+    change arm's correctness case (and fails it).
     """
     rng = np.random.default_rng(seed)
-    text = study_text(list(predictions), decision, sections)
+    text = study_text(list(predictions), decision, declared_share, sections)
+    ratios = kernel_ratio if isinstance(kernel_ratio, tuple) else (kernel_ratio,) * len(SHAPES)
     study = parse(Source("study.perf", text)).study
     assert study is not None
     capacities = capacities or {"baseline": 400.0, "change": 800.0}
@@ -134,12 +168,15 @@ def make_bundle(
         probes
         if probes is not None
         else {
-            "baseline": (100.0, 200.0, 300.0, 450.0, 300.0),
-            "change": (200.0, 400.0, 600.0, 900.0, 600.0),
+            # A full run's search: the second pass repeats the goodput and the failing rate.
+            "baseline": (100.0, 200.0, 300.0, 450.0, 300.0, 450.0),
+            "change": (200.0, 400.0, 600.0, 900.0, 600.0, 900.0),
         }
     )
-    with BundleWriter(tmp / "artifacts", "planted") as bundle:
+    with BundleWriter(tmp / "artifacts", "planted", run_id) as bundle:
         bundle.write_text("study.perf", text)
+        if environment is not None:
+            bundle.write_json("environment.json", environment)
         planned = plan(study, target, quick=False)
         planned = attrs.evolve(planned, timing=attrs.evolve(planned.timing, confidence=0.95, threshold=0.02))
         bundle.write_json("plan.json", planned.to_json())
@@ -151,10 +188,10 @@ def make_bundle(
             },
         )
         shapes = []
-        for sizes, weight in zip(SHAPES, WEIGHTS, strict=True):
+        for sizes, weight, ratio in zip(SHAPES, WEIGHTS, ratios, strict=True):
             label = f"{sizes['M']}x{sizes['N']}"
             base = 1e6 * sizes["M"] * sizes["N"] / 262144
-            levels = {"baseline": base, "change": base * kernel_ratio, "copy": base * 0.3}
+            levels = {"baseline": base, "change": base * ratio, "copy": base * copy_level}
             path = f"samples/op/{label}.csv"
             bundle.write_csv(
                 path,
@@ -195,7 +232,7 @@ def make_bundle(
                     bundle.write_csv(
                         path,
                         ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok"),
-                        _load_rows(rng, rate, capacities[arm]),
+                        _load_rows(rng, rate, capacities[arm], rate in (behind or {}).get(arm, ())),
                     )
                     written.append(
                         {
@@ -232,7 +269,26 @@ def make_bundle(
             }
             for arm in ("baseline", "change")
         ]
-        total = [10_000_000] * 5
+        total = [int(t) for t in 10_000_000 * np.exp(0.02 * rng.standard_normal(share_requests))]
+        in_app = ratios[0] if in_app_ratio is None else in_app_ratio
+        change_total = [int(t) for t in 10_000_000 * np.exp(0.02 * rng.standard_normal(share_requests))]
+        share_record = {
+            "baseline": {
+                "op_ns": [min(t, int(t * share * np.exp(0.02 * rng.standard_normal()))) for t in total],
+                "total_ns": total,
+            },
+            "change": {
+                "op_ns": [
+                    min(t, int(t * share * in_app * np.exp(0.02 * rng.standard_normal())))
+                    for t in change_total
+                ],
+                "total_ns": change_total,
+            },
+        }
+        if not change_share:
+            del share_record["change"]
+        if failing:
+            cases[1].update({"passed": False, **failing})
         bundle.write_json(
             "results.json",
             {
@@ -251,7 +307,7 @@ def make_bundle(
                         "variants": {"baseline": "unfused", "change": "fused"},
                         "shapes": shapes,
                         "correctness": {
-                            "passed": correct,
+                            "passed": correct and not failing,
                             "tolerances": {"rel_l2": 1e-5},
                             "seeds": 2,
                             "cases": cases,
@@ -261,17 +317,11 @@ def make_bundle(
                 "static": None,
                 "application": {
                     "name": "app",
-                    "shape": dict(SHAPES[0]),
+                    "shape": dict(app_shape or SHAPES[0]),
                     "uses": ["op"],
                     "samples": "samples/application.csv",
                     "model_level": {"passed": True, "arms": {}},
-                    "share": {
-                        "baseline": {"op_ns": [int(t * share) for t in total], "total_ns": total},
-                        "change": {
-                            "op_ns": [int(t * share * kernel_ratio) for t in total],
-                            "total_ns": total,
-                        },
-                    },
+                    "share": share_record,
                     "load": load,
                     "load_missing": load_missing,
                 },

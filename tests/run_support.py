@@ -117,5 +117,15 @@ def declared_targets(study: Path) -> frozenset[str]:
     return frozenset(name.id for name in parsed.study.workload.targets)
 
 
-CUDA_STUDIES = tuple(study for study in STUDIES if "cuda" in declared_targets(study))
+def imported(study: Path) -> bool:
+    """A wholly imported study: its run copies result files and runs no kernel."""
+    parsed = parse(Source.read(study))
+    assert parsed.study is not None, study
+    return parsed.study.imported
+
+
+KERNEL_STUDIES = tuple(study for study in STUDIES if not imported(study))
+"""The studies whose runs execute kernels: the ones with samples, correctness cases and compiled code."""
+IMPORTED_STUDIES = tuple(study for study in STUDIES if imported(study))
+CUDA_STUDIES = tuple(study for study in KERNEL_STUDIES if "cuda" in declared_targets(study))
 """The studies with CUDA kernels: the ones the simulator runs and whose PTX and SASS are archived."""

@@ -18,7 +18,7 @@ from perfdsl.bundle.application import (
     OutputRecord,
 )
 from perfdsl.bundle.files import replace_file
-from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
+from perfdsl.bundle.load import OLDER_BUNDLE, GeneratorLagRecord, LoadProbeRecord, LoadRecord
 from perfdsl.bundle.plan import Plan
 from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import (
@@ -45,7 +45,18 @@ PATH = Path("bundle/results.json")
 
 REGISTRATION = RegistrationRecord("ab" * 32, "cd" * 32, "2026-11-29T11:30:00Z")
 PROBE = LoadProbeRecord("change", 3, 412.5, "bisect", "load/change-003.csv", 23, True, "ValueError: no")
-LOAD = LoadRecord("poisson", 7, 0.025, 0.99, (PROBE,), ("`baseline` load search stopped",))
+LAGGED = LoadProbeRecord(
+    "baseline",
+    4,
+    800.0,
+    "confirm",
+    "load/baseline-004.csv",
+    23,
+    False,
+    None,
+    GeneratorLagRecord(2e-4, 1.8e-3, 1e-4, 2e-4, 1.25e-3, "jitter"),
+)
+LOAD = LoadRecord("poisson", 7, 0.025, 0.99, (PROBE, LAGGED), ("`baseline` load search stopped",))
 OUTPUT = OutputRecord("out", 1e-7, None, 0, 2, "2 NaN or Inf")
 MODEL_LEVEL = ModelLevelRecord(
     rule="change error <= baseline error + tolerance",
@@ -166,6 +177,7 @@ def _through_json(data: dict) -> dict:
         FUNCTION,
         STATIC,
         PROBE,
+        LAGGED,
         LOAD,
         SHARE,
         OUTPUT,
@@ -186,6 +198,12 @@ def test_every_part_survives_its_json(record: object) -> None:
 
 def test_results_survive_their_json() -> None:
     assert Results.from_json(_through_json(RESULTS.to_json()), PATH) == RESULTS
+
+
+def test_a_probe_from_before_version_3_says_why_it_has_no_generator_lag() -> None:
+    old = {k: v for k, v in LAGGED.to_json().items() if k not in ("generator", "generator_missing")}
+    probe = LoadProbeRecord.from_json(old)
+    assert probe.generator is None and probe.generator_missing == OLDER_BUNDLE
 
 
 def test_an_application_that_was_not_timed_survives_its_json() -> None:
@@ -228,7 +246,7 @@ def test_an_unknown_version_is_refused_naming_the_file(schema: str | None) -> No
 def test_reading_a_bundle_checks_its_version(tmp_path: Path) -> None:
     bundle = make_bundle(tmp_path)
     data = json.loads((bundle / "results.json").read_text())
-    replace_file(bundle, "results.json", json.dumps({**data, "schema": "perfdsl.results/3"}).encode())
+    replace_file(bundle, "results.json", json.dumps({**data, "schema": "perfdsl.results/99"}).encode())
     with pytest.raises(versions.BundleFormatError, match=r"perfdsl\.results/3"):
         Results.read(bundle)
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from perfdsl.evaluate.compare import (
     classify,
-    combine_shapes,
     compare,
+    compare_blocks,
     dispersion,
     minimum_detectable_effect,
 )
@@ -148,36 +148,24 @@ def test_rejects_bad_blocks():
         compare(np.array([1.0, np.nan]), np.array([1.0, 2.0]))
 
 
-def test_combination_over_shapes():
-    small = compare(blocks(20, 20, 0.01), 0.80 * blocks(21, 20, 0.01), resamples=RESAMPLES)
-    large = compare(blocks(22, 20, 0.01), 1.10 * blocks(23, 20, 0.01), resamples=RESAMPLES, seed=1)
-    combined = combine_shapes({"small": small, "large": large}, {"small": 3, "large": 1})
-    expected = np.exp(0.75 * np.log(small.ratio) + 0.25 * np.log(large.ratio))
-    assert combined.ratio == pytest.approx(expected)
-    assert combined.ci_low < combined.ratio < combined.ci_high
-    assert combined.verdict == "faster"
-    assert combined.regressions == ("large",)
-    assert combined.weights == (("small", 0.75), ("large", 0.25))
+def test_interleaved_blocks_are_compared_pair_by_pair():
+    # ABBA over 20 rounds, the machine 5 % slower from halfway on: pairs see through the step.
+    step = np.where(np.arange(40) >= 20, 1.05, 1.0)
+    noise = 1.0 + 0.002 * np.random.default_rng(3).standard_normal(40)
+    order = [0, 1, 1, 0] * 10
+    base_idx = tuple(i for i, arm in enumerate(order) if arm == 0)
+    change_idx = tuple(i for i, arm in enumerate(order) if arm == 1)
+    times = 1e-3 * step * noise * np.where(np.array(order) == 1, 0.95, 1.0)
+    paired = compare_blocks(times[list(base_idx)], base_idx, times[list(change_idx)], change_idx)
+    independent = compare(times[list(base_idx)], times[list(change_idx)], resamples=RESAMPLES)
+    assert (paired.analysis, paired.n_pairs) == ("paired", 20)
+    assert paired.verdict == "faster" and paired.ratio == pytest.approx(0.95, rel=0.005)
+    assert paired.ci_high - paired.ci_low < independent.ci_high - independent.ci_low
 
 
-def test_combination_of_one_shape_is_that_shape():
-    only = compare(blocks(24, 20, 0.01), 1.05 * blocks(25, 20, 0.01), resamples=RESAMPLES)
-    combined = combine_shapes({"s": only}, {"s": 2.0})
-    assert combined.ratio == pytest.approx(only.ratio)
-    assert combined.ci_low == pytest.approx(only.ci_low)
-    assert combined.ci_high == pytest.approx(only.ci_high)
-    assert combined.verdict == only.verdict
-
-
-def test_combination_rejects_mismatches():
-    a = compare(blocks(26, 10, 0.01), blocks(27, 10, 0.01), resamples=RESAMPLES)
-    b = compare(blocks(28, 10, 0.01), blocks(29, 10, 0.01), resamples=500)
-    with pytest.raises(ValueError):
-        combine_shapes({"a": a}, {"b": 1.0})
-    with pytest.raises(ValueError):
-        combine_shapes({"a": a, "b": b}, {"a": 1.0, "b": 1.0})
-    with pytest.raises(ValueError):
-        combine_shapes({"a": a}, {"a": 0.0})
+def test_arms_that_never_meet_fall_back_to_the_independent_analysis():
+    result = compare_blocks(blocks(30, 5, 0.01), (0, 1, 2, 3, 4), blocks(31, 5, 0.01), (5, 6, 7, 8, 9))
+    assert result.analysis == "independent" and result.n_pairs == 0
 
 
 ratios = st.floats(min_value=0.5, max_value=1.5, allow_nan=False)

@@ -9,6 +9,7 @@ from pathlib import Path
 import bundled_studies
 import pytest
 from pygments.token import Error, Name, _TokenType
+from run_support import imported
 
 from perfdsl.editor.lexer import PerfLexer, highlight_css, highlight_html
 
@@ -35,8 +36,10 @@ class _WithoutReferences(PerfLexer):
 
 def test_a_lexer_missing_a_rule_fails_the_check() -> None:
     """The check above can fail: without the reference rule, `kernels.rmsnorm:fused` has a stray `:`."""
-    assert STUDIES
-    assert all(":" in _errors(_WithoutReferences(), p.read_text(encoding="utf-8")) for p in STUDIES)
+    # An imported study names no Python reference, so it cannot show the planted fault.
+    with_references = [p for p in STUDIES if not imported(p)]
+    assert with_references
+    assert all(":" in _errors(_WithoutReferences(), p.read_text(encoding="utf-8")) for p in with_references)
 
 
 def _kinds(text: str) -> list[tuple[_TokenType, str]]:

@@ -9,6 +9,7 @@ import pytest
 from perfdsl.evaluate.load_curve import CurvePoint, compare_arms, goodput
 from perfdsl.evaluate.predictions import judge
 from perfdsl.report import formatting as fmt
+from perfdsl.stats.generator_lag import GeneratorLag
 from perfdsl.stats.load import RateResult
 
 SLO = 0.025
@@ -28,7 +29,14 @@ def probe(
         p90=0.002,
         p99=0.003 if p99 else 0.1,
         max=0.2,
-        issue_lag_p99=0.0 if lag else 0.01,
+        generator=GeneratorLag(
+            p50=0.0 if lag else 0.005,
+            p99=0.0 if lag else 0.01,
+            backlog_slope=0.0 if lag else 0.01,
+            backlog_growth=0.0 if lag else 0.01,
+            limit=0.05 * SLO,
+            verdict="on time" if lag else "behind",
+        ),
         slo=SLO,
         p99_ok=p99,
         throughput_ok=throughput,
@@ -41,7 +49,7 @@ def test_a_goodput_limited_by_the_slo_is_the_capacity() -> None:
     g = goodput("baseline", [probe(0, 400), probe(1, 800, p99=False), probe(2, 600)])
     assert (g.goodput, g.confirmed) == (600, False)
     assert g.limited_by == ("p99",)
-    assert not g.lower_bound
+    assert not g.lower_bound and g.failing == 800
 
 
 def test_confirmed_rate_is_preferred_and_limit_read_above_it() -> None:
@@ -58,10 +66,31 @@ def test_no_failure_above_the_goodput_leaves_it_a_lower_bound() -> None:
     assert g.goodput == 800 and g.limited_by == () and g.lower_bound
 
 
-def test_failing_on_throughput_and_lag_together_is_a_system_limit() -> None:
+def test_throughput_lost_to_a_generator_behind_is_the_generators_limit() -> None:
+    # Completions cannot outpace issues that fall behind: the throughput failure is the generator's.
     g = goodput("change", [probe(0, 400), probe(1, 800, throughput=False, lag=False)])
     assert g.limited_by == ("throughput", "generator lag")
-    assert not g.lower_bound
+    assert g.lower_bound and g.failing is None
+
+
+def test_a_rate_is_judged_by_its_runs_where_the_generator_kept_up() -> None:
+    # At 800 the generator fell behind once; its second run passed: 800 is the goodput.
+    g = goodput("change", [probe(0, 400), probe(1, 800, lag=False), probe(2, 800), probe(3, 1000, p99=False)])
+    assert (g.goodput, g.failing, g.lower_bound) == (800, 1000, False)
+    assert g.limited_by == ("p99",)
+
+
+def test_a_goodput_is_confirmed_only_when_both_ends_of_its_bracket_repeat() -> None:
+    both = goodput(
+        "baseline", [probe(0, 400), probe(1, 500, p99=False), probe(2, 400), probe(3, 500, p99=False)]
+    )
+    assert (both.goodput, both.failing, both.confirmed) == (400, 500, True)
+    once_above = goodput("baseline", [probe(0, 400), probe(1, 500, p99=False), probe(2, 400)])
+    assert (once_above.failing, once_above.confirmed) == (500, False)
+    flaky_above = goodput("baseline", [probe(0, 400), probe(1, 500, p99=False), probe(2, 400), probe(3, 500)])
+    assert (flaky_above.goodput, flaky_above.failing, flaky_above.confirmed) == (400, 500, False)
+    open_bracket = goodput("baseline", [probe(0, 400), probe(1, 400)])
+    assert (open_bracket.failing, open_bracket.confirmed, open_bracket.lower_bound) == (None, True, True)
 
 
 def _arms(base_lag: bool, change_lag: bool) -> tuple:
@@ -74,15 +103,17 @@ def test_capacity_is_exact_when_both_goodputs_are_capacities() -> None:
     load = compare_arms(SLO, 0.99, _arms(False, False))
     assert load.capacity is not None and load.capacity.change == pytest.approx(2.0)
     assert load.capacity_bound == "exact"
-    assert load.capacity_interval == (pytest.approx(2.0), pytest.approx(2.0))
+    # Brackets [500, 600) and [1000, 1200): the quotient 2 is one point of [1000/600, 1200/500).
+    assert load.capacity_interval == (pytest.approx(1000 / 600), pytest.approx(2.4))
+    assert load.capacity_range is not None and not load.capacity_range.confirmed
 
 
 def test_a_baseline_held_back_by_its_generator_makes_the_ratio_an_upper_bound() -> None:
     load = compare_arms(SLO, 0.99, _arms(True, False))
     assert load.capacity_bound == "at most"
     low, high = load.capacity_interval
-    assert (low, high) == (0.0, pytest.approx(2.0))
-    # A prediction of at least 1.5x can be neither confirmed nor refuted by "at most 2".
+    assert (low, high) == (0.0, pytest.approx(2.4))
+    # A prediction of at least 1.5x can be neither confirmed nor refuted by "below 2.4".
     assert judge(low, high, ">=", 1.5) == "inconclusive"
     assert judge(low, high, ">=", 2.5) == "refuted"
 
@@ -91,7 +122,7 @@ def test_a_change_held_back_by_its_generator_makes_the_ratio_a_lower_bound() -> 
     load = compare_arms(SLO, 0.99, _arms(False, True))
     assert load.capacity_bound == "at least"
     low, high = load.capacity_interval
-    assert low == pytest.approx(2.0) and math.isinf(high)
+    assert low == pytest.approx(1000 / 600) and math.isinf(high)
     assert judge(low, high, ">=", 1.5) == "confirmed"
     assert judge(low, high, ">=", 2.5) == "inconclusive"
 
@@ -106,6 +137,7 @@ def test_report_states_the_bound_and_why() -> None:
     load = {
         "capacity": {"change": 3.797, "fleet_fraction_freed": 0.737},
         "capacity_bound": "at most",
+        "capacity_range": {"low": 0.0, "high": 3.797, "confirmed": False},
         "arms": [
             {
                 "arm": "baseline",
@@ -118,10 +150,11 @@ def test_report_states_the_bound_and_why() -> None:
             }
         ],
     }
-    assert fmt.capacity_ratio(load) == "at most 3.797"
+    assert fmt.capacity_ratio(load) == "in [0, 3.797), unconfirmed (single-pass goodputs)"
     caveat = fmt.capacity_caveat(load) or ""
     assert "baseline's goodput is a lower bound" in caveat
     assert "at 757 rps the load generator fell behind its schedule" in caveat
-    assert fmt.capacity_ratio({**load, "capacity_bound": "exact"}) == "3.797"
+    confirmed = {"low": 1.24, "high": None, "confirmed": True}
+    assert fmt.capacity_ratio({**load, "capacity_range": confirmed}) == "in [1.240, ∞)"
     assert fmt.capacity_caveat({**load, "capacity_bound": "exact"}) is None
     assert fmt.interval(3.797, None) == "[3.797, ∞)"

@@ -102,3 +102,17 @@ def test_latency_from_schedule_catches_a_stall_that_send_time_hides():
     assert slow_from_schedule >= 15  # about 0.2 s x 200/s requests arrived during the stall
     assert np.max(from_schedule) >= 0.2
     assert np.quantile(from_schedule, 0.9) > 10 * np.quantile(from_send, 0.9)
+
+
+def test_a_schedule_faster_than_the_dispatcher_is_generator_limited():
+    """Two million arrivals a second: 0.5 us apart, less than one pass of the dispatch loop.
+
+    The planted fault is the schedule, not a mock: the real dispatcher issues as fast
+    as it can, each request later than the last, and the probe is judged the generator's.
+    """
+    run = run_open_loop(lambda: None, 2e6, count=20_000, duration_s=5.0, seed=3)
+    scheduled, issued, _, completed = run.seconds()
+    result = summarize_rate(2e6, scheduled, issued, completed, slo=0.025, ok=run.ok)
+    assert result.generator.verdict == "behind" and result.generator_limited
+    assert result.generator.backlog_growth > result.generator.limit
+    assert not result.passed

@@ -11,6 +11,42 @@ from typing import Any
 
 import attrs
 
+OLDER_BUNDLE = "not recorded: the bundle predates results version 3"
+
+
+@attrs.frozen
+class GeneratorLagRecord:
+    """The load generator's own lateness over one probe, as the run judged it (seconds).
+
+    `perfdsl evaluate` judges it again from the probe's CSV; this is what the run
+    saw, so a reader of results.json alone can tell jitter from falling behind.
+    """
+
+    p50: float
+    p99: float
+    backlog_slope: float
+    """Issue lag's trend against scheduled time, seconds per second."""
+    backlog_growth: float
+    """The lag the trend added over the probe."""
+    limit: float
+    """The lag budget the verdict used (5 % of the SLO)."""
+    verdict: str
+    """`on time`, `jitter` (p99 over the budget, no growing backlog) or `behind`."""
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> GeneratorLagRecord:
+        return cls(
+            p50=float(data["p50"]),
+            p99=float(data["p99"]),
+            backlog_slope=float(data["backlog_slope"]),
+            backlog_growth=float(data["backlog_growth"]),
+            limit=float(data["limit"]),
+            verdict=str(data["verdict"]),
+        )
+
 
 @attrs.frozen
 class LoadProbeRecord:
@@ -20,12 +56,16 @@ class LoadProbeRecord:
     index: int
     rate: float
     phase: str
-    """`double`, `bisect`, `confirm` (the search) or `sweep` (the declared rates)."""
+    """`start`, `step down`, `double`, `bisect`, `confirm` (the search; a goodput's second
+    pass repeats both the goodput and the failing rate above it) or `sweep` (the declared rates)."""
     records: str
     """The CSV of its requests, relative to the bundle."""
     warmup: int
     truncated: bool
     first_error: str | None
+    generator: GeneratorLagRecord | None = None
+    generator_missing: str | None = None
+    """Why `generator` is absent: too few requests, or a bundle older than version 3."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -37,10 +77,13 @@ class LoadProbeRecord:
             "warmup": self.warmup,
             "truncated": self.truncated,
             "first_error": self.first_error,
+            "generator": None if self.generator is None else self.generator.to_json(),
+            "generator_missing": self.generator_missing,
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LoadProbeRecord:
+        generator = data.get("generator")
         return cls(
             arm=str(data["arm"]),
             index=int(data.get("index", 0)),
@@ -50,6 +93,8 @@ class LoadProbeRecord:
             warmup=int(data.get("warmup", 0)),
             truncated=bool(data.get("truncated", False)),
             first_error=data.get("first_error"),
+            generator=None if generator is None else GeneratorLagRecord.from_json(generator),
+            generator_missing=data.get("generator_missing", None if generator else OLDER_BUNDLE),
         )
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-RESULTS = "perfdsl.results/2"
+RESULTS = "perfdsl.results/3"
 """results.json's version. History:
 
 * `perfdsl.results/1`: the first layout.
@@ -19,9 +19,13 @@ RESULTS = "perfdsl.results/2"
   timed the run, recorded when it ran; every `<field>` that can be missing is
   written with its `<field>_missing` sibling (null when present).
   Version 1 bundles still read: their resolution is the target's.
+* `perfdsl.results/3`: each load probe records the generator's own issue lag
+  (`generator`: p50, p99, backlog slope and growth, verdict) with
+  `generator_missing`. Older bundles still read, with `generator` null and
+  `generator_missing` saying why; the evaluation recomputes it from the CSVs.
 """
 
-READABLE_RESULTS = ("perfdsl.results/1", RESULTS)
+READABLE_RESULTS = ("perfdsl.results/1", "perfdsl.results/2", RESULTS)
 
 PLAN = "perfdsl.plan/2"
 """plan.json's version. History:
@@ -35,7 +39,7 @@ READABLE_PLAN = (None, PLAN)
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/2"
+EVALUATION = "perfdsl.evaluation/4"
 """evaluation.json's version; a file of another version is not refused but evaluated
 again (it is derived from the other files). Kept here rather than beside the
 evaluation: `perfdsl build` asks whether a bundle's evaluation.json is current
@@ -45,6 +49,33 @@ alone costs a second of a fresh build).
 * `perfdsl.evaluation/1`: the first layout.
 * `perfdsl.evaluation/2`: a goodput that is only a lower bound says so (`lower_bound`,
   `limited_by`) and the capacity ratio carries its bound (`capacity_bound`).
+* `perfdsl.evaluation/3`: each load summary's `issue_lag_p99` became `generator`
+  (p50, p99, backlog slope and growth, verdict: only a generator `behind` its
+  schedule fails a rate, not jitter); each arm's goodput carries `failing`, the
+  upper end of its bracket, and `confirmed` asks that both ends repeated;
+  `expectations_target` and `expectations_missing` say whose predictions were judged.
+* `perfdsl.evaluation/4`: comparisons are paired over adjacent blocks (`analysis`,
+  `n_pairs`); a measured but unusable comparison says why (`invalid`); shapes combine
+  by total time (`combined.shares`, `combined.excluded`); Amdahl is a consistency test
+  with intervals (`amdahl.f`, `amdahl.op_ratio` as estimates, `s_fallback`,
+  `share_check`, the reconciliation's `status` and band); predictions may be
+  `invalid`; value is established or says why not, and names its share; `family` is
+  Holm's adjustment over the valid time comparisons; the
+  capacity ratio is an interval (`capacity_range`); mechanism outcomes are
+  `stats.mechanism`'s; each failing correctness case names its `kinds`.
+"""
+
+
+IMPORTED = "perfdsl.imported/1"
+"""imported.json's version (a wholly imported study's index of copied files).
+
+* `perfdsl.imported/1`: the first layout.
+"""
+
+IMPORTED_EVALUATION = "perfdsl.imported-evaluation/1"
+"""evaluation.json's version in a wholly imported study's bundle; derived like EVALUATION.
+
+* `perfdsl.imported-evaluation/1`: the first layout.
 """
 
 

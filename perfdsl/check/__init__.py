@@ -13,6 +13,7 @@ from __future__ import annotations
 from perfdsl.check import (
     end_to_end,
     evidence,
+    imported,
     links,
     operations,
     predictions,
@@ -31,6 +32,7 @@ LINKS = (
     ("workload", workload),
     ("baseline", workload),
     ("operation", operations),
+    ("imported", imported),
     ("mechanism", operations),
     ("prediction", predictions),
     ("targets", targets),

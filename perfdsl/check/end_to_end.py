@@ -12,6 +12,8 @@ from perfdsl.nodes import Application, Condition, Num
 
 def check_end_to_end(ctx: Context) -> None:
     study = ctx.study
+    if _stated_not_run(ctx):
+        return
     if not study.applications or study.end_to_end is None:
         absent = [
             part
@@ -31,6 +33,16 @@ def check_end_to_end(ctx: Context) -> None:
         _application(ctx, application)
     if study.end_to_end is not None:
         _load_test(ctx)
+
+
+def _stated_not_run(ctx: Context) -> bool:
+    """A wholly imported study that says why its application is not measured.
+
+    Its operations are never called, so no application can be run, and the
+    value, computed from the end-to-end effect, has nothing to start from.
+    """
+    study = ctx.study
+    return study.imported and study.end_to_end is not None and study.end_to_end.not_run is not None
 
 
 def _application(ctx: Context, application: Application) -> None:
@@ -144,6 +156,8 @@ def _statistic(condition: Condition) -> str:
 
 def check_value(ctx: Context) -> None:
     value = ctx.study.value
+    if value is None and _stated_not_run(ctx):
+        return
     if value is None:
         ctx.missing(
             "PD111",

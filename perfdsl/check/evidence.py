@@ -8,6 +8,7 @@ from perfdsl.check.names import choice, distinct, one_of, shape_symbols, symbols
 from perfdsl.check.units import fraction
 from perfdsl.diagnostics import suggest
 from perfdsl.nodes import Name, Operation, Study
+from perfdsl.source import Span
 
 
 def check_correctness(ctx: Context) -> None:
@@ -20,6 +21,9 @@ def check_correctness(ctx: Context) -> None:
         )
         return
     header = ctx.header(evidence.span)
+    if ctx.study.imported:
+        _not_run(ctx, header)
+        return
     seeds = evidence.seeds
     if seeds is None or seeds.value < 2:
         ctx.report(
@@ -56,6 +60,20 @@ def check_correctness(ctx: Context) -> None:
         )
     else:
         choice(ctx, evidence.poison, words.POISONS, "poison")
+
+
+def _not_run(ctx: Context, header: Span) -> None:
+    """A wholly imported study runs no code: its correctness is stated, never silently skipped."""
+    evidence = ctx.study.correctness
+    assert evidence is not None
+    if evidence.not_run is None:
+        ctx.report(
+            "PD220",
+            "the operations are imported, and correctness is neither checked nor stated",
+            header,
+            label="result files record times, never outputs",
+            help='add `not_run "<where the outputs were checked>"`',
+        )
 
 
 def _adversarial_example(ctx: Context) -> str:
@@ -141,31 +159,36 @@ def check_timing(ctx: Context) -> None:
         )
         return
     header = ctx.header(timing.span)
+    # Warm-up, repeats and rotation are the imported harness's settings, not the study's.
     counts = (
-        (
-            timing.warmup,
-            1,
-            "PD205",
-            "kernel timing has no warm-up",
-            "the first calls include compilation and cold caches",
-            "add `warmup 10`",
-        ),
-        (
-            timing.repeats,
-            2,
-            "PD206",
-            "kernel timing has no repeats",
-            "one sample cannot separate an effect from noise",
-            "add `repeats 100`",
-        ),
-        (
-            timing.rotate,
-            2,
-            "PD215",
-            "kernel timing does not rotate inputs",
-            "one input buffer is timed from the cache",
-            "add `rotate 4`",
-        ),
+        ()
+        if ctx.study.imported
+        else (
+            (
+                timing.warmup,
+                1,
+                "PD205",
+                "kernel timing has no warm-up",
+                "the first calls include compilation and cold caches",
+                "add `warmup 10`",
+            ),
+            (
+                timing.repeats,
+                2,
+                "PD206",
+                "kernel timing has no repeats",
+                "one sample cannot separate an effect from noise",
+                "add `repeats 100`",
+            ),
+            (
+                timing.rotate,
+                2,
+                "PD215",
+                "kernel timing does not rotate inputs",
+                "one input buffer is timed from the cache",
+                "add `rotate 4`",
+            ),
+        )
     )
     for count, least, code, message, label, help in counts:
         if count is None or count.value < least:

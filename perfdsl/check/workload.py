@@ -42,7 +42,8 @@ def check_workload(ctx: Context) -> None:
         choice(ctx, target, words.TARGETS, "target")
     distinct(ctx, workload.targets, "target")
     _weights(ctx)
-    if workload.shapes is not None and len(workload.shapes.shapes) == 1:
+    # An imported study measures the one shape its files hold (PD412): more is not the fix.
+    if workload.shapes is not None and len(workload.shapes.shapes) == 1 and not ctx.study.imported:
         ctx.report(
             "PD501",
             "the workload has a single shape",

@@ -3,18 +3,25 @@
 Exit 0 when the bundle was evaluated, whatever the verdicts say: a refuted
 prediction or a quality warning is evidence, not a failure of the command.
 Exit 2 when it could not be evaluated (not a bundle, fails verification).
+For CI, `--fail-on refuted,invalid,contradicted` (default `none`) states which
+conclusions fail the job instead (exit 1); `--junit` writes one test case per
+prediction and `--summary` appends a Markdown summary (`$GITHUB_STEP_SUMMARY`).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from perfdsl.atomic import replacing
+from perfdsl.bundle.imported import is_imported_bundle
 from perfdsl.commands import CommandError
 
 if TYPE_CHECKING:
-    from perfdsl.evaluate.compare import Combined, Comparison
+    from perfdsl.evaluate.combination import Combined
+    from perfdsl.evaluate.compare import Comparison
     from perfdsl.evaluate.evaluation import Evaluation
 
 
@@ -23,17 +30,77 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--study", metavar="FILE", help="also check this study's `predict` section against the registered one"
     )
+    parser.add_argument(
+        "--junit", metavar="PATH", help="write JUnit XML: one test case per prediction, one for the decision"
+    )
+    parser.add_argument(
+        "--summary",
+        metavar="PATH",
+        help="append a Markdown summary of the verdicts to PATH (e.g. $GITHUB_STEP_SUMMARY)",
+    )
+    parser.add_argument(
+        "--fail-on",
+        metavar="LIST",
+        default="none",
+        help="exit 1 when the evaluation finds any of: refuted (a prediction), invalid (timings not "
+        "evidence, a correctness failure, predictions changed since registration), contradicted "
+        "(the declared decision); comma-separated, default none",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from perfdsl.bundle.files import BundleError
     from perfdsl.evaluate.evaluation import evaluate, write_evaluation
     from perfdsl.evaluate.inputs import EvaluateError
+    from perfdsl.formats import predictions
 
+    try:
+        policy = predictions.parse_fail_on(args.fail_on)
+    except predictions.PolicyError as error:
+        raise CommandError(str(error)) from None
     bundle = Path(args.bundle)
+    if is_imported_bundle(bundle):
+        return _run_imported(bundle)
     try:
         evaluation = evaluate(bundle, Path(args.study) if args.study else None)
         written = write_evaluation(bundle, evaluation)
+    except (EvaluateError, BundleError) as error:
+        raise CommandError(str(error)) from None
+    print(summary(evaluation))
+    print(f"wrote {written}")
+    if args.junit:
+        _write(Path(args.junit), predictions.render_junit(evaluation), append=False)
+        print(f"wrote {args.junit}")
+    if args.summary:
+        _write(Path(args.summary), predictions.render_summary(evaluation, policy), append=True)
+    failing = predictions.failures(evaluation, policy)
+    for line in failing:
+        print(f"perfdsl evaluate: fails the policy: {line}", file=sys.stderr)
+    return 1 if failing else 0
+
+
+def _write(path: Path, text: str, *, append: bool) -> None:
+    """Write (or, for a job summary that other steps also add to, append) a CI file."""
+    try:
+        if append:
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(text)
+        else:
+            with replacing(path) as handle:
+                handle.write(text.encode("utf-8"))
+    except OSError as error:
+        raise CommandError(f"{path}: cannot write: {error.strerror or error}") from None
+
+
+def _run_imported(bundle: Path) -> int:
+    """A wholly imported study's bundle: its own evaluation (`perfdsl.evaluate.imported`)."""
+    from perfdsl.bundle.files import BundleError
+    from perfdsl.evaluate.imported import evaluate_imported_bundle, summary, write_imported_evaluation
+    from perfdsl.evaluate.inputs import EvaluateError
+
+    try:
+        evaluation = evaluate_imported_bundle(bundle)
+        written = write_imported_evaluation(bundle, evaluation)
     except (EvaluateError, BundleError) as error:
         raise CommandError(str(error)) from None
     print(summary(evaluation))
@@ -59,6 +126,8 @@ def summary(evaluation: Evaluation) -> str:
         lines.append(f"operation {op.name}: time ratio (change / baseline)")
         for shape in op.shapes:
             shown = _verdict(shape.comparison) if shape.comparison else f"not evidence: {shape.missing}"
+            if shape.invalid:
+                shown += f"  INVALID, excluded: {shape.invalid}"
             lines.append(f"  {shape.label:<14} w={shape.weight:<5.2g} {shown}")
         weighted = _verdict(op.combined) if op.combined else f"not evidence: {op.combined_missing}"
         lines.append(f"  {'weighted':<22} {weighted}")
@@ -88,17 +157,26 @@ def _end_to_end_lines(e: Evaluation) -> list[str]:
     if end.amdahl:
         a = end.amdahl
         status = a.reconciliation.status if a.reconciliation else a.reconciliation_missing
-        lines.append(f"  Amdahl: f={a.f:.3f} s={a.s:.3f} ({a.s_source}) bound {a.bound:.4f}: {status}")
+        lines.append(
+            f"  Amdahl: f={a.f.value:.3f} s={a.s:.3f} ({a.s_source}) time-ratio bound "
+            f"{a.bound_time_ratio:.4f}: {status}"
+        )
+        if a.s_fallback:
+            lines.append(f"  Amdahl: {a.s_fallback}")
+        if a.share_check and not a.share_check.compatible:
+            lines.append(f"  Amdahl: {a.share_check.message}")
     else:
         lines.append(f"  Amdahl: {end.amdahl_missing}")
     if e.load is None:
         lines.append(f"  load: {e.load_missing}")
     else:
         for arm in e.load.arms:
-            note = "" if arm.confirmed else " (unconfirmed)"
+            note = ""
+            if arm.lower_bound:
+                why = "the load generator fell behind" if "generator lag" in arm.limited_by else "none failed"
+                note = f" or more ({why} above it)"
+            note += "" if arm.confirmed else " (unconfirmed)"
             lines.append(f"  goodput {arm.arm}: {arm.goodput:.1f} rps{note}")
-        cap = e.load.capacity
-        lines.append(
-            f"  capacity change: {cap.change:.4f}" if cap else f"  capacity: {e.load.capacity_missing}"
-        )
+        cap = e.load.capacity_range
+        lines.append(f"  {cap.message}" if cap else f"  capacity: {e.load.capacity_missing}")
     return lines

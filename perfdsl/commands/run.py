@@ -10,6 +10,7 @@ from pathlib import Path
 from perfdsl import targets
 from perfdsl.commands import CommandError
 from perfdsl.commands.check import checked_study
+from perfdsl.nodes import Study
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,6 +27,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--artifacts", metavar="DIR", help="where bundles go (default: the study's `artifacts` path)"
+    )
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress on stderr (by default: the estimated length, then a live view of the blocks)",
     )
 
 
@@ -54,13 +60,16 @@ def run(args: argparse.Namespace) -> int:
     study = checked_study(Path(args.study), "run")
     if study is None:
         return 1
+    if study.imported:
+        return _run_imported(study, args)
     if args.target == targets.CUDASIM.name:
         # Numba reads this once, when numba.cuda is first imported: set it before anything does.
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     _one_thread_pool()
 
     from perfdsl.plan import PlanError, plan
-    from perfdsl.runtime.execute import RunError, execute, stderr_progress
+    from perfdsl.runtime.execute import RunError, execute
+    from perfdsl.runtime.progress import RunProgress
     from perfdsl.runtime.targets import TargetError, make_target
 
     try:
@@ -69,10 +78,33 @@ def run(args: argparse.Namespace) -> int:
     except (TargetError, PlanError) as error:
         raise CommandError(str(error)) from None
     artifacts = Path(args.artifacts) if args.artifacts else Path(run_plan.artifacts)
-    print(f"perfdsl run: {study.name.id} on {target.name}{' (quick)' if args.quick else ''}", file=sys.stderr)
+    quiet = args.quiet
+    if not quiet:
+        print(
+            f"perfdsl run: {study.name.id} on {target.name}{' (quick)' if args.quick else ''}",
+            file=sys.stderr,
+        )
     try:
-        bundle = execute(run_plan, target, artifacts, stderr_progress)
+        bundle = execute(run_plan, target, artifacts, RunProgress(sys.stderr, quiet=quiet))
     except RunError as error:
         raise CommandError(str(error)) from None
+    print(bundle)
+    return 0
+
+
+def _run_imported(study: Study, args: argparse.Namespace) -> int:
+    """A wholly imported study: copy its files into a bundle; no target, no code, no GPU."""
+    from perfdsl.bundle.files import BundleError
+    from perfdsl.imports.evidence import ImportFormatError
+    from perfdsl.runtime.imported import artifacts_of, run_imported
+
+    artifacts = Path(args.artifacts) if args.artifacts else artifacts_of(study)
+    print(f"perfdsl run: {study.name.id} from imported files (no code is run)", file=sys.stderr)
+    try:
+        bundle = run_imported(study, artifacts)
+    except (ImportFormatError, BundleError) as error:
+        raise CommandError(str(error)) from None
+    except OSError as error:
+        raise CommandError(f"{artifacts}: cannot write the bundle: {error.strerror or error}") from None
     print(bundle)
     return 0

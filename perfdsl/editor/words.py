@@ -18,7 +18,20 @@ SETTINGS: tuple[str, ...] = tuple(
 )
 """Words that start a statement inside a section (`repeats 100`), plus the modelled quantities."""
 
-GRAMMAR_WORDS: tuple[str, ...] = ("in", "at", "vs", "per", "step", "load", "baseline", "change", "ratio")
+GRAMMAR_WORDS: tuple[str, ...] = (
+    "in",
+    "at",
+    "vs",
+    "per",
+    "step",
+    "load",
+    "baseline",
+    "change",
+    "ratio",
+    "import",
+    "format",
+    "entry",
+)
 """Keywords fixed by the grammar inside statements."""
 
 CONSTANTS: tuple[str, ...] = tuple(

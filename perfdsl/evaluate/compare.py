@@ -12,7 +12,6 @@ Ratios are time ratios, change / baseline: below 1 the change is faster.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from statistics import NormalDist
 from typing import Literal
 
@@ -20,7 +19,10 @@ import attrs
 import numpy as np
 from scipy import stats
 
+from perfdsl.stats.paired import PairedComparison, compare_paired, pair_blocks
+
 Verdict = Literal["faster", "slower", "no meaningful change", "inconclusive"]
+Analysis = Literal["paired", "independent"]
 
 MIN_THRESHOLD = 0.01
 """The smallest practical threshold: criterion.rs's default noise threshold (1 %)."""
@@ -71,8 +73,16 @@ class Comparison:
     underpowered: bool
     """The MDE exceeds the effect of interest: "no change" cannot be claimed from power."""
     seed: int
-    replicates: np.ndarray = attrs.field(eq=False, repr=False)
-    """Bootstrap replicates of the ratio (read-only), for combining shapes."""
+    analysis: Analysis = "independent"
+    """"paired" (adjacent ABBA blocks, `stats.paired`) or "independent" (each arm on its own)."""
+    n_pairs: int = 0
+    """Block pairs the paired analysis rests on (0 for the independent one)."""
+    p_value: float | None = None
+    """The paired bootstrap-t p-value of ratio 1 (None for the independent analysis)."""
+    replicates: np.ndarray | None = attrs.field(default=None, eq=False, repr=False)
+    """Bootstrap replicates of the independent ratio (read-only); not written to evaluation.json."""
+    paired: PairedComparison | None = attrs.field(default=None, eq=False, repr=False)
+    """The paired analysis itself, for combining shapes by total time; not written out."""
 
 
 def classify(ci_low: float, ci_high: float, theta: float) -> Verdict:
@@ -200,68 +210,55 @@ def compare(
     )
 
 
-@attrs.frozen
-class Combined:
-    """Workload-weighted geometric-mean ratio over shapes."""
-
-    ratio: float
-    ci_low: float
-    ci_high: float
-    level: float
-    theta: float
-    verdict: Verdict
-    weights: tuple[tuple[str, float], ...]
-    """(shape, normalised weight), in the order given."""
-    regressions: tuple[str, ...]
-    """Shapes whose own verdict is "slower"."""
-
-
-def combine_shapes(
-    comparisons: Mapping[str, Comparison],
-    weights: Mapping[str, float],
+def compare_blocks(
+    baseline: np.ndarray,
+    baseline_index: tuple[int, ...],
+    change: np.ndarray,
+    change_index: tuple[int, ...],
     *,
     level: float = 0.95,
-    theta: float | None = None,
-) -> Combined:
-    """Weighted geometric mean of per-shape ratios, exp(sum_s w_s log r_s), with a CI.
+    min_effect: float = 0.0,
+    seed: int = 0,
+) -> Comparison:
+    """Compare two arms the way the sampler ran them: adjacent blocks as pairs.
 
-    The CI comes from combining bootstrap replicates index by index: replicate
-    j of the combination is exp(sum_s w_s log r_{s,j}). Each shape's blocks were
-    resampled on their own, so this is the bootstrap of the combined statistic
-    provided every shape used the same number of resamples (checked). With the
-    same seed and block count, shapes share resample indices: that resamples
-    block *positions* jointly, which keeps any correlation between shapes'
-    blocks run side by side (interleaved drift) instead of averaging it away.
-    Weights are normalised to sum to 1. theta defaults to the largest per-shape theta.
+    The arms are interleaved ABBA, so a pair of adjacent blocks ran under one
+    machine state; the paired analysis (`stats.paired`) removes what the
+    machine did between pairs, where bootstrapping each arm on its own counts
+    it as noise. Ratio, interval, verdict, rank test (Wilcoxon) and MDE are the
+    paired ones. Only when fewer than two pairs can be formed (arms not
+    interleaved) does it fall back to the independent `compare`, and says so
+    in `analysis`.
     """
-    if not comparisons:
-        raise ValueError("no shapes to combine")
-    if set(comparisons) != set(weights):
-        raise ValueError(f"shapes and weights differ: {sorted(comparisons)} vs {sorted(weights)}")
-    names = tuple(comparisons)
-    w = np.array([float(weights[s]) for s in names])
-    if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
-        raise ValueError(f"weights must be non-negative, finite and not all zero: {w}")
-    w = w / w.sum()
-    sizes = {comparisons[s].replicates.size for s in names}
-    if len(sizes) != 1:
-        raise ValueError(f"shapes have different numbers of bootstrap replicates: {sizes}")
-
-    log_points = np.log([comparisons[s].ratio for s in names])
-    log_reps = np.log(np.stack([comparisons[s].replicates for s in names]))
-    combined_reps = np.exp(w @ log_reps)
-    alpha = 1.0 - level
-    lo, hi = (float(q) for q in np.quantile(combined_reps, [alpha / 2.0, 1.0 - alpha / 2.0]))
-    th = max(c.theta for c in comparisons.values()) if theta is None else float(theta)
-    return Combined(
-        ratio=float(np.exp(w @ log_points)),
-        ci_low=lo,
-        ci_high=hi,
+    theta = max(MIN_THRESHOLD, float(min_effect))
+    b = _positive_1d(baseline, "baseline", minimum=2)
+    c = _positive_1d(change, "change", minimum=2)
+    pairs = pair_blocks(b, np.asarray(baseline_index), c, np.asarray(change_index))
+    if pairs.baseline.size < 2:
+        return compare(b, c, level=level, min_effect=min_effect, seed=seed)
+    p = compare_paired(pairs, level=level, theta=theta, seed=seed)
+    return Comparison(
+        ratio=p.ratio,
+        ci_low=p.low,
+        ci_high=p.high,
         level=level,
-        theta=th,
-        verdict=classify(lo, hi, th),
-        weights=tuple(zip(names, (float(x) for x in w), strict=True)),
-        regressions=tuple(s for s in names if comparisons[s].verdict == "slower"),
+        theta=theta,
+        verdict=p.verdict,
+        n_baseline=int(b.size),
+        n_change=int(c.size),
+        rank_p_value=p.rank_p_value,
+        rank_disagrees=p.rank_disagrees,
+        baseline_dispersion=dispersion(b),
+        change_dispersion=dispersion(c),
+        sigma_log=p.sd_log,
+        mde=p.mde,
+        effect_of_interest=p.effect_of_interest,
+        underpowered=p.underpowered,
+        seed=seed,
+        analysis="paired",
+        n_pairs=p.n_pairs,
+        p_value=p.p_value,
+        paired=p,
     )
 
 

@@ -8,12 +8,14 @@ against its float64 run (model-level) is summarised the same way.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
 from perfdsl.bundle.application import ApplicationRecord
 from perfdsl.bundle.results import CorrectnessCase, CorrectnessRecord
+
+FailureKind = Literal["unwritten", "NaN", "tolerance", "nondeterministic"]
 
 
 @attrs.frozen
@@ -28,6 +30,9 @@ class FailingCase:
     rel_l2: float | None
     max_abs: float | None
     message: str
+    kinds: tuple[FailureKind, ...]
+    """What went wrong: outputs left unwritten, NaN or infinity, over tolerance, or
+    different results from the same inputs; page 1 names them."""
 
 
 @attrs.frozen
@@ -78,6 +83,7 @@ def summarize_correctness(record: CorrectnessRecord) -> CorrectnessSummary:
             rel_l2=c.rel_l2,
             max_abs=c.max_abs,
             message=c.message,
+            kinds=failure_kinds(c),
         )
         for c in cases
         if not c.passed
@@ -89,6 +95,18 @@ def summarize_correctness(record: CorrectnessRecord) -> CorrectnessSummary:
         arms=arms,
         failing=failing,
     )
+
+
+def failure_kinds(case: CorrectnessCase) -> tuple[FailureKind, ...]:
+    """Why a case failed; "tolerance" when nothing more specific is recorded."""
+    kinds: list[FailureKind] = []
+    if case.unwritten:
+        kinds.append("unwritten")
+    if case.nonfinite:
+        kinds.append("NaN")
+    if case.deterministic is False:
+        kinds.append("nondeterministic")
+    return tuple(kinds) or ("tolerance",)
 
 
 def _arm(arm: str, cases: list[CorrectnessCase]) -> ArmCorrectness:

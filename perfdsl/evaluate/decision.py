@@ -1,10 +1,16 @@
 """The study's declared decision, set against the evidence.
 
 `adopt` claims the change is correct and pays off end to end, so a failed
-correctness check, a refuted time prediction, or an end-to-end verdict other
-than "faster" (including no end-to-end evidence) contradicts it. `reject`
-claims it does not pay off, so a change that is correct and faster at every
-level contradicts it. `investigate` commits to nothing and is never contradicted.
+correctness check, a refuted time prediction, an end-to-end verdict other
+than "faster" (including no end-to-end evidence), an end-to-end effect that
+contradicts Amdahl's bound (it cannot come from this change), or an
+operation with no valid timing left contradicts it. `reject` claims it does
+not pay off, so a change that is correct and faster at every level, with the
+end-to-end gain consistent with Amdahl, contradicts it. `investigate` commits
+to nothing and is never contradicted.
+
+Invalid results never count either way: the kernel evidence read here is the
+combination over valid shapes only.
 """
 
 from __future__ import annotations
@@ -36,6 +42,12 @@ def check_decision(
     """The findings that contradict `declared` (adopt, reject or investigate)."""
     correct = all(op.correctness.passed for op in operations) and model_level.passed is not False
     e2e = end_to_end.comparison.verdict if end_to_end and end_to_end.comparison else None
+    amdahl = end_to_end.amdahl if end_to_end else None
+    contradiction = (
+        amdahl.reconciliation.message
+        if amdahl is not None and amdahl.contradicted and amdahl.reconciliation is not None
+        else None
+    )
     findings: list[str] = []
     if declared == "adopt":
         findings += [
@@ -56,10 +68,20 @@ def check_decision(
                 if e2e
                 else "adopt, but there is no end-to-end timing evidence"
             )
+        if contradiction:
+            findings.append(
+                f"adopt, but the end-to-end effect contradicts Amdahl's bound, so it cannot be credited "
+                f"to the change ({contradiction})"
+            )
+        findings += [
+            f"adopt, but operation `{op.name}` has no valid timing: {op.combined_missing}"
+            for op in operations
+            if op.combined is None and any(s.invalid for s in op.shapes)
+        ]
     elif declared == "reject":
         kernels_faster = bool(operations) and all(
             op.combined is not None and op.combined.verdict == "faster" for op in operations
         )
-        if correct and kernels_faster and e2e == "faster":
+        if correct and kernels_faster and e2e == "faster" and not contradiction:
             findings.append("reject, but the change is correct and faster for every operation and end to end")
     return DecisionCheck(declared, not findings, tuple(findings))

@@ -1,16 +1,21 @@
 """The application with baseline and with change: request time, f, s and Amdahl.
 
-* Request time: block medians of samples/application.csv, the same `compare`
-  as the kernels (ratio change / baseline, below 1 is faster).
-* f, the operation's share of critical time, per arm: sum(op_ns) / sum(total_ns)
-  over the instrumented requests (a ratio of sums, so long requests weigh by
-  their length). Amdahl uses the *baseline's* f: the share before the change.
-* s, the kernel speedup (1 / time ratio) at the application's operating point:
-  the operation's comparison at the shape equal to the application's shape when
-  that shape was timed, else the workload-weighted combination over shapes
-  (the best available stand-in: the operating point is the heaviest shape,
-  scaled down under --quick). `s_source` names which was used.
-* The reconciliation of the measured end-to-end speedup with Amdahl's bound.
+* Request time: block medians of samples/application.csv, compared pair by
+  pair as the sampler interleaved them (ratio change / baseline, below 1 faster).
+* f, the operation's share of critical time before the change, with an
+  interval: sum(op_ns) / sum(total_ns) over the baseline's instrumented
+  requests (`stats.amdahl.measure_share`).
+* r = 1 / s, the operation's time ratio at the application's own operating
+  point: the share pass timed the operation inside the application in both
+  arms, so r is the ratio of its mean in-app times (`operation_ratio_in_app`).
+  Only when that pass lacks the change arm is r borrowed from the kernel
+  timing (the shape equal to the application's, else the total-time
+  combination over shapes), and the borrowing is a finding (`s_fallback`).
+* Amdahl as a consistency test (`stats.amdahl.reconcile`), all in time ratios:
+  consistent, shortfall, beyond the bound, opposite sign or not established.
+  Beyond the bound and opposite sign are contradictions: every claim built on
+  the end-to-end effect (value, capacity attribution, the decision) falls.
+* The study's declared share against the measured f.
 """
 
 from __future__ import annotations
@@ -18,13 +23,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import attrs
+import numpy as np
 
 from perfdsl.bundle.application import ApplicationRecord, ArmShare
-from perfdsl.evaluate.amdahl import Reconciliation, amdahl_bound, reconcile
-from perfdsl.evaluate.compare import Comparison, compare
+from perfdsl.evaluate.compare import Comparison, compare_blocks
 from perfdsl.evaluate.inputs import BundleInputs, read_samples
 from perfdsl.evaluate.kernels import ARMS, OperationResult, arm_findings, why_not_evidence
 from perfdsl.evaluate.quality import Finding
+from perfdsl.nodes import Study
+from perfdsl.stats.amdahl import (
+    Reconciliation,
+    ShareCheck,
+    check_declared_share,
+    measure_share,
+    operation_ratio_in_app,
+    reconcile,
+)
+from perfdsl.stats.bootstrap import Estimate
+from perfdsl.stats.power import pairs_needed
 
 
 @attrs.frozen
@@ -38,20 +54,44 @@ class Share:
     total_ns: int
 
 
+CONTRADICTIONS = ("beyond_bound", "opposite_sign")
+"""Reconciliation outcomes under which the end-to-end effect cannot come from this change."""
+
+
 @attrs.frozen
 class Amdahl:
-    """Amdahl's bound from measured f and s, and how the end-to-end result sits against it."""
+    """Amdahl's bound from measured f and r, and how the end-to-end result sits against it."""
 
-    f: float
+    f: Estimate
+    """The operation's share of the baseline's request time, with its interval."""
+    op_ratio: Estimate
+    """r, the operation's time ratio at the application's operating point (s = 1 / r)."""
     s: float
     s_ci: tuple[float, float]
     s_source: str
-    """"shape <label>" (the application's shape was timed) or "weighted combination"."""
+    """Where r comes from: the in-app operation times of both arms, or what it was borrowed from."""
+    s_fallback: str | None
+    """Set when r was not measured inside the application: the finding that says so."""
     bound: float
+    """Amdahl's speedup bound 1 / B."""
     bound_time_ratio: float
-    """1 / bound: the smallest end-to-end time ratio the operation can explain."""
+    """B = (1 - f) + f r: the smallest application time ratio the change can produce."""
+    bound_range: tuple[float, float]
+    """B over the f and r intervals."""
     reconciliation: Reconciliation | None
     reconciliation_missing: str | None
+    share_check: ShareCheck | None
+    """The study's declared share against the measured f; None when it declares none."""
+    theta: float
+    """The practical threshold the reconciliation's band was drawn with."""
+    power: str | None
+    """Set when the end-to-end design cannot see the effect Amdahl allows: its MDE is larger,
+    and how many block pairs would see it."""
+
+    @property
+    def contradicted(self) -> bool:
+        """The measured end-to-end effect cannot come from this change."""
+        return self.reconciliation is not None and self.reconciliation.status in CONTRADICTIONS
 
 
 @attrs.frozen
@@ -87,15 +127,27 @@ def evaluate_end_to_end(
     )
     comparison = None
     if missing is None:
-        comparison = compare(
+        comparison = compare_blocks(
             samples["baseline"].block_medians_ns,
+            samples["baseline"].block_indices,
             samples["change"].block_medians_ns,
+            samples["change"].block_indices,
             level=level,
             min_effect=theta,
         )
     shares, share_missing = _shares(app)
     operation = next((op for op in operations if op.name in app.uses), operations[0] if operations else None)
-    amdahl, amdahl_missing = _amdahl(operation, app, shares, comparison, missing, share_missing)
+    amdahl, amdahl_missing = _amdahl(
+        inputs.results.timings_valid,
+        operation,
+        app,
+        _declared_share(inputs.study, app.name),
+        comparison,
+        missing,
+        share_missing,
+        level,
+        theta,
+    )
     return EndToEnd(
         application=app.name,
         operation=operation.name if operation else None,
@@ -134,40 +186,113 @@ def _shares(app: ApplicationRecord) -> tuple[tuple[Share, ...], str | None]:
     return tuple(out), None
 
 
-def _kernel_speedup(
-    operation: OperationResult, shape: Mapping[str, int]
-) -> tuple[float, tuple[float, float], str] | None:
-    """s and its interval, at the application's shape if timed, else over the workload."""
+def measured_effect(comparison: Comparison) -> Estimate:
+    """The end-to-end time ratio with an interval that holds its point estimate."""
+    low, high = ci_containing(comparison)
+    return Estimate(comparison.ratio, low, high, comparison.level)
+
+
+def _declared_share(study: Study, application: str) -> float | None:
+    declared = study.application(application)
+    share = declared.share if declared is not None else None
+    return share.quantity.base if share is not None else None
+
+
+def _borrowed_ratio(operation: OperationResult, shape: Mapping[str, int]) -> tuple[Estimate, str] | None:
+    """r from the kernel timing, when it was not measured inside the application: the application's
+    own shape if it was timed and is valid, else the total-time combination over the valid shapes."""
     match = operation.shape(shape)
-    if match is not None and match.comparison is not None:
-        c = match.comparison
-        return 1.0 / c.ratio, (1.0 / c.ci_high, 1.0 / c.ci_low), f"shape {match.label}"
+    if match is not None and match.usable is not None:
+        c = match.usable
+        return Estimate(c.ratio, min(c.ci_low, c.ratio), max(c.ci_high, c.ratio), c.level), (
+            f"kernel shape {match.label}"
+        )
     if operation.combined is not None:
-        c2 = operation.combined
-        return 1.0 / c2.ratio, (1.0 / c2.ci_high, 1.0 / c2.ci_low), "weighted combination"
+        k = operation.combined
+        return Estimate(k.ratio, min(k.ci_low, k.ratio), max(k.ci_high, k.ratio), k.level), (
+            "kernel total-time combination over shapes"
+        )
     return None
 
 
+def _op_ratio(
+    operation: OperationResult, app: ApplicationRecord, level: float
+) -> tuple[Estimate, str, str | None] | None:
+    """r at the operating point, where it came from, and the fallback finding if it was borrowed."""
+    timed = [app.share.get(arm) for arm in ARMS]
+    if all(t is not None and len(t.op_ns) >= 2 and min(t.op_ns) > 0 for t in timed):
+        base, change = (np.array(t.op_ns, dtype=float) for t in timed if t is not None)
+        r = operation_ratio_in_app(base, change, level=level)
+        return r, "the operation's time inside the application, both arms (share pass)", None
+    borrowed = _borrowed_ratio(operation, app.shape)
+    if borrowed is None:
+        return None
+    r, source = borrowed
+    why = (
+        f"s is not at the application's operating point: the share pass did not time `{operation.name}` "
+        f"inside `{app.name}` in both arms, so it is borrowed from the {source}"
+    )
+    return r, source, why
+
+
 def _amdahl(
+    timings_valid: bool,
     operation: OperationResult | None,
     app: ApplicationRecord,
-    shares: tuple[Share, ...],
+    declared_share: float | None,
     comparison: Comparison | None,
     comparison_missing: str | None,
     share_missing: str | None,
+    level: float,
+    theta: float,
 ) -> tuple[Amdahl | None, str | None]:
+    if not timings_valid:
+        return None, "the target's timings, the share pass's included, are not evidence"
     if operation is None:
         return None, "no operation to take s from"
     if share_missing:
         return None, share_missing
-    speedup = _kernel_speedup(operation, app.shape)
-    if speedup is None:
-        return None, f"operation `{operation.name}` has no timing evidence for s"
-    s, s_ci, source = speedup
-    f = next(x.f for x in shares if x.arm == "baseline")
-    bound = amdahl_bound(f, s)
+    base = app.share.get("baseline")
+    if base is None or len(base.total_ns) < 2:
+        return None, "the baseline's share of time needs at least two instrumented requests"
+    f = measure_share(np.array(base.op_ns, dtype=float), np.array(base.total_ns, dtype=float), level=level)
+    found = _op_ratio(operation, app, level)
+    if found is None:
+        return None, f"operation `{operation.name}` has no valid timing evidence for s"
+    r, source, fallback = found
     reconciliation, missing = None, comparison_missing
     if comparison is not None:
-        lo, hi = ci_containing(comparison)
-        reconciliation = reconcile(f, s, 1.0 / comparison.ratio, (1.0 / hi, 1.0 / lo), s_ci=s_ci)
-    return Amdahl(f, s, s_ci, source, bound, 1.0 / bound, reconciliation, missing), None
+        reconciliation = reconcile(f, r, measured_effect(comparison), theta=theta)
+    bound = (1.0 - f.value) + f.value * r.value
+    corners = [(1.0 - fi) + fi * ri for fi in (f.low, f.high) for ri in (r.low, r.high)]
+    return Amdahl(
+        f=f,
+        op_ratio=r,
+        s=1.0 / r.value,
+        s_ci=(1.0 / r.high, 1.0 / r.low),
+        s_source=source,
+        s_fallback=fallback,
+        bound=1.0 / bound,
+        bound_time_ratio=bound,
+        bound_range=(min(corners), max(corners)),
+        reconciliation=reconciliation,
+        reconciliation_missing=missing,
+        share_check=None if declared_share is None else check_declared_share(declared_share, f),
+        theta=theta,
+        power=_power(comparison, bound),
+    ), None
+
+
+def _power(comparison: Comparison | None, bound: float) -> str | None:
+    """Whether the end-to-end comparison could detect the effect Amdahl allows (`stats.power`)."""
+    if comparison is None or comparison.analysis != "paired":
+        return None
+    allowed = abs(1.0 / bound - 1.0) if bound < 1.0 else abs(bound - 1.0)
+    if allowed <= 0.0 or comparison.mde <= allowed:
+        return None
+    needed = pairs_needed(comparison.sigma_log, allowed, comparison.level)
+    more = f"about {needed} block pairs would" if needed is not None else "no practical number of pairs would"
+    return (
+        f"the end-to-end design cannot see the effect Amdahl allows ({allowed:.2%}): its minimum "
+        f"detectable effect is {comparison.mde:.2%} over {comparison.n_pairs} block pairs; {more}"
+    )

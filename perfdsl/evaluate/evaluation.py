@@ -5,13 +5,17 @@ seeded bootstrap, so an archived bundle evaluates to byte-identical JSON on any
 machine. Floats are written to 12 significant digits (a last-bit difference in
 a platform's `log` must not change the file) and non-finite values as null.
 
-Value uses the application's measured end-to-end effect, never a kernel's:
+Value uses the application's measured end-to-end effect, never a kernel's, and
+only an established one (`stats.value`): none from an inconclusive effect, one
+below the threshold, or one Amdahl's reconciliation contradicts; capped at
+what Amdahl allows at the study's declared production share, which the value
+names:
 
 * `per_unit`: frequency x saved time per application run, the time saved per
   the frequency's unit of work (`80 per token`: 80 runs of the application a token);
 * `fleet`: the saved share of the resource the study's scale spends on the
   application (`12000 gpu_hours per day` x (1 - end-to-end ratio)), computed
-  as value() with frequency 1 / baseline time (runs per second of application time).
+  with frequency 1 / baseline time (runs per second of application time).
 """
 
 from __future__ import annotations
@@ -26,17 +30,22 @@ from perfdsl.bundle import versions
 from perfdsl.bundle.files import dumps, replace_file
 from perfdsl.evaluate.correctness import ModelLevel, summarize_model_level
 from perfdsl.evaluate.decision import DecisionCheck, check_decision
-from perfdsl.evaluate.end_to_end import EndToEnd, ci_containing, evaluate_end_to_end
+from perfdsl.evaluate.end_to_end import EndToEnd, evaluate_end_to_end, measured_effect
+from perfdsl.evaluate.family import adjust
 from perfdsl.evaluate.inputs import BundleInputs, read_bundle
 from perfdsl.evaluate.kernels import OperationResult, evaluate_operations
 from perfdsl.evaluate.load_curve import LoadEvaluation, evaluate_load
 from perfdsl.evaluate.predictions import PredictionResult, evaluate_predictions
 from perfdsl.evaluate.quality import Finding
 from perfdsl.evaluate.registration import Registration, check_registration
-from perfdsl.evaluate.value import Capacity, EndToEndEffect, Value, value
 from perfdsl.expectations import expectations
+from perfdsl.stats.capacity import CapacityInterval
+from perfdsl.stats.multiple import FamilyAdjustment
+from perfdsl.stats.value import Value, value
 
 _DIGITS = 12
+_NOT_WRITTEN = ("replicates", "paired")
+"""Fields too large for the file (bootstrap replicates, the pairs' arrays): the intervals summarise them."""
 
 
 @attrs.frozen
@@ -50,7 +59,10 @@ class ValueResult:
     scale_unit: str
     per_unit: Value
     fleet: Value
-    capacity: Capacity | None
+    share_basis: str
+    """Which share of time the value extrapolates from, and how it stands against the measured f."""
+    capacity: CapacityInterval | None
+    capacity_missing: str | None
 
 
 @attrs.frozen
@@ -84,6 +96,8 @@ class Evaluation:
     registration: Registration
     quality: tuple[Finding, ...]
     """Every measurement-quality finding, kernels first, then the application."""
+    family: FamilyAdjustment | None
+    """Holm's adjustment over every valid time comparison (see `evaluate.family`)."""
 
 
 def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
@@ -95,7 +109,7 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
     end_to_end = evaluate_end_to_end(inputs, operations, level, theta)
     load, load_missing = _load(inputs)
     expected = expectations(inputs.study, results.target)
-    predictions = evaluate_predictions(inputs.study, operations, end_to_end, load, expected.predictions)
+    predictions = evaluate_predictions(inputs.study, expected.predictions, operations, end_to_end, load)
     model_level = summarize_model_level(results.application)
     worth, worth_missing = _value(inputs, end_to_end, load)
     valid = results.timings_valid
@@ -136,6 +150,7 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
             [f for op in operations for s in op.shapes for f in s.findings]
             + list(end_to_end.findings if end_to_end else ())
         ),
+        family=adjust(operations, end_to_end, level),
     )
 
 
@@ -160,26 +175,74 @@ def _value(
         reason = end_to_end.comparison_missing if end_to_end else "the run has no application"
         return None, f"no measured end-to-end effect: {reason}"
     c = end_to_end.comparison
+    amdahl = end_to_end.amdahl
+    reconciliation = amdahl.reconciliation if amdahl else None
+    share = amdahl.share_check.declared if amdahl and amdahl.share_check else None
     baseline_s = end_to_end.baseline_median_ns * 1e-9
-    effect = EndToEndEffect(
-        end_to_end_baseline_time=baseline_s,
-        end_to_end_ratio=c.ratio,
-        end_to_end_ratio_ci=ci_containing(c),
-        level=c.level,
-    )
+    measured = measured_effect(c)
     frequency, scale = declared.frequency.quantity, declared.scale.quantity
     frequency_unit = frequency.unit.text if frequency.unit else ""
     scale_unit = scale.unit.text if scale.unit else ""
+
+    def worth(per_second: float, factor: float, unit: str) -> Value:
+        return value(
+            measured,
+            c.verdict,
+            baseline_s,
+            frequency=per_second,
+            scale=factor,
+            unit=unit,
+            reconciliation=reconciliation,
+            production_share=share,
+        )
+
+    capacity, capacity_missing = _capacity(end_to_end, load)
     return ValueResult(
         basis=end_to_end.application,
         frequency=frequency.value,
         frequency_unit=frequency_unit,
         scale=scale.value,
         scale_unit=scale_unit,
-        per_unit=value(effect, frequency=frequency.value, scale=1.0, unit=f"s {frequency_unit}".strip()),
-        fleet=value(effect, frequency=1.0 / baseline_s, scale=scale.value, unit=scale_unit),
-        capacity=load.capacity if load else None,
+        per_unit=worth(frequency.value, 1.0, f"s {frequency_unit}".strip()),
+        fleet=worth(1.0 / baseline_s, scale.value, scale_unit),
+        share_basis=_share_basis(end_to_end),
+        capacity=capacity,
+        capacity_missing=capacity_missing,
     ), None
+
+
+def _share_basis(end_to_end: EndToEnd) -> str:
+    """Which share the value rests on, said next to it."""
+    amdahl = end_to_end.amdahl
+    if amdahl is None:
+        return f"no share: Amdahl's check was not possible ({end_to_end.amdahl_missing}), so no cap applies"
+    f = amdahl.f
+    measured = f"the measured f is {f.value:.1%} [{f.low:.1%}, {f.high:.1%}] in the test application"
+    check = amdahl.share_check
+    if check is None:
+        return (
+            f"the measured effect of the test application, uncapped (the study declares no share); {measured}"
+        )
+    verdict = "compatible with it" if check.compatible else "which CONTRADICTS the declared share"
+    return (
+        f"the test application's measured effect, capped by Amdahl at the declared production share "
+        f"{check.declared:.1%}; {measured}, {verdict}"
+    )
+
+
+def _capacity(
+    end_to_end: EndToEnd, load: LoadEvaluation | None
+) -> tuple[CapacityInterval | None, str | None]:
+    """The capacity interval, unless the end-to-end effect it would be attributed to is contradicted."""
+    if load is None or load.capacity_range is None:
+        return None, (load.capacity_missing if load else None) or "no load test"
+    amdahl = end_to_end.amdahl
+    if amdahl is not None and amdahl.contradicted and amdahl.reconciliation is not None:
+        return None, (
+            "not attributed to the change: the end-to-end effect contradicts Amdahl's bound "
+            f"({amdahl.reconciliation.message})"
+        )
+    return load.capacity_range, None
 
 
 def to_plain(item: Any) -> Any:
@@ -192,7 +255,7 @@ def to_plain(item: Any) -> Any:
         out = {
             f.name: to_plain(getattr(item, f.name))
             for f in attrs.fields(type(item))
-            if f.name != "replicates"
+            if f.name not in _NOT_WRITTEN
         }
         if isinstance(getattr(type(item), "passed", None), property):
             out["passed"] = bool(item.passed)

@@ -1,13 +1,18 @@
 """Kernel timing per operation and shape: comparisons, the weighted effect, quality.
 
 For every timed shape: each arm's block medians from its samples CSV, the
-`compare` of baseline and change at the study's confidence and threshold,
-measurement-quality findings for every arm, and the mechanism evidence. Over
-shapes: the workload-weighted combination and the shapes that regress.
+paired comparison of baseline and change over adjacent blocks (the sampler
+ran them ABBA) at the study's confidence and threshold, measurement-quality
+findings for every arm, and the mechanism evidence. Over shapes: the ratio of
+weighted total times and the shapes that regress.
 
 A comparison is evidence only when every sample was valid and the target's
 timings are evidence at all: the simulator's durations, or one invalid sample,
-give "not evidence" and never a verdict.
+give "not evidence" and never a verdict. A comparison that is evidence but
+carries an error-severity quality finding (above the measured roof,
+throttled, ...), or whose operation fails its correctness check, is
+"invalid": it is shown, with its reason, and left out of every conclusion
+(the combination, s, predictions, mechanism, value and decision).
 """
 
 from __future__ import annotations
@@ -19,12 +24,15 @@ import attrs
 import numpy as np
 
 from perfdsl.bundle.results import OperationRecord, ShapeRecord
+from perfdsl.codes import CODES
 from perfdsl.evaluate import quality
-from perfdsl.evaluate.compare import Combined, Comparison, combine_shapes, compare
+from perfdsl.evaluate.combination import Combined, ShapeInput, combine
+from perfdsl.evaluate.compare import Comparison, compare_blocks
 from perfdsl.evaluate.correctness import CorrectnessSummary, summarize_correctness
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.mechanism import (
     ROOF_ARM,
+    Bandwidth,
     KernelCounts,
     ShapeMechanism,
     bandwidths,
@@ -64,8 +72,15 @@ class ShapeResult:
     """Why there is no comparison: not timed, invalid samples, too few blocks."""
     arms: tuple[ArmSummary, ...]
     comparison: Comparison | None
+    invalid: str | None
+    """Why the comparison, though measured, may not be used in any conclusion; None when valid."""
     findings: tuple[quality.Finding, ...]
     mechanism: ShapeMechanism
+
+    @property
+    def usable(self) -> Comparison | None:
+        """The comparison when it is evidence and valid: the only one a conclusion may rest on."""
+        return None if self.invalid else self.comparison
 
 
 @attrs.frozen
@@ -79,6 +94,7 @@ class OperationResult:
     combined: Combined | None
     combined_missing: str | None
     regressions: tuple[str, ...]
+    """Valid shapes whose own verdict is "slower"."""
     correctness: CorrectnessSummary
     static: dict[str, tuple[KernelCounts, ...]]
     """Per arm, counts read from its compiled kernels."""
@@ -101,8 +117,12 @@ def _settings(inputs: BundleInputs) -> tuple[float, float]:
 def _operation(inputs: BundleInputs, op: OperationRecord, level: float, theta: float) -> OperationResult:
     change = inputs.study.change
     mechanism = change.mechanism.id if change and change.mechanism else None
-    shapes = tuple(_shape(inputs, op.name, shape, level, theta, mechanism) for shape in op.shapes)
-    combined, missing = _combine(shapes, level)
+    correctness = summarize_correctness(op.correctness)
+    wrong = None if correctness.passed else "the operation fails its correctness check"
+    shapes = tuple(_shape(inputs, op.name, shape, level, theta, mechanism, wrong) for shape in op.shapes)
+    combined, missing = combine(
+        [ShapeInput(s.label, s.weight, s.comparison, s.missing, s.invalid) for s in shapes], level
+    )
     return OperationResult(
         name=op.name,
         baseline=op.baseline,
@@ -110,23 +130,10 @@ def _operation(inputs: BundleInputs, op: OperationRecord, level: float, theta: f
         shapes=shapes,
         combined=combined,
         combined_missing=missing,
-        regressions=tuple(s.label for s in shapes if s.comparison and s.comparison.verdict == "slower"),
-        correctness=summarize_correctness(op.correctness),
+        regressions=tuple(s.label for s in shapes if s.usable and s.usable.verdict == "slower"),
+        correctness=correctness,
         static={arm: static_counts(inputs.results.static, op.variants.get(arm, "")) for arm in ARMS},
     )
-
-
-def _combine(shapes: tuple[ShapeResult, ...], level: float) -> tuple[Combined | None, str | None]:
-    if not shapes:
-        return None, "no shapes were planned"
-    lacking = [s.label for s in shapes if s.comparison is None]
-    if lacking:
-        return None, f"shape {', '.join(lacking)} has no timing evidence: no weighted effect"
-    return combine_shapes(
-        {s.label: s.comparison for s in shapes if s.comparison},
-        {s.label: s.weight for s in shapes},
-        level=level,
-    ), None
 
 
 def _shape(
@@ -136,6 +143,7 @@ def _shape(
     level: float,
     theta: float,
     mechanism: str | None,
+    wrong: str | None,
 ) -> ShapeResult:
     found = quantities(shape)
     samples = read_samples(inputs, shape.samples) if shape.samples else {}
@@ -144,13 +152,20 @@ def _shape(
     roof, roof_missing, achieved = bandwidths(found, medians, shape.set_bytes)
     comparison, missing = None, _why_not_evidence(inputs, shape, samples)
     if missing is None:
-        comparison = compare(
+        comparison = compare_blocks(
             samples["baseline"].block_medians_ns,
+            samples["baseline"].block_indices,
             samples["change"].block_medians_ns,
+            samples["change"].block_indices,
             level=level,
             min_effect=theta,
         )
     quantity_name = MECHANISM_MEASURES.get(mechanism or "")
+    subject = f"{operation} {shape.label}"
+    findings = _findings(inputs, samples, shape.blocks, subject) if samples else ()
+    findings += _roof_findings(roof, achieved, subject)
+    invalid = invalid_reason(findings, wrong, subject) if comparison is not None else None
+    achieved = tuple(attrs.evolve(a, invalid=_above_roof(findings, f"{subject} {a.arm}")) for a in achieved)
     mech = ShapeMechanism(
         quantities=found,
         counters_missing=None
@@ -159,10 +174,8 @@ def _shape(
         roof_bytes_per_s=roof,
         roof_missing=roof_missing,
         bandwidth=achieved,
-        explanation=explain_change(comparison, preferred(found, quantity_name), quantity_name),
+        explanation=explain_change(comparison, invalid, preferred(found, quantity_name), quantity_name),
     )
-    subject = f"{operation} {shape.label}"
-    findings = _findings(inputs, samples, shape.blocks, mech, subject) if samples else ()
     return ShapeResult(
         label=shape.label,
         sizes=dict(shape.sizes),
@@ -171,8 +184,49 @@ def _shape(
         missing=missing,
         arms=arms,
         comparison=comparison,
+        invalid=invalid,
         findings=findings,
         mechanism=mech,
+    )
+
+
+def invalid_reason(findings: tuple[quality.Finding, ...], wrong: str | None, subject: str = "") -> str | None:
+    """Why a measured comparison is invalid: a failed correctness check or an error-severity finding.
+
+    Severity, not a list of codes, decides, so a new error code in the registry
+    invalidates its results without a change here. The reason is one clause per
+    code, naming the arms it hit (`PQ006 achieved bandwidth above the measured
+    roof: baseline, change`); each finding's numbers stay in the quality list.
+    """
+    if wrong:
+        return wrong
+    arms: dict[str, list[str]] = {}
+    for f in findings:
+        if f.severity == "error":
+            arms.setdefault(f.code, []).append(f.subject.removeprefix(subject).strip() or f.subject)
+    if not arms:
+        return None
+    return "; ".join(
+        f"{code} {CODES[code].title if code in CODES else 'error'}: {', '.join(where)}"
+        for code, where in arms.items()
+    )
+
+
+def _above_roof(findings: tuple[quality.Finding, ...], subject: str) -> str | None:
+    """The PQ006 message for this arm, if its bandwidth is above the measured roof."""
+    return next(
+        (f.message for f in findings if f.code == quality.PQ.ABOVE_ROOF and f.subject == subject), None
+    )
+
+
+def _roof_findings(
+    roof: float | None, achieved: tuple[Bandwidth, ...], subject: str
+) -> tuple[quality.Finding, ...]:
+    """PQ006 for each arm whose modelled bytes over its time exceed the measured roof."""
+    if not roof:
+        return ()
+    return tuple(
+        f for a in achieved for f in quality.check_bandwidth(a.bytes_per_s, roof, f"{subject} {a.arm}")
     )
 
 
@@ -244,16 +298,10 @@ def _findings(
     inputs: BundleInputs,
     samples: Mapping[str, ArmSamples],
     blocks: list[Mapping[str, Any]],
-    mech: ShapeMechanism,
     subject: str,
 ) -> tuple[quality.Finding, ...]:
     out = arm_findings(samples, (*ARMS, ROOF_ARM), subject, inputs.results.timer_resolution_ns)
     out += _clock_findings(samples, blocks, subject)
-    if mech.roof_bytes_per_s:
-        for achieved in mech.bandwidth:
-            out += quality.check_bandwidth(
-                achieved.bytes_per_s, mech.roof_bytes_per_s, f"{subject} {achieved.arm}"
-            )
     return tuple(out)
 
 

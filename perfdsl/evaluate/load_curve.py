@@ -2,18 +2,26 @@
 
 Every probe of the run's load search left one CSV of per-request timestamps;
 each is summarised again here with `summarize_rate` (latency from the
-*scheduled* arrival, p99 binomial check, throughput and generator lag), never
-taken from what the run concluded. The goodput of an arm is the highest rate at
-which every probe passed; it is "confirmed" when that rate passed more than once
-(a repeat, as LoadGen's search confirms). When no rate was confirmed the best
-single pass is reported, marked unconfirmed.
+*scheduled* arrival, p99 binomial check, throughput, and whether the generator
+fell behind its schedule), never taken from what the run concluded. The
+goodput of an arm is the highest rate at which every probe passed; it is
+"confirmed" when a second pass agreed at both ends of its bracket: the goodput
+passed again and the failing rate above it failed again (full runs repeat
+both). Otherwise the best single pass is reported, marked unconfirmed.
 
 A goodput is the arm's capacity only when the first rate above it failed on the
-system's account (p99 over the SLO, or completions not keeping up). When that
-rate failed only because the load generator fell behind its own schedule, or
-no rate above it was probed, the SLO was never judged above the goodput: it is
-a lower bound, and the capacity change built on it is a bound too, never a
-number to multiply a fleet by.
+system's account (p99 over the SLO, or completions not keeping up) while the
+generator kept its schedule. When that rate failed because the load generator
+fell behind (a growing issue lag, `stats.generator_lag`; wake-up jitter alone
+does not count), or no rate above it was probed, the SLO was never judged
+above the goodput: it is a lower bound, and the capacity change built on it is
+a bound too, never a number to multiply a fleet by.
+
+Each arm's goodput is therefore a bracket [highest passing, lowest failing on
+the system's account), and the capacity ratio is the interval those brackets
+allow (`stats.capacity`): two single-pass goodputs whose quotient is 1.491
+place it only in (1.24, 1.79). The interval is marked unconfirmed unless both
+goodputs passed a repeat.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import numpy as np
 from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
 from perfdsl.evaluate.inputs import BundleInputs
 from perfdsl.evaluate.value import Capacity, capacity
+from perfdsl.stats.capacity import CapacityInterval, GoodputBracket, capacity_interval
 from perfdsl.stats.load import RateResult, summarize_rate
 
 ARMS = ("baseline", "change")
@@ -43,7 +52,7 @@ class CurvePoint:
     phase: str
     result: RateResult | None
     missing: str | None
-    """Why the probe has no summary (fewer than two requests)."""
+    """Why the probe has no summary (fewer than three requests)."""
 
     @property
     def passed(self) -> bool:
@@ -52,12 +61,19 @@ class CurvePoint:
 
 @attrs.frozen
 class Goodput:
-    """The highest passing rate of one arm."""
+    """The highest passing rate of one arm, and the bracket the search left it in."""
 
     arm: str
     goodput: float
     """Requests per second; 0.0 when no rate passed."""
+    failing: float | None
+    """The lowest rate above the goodput that failed on the system's account (p99 or
+    throughput, with the generator keeping its schedule): the goodput lies in
+    [goodput, failing). None when no such rate closes the bracket (`lower_bound`)."""
     confirmed: bool
+    """A second pass agreed at both ends: the goodput passed every time it ran (at
+    least twice) and, when the bracket is closed, `failing` failed every time (at
+    least twice); runs in which the generator fell behind are not counted."""
     curve: tuple[CurvePoint, ...]
     """Probes in rate order (ties in the order they ran)."""
     limited_by: tuple[str, ...]
@@ -65,7 +81,8 @@ class Goodput:
     "generator lag"; empty when no rate above the goodput failed."""
     lower_bound: bool
     """The arm may serve more than `goodput` at the SLO: the rate above it failed
-    only on generator lag, or none above it failed."""
+    because the generator fell behind its schedule, or none above it failed. Such a
+    goodput is the generator's limit, never the arm's capacity."""
 
 
 @attrs.frozen
@@ -80,16 +97,14 @@ class LoadEvaluation:
     capacity_bound: CapacityBound | None
     """"exact" when both goodputs are capacities; "at most" when the baseline's is
     a lower bound (the ratio can only be smaller), "at least" when the change's is."""
+    capacity_range: CapacityInterval | None
+    """The capacity ratio as the interval both arms' goodput brackets allow."""
 
     @property
     def capacity_interval(self) -> tuple[float, float] | None:
         """The capacity ratio as the interval it is known to lie in."""
-        if self.capacity is None:
-            return None
-        ratio = self.capacity.change
-        return {"exact": (ratio, ratio), "at most": (0.0, ratio), "at least": (ratio, math.inf)}[
-            self.capacity_bound or "exact"
-        ]
+        r = self.capacity_range
+        return None if r is None else (r.low, r.high)
 
 
 def evaluate_load(inputs: BundleInputs, load: LoadRecord) -> LoadEvaluation:
@@ -105,7 +120,7 @@ def evaluate_load(inputs: BundleInputs, load: LoadRecord) -> LoadEvaluation:
 def compare_arms(slo: float, percentile: float, arms: tuple[Goodput, ...]) -> LoadEvaluation:
     """Both arms' goodputs and the capacity change they support: exact, a bound, or none."""
     base, change = (next(g for g in arms if g.arm == arm) for arm in ARMS)
-    cap, missing, bound = None, None, None
+    cap, missing, bound, interval = None, None, None, None
     if base.goodput <= 0:
         missing = "the baseline passed at no rate: capacity change undefined"
     elif change.goodput <= 0:
@@ -118,40 +133,76 @@ def compare_arms(slo: float, percentile: float, arms: tuple[Goodput, ...]) -> Lo
     else:
         cap = capacity(base.goodput, change.goodput)
         bound = "at most" if base.lower_bound else "at least" if change.lower_bound else "exact"
-    return LoadEvaluation(slo, percentile, arms, cap, missing, bound)
+        interval = capacity_interval(_bracket(base), _bracket(change))
+    return LoadEvaluation(slo, percentile, arms, cap, missing, bound, interval)
+
+
+def _bracket(arm: Goodput) -> GoodputBracket:
+    return GoodputBracket(arm.goodput, math.inf if arm.failing is None else arm.failing, arm.confirmed)
 
 
 def goodput(arm: str, points: list[CurvePoint]) -> Goodput:
-    """The highest rate at which every probe passed; confirmed if it passed twice or more."""
+    """The highest rate at which every probe passed (preferring one that passed twice),
+    and the lowest failing rate above it that closes its bracket.
+
+    A probe in which the generator fell behind is no evidence about the system, so a
+    rate is judged by its other probes when it has any (the search runs such a rate
+    again); a rate with no other probe fails, on the generator's account.
+    """
     curve = tuple(sorted(points, key=lambda p: (p.rate, p.index)))
-    rates: dict[float, list[bool]] = {}
+    rates: dict[float, list[CurvePoint]] = {}
     for point in curve:
-        rates.setdefault(point.rate, []).append(point.passed)
-    passing = [r for r, results in rates.items() if all(results)]
-    confirmed = [r for r in passing if len(rates[r]) > 1]
-    best = max(confirmed) if confirmed else max(passing, default=0.0)
-    limited_by = _first_failure_above(curve, best)
-    lower_bound = not ({"p99", "throughput"} & set(limited_by))
-    return Goodput(arm, best, bool(confirmed), curve, limited_by, lower_bound)
+        rates.setdefault(point.rate, []).append(point)
+    judged = {rate: [p for p in runs if not _generator_limited(p)] or runs for rate, runs in rates.items()}
+    passing = [r for r, runs in judged.items() if all(p.passed for p in runs)]
+    repeated = [r for r in passing if len(judged[r]) > 1]
+    best = max(repeated) if repeated else max(passing, default=0.0)
+    above = next((r for r in judged if r > best and r not in passing), None)
+    failed = [p for p in judged[above] if not p.passed] if above is not None else []
+    limited_by = _criteria(failed)
+    closes = any(_system_failure(p) for p in failed)
+    failing = above if closes else None
+    confirmed = bool(repeated) and (
+        failing is None or (len(judged[failing]) > 1 and not any(p.passed for p in judged[failing]))
+    )
+    return Goodput(arm, best, failing, confirmed, curve, limited_by, not closes)
 
 
-def _first_failure_above(curve: tuple[CurvePoint, ...], rate: float) -> tuple[str, ...]:
-    """The criteria failed at the lowest rate above `rate` where a probe failed."""
-    for point in curve:
-        if point.rate > rate and not point.passed:
-            if point.result is None:
-                return ("no requests recorded",)
-            r = point.result
-            checks = (("p99", r.p99_ok), ("throughput", r.throughput_ok), ("generator lag", r.lag_ok))
-            return tuple(name for name, ok in checks if not ok)
-    return ()
+def _generator_limited(point: CurvePoint) -> bool:
+    return point.result is not None and point.result.generator_limited
+
+
+def _system_failure(point: CurvePoint) -> bool:
+    """The probe failed on the system's account: p99 or throughput, with the generator on schedule.
+
+    When the generator fell behind, its requests arrived late and bunched: completions
+    cannot outpace late issues, and latency from the schedule carries the backlog, so
+    neither failure is evidence about the system.
+    """
+    r = point.result
+    return r is not None and not _generator_limited(point) and not (r.p99_ok and r.throughput_ok)
+
+
+def _criteria(failed: list[CurvePoint]) -> tuple[str, ...]:
+    """The criteria the probes at one failing rate failed, in a fixed order."""
+    names: list[str] = []
+    for point in failed:
+        r = point.result
+        checks = (
+            (("no requests recorded", False),)
+            if r is None
+            else (("p99", r.p99_ok), ("throughput", r.throughput_ok), ("generator lag", r.lag_ok))
+        )
+        names += [name for name, ok in checks if not ok and name not in names]
+    order = ("p99", "throughput", "generator lag", "no requests recorded")
+    return tuple(sorted(names, key=order.index))
 
 
 def _point(inputs: BundleInputs, probe: LoadProbeRecord, slo: float) -> CurvePoint:
     columns = _columns(inputs, probe.records)
     rate, index, phase = probe.rate, probe.index, probe.phase
-    if columns["scheduled_ns"].size < 2:
-        return CurvePoint(index, rate, phase, None, "fewer than two requests were recorded")
+    if columns["scheduled_ns"].size < 3:
+        return CurvePoint(index, rate, phase, None, "fewer than three requests were recorded")
     result = summarize_rate(
         rate,
         columns["scheduled_ns"] / 1e9,

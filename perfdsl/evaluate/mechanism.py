@@ -10,7 +10,7 @@ Three kinds of numbers, each labelled with where it comes from:
 Achieved bandwidth is modelled bytes over the arm's median block time; the
 roof is the copy kernel's buffer-set bytes over its median time, measured in
 the same interleaved run. Whether the time change is *explained* compares the
-time ratio with the mechanism quantity's ratio (see `explain_change`).
+time ratio with the mechanism quantity's ratio (`stats.mechanism`, see `explain_change`).
 """
 
 from __future__ import annotations
@@ -23,17 +23,14 @@ import attrs
 from perfdsl.bundle.results import ShapeRecord
 from perfdsl.bundle.static import CpuFunctionSummary, CudaKernelSummary, StaticCode
 from perfdsl.evaluate.compare import Comparison
+from perfdsl.stats.bootstrap import Estimate
+from perfdsl.stats.mechanism import QuantityRatio, reconcile_mechanism
 
 Label = Literal["modelled", "counted"]
 ROOF_ARM = "copy"
 
-EXPLAINED_BAND = 0.10
-"""How far the time ratio may fall below the mechanism quantity's ratio and still be
-explained by it: a memory-bound kernel's time follows its bytes to within about
-10 % (caches and overlap); falling further means something else changed."""
-
 Explained = Literal[
-    "explained", "beyond the mechanism", "unexplained", "not realised", "no change", "not evidence"
+    "realised", "not realised", "contradicted", "unexplained", "no change", "not evidence", "invalid"
 ]
 
 
@@ -58,6 +55,9 @@ class Bandwidth:
     median_ns: float
     bytes_per_s: float
     roof_fraction: float | None
+    invalid: str | None = None
+    """Set when the measurement shows this figure impossible (above the measured roof): it is then
+    the byte model that is wrong, and the figure is no bandwidth."""
 
 
 @attrs.frozen
@@ -67,10 +67,13 @@ class Explanation:
     status: Explained
     quantity: str | None
     quantity_ratio: float | None
+    label: str | None
+    """Where the quantity comes from: "counted" or "modelled"."""
     time_ratio: float | None
+    fraction_realised: Estimate | None
+    """(1 - t) / (1 - q): how much of the change the quantity allows the time realised."""
     flagged: bool
-    """A time change the mechanism cannot account for: faster while the quantity did
-    not move, or faster by more than the quantity moved."""
+    """The time moved against the mechanism, or moved while the quantity did not."""
     message: str
 
 
@@ -129,53 +132,51 @@ def bandwidths(
 
 
 def explain_change(
-    comparison: Comparison | None, quantity: MechanismQuantity | None, mechanism_name: str | None
+    comparison: Comparison | None,
+    invalid: str | None,
+    quantity: MechanismQuantity | None,
+    mechanism_name: str | None,
 ) -> Explanation:
-    """Set the time ratio's interval against the mechanism quantity's ratio q.
+    """Set the time ratio's interval against the mechanism quantity's ratio (`stats.mechanism`).
 
-    * unexplained (flagged): faster, while q is within the threshold of 1;
-    * beyond the mechanism (flagged): the whole time interval lies below
-      q x (1 - EXPLAINED_BAND): time fell by more than the quantity did;
-    * explained: faster, and not beyond;
-    * not realised: q moved but the time did not (another limit holds it);
-    * no change: neither moved.
+    realised (with the fraction of the quantity's change the time realised),
+    not realised (the time is inconclusive or unchanged), contradicted (the
+    time moved against the quantity: flagged), unexplained (the time moved, the
+    quantity did not: flagged), or no change. An invalid comparison explains
+    nothing and says why.
     """
     if comparison is None:
-        return Explanation("not evidence", mechanism_name, None, None, False, "no timing evidence")
+        return Explanation(
+            "not evidence", mechanism_name, None, None, None, None, False, "no timing evidence"
+        )
+    if invalid:
+        return Explanation(
+            "invalid", mechanism_name, None, None, comparison.ratio, None, False, f"invalid: {invalid}"
+        )
     if quantity is None or quantity.ratio is None:
         return Explanation(
             "not evidence",
             mechanism_name,
             None,
+            None,
             comparison.ratio,
+            None,
             False,
             f"`{mechanism_name}` is neither modelled nor counted"
             if mechanism_name
             else "the study names no mechanism",
         )
-    q, theta = quantity.ratio, comparison.theta
-    moved = q < 1.0 - theta or q > 1.0 + theta
-    faster = comparison.verdict == "faster"
-    what = f"{quantity.label} `{quantity.name}` ratio {q:.4g}, time ratio {comparison.ratio:.4g}"
-    if faster and not moved:
-        status: Explained = "unexplained"
-        message = f"faster while `{quantity.name}` did not move ({what})"
-    elif faster and comparison.ci_high < q * (1.0 - EXPLAINED_BAND):
-        status = "beyond the mechanism"
-        message = f"time fell further than `{quantity.name}` ({what}): something else changed"
-    elif faster:
-        status, message = "explained", f"the time change follows `{quantity.name}` ({what})"
-    elif moved:
-        status, message = "not realised", f"`{quantity.name}` moved but the time did not follow ({what})"
-    else:
-        status, message = "no change", f"neither time nor `{quantity.name}` moved ({what})"
+    time = Estimate(comparison.ratio, comparison.ci_low, comparison.ci_high, comparison.level)
+    found = reconcile_mechanism(time, QuantityRatio(quantity.ratio, quantity.label), comparison.theta)
     return Explanation(
-        status,
+        found.status,
         quantity.name,
-        q,
+        quantity.ratio,
+        quantity.label,
         comparison.ratio,
-        status in ("unexplained", "beyond the mechanism"),
-        message,
+        found.fraction_realised,
+        found.status in ("contradicted", "unexplained"),
+        found.message,
     )
 
 

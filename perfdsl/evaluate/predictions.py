@@ -3,38 +3,53 @@
 A prediction states a bound on a ratio (change / baseline). It is judged
 against the interval of that ratio: **confirmed** when the whole interval
 satisfies the bound, **refuted** when none of it does, **inconclusive** when the
-interval straddles the bound. An exact value (a modelled quantity, a goodput
-ratio) is an interval of one point, so it always confirms or refutes; its
-`basis` says "modelled" so no reader mistakes it for a measurement. A refuted
-prediction is a finding, not an error. What was not measured at all is
-"not evidence", with the reason.
+interval straddles the bound: never a verdict from a point estimate whose
+interval straddles. An exact value (a modelled quantity) is an interval of one
+point, so it always confirms or refutes; its `basis` says "modelled" so no
+reader mistakes it for a measurement. A refuted prediction is a finding, not
+an error. What was not measured at all is "not evidence", and what rests on an
+invalid result is "invalid", each with the reason.
 
 What each subject is judged against:
 
-* `<op>.time`: the workload-weighted kernel time ratio and its interval;
-* `<op>.<quantity>` (bytes, launches, ...): the counted ratio at the shapes
-  counters were taken at, where any were, else the modelled one; weighted over
-  shapes like time (geometric mean of ratios, workload weights);
-* `<app>.time`: the end-to-end request-time ratio; the bound `amdahl` is the
-  time ratio Amdahl's bound allows, 1 / bound, from the measured f and s;
-* `<app>.throughput` / `<app>.goodput`: the capacity change (goodput ratio).
+* `<op>.time`: the ratio of weighted total times over the op's valid shapes;
+* `<op>.<quantity>` (bytes, launches, ...): per shape the counted value where
+  counters took one, else the modelled one, combined like time as the ratio of
+  weighted totals over valid shapes and labelled counted, modelled or mixed.
+  A byte model that the measurement shows impossible (bandwidth above the
+  measured roof) invalidates every prediction built on it;
+* `<app>.time <= amdahl`: "consistent with Amdahl", judged by
+  `stats.amdahl.judge_prediction` on the reconciliation (an impossible result,
+  beyond the bound, refutes it; a straddle of the band is inconclusive);
+* `<app>.throughput >= amdahl` (or goodput): the capacity interval as the time
+  ratio per request it stands for, judged against the same band;
+* `<app>.throughput` / `<app>.goodput` against a number: the capacity interval
+  both arms' goodput brackets allow.
+
+Which predictions to judge is the caller's input, so a run can be judged
+against only its own target's predictions.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
+from perfdsl.evaluate.combination import Exclusion
 from perfdsl.evaluate.end_to_end import EndToEnd, ci_containing
-from perfdsl.evaluate.kernels import OperationResult
+from perfdsl.evaluate.kernels import OperationResult, ShapeResult
 from perfdsl.evaluate.load_curve import LoadEvaluation
+from perfdsl.evaluate.mechanism import preferred
 from perfdsl.nodes import Name, Num, Prediction, Study
+from perfdsl.stats.amdahl import judge_prediction, reconcile, throughput_as_time_ratio
+from perfdsl.stats.bootstrap import Estimate
+from perfdsl.stats.mechanism import ShapeQuantity, combine_quantity
 from perfdsl.vocabulary import AMDAHL
 
-PredictionVerdict = Literal["confirmed", "refuted", "inconclusive", "not evidence"]
-Basis = Literal["measured", "modelled", "counted", "none"]
+PredictionVerdict = Literal["confirmed", "refuted", "inconclusive", "not evidence", "invalid"]
+Basis = Literal["measured", "modelled", "counted", "mixed", "none"]
 
 
 @attrs.frozen
@@ -47,7 +62,7 @@ class PredictionResult:
     comparator: str
     bound: float | None
     bound_source: str
-    """"stated" or "amdahl (1 / bound from measured f and s)"."""
+    """"stated" or "amdahl (B = (1 - f) + f / s from measured f and s)"."""
     value: float | None
     ci: tuple[float, float] | None
     basis: Basis
@@ -62,6 +77,12 @@ class Evidence:
     value: float
     ci: tuple[float, float]
     basis: Basis
+    note: str = ""
+    """What the reader must know about it (shapes left out, a mix of counted and modelled)."""
+
+
+class Unusable(Exception):
+    """The evidence exists but may not be used: an invalid result (the message says why)."""
 
 
 def judge(low: float, high: float, comparator: str, bound: float) -> PredictionVerdict:
@@ -83,10 +104,10 @@ def judge(low: float, high: float, comparator: str, bound: float) -> PredictionV
 
 def evaluate_predictions(
     study: Study,
+    predictions: tuple[Prediction, ...],
     operations: tuple[OperationResult, ...],
     end_to_end: EndToEnd | None,
     load: LoadEvaluation | None,
-    predictions: tuple[Prediction, ...],
 ) -> tuple[PredictionResult, ...]:
     """Judge the run target's predictions (`perfdsl.expectations`), in the order written."""
     ops = {op.name: op for op in operations}
@@ -101,79 +122,166 @@ def _one(
     load: LoadEvaluation | None,
 ) -> PredictionResult:
     subject, quantity = prediction.subject.id, prediction.quantity.id
-    bound, bound_source, bound_missing = _bound(prediction, end_to_end)
-    if subject in ops:
-        evidence, missing = _operation_evidence(ops[subject], quantity)
-    else:
-        evidence, missing = _application_evidence(quantity, end_to_end, load)
-    missing = missing or bound_missing
     base = {
         "text": " ".join(study.source.snippet(prediction.span).split()),
         "line": study.source.position(prediction.span.start).line,
         "target": prediction.target,
         "comparator": prediction.comparator,
-        "bound": bound,
-        "bound_source": bound_source,
     }
-    if evidence is None or bound is None:
-        return PredictionResult(
-            **base,
-            value=None,
-            ci=None,
-            basis="none",
-            verdict="not evidence",
-            message=missing or "nothing to judge it against",
-        )
-    verdict = judge(*evidence.ci, prediction.comparator, bound)
+    bound = prediction.bound
+    try:
+        if isinstance(bound, Name) and bound.id == AMDAHL:
+            return _amdahl(base, quantity, end_to_end, load)
+        if not isinstance(bound, Num):
+            return _none(
+                base, None, "unreadable", "not evidence", "the bound is neither a number nor `amdahl`"
+            )
+        if subject in ops:
+            evidence, missing = _operation_evidence(ops[subject], quantity)
+        else:
+            evidence, missing = _application_evidence(quantity, end_to_end, load)
+    except Unusable as invalid:
+        stated = bound.quantity.base if isinstance(bound, Num) else None
+        source = "stated" if isinstance(bound, Num) else AMDAHL
+        return _none(base, stated, source, "invalid", str(invalid))
+    limit = bound.quantity.base
+    if evidence is None:
+        return _none(base, limit, "stated", "not evidence", missing or "nothing to judge it against")
+    verdict = judge(*evidence.ci, prediction.comparator, limit)
     lo, hi = evidence.ci
-    shown = f"{evidence.value:.4g}" if lo == hi else f"{evidence.value:.4g} [{lo:.4g}, {hi:.4g}]"
+    shown = f"{evidence.value:.4g}" if lo == hi else f"{evidence.value:.4g} [{lo:.4g}, {_end(hi)}]"
     message = (
         f"{evidence.basis} {prediction.target} ratio {shown} against "
-        f"{prediction.comparator} {bound:.4g}: {verdict}"
+        f"{prediction.comparator} {limit:.4g}: {verdict}{evidence.note}"
     )
     return PredictionResult(
-        **base, value=evidence.value, ci=evidence.ci, basis=evidence.basis, verdict=verdict, message=message
+        **base,
+        bound=limit,
+        bound_source="stated",
+        value=evidence.value,
+        ci=evidence.ci,
+        basis=evidence.basis,
+        verdict=verdict,
+        message=message,
     )
 
 
-def _bound(prediction: Prediction, end_to_end: EndToEnd | None) -> tuple[float | None, str, str | None]:
-    bound = prediction.bound
-    if isinstance(bound, Num):
-        return bound.quantity.base, "stated", None
-    if isinstance(bound, Name) and bound.id == AMDAHL:
-        if end_to_end is None or end_to_end.amdahl is None:
-            reason = end_to_end.amdahl_missing if end_to_end else "the run has no application"
-            return None, AMDAHL, f"no Amdahl bound: {reason}"
-        return end_to_end.amdahl.bound_time_ratio, "amdahl (1 / bound from measured f and s)", None
-    return None, "unreadable", "the bound is neither a number nor `amdahl`"
+def _none(
+    base: dict[str, Any], bound: float | None, source: str, verdict: PredictionVerdict, why: str
+) -> PredictionResult:
+    return PredictionResult(
+        **base,
+        bound=bound,
+        bound_source=source,
+        value=None,
+        ci=None,
+        basis="none",
+        verdict=verdict,
+        message=why,
+    )
+
+
+def _end(x: float) -> str:
+    return "inf" if math.isinf(x) else f"{x:.4g}"
+
+
+_AMDAHL_SOURCE = "amdahl (B = (1 - f) + f r from measured f and r)"
+
+
+def _amdahl(
+    base: dict[str, Any], quantity: str, end_to_end: EndToEnd | None, load: LoadEvaluation | None
+) -> PredictionResult:
+    """`<app>.time <= amdahl` or `<app>.throughput >= amdahl`: consistent with Amdahl's bound?"""
+    amdahl = end_to_end.amdahl if end_to_end else None
+    if amdahl is None:
+        reason = end_to_end.amdahl_missing if end_to_end else "the run has no application"
+        return _none(base, None, AMDAHL, "not evidence", f"no Amdahl bound: {reason}")
+    comparator, bound = base["comparator"], amdahl.bound_time_ratio
+    if quantity == "time" and comparator in ("<=", "<"):
+        r = amdahl.reconciliation
+        if r is None:
+            return _none(base, bound, _AMDAHL_SOURCE, "not evidence", amdahl.reconciliation_missing or "")
+        measured, shown_as, note = r.measured, "time", ""
+    elif quantity in ("throughput", "goodput") and comparator in (">=", ">"):
+        interval = load.capacity_range if load else None
+        if load is None or load.capacity is None or interval is None:
+            why = load.capacity_missing if load else "no load test in the bundle"
+            return _none(base, 1.0 / bound, _AMDAHL_SOURCE, "not evidence", why or "")
+        ratio = min(max(load.capacity.change, interval.low), interval.high)
+        throughput = Estimate(ratio, interval.low, interval.high, 1.0)
+        r = reconcile(amdahl.f, amdahl.op_ratio, throughput_as_time_ratio(throughput), theta=amdahl.theta)
+        measured, shown_as = throughput, "throughput"
+        note = "" if interval.confirmed else " (the goodputs are unconfirmed single passes)"
+    else:
+        return _none(
+            base,
+            bound,
+            _AMDAHL_SOURCE,
+            "not evidence",
+            "`amdahl` bounds a time ratio from above (`time ratio <= amdahl`) or a throughput "
+            "ratio from below (`throughput ratio >= amdahl`)",
+        )
+    verdict = judge_prediction(r)
+    message = f"{shown_as}: {r.message}: {verdict}{note}"
+    return PredictionResult(
+        **base,
+        bound=bound if shown_as == "time" else 1.0 / bound,
+        bound_source=_AMDAHL_SOURCE,
+        value=measured.value,
+        ci=(measured.low, measured.high),
+        basis="measured",
+        verdict=verdict,
+        message=message,
+    )
 
 
 def _operation_evidence(op: OperationResult, quantity: str) -> tuple[Evidence | None, str | None]:
     if quantity == "time":
         c = op.combined
         if c is None:
+            measured = [s for s in op.shapes if s.comparison is not None]
+            if measured and all(s.invalid for s in measured):
+                raise Unusable(op.combined_missing or "every shape is invalid")
             return None, op.combined_missing
         lo, hi = min(c.ci_low, c.ratio), max(c.ci_high, c.ratio)
-        return Evidence(c.ratio, (lo, hi), "measured"), None
-    counted = [
-        (s.weight, q)
-        for s in op.shapes
-        for q in s.mechanism.quantities
-        if q.name == quantity and q.label == "counted" and q.ratio
-    ]
-    modelled = [
-        (s.weight, q)
-        for s in op.shapes
-        for q in s.mechanism.quantities
-        if q.name == quantity and q.label == "modelled" and q.ratio
-    ]
-    # Counters measure the real thing, so they decide where they exist (ncu counts one shape).
-    found, basis = (counted, "counted") if counted else (modelled, "modelled")
-    if not found or (basis == "modelled" and len(found) != len(op.shapes)):
-        return None, f"`{quantity}` is neither modelled nor counted for every shape of `{op.name}`"
-    total = sum(w for w, _ in found) or 1.0
-    value = math.exp(sum(w * math.log(q.ratio) for w, q in found if q.ratio) / total)
-    return Evidence(value, (value, value), basis), None
+        return Evidence(c.ratio, (lo, hi), "measured", _excluded_note(c.excluded)), None
+    if quantity == "bytes":
+        # Modelled bytes over a measured time above the measured roof: the model, not the kernel, is wrong.
+        impossible = [
+            f"{s.label} {b.arm} at {b.roof_fraction:.0%} of it" if b.roof_fraction else f"{s.label} {b.arm}"
+            for s in op.shapes
+            for b in s.mechanism.bandwidth
+            if b.invalid and not _counted(s, quantity)
+        ]
+        if impossible:
+            raise Unusable(
+                "the byte model is physically impossible: modelled bytes over the measured time exceed "
+                f"the measured roof ({'; '.join(impossible)})"
+            )
+    per_shape = []
+    for s in (s for s in op.shapes if not s.invalid):
+        chosen = preferred(s.mechanism.quantities, quantity)
+        if chosen is None or chosen.ratio is None:
+            return None, f"`{quantity}` is neither modelled nor counted for shape {s.label} of `{op.name}`"
+        per_shape.append(ShapeQuantity(s.weight, chosen.baseline, chosen.change, chosen.label))
+    if not per_shape:
+        raise Unusable(f"every shape of `{op.name}` is invalid")
+    combined = combine_quantity(per_shape)
+    excluded = tuple(Exclusion(s.label, s.invalid) for s in op.shapes if s.invalid)
+    note = _excluded_note(excluded)
+    if combined.label == "mixed":
+        note += " (mixed: counted where counters ran, modelled elsewhere)"
+    return Evidence(combined.ratio, (combined.ratio, combined.ratio), combined.label, note), None
+
+
+def _counted(shape: ShapeResult, quantity: str) -> bool:
+    return any(q.name == quantity and q.label == "counted" for q in shape.mechanism.quantities)
+
+
+def _excluded_note(excluded: tuple[Exclusion, ...]) -> str:
+    if not excluded:
+        return ""
+    return " (excluded as invalid: " + "; ".join(f"{e.shape}: {e.reason}" for e in excluded) + ")"
 
 
 def _application_evidence(
@@ -185,9 +293,10 @@ def _application_evidence(
         c = end_to_end.comparison
         return Evidence(c.ratio, ci_containing(c), "measured"), None
     if quantity in ("throughput", "goodput"):
-        interval = load.capacity_interval if load else None
+        interval = load.capacity_range if load else None
         if load is None or load.capacity is None or interval is None:
             return None, load.capacity_missing if load else "no load test in the bundle"
-        # A goodput that is only a lower bound makes the ratio a one-sided interval.
-        return Evidence(load.capacity.change, interval, "measured"), None
+        ratio = min(max(load.capacity.change, interval.low), interval.high)
+        note = "" if interval.confirmed else " (the goodputs are unconfirmed single passes)"
+        return Evidence(ratio, (interval.low, interval.high), "measured", note), None
     return None, f"`{quantity}` is not a quantity an application is measured by"

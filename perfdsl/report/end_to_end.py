@@ -9,7 +9,7 @@ arms, the SLO and the two goodputs.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from perfdsl.report import figures
@@ -49,44 +49,69 @@ def render_end_to_end(ctx: ReportContext, out: Blocks) -> None:
     _load(ctx, out)
 
 
+_STATUS = {
+    "consistent": "consistent with the bound",
+    "shortfall": "short of the bound: another bottleneck absorbs the gain",
+    "beyond_bound": "BEYOND the bound: faster than the change can make it",
+    "opposite_sign": "OPPOSITE SIGN: the operation got faster, the application slower",
+    "not_established": "not established: the interval is too wide to tell",
+}
+
+
+def _estimate(e: Mapping[str, Any], shown: Callable[[float | None], str] = fmt.ratio) -> str:
+    return f"{shown(e['value'])} [{shown(e['low'])}, {shown(e['high'])}]"
+
+
 def _amdahl(end: Mapping[str, Any]) -> str:
+    """Amdahl as a consistency test, all in time ratios, with every interval and its source."""
     a = end.get("amdahl")
     if a is None:
         return f"Amdahl's bound: not computed ({fmt.message(end.get('amdahl_missing'))})."
+    low, high = a["bound_range"]
     rows = [
-        ["f, the operation's share of baseline time", fmt.percent(a["f"]), "measured"],
+        ["f, the operation's share of baseline request time", _estimate(a["f"], fmt.percent), "measured"],
+        ["r = 1 / s, the operation's time ratio", _estimate(a["op_ratio"]), fmt.text(a["s_source"])],
         [
-            "s, the operation's speedup",
-            fmt.ratio(a["s"]),
-            f"{fmt.interval(*a['s_ci'])}, from {fmt.text(a['s_source'])}",
-        ],
-        [
-            "Amdahl's bound 1 / ((1 \N{MINUS SIGN} f) + f / s)",
-            fmt.ratio(a["bound"]),
-            "the most the application can gain",
+            f"B = (1 {fmt.MINUS} f) + f r, the smallest application time ratio the change can give",
+            f"{fmt.ratio(a['bound_time_ratio'])} [{fmt.ratio(low)}, {fmt.ratio(high)}]",
+            f"speedup at most {fmt.ratio(a['bound'])}",
         ],
     ]
     r = a.get("reconciliation")
     if r:
         rows.append(
             [
-                "Measured end-to-end speedup",
-                fmt.ratio(r["measured"]),
-                f"{fmt.interval(r['measured_low'], r['measured_high'])}: {fmt.message(r['status'])}",
+                "Measured application time ratio",
+                _estimate(r["measured"]),
+                f"{_STATUS.get(r['status'], fmt.text(r['status']))} (consistent band "
+                f"[{fmt.ratio(r['band_low'])}, {fmt.ratio(r['band_high'])}])",
             ]
         )
     table = fmt.table(
-        "Amdahl's bound from the measured f and s, against the measured end-to-end speedup",
+        "Amdahl as a consistency test: the measured f and r against the measured end-to-end time ratio "
+        "(all time ratios, change / baseline)",
         ["Quantity", "Value", "Note"],
         rows,
         numeric=(1,),
     )
+    notes = [f"**s borrowed.** {fmt.message(a['s_fallback'])}."] if a.get("s_fallback") else []
+    check = a.get("share_check")
+    if check and not check.get("compatible"):
+        notes.append(f"**Declared share contradicted.** {fmt.message(check['message'])}.")
     if r is None:
-        return table + f"\n\nReconciliation: not possible ({fmt.message(a.get('reconciliation_missing'))})."
-    note = fmt.message(r["message"]) + "."
-    if r.get("flagged"):
-        return table + "\n\n" + fmt.callout("WARNING", [f"**Beyond Amdahl's bound.** {note}"])
-    return table + f"\n\n{note[0].upper()}{note[1:]}"
+        text = f"Reconciliation: not possible ({fmt.message(a.get('reconciliation_missing'))})."
+        return "\n\n".join([table, text, *([fmt.callout("WARNING", notes)] if notes else [])])
+    message = fmt.message(r["message"]) + "."
+    if r["status"] in ("beyond_bound", "opposite_sign"):
+        notes.insert(
+            0,
+            f"**Contradicts Amdahl's bound.** {message} The end-to-end effect cannot be credited to this "
+            "change: no value, capacity attribution or decision rests on it.",
+        )
+        return table + "\n\n" + fmt.callout("WARNING", notes)
+    return "\n\n".join(
+        [table, f"{message[0].upper()}{message[1:]}", *([fmt.callout("WARNING", notes)] if notes else [])]
+    )
 
 
 def _load(ctx: ReportContext, out: Blocks) -> None:
@@ -105,22 +130,28 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
             if g["goodput"] > 0:
                 goodputs[g["arm"]] = g["goodput"]
         limited = ", ".join(g.get("limited_by") or []) or "no failing rate probed"
+        failing = g.get("failing")
         rows.append(
             [
                 g["arm"],
-                fmt.rate(g["goodput"]) + (" or more" if g.get("lower_bound") else ""),
-                "yes" if g.get("confirmed") else "no (one pass)",
+                fmt.rate(g["goodput"])
+                + (" or more" if g.get("lower_bound") or failing is None else f", below {fmt.rate(failing)}"),
+                "yes" if g.get("confirmed") else "no",
                 limited,
+                _generator(g.get("curve") or []),
                 str(len(g.get("curve") or [])),
             ]
         )
     out.add(
         fmt.table(
-            f"Goodput: the highest offered rate whose p99 met the SLO (p99 ≤ {fmt.sig(slo_ms)} ms), "
-            "and what the next failing rate failed",
-            ["Arm", "Goodput", "Confirmed", "Limited by", "Probes"],
+            f"Goodput: the highest offered rate whose p99 met the SLO (p99 ≤ {fmt.sig(slo_ms)} ms) and the "
+            "lowest rate above it that failed on the system's account; confirmed when a second pass "
+            "repeated both. The generator fell behind when its issue lag grew over a probe by more "
+            f"than {fmt.sig(slo_ms * 0.05)} ms (5 % of the SLO) and by more than 2 % of the time elapsed: "
+            "a rate lost that way leaves the goodput a lower bound; wake-up jitter does not",
+            ["Arm", "Goodput", "Confirmed", "Limited by", "Load generator", "Probes"],
             rows,
-            numeric=(1, 4),
+            numeric=(1, 5),
         )
     )
     if load.get("capacity"):
@@ -138,6 +169,20 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
             "p99 latency against offered load (open loop, latency from the scheduled arrival), "
             "with the SLO and each arm's goodput",
         )
+
+
+def _generator(curve: list[Mapping[str, Any]]) -> str:
+    """How the load generator kept its schedule over an arm's probes: the lowest rate where
+    it fell behind, else its worst issue-lag p99 (wake-up jitter)."""
+    lags = [(p["rate"], p["result"]["generator"]) for p in curve if (p.get("result") or {}).get("generator")]
+    if not lags:
+        return fmt.MISSING
+    behind = [(rate, lag) for rate, lag in lags if lag["verdict"] == "behind"]
+    if behind:
+        rate, lag = min(behind, key=lambda pair: pair[0])
+        return f"behind at {fmt.rate(rate)} (backlog grew {fmt.seconds(lag['backlog_growth'])})"
+    worst = max(lag["p99"] for _, lag in lags)
+    return f"kept up (issue-lag p99 up to {fmt.seconds(worst)})"
 
 
 def _sizes(sizes: Mapping[str, int] | None) -> str:

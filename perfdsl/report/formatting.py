@@ -56,7 +56,13 @@ def sig(x: float, digits: int = 3) -> str:
 
 
 def ratio(x: float | None) -> str:
-    """A ratio (change / baseline) or a speedup: four significant figures."""
+    """A ratio (change / baseline) or a speedup: four significant figures.
+
+    An interval end below 0.001 (a bootstrap over a handful of pairs can reach
+    1e-24) is written in exponent form: two dozen zeros say nothing more.
+    """
+    if x is not None and 0 < abs(x) < 1e-3:
+        return f"{x:.3g}"
     return MISSING if x is None else sig(x, 4)
 
 
@@ -114,17 +120,19 @@ def rate(per_s: float | None) -> str:
 
 
 def capacity_ratio(load: Mapping[str, Any]) -> str:
-    """The load test's capacity ratio as far as it is known: `1.855`, or `at most 3.797`.
+    """The capacity ratio as the interval the goodput brackets allow: `in [1.24, 1.79), unconfirmed`.
 
-    "at most" when the baseline's goodput is only a lower bound (the ratio can
-    only be smaller), "at least" when the change's is.
+    Never the quotient of the two passing rates alone: that is one point of the
+    interval, picked for no reason. The upper end is open (∞) when the
+    change's goodput has no failing rate above it; "unconfirmed" when either
+    goodput rests on a single pass.
     """
-    capacity = load.get("capacity")
-    if not capacity:
+    found = load.get("capacity_range")
+    if not found:
         return MISSING
-    bound = load.get("capacity_bound") or "exact"
-    shown = ratio(capacity["change"])
-    return shown if bound == "exact" else f"{bound} {shown}"
+    high = found.get("high")
+    shown = f"in [{ratio(found['low'])}, {'∞' if high is None else ratio(high)})"
+    return shown if found.get("confirmed") else f"{shown}, unconfirmed (single-pass goodputs)"
 
 
 def capacity_caveat(load: Mapping[str, Any]) -> str | None:

@@ -111,7 +111,8 @@ def _bandwidth(ctx: ReportContext, op: Mapping[str, Any]) -> str:
     fractions: dict[str, list[float]] = {}
     for shape in shapes:
         for b in (shape.get("mechanism") or {}).get("bandwidth") or []:
-            if isinstance(b.get("roof_fraction"), int | float):
+            # A figure above the measured roof is a wrong byte model, not a bandwidth to cite.
+            if isinstance(b.get("roof_fraction"), int | float) and not b.get("invalid"):
                 fractions.setdefault(b["arm"], []).append(float(b["roof_fraction"]))
     if not fractions:
         mechanisms = [s.get("mechanism") or {} for s in shapes]

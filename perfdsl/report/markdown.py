@@ -153,11 +153,31 @@ def _end_to_end_sentence(ctx: ReportContext) -> str:
     c = end.get("comparison")
     if c is None:
         return f"End to end, {app}: no timing evidence ({fmt.message(end.get('comparison_missing'))})."
-    return (
+    shown = (
         f"End to end, {app} request time (change / baseline) is {fmt.ratio(c['ratio'])}, "
         f"{fmt.percent(ctx.level, 2)} interval {fmt.interval(c['ci_low'], c['ci_high'])}: "
-        f"**{c['verdict']}**."
+        f"**{c['verdict']}**"
     )
+    amdahl = end.get("amdahl") or {}
+    r = amdahl.get("reconciliation")
+    if not r:
+        return f"{shown}."
+    low, high = amdahl["bound_range"]
+    status = _AMDAHL_STATUS.get(r["status"], fmt.text(r["status"]))
+    return (
+        f"{shown}; against Amdahl's bound on it, {fmt.ratio(amdahl['bound_time_ratio'])} "
+        f"[{fmt.ratio(low)}, {fmt.ratio(high)}] (f = {fmt.percent(amdahl['f']['value'])}, operation "
+        f"time ratio {fmt.ratio(amdahl['op_ratio']['value'])}), it is **{status}**."
+    )
+
+
+_AMDAHL_STATUS = {
+    "consistent": "consistent",
+    "shortfall": "short of the bound (another bottleneck absorbs the gain)",
+    "beyond_bound": "beyond the bound: impossible for this change",
+    "opposite_sign": "of the opposite sign to the operation's",
+    "not_established": "too uncertain to tell",
+}
 
 
 def objective_text(ctx: ReportContext) -> str | None:
@@ -195,6 +215,9 @@ def _capacity_sentence(ctx: ReportContext) -> str:
         shown += f": capacity ratio {fmt.capacity_ratio(load)}"
         caveat = fmt.capacity_caveat(load)
         shown += f" ({caveat})" if caveat else ""
+        withdrawn = (ctx.evaluation.get("value") or {}).get("capacity_missing") or ""
+        if withdrawn.startswith("not attributed"):
+            shown += ", **not attributed to the change** (the end-to-end effect contradicts Amdahl's bound)"
     else:
         shown += f": no capacity ratio ({fmt.message(load.get('capacity_missing'))})"
     rate = target_rate(ctx)
@@ -212,11 +235,22 @@ def _kernel_sentence(ctx: ReportContext, op: Mapping[str, Any]) -> str:
     combined = op.get("combined")
     if combined is None:
         return f"Kernel {name}: no weighted effect ({fmt.message(op.get('combined_missing'))})."
-    shapes = len(op.get("shapes") or [])
+    shapes = len(combined.get("shares") or [])
+    excluded = combined.get("excluded") or []
+    left_out = (
+        f" ({len(excluded)} invalid shape{'s' if len(excluded) != 1 else ''} left out: "
+        + ", ".join(fmt.text(e["shape"]) for e in excluded)
+        + ")"
+        if excluded
+        else ""
+    )
+    regressions = op.get("regressions") or []
+    slower = f" It is slower at {', '.join(fmt.text(r) for r in regressions)}." if regressions else ""
     return (
-        f"The {name} kernel time ratio, weighted over {shapes} workload shape{'s' if shapes != 1 else ''}, "
+        f"The {name} kernel time ratio of weighted total times over {shapes} valid workload "
+        f"shape{'s' if shapes != 1 else ''}{left_out} "
         f"is {fmt.ratio(combined['ratio'])} {fmt.interval(combined['ci_low'], combined['ci_high'])}: "
-        f"**{combined['verdict']}**."
+        f"**{combined['verdict']}**.{slower}"
     )
 
 
@@ -228,10 +262,7 @@ def _correctness_sentence(ctx: ReportContext) -> str:
     )
     model = (ctx.evaluation.get("model_level") or {}).get("passed")
     if failed or model is False:
-        what = [
-            f"{fmt.code(op['name'])} fails {len(op['correctness'].get('failing') or [])} cases"
-            for op in failed
-        ]
+        what = [f"{fmt.code(op['name'])}: {_failing_cases(op)}" for op in failed]
         if model is False:
             what.append("the application's output fails its model-level check")
         return f"Correctness: **FAILED** ({'; '.join(what)})."
@@ -240,10 +271,63 @@ def _correctness_sentence(ctx: ReportContext) -> str:
     return f"Correctness: **passed**, {shown}{application}."
 
 
+def _failing_cases(op: Mapping[str, Any]) -> str:
+    """Each failing case named: variant, shape, seed and what went wrong."""
+    failing = op["correctness"].get("failing") or []
+    if not failing:
+        return "its correctness check failed"
+    shown = []
+    for case in failing:
+        shape = f" {fmt.TIMES} ".join(f"{k} = {v}" for k, v in (case.get("shape") or {}).items())
+        kinds = ", ".join(case.get("kinds") or ["tolerance"])
+        seed = "no seed" if case.get("seed") is None else f"seed {case['seed']}"
+        shown.append(
+            f"{fmt.code(case.get('variant') or case.get('arm'))} at {shape or 'its shape'}, {seed}: {kinds}"
+        )
+    return f"{len(failing)} failing case{'s' if len(failing) != 1 else ''} ({'; '.join(shown)})"
+
+
+def _amdahl_warnings(ctx: ReportContext) -> list[str]:
+    """A contradiction of Amdahl's bound (it leads the page), a borrowed s, a contradicted share."""
+    amdahl = (ctx.end_to_end or {}).get("amdahl") or {}
+    out = []
+    r = amdahl.get("reconciliation") or {}
+    if r.get("status") in ("beyond_bound", "opposite_sign"):
+        out.append(
+            f"**End to end contradicts Amdahl's bound.** {fmt.message(r.get('message'))}. The end-to-end "
+            "effect cannot come from this change: no value, capacity attribution or decision rests on it."
+        )
+    if amdahl.get("s_fallback"):
+        out.append(f"**s not at the operating point.** {fmt.message(amdahl['s_fallback'])}.")
+    if amdahl.get("power"):
+        out.append(f"**Underpowered end to end.** {fmt.message(amdahl['power'])}.")
+    check = amdahl.get("share_check") or {}
+    if check and not check.get("compatible"):
+        out.append(
+            f"**Declared share contradicted.** {fmt.message(check.get('message'))}; the value section "
+            "says which share it extrapolates from."
+        )
+    return out
+
+
+def _invalid_warnings(ctx: ReportContext) -> list[str]:
+    """Every measured result left out of the conclusions, and why."""
+    out = []
+    for op in ctx.operations:
+        invalid = [s for s in op.get("shapes") or [] if s.get("invalid")]
+        if invalid:
+            out.append(
+                f"**Invalid results excluded** from every conclusion for {fmt.code(op['name'])}: "
+                + "; ".join(f"{fmt.text(s['label'])}: {fmt.message(s['invalid'])}" for s in invalid)
+                + "."
+            )
+    return out
+
+
 def first_page_warnings(ctx: ReportContext) -> list[str]:
     """Every condition that changes how the result must be read, one paragraph each."""
     ev = ctx.evaluation
-    out: list[str] = []
+    out: list[str] = _amdahl_warnings(ctx)
     if ctx.predict_edited and ctx.current is not None:
         out.append(
             f"**Predictions edited after the run.** {fmt.message(ctx.current.message)}; the verdicts "
@@ -274,11 +358,8 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
         )
     for op in ctx.operations:
         if not (op.get("correctness") or {}).get("passed"):
-            failing = op["correctness"].get("failing") or []
-            out.append(
-                f"**Correctness failed** for {fmt.code(op['name'])}: {len(failing)} failing cases "
-                "(listed under Correctness evidence)."
-            )
+            out.append(f"**Correctness failed** for {fmt.code(op['name'])}: {_failing_cases(op)}.")
+    out.extend(_invalid_warnings(ctx))
     if (ev.get("model_level") or {}).get("passed") is False:
         out.append("**Correctness failed** for the application's output against its float64 run.")
     for p in ev.get("predictions") or []:
@@ -287,15 +368,16 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
                 f"**Prediction refuted** (line {p['line']}): {fmt.code(p['text'])}: "
                 f"{fmt.message(p['message'])}."
             )
+        elif p.get("verdict") == "invalid":
+            out.append(
+                f"**Prediction rests on an invalid result** (line {p['line']}): {fmt.code(p['text'])}: "
+                f"{fmt.message(p['message'])}."
+            )
         elif p.get("verdict") == "confirmed" and p.get("basis") == "modelled":
             out.append(
                 f"**Mechanism modelled, not counted** (line {p['line']}): {fmt.code(p['text'])} is "
                 "confirmed from the study's own formulas; no counter measured it."
             )
-    amdahl = (ctx.end_to_end or {}).get("amdahl") or {}
-    reconciliation = amdahl.get("reconciliation") or {}
-    if reconciliation.get("flagged"):
-        out.append(f"**End to end beyond Amdahl's bound.** {fmt.message(reconciliation.get('message'))}.")
     return out
 
 
@@ -325,16 +407,39 @@ def _prediction_table(ctx: ReportContext) -> list[str]:
                 fmt.ratio(p.get("value")),
                 shown_ci,
                 bound,
-                f"**{verdict}**" if verdict in ("refuted", "not evidence") else verdict,
+                f"**{verdict}**" if verdict in ("refuted", "not evidence", "invalid") else verdict,
             ]
         )
-        if verdict == "not evidence":
-            reasons.append(f"line {p['line']}: {fmt.message(p['message'])}")
+        if verdict in ("not evidence", "invalid"):
+            reasons.append(f"line {p['line']} ({verdict}): {fmt.message(p['message'])}")
     table = fmt.table(
         "Every registered prediction and its verdict (ratios are change / baseline)",
         ["Line", "Prediction", "Basis", "Value", "Interval", "Bound", "Verdict"],
         rows,
         numeric=(0, 3, 4),
     )
-    missing = f"Not evidence: {'; '.join(reasons)}." if reasons else ""
-    return [table, missing]
+    missing = f"Without a verdict: {'; '.join(reasons)}." if reasons else ""
+    return [table, missing, _family(ctx)]
+
+
+def _family(ctx: ReportContext) -> str:
+    """Which family Holm's adjustment covered, and the calls it does not keep."""
+    family = ctx.evaluation.get("family")
+    if not family:
+        return ""
+    names, rejected = family["names"], family["rejected"]
+    lost = [
+        n
+        for n, keep, p in zip(names, rejected, family["p_values"], strict=True)
+        if not keep and p < family["alpha"]
+    ]
+    shown = (
+        f" Significant alone but not after the adjustment: {', '.join(fmt.text(n) for n in lost)}."
+        if lost
+        else ""
+    )
+    return (
+        f'Many comparisons: Holm\'s adjustment over the family "{fmt.text(family["family"])}" '
+        f"({len(names)} tests, family-wise error {fmt.percent(family['alpha'])}): "
+        f"{sum(rejected)} remain significant.{shown}"
+    )

@@ -82,21 +82,32 @@ def _quantity(name: str, value: float) -> str:
 
 
 def _bandwidth(op: Mapping[str, Any], shapes: list[Mapping[str, Any]], out: Blocks) -> None:
-    rows, missing = [], []
+    """Achieved bandwidth per shape and arm; one the measurement shows impossible is no bandwidth.
+
+    Modelled bytes over the time that land above the measured roof mean the byte
+    model is wrong: the row says so instead of printing the figure as a measured
+    bandwidth, and the roofline figure leaves it out.
+    """
+    rows, missing, impossible = [], [], []
     for shape in shapes:
         mech = shape.get("mechanism") or {}
         if mech.get("roof_missing"):
             missing.append(f"{fmt.message(shape['label'])}: {fmt.message(mech['roof_missing'])}")
         for b in mech.get("bandwidth") or []:
+            invalid = b.get("invalid")
+            if invalid:
+                impossible.append(f"{fmt.message(shape['label'])} {b['arm']}: {fmt.message(invalid)}")
             rows.append(
                 [
                     fmt.text(shape["label"]),
                     b["arm"],
                     fmt.data_size(b["bytes"]),
                     fmt.duration(b["median_ns"]),
-                    fmt.bandwidth(b["bytes_per_s"]),
+                    "impossible (PQ006)" if invalid else fmt.bandwidth(b["bytes_per_s"]),
                     fmt.bandwidth(mech.get("roof_bytes_per_s")),
-                    fmt.percent(b.get("roof_fraction")),
+                    "above the roof: the byte model is wrong"
+                    if invalid
+                    else fmt.percent(b.get("roof_fraction")),
                 ]
             )
     if rows:
@@ -111,10 +122,22 @@ def _bandwidth(op: Mapping[str, Any], shapes: list[Mapping[str, Any]], out: Bloc
         )
     if missing:
         out.add("No roof: " + "; ".join(missing) + ".")
+    if impossible:
+        out.add(
+            fmt.callout(
+                "WARNING",
+                [
+                    "**Byte model physically impossible**: modelled bytes over the measured time exceed the "
+                    "roof measured in the same run, so these are no bandwidths and every prediction built "
+                    "on the byte model is invalid: " + "; ".join(impossible)
+                ],
+            )
+        )
     points = [
         (f"{shape['label']} {b['arm']}", b["bytes_per_s"] / 1e9)
         for shape in shapes
         for b in (shape.get("mechanism") or {}).get("bandwidth") or []
+        if not b.get("invalid")
     ]
     roofs = [
         s["mechanism"]["roof_bytes_per_s"]

@@ -70,7 +70,7 @@ def _setting(name: str, value: object) -> str:
 
 
 def _timing_table(ctx: ReportContext, op: Mapping[str, Any], out: Blocks) -> None:
-    rows, missing = [], []
+    rows, missing, excluded = [], [], []
     for shape in op.get("shapes") or []:
         arms = {a["arm"]: a for a in shape.get("arms") or []}
         c = shape.get("comparison")
@@ -84,10 +84,13 @@ def _timing_table(ctx: ReportContext, op: Mapping[str, Any], out: Blocks) -> Non
             missing.append(f"{fmt.message(shape['label'])}: {fmt.message(shape.get('missing'))}")
             cells += [fmt.MISSING, fmt.MISSING, "not evidence", fmt.MISSING]
         else:
+            invalid = shape.get("invalid")
+            if invalid:
+                excluded.append(f"{fmt.message(shape['label'])}: {fmt.message(invalid)}")
             cells += [
                 fmt.ratio(c["ratio"]),
                 fmt.interval(c["ci_low"], c["ci_high"]),
-                _verdict(c["verdict"]),
+                "**invalid**" if invalid else _verdict(c["verdict"]),
                 fmt.percent(c["mde"]) + (" (underpowered)" if c.get("underpowered") else ""),
             ]
         rows.append(cells)
@@ -95,7 +98,7 @@ def _timing_table(ctx: ReportContext, op: Mapping[str, Any], out: Blocks) -> Non
     if combined:
         rows.append(
             [
-                "**weighted**",
+                "**weighted total time**",
                 "1",
                 fmt.MISSING,
                 fmt.MISSING,
@@ -116,6 +119,11 @@ def _timing_table(ctx: ReportContext, op: Mapping[str, Any], out: Blocks) -> Non
     )
     if missing:
         out.add("Not evidence: " + "; ".join(missing) + ".")
+    if excluded:
+        out.add(
+            "Invalid, and left out of the weighted ratio, Amdahl's s, the predictions, the mechanism, "
+            "value and the decision: " + "; ".join(excluded) + "."
+        )
     if not combined:
         out.add(f"No weighted effect: {fmt.message(op.get('combined_missing'))}.")
     if op.get("regressions"):

@@ -1,60 +1,76 @@
-"""What the change is worth: value from the measured end-to-end effect, and the capacity change."""
+"""What the change is worth: value from an established end-to-end effect, and the capacity change."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext
 
 
 def render_value(ctx: ReportContext, out: Blocks) -> None:
-    """Value = frequency x saved time x scale, with the study's numbers filled in."""
+    """Value = frequency x saved time x scale, or why it is not established; the share it rests on."""
     value = ctx.evaluation.get("value")
     if value is None:
         out.add(f"Value: not computed ({fmt.message(ctx.evaluation.get('value_missing'))}).")
         return
     per, fleet = value["per_unit"], value["fleet"]
-    level = fmt.percent(per.get("level", ctx.level), 2)
     basis = fmt.code(value["basis"])
-    saved = fmt.seconds(per["saved_time_per_unit"])
-    saved_ci = per["saved_time_per_unit_ci"]
-    freq_unit, x = fmt.text(value["frequency_unit"]), fmt.TIMES
+    x = fmt.TIMES
     out.add(
         f"Value = frequency {x} saved time {x} scale, where the saved time is the measured end-to-end "
-        f"saving of {basis} per run (baseline time {x} (1 {fmt.MINUS} end-to-end ratio)), never the kernel's."
+        f"saving of {basis} per run (baseline time {x} (1 {fmt.MINUS} end-to-end ratio)), never the "
+        "kernel's, and only from an established effect that Amdahl's bound does not contradict."
     )
-    scale_unit = fmt.text(value["scale_unit"])
-    out.add(
-        fmt.bullets(
-            [
-                f"Per unit of work: {fmt.sig(value['frequency'])} runs {freq_unit} {x} {saved} saved a run = "
-                f"**{fmt.seconds(per['value'])} {freq_unit}** ({level} interval of the saving "
-                f"[{fmt.seconds(saved_ci[0])}, {fmt.seconds(saved_ci[1])}]).",
-                f"At scale: {fmt.sig(value['scale'])} {scale_unit} {x} (1 {fmt.MINUS} end-to-end ratio) = "
-                f"**{fmt.sig(fleet['value'])} {scale_unit}** ({level} interval "
-                f"[{fmt.sig(fleet['value_ci'][0])}, {fmt.sig(fleet['value_ci'][1])}]).",
-            ]
-        )
-    )
-    if fleet["value_ci"][0] <= 0:
+    out.add(f"Share of time the value extrapolates from: {fmt.message(value.get('share_basis'))}.")
+    if not fleet.get("established"):
         out.add(
             fmt.callout(
                 "WARNING",
                 [
-                    "**The value is not established.** Its interval reaches zero or below: at this "
-                    "confidence the change may save nothing, or cost."
+                    f"**No value is claimed.** {fmt.message(fleet.get('reason'))}: it is not an effect to "
+                    "multiply a fleet by."
                 ],
             )
         )
+    else:
+        out.add(fmt.bullets(_figures(value, per, fleet)))
+        if fleet["value"]["low"] <= 0:
+            out.add(
+                fmt.callout(
+                    "WARNING",
+                    [
+                        "**The value may be zero or negative.** Its interval reaches zero or below: at "
+                        "this confidence the change may save nothing, or cost."
+                    ],
+                )
+            )
     capacity = value.get("capacity")
     if capacity:
-        load = ctx.load or {}
-        bound = load.get("capacity_bound") or "exact"
-        fewer = fmt.percent(capacity["fleet_fraction_freed"])
+        low, high = capacity["fleet_fraction_freed"]
+        freed = f"{fmt.percent(low)} to {'100%' if high is None else fmt.percent(high)}"
+        unconfirmed = "" if capacity.get("confirmed") else "; unconfirmed: a goodput rests on a single pass"
         out.add(
-            f"Capacity at the same SLO: goodput ratio {fmt.capacity_ratio(load)}; serving the same "
-            f"demand needs {fewer if bound == 'exact' else f'{bound} {fewer}'} fewer machines"
-            + (f" ({fmt.capacity_caveat(load)})." if bound != "exact" else ".")
+            f"Capacity at the same SLO: goodput ratio {fmt.capacity_ratio(ctx.load or {})}; serving the "
+            f"same demand needs between {freed} fewer machines{unconfirmed}."
         )
     else:
-        reason = (ctx.load or {}).get("capacity_missing") or ctx.evaluation.get("load_missing")
-        out.add(f"Capacity: not computed ({fmt.text(reason)}).")
+        reason = value.get("capacity_missing") or ctx.evaluation.get("load_missing")
+        out.add(f"Capacity: no figure ({fmt.message(reason)}).")
+
+
+def _figures(value: Mapping[str, Any], per: Mapping[str, Any], fleet: Mapping[str, Any]) -> list[str]:
+    level = fmt.percent(per["value"].get("level"), 2)
+    saved = per["saved_time"]
+    x = fmt.TIMES
+    freq_unit, scale_unit = fmt.text(value["frequency_unit"]), fmt.text(value["scale_unit"])
+    capped = " (capped by Amdahl at the declared share)" if fleet.get("capped") else ""
+    return [
+        f"Per unit of work: {fmt.sig(value['frequency'])} runs {freq_unit} {x} {fmt.seconds(saved['value'])} "
+        f"saved a run = **{fmt.seconds(per['value']['value'])} {freq_unit}** ({level} interval of the saving "
+        f"[{fmt.seconds(saved['low'])}, {fmt.seconds(saved['high'])}]){capped}.",
+        f"At scale: {fmt.sig(value['scale'])} {scale_unit} {x} (1 {fmt.MINUS} end-to-end ratio) = "
+        f"**{fmt.sig(fleet['value']['value'])} {scale_unit}** ({level} interval "
+        f"[{fmt.sig(fleet['value']['low'])}, {fmt.sig(fleet['value']['high'])}]){capped}.",
+    ]

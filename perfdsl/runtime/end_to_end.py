@@ -30,12 +30,13 @@ from perfdsl.bundle.application import (
     ModelLevelRecord,
     OutputRecord,
 )
-from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
+from perfdsl.bundle.load import GeneratorLagRecord, LoadProbeRecord, LoadRecord
 from perfdsl.bundle.plan import LoadPlan, Plan, TimingPlan
 from perfdsl.kernel import AppContext, Application, Variant
 from perfdsl.runtime.load_generator import LoadRun, run_open_loop
+from perfdsl.runtime.progress import RunProgress, application_key
 from perfdsl.runtime.targets import Target
-from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, sample, seeded_rng
+from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, block_order, sample, seeded_rng
 
 LOAD_SEED = 20261129
 """One schedule seed for every probe of both arms: the same arrivals for baseline and change."""
@@ -58,6 +59,8 @@ class LoadProbe:
     rate: float
     phase: str
     run: LoadRun
+    generator: GeneratorLagRecord
+    """The generator's own lag over this probe, as judged when it ran."""
 
 
 def build_requests(
@@ -90,8 +93,13 @@ def _timed_op(op: Callable[..., None], target: Target, spent: list[int]) -> Call
     return timed
 
 
-def time_requests(target: Target, requests: dict[str, Callable[[], Any]], timing: TimingPlan) -> TimingRecord:
-    """Request time in interleaved blocks, every sample kept."""
+def time_requests(
+    target: Target,
+    requests: dict[str, Callable[[], Any]],
+    timing: TimingPlan,
+    on_block: Callable[[], dict[str, Any]] | None = None,
+) -> TimingRecord:
+    """Request time in interleaved blocks, every sample kept; `on_block` as the sampler's (progress)."""
     arms = [Arm(name, (call,)) for name, call in requests.items()]
     settings = TimingSettings(
         warmup_calls=max(2, timing.warmup // 2),
@@ -99,7 +107,7 @@ def time_requests(target: Target, requests: dict[str, Callable[[], Any]], timing
         repeats=max(3, timing.repeats // 5),
         blocks=timing.blocks,
     )
-    return sample(target, arms, settings)
+    return sample(target, arms, settings, on_block=on_block)
 
 
 def measure_share(
@@ -143,7 +151,7 @@ def search_load(
     requests: dict[str, Callable[[], Any]],
     load: LoadPlan,
     quick: bool,
-    on_probe: Callable[[str, float], None] | None = None,
+    on_probe: Callable[[str, float, GeneratorLagRecord], None] | None = None,
 ) -> tuple[list[LoadProbe], list[str]]:
     """The declared sweep (full runs only), then the goodput search, for each arm.
 
@@ -170,14 +178,16 @@ def search_load(
                 f"`{arm}` load search stopped: a probe at {rate:.3g} rps would take "
                 f"{duration:.0f} s, past the {budget:.0f} s budget"
             )
-        if on_probe:
-            on_probe(arm, rate)
         run = run_open_loop(
             requests[arm], rate, count=count, warmup=warmup, seed=LOAD_SEED, duration_s=duration
         )
-        probes.append(LoadProbe(arm, len(probes), rate, phase, run))
         scheduled, issued, _, completed = run.seconds()
-        return summarize_rate(rate, scheduled, issued, completed, load.slo_seconds, run.ok)
+        result = summarize_rate(rate, scheduled, issued, completed, load.slo_seconds, run.ok)
+        lag = GeneratorLagRecord(**attrs.asdict(result.generator))
+        probes.append(LoadProbe(arm, len(probes), rate, phase, run, lag))
+        if on_probe:
+            on_probe(arm, rate, lag)
+        return result
 
     arms = list(requests)
     if not quick:
@@ -272,7 +282,7 @@ def run_application(
     resolved: Any,
     target: Target,
     bundle: Any,
-    progress: Callable[[str], None],
+    progress: RunProgress,
     correctness_passed: bool,
 ) -> ApplicationRecord:
     """All end-to-end evidence for the plan's application, raw records into the bundle."""
@@ -313,7 +323,14 @@ def run_application(
 
     progress(f"application `{app.name}`: request time")
     requests = build_requests(application, target, variants, app.shape, plan.dtype)
-    record = time_requests(target, requests, plan.timing)
+    key = application_key(plan)
+    record = time_requests(
+        target,
+        requests,
+        plan.timing,
+        on_block=progress.blocks(key, block_order(list(requests), plan.timing.blocks)),
+    )
+    progress.finish_step(key)
     header, rows = record.rows()
     bundle.write_csv("samples/application.csv", header, rows)
     timing = {
@@ -340,7 +357,10 @@ def run_application(
         requests,
         plan.load,
         plan.quick,
-        on_probe=lambda arm, rate: progress(f"load: {arm} at {rate:.1f} rps"),
+        on_probe=lambda arm, rate, lag: progress(
+            f"load: {arm} at {rate:.1f} rps, generator {lag.verdict} "
+            f"(issue lag p99 {lag.p99 * 1e3:.2f} ms, backlog growth {lag.backlog_growth * 1e3:.2f} ms)"
+        ),
     )
     load = LoadRecord(
         arrivals=plan.load.arrivals,
@@ -374,4 +394,5 @@ def _write_probe(bundle: Any, probe: LoadProbe) -> LoadProbeRecord:
         warmup=run.warmup,
         truncated=run.truncated,
         first_error=run.first_error,
+        generator=probe.generator,
     )

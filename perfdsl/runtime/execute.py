@@ -16,7 +16,6 @@ leaves no bundle behind. Layout: docs/bundle.md.
 from __future__ import annotations
 
 import datetime as dt
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,14 +31,13 @@ from perfdsl.bundle.static import StaticCode, VariantCode
 from perfdsl.kernel import Application, Reference, Variant
 from perfdsl.runtime.correctness import CorrectnessResult, check_variant
 from perfdsl.runtime.counters.attach import attach_counters
+from perfdsl.runtime.progress import RunProgress, calibrate_plan, step_key
 from perfdsl.runtime.resolve import ResolveError, resolve
 from perfdsl.runtime.targets import Target
-from perfdsl.runtime.timing import TimingRecord, TimingSettings, prepare_arms, sample
+from perfdsl.runtime.timing import TimingRecord, TimingSettings, block_order, prepare_arms, sample
 
 ROOF_ARM = "copy"
 ARMS = ("baseline", "change")
-
-Progress = Callable[[str], None]
 
 
 class RunError(Exception):
@@ -84,7 +82,7 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def execute(plan: Plan, target: Target, artifacts: Path, progress: Progress) -> Path:
+def execute(plan: Plan, target: Target, artifacts: Path, progress: RunProgress) -> Path:
     """Run the plan on `target` and return the bundle's path."""
     from perfdsl.runtime.environment import capture_environment
 
@@ -95,6 +93,8 @@ def execute(plan: Plan, target: Target, artifacts: Path, progress: Progress) -> 
         if plan.application
         else None
     )
+    progress("calibrating: a few calls of every arm at every shape, to estimate the run's length")
+    progress.announce(calibrate_plan(plan, target, resolved, roof, application))
     started = _now()
     with BundleWriter(artifacts, plan.study) as bundle:
         progress(f"bundle {bundle.run_id} for `{plan.study}` on {target.name}")
@@ -151,7 +151,7 @@ def _static_code(
     roof: tuple[Reference, Variant] | None,
     target: Target,
     bundle: BundleWriter,
-    progress: Progress,
+    progress: RunProgress,
 ) -> StaticCode:
     """Compile every kernel of every variant to PTX/SASS (CUDA) and IR/assembly (CPU)."""
     from perfdsl.runtime.static_code.archive import write_compiled_code
@@ -195,7 +195,7 @@ def _operation(
     roof: tuple[Reference, Variant] | None,
     target: Target,
     bundle: BundleWriter,
-    progress: Progress,
+    progress: RunProgress,
 ) -> OperationRecord:
     correctness = {}
     for arm, variant in resolved.variants.items():
@@ -216,12 +216,13 @@ def _operation(
         entry = _shape_entry(shape)
         if passed:
             progress(f"timing {operation.name} {shape.label} ({index}/{len(operation.shapes)})")
-            record = _time_shape(plan, operation, shape, resolved, roof, target)
+            record = _time_shape(plan, operation, shape, resolved, roof, target, progress)
             path = f"samples/{operation.name}/{shape.label}.csv"
             header, rows = record.rows()
             bundle.write_csv(path, header, rows)
             entry = attrs.evolve(entry, samples=path, timing=_timing_json(record))
         else:
+            progress.finish_step(step_key(operation.name, shape.label))
             entry = attrs.evolve(entry, samples_missing="not timed: a variant failed its correctness check")
         shapes.append(entry)
     # Counted mechanism evidence (Nsight Compute), at the largest shape, on cuda only.
@@ -256,6 +257,7 @@ def _time_shape(
     resolved: Resolved,
     roof: tuple[Reference, Variant] | None,
     target: Target,
+    progress: RunProgress,
 ) -> TimingRecord:
     """Baseline, change and the copy roof, interleaved in one sampler call."""
     arms = prepare_arms(
@@ -276,13 +278,18 @@ def _time_shape(
         repeats=plan.timing.repeats,
         blocks=plan.timing.blocks,
     )
-    return sample(target, arms, settings, on_block=_clock_hook(target))
+    key = step_key(operation.name, shape.label)
+    shown = progress.blocks(key, block_order([a.name for a in arms], settings.blocks))
+    clocks = _clock_hook(target)
+    record = sample(target, arms, settings, on_block=lambda: {**clocks(), **shown()})
+    progress.finish_step(key)
+    return record
 
 
-def _clock_hook(target: Target) -> Callable[[], dict[str, Any]] | None:
+def _clock_hook(target: Target) -> Callable[[], dict[str, Any]]:
     """Read GPU clocks and throttle reasons at each block's start and end (never set them)."""
     if target.name != "cuda":
-        return None
+        return dict
     from perfdsl.runtime.environment import read_clocks
 
     return lambda: attrs.asdict(read_clocks())
@@ -333,8 +340,3 @@ def _worst(case: Any) -> dict[str, float | None]:
             if value is not None and (worst[metric] is None or value > worst[metric]):
                 worst[metric] = value
     return worst
-
-
-def stderr_progress(message: str) -> None:
-    """The default progress display: one line per step on stderr."""
-    print(f"  {message}", file=sys.stderr, flush=True)

@@ -4,7 +4,9 @@ Modelled on MLPerf LoadGen's server scenario: latency runs from each request's
 *scheduled* arrival (no coordinated omission, as in wrk2), p99 must be within
 the SLO with 99 % binomial confidence (LoadGen's early-stopping criterion), and
 the peak rate is found by doubling then bisecting (`FindPeakPerformance`), then
-confirmed by repeating, because the result is not monotone in the rate.
+confirmed by repeating both ends of the bracket, because the result is not
+monotone in the rate. A rate also fails when the load generator fell behind its
+schedule (`stats.generator_lag`), which is its own limit, not the system's.
 
 All times are in seconds; rates in requests per second.
 """
@@ -18,13 +20,10 @@ import attrs
 import numpy as np
 from scipy import stats
 
+from perfdsl.stats.generator_lag import GeneratorLag, generator_lag
+
 MIN_ACHIEVED_FRACTION = 0.98
 """A rate passes only if completions keep up with at least 98 % of the schedule."""
-
-MAX_ISSUE_LAG_FRACTION = 0.05
-"""The generator has fallen behind, and the rate is invalid, when the p99 of its
-issue lag (actual issue time - scheduled time) exceeds 5 % of the SLO: then the
-requests did not arrive when the schedule said (research notes, section 5.5)."""
 
 
 def p99_check(n: int, misses: int, percentile: float = 0.99, confidence: float = 0.99) -> bool:
@@ -75,16 +74,24 @@ class RateResult:
     p90: float
     p99: float
     max: float
-    issue_lag_p99: float
+    generator: GeneratorLag
+    """The load generator's own issue lag: jitter, or falling behind its schedule."""
     slo: float
     p99_ok: bool
     throughput_ok: bool
     lag_ok: bool
+    """The generator did not fall behind (wake-up jitter alone does not invalidate a rate)."""
 
     @property
     def passed(self) -> bool:
-        """The rate meets the SLO: p99 check, throughput kept up, generator on time."""
+        """The rate meets the SLO: p99 check, throughput kept up, generator kept its schedule."""
         return self.p99_ok and self.throughput_ok and self.lag_ok
+
+    @property
+    def generator_limited(self) -> bool:
+        """The probe says nothing about the system: the generator fell behind its schedule,
+        so late issues, not the system, set its throughput and its latency."""
+        return self.generator.verdict == "behind"
 
 
 def summarize_rate(
@@ -105,19 +112,21 @@ def summarize_rate(
     The throughput check compares the completion rate with the rate of the
     schedule actually drawn, not the nominal one: a Poisson schedule of a few
     hundred arrivals is several percent off its nominal rate by chance alone.
+    The issue lags (issued - scheduled) are judged by `generator_lag`: only a
+    growing backlog fails the rate, not wake-up jitter.
     """
     sched = np.asarray(scheduled, dtype=float)
     iss = np.asarray(issued, dtype=float)
     done = np.asarray(completed, dtype=float)
     good = np.ones(sched.size, bool) if ok is None else np.asarray(ok, dtype=bool)
     n = sched.size
-    if n < 2 or not (iss.size == done.size == good.size == n):
-        raise ValueError("need at least two requests, with one timestamp of each kind per request")
+    if n < 3 or not (iss.size == done.size == good.size == n):
+        raise ValueError("need at least three requests, with one timestamp of each kind per request")
     latency = np.where(good, done - sched, np.inf)
     misses = int(np.sum(latency > slo))
     # "higher" reports an observed latency, never an interpolation, and stays inf-safe.
     p50, p90, p99 = (float(q) for q in np.quantile(latency, [0.5, 0.9, 0.99], method="higher"))
-    lag_p99 = float(np.quantile(iss - sched, 0.99, method="higher"))
+    lag = generator_lag(sched, iss, slo)
     scheduled_rate = (n - 1) / float(np.ptp(sched))
     finished = done[good]
     achieved = (finished.size - 1) / float(np.ptp(finished)) if finished.size > 1 else 0.0
@@ -132,11 +141,11 @@ def summarize_rate(
         p90=p90,
         p99=p99,
         max=float(latency.max()),
-        issue_lag_p99=lag_p99,
+        generator=lag,
         slo=float(slo),
         p99_ok=p99_check(n, misses),
         throughput_ok=achieved >= MIN_ACHIEVED_FRACTION * scheduled_rate,
-        lag_ok=lag_p99 <= MAX_ISSUE_LAG_FRACTION * slo,
+        lag_ok=lag.verdict != "behind",
     )
 
 
@@ -159,8 +168,10 @@ class GoodputSearch:
     goodput: float
     """The highest rate that passed and was confirmed; 0.0 if no rate passed."""
     confirmed: bool
-    """False when the probe budget ran out before a passing rate was confirmed;
-    `goodput` is then the best unconfirmed candidate and must be labelled so."""
+    """The second pass agreed at both ends of the bracket: the goodput passed again and
+    the failing rate above it failed again. False when the budget ran out first or a
+    repeat disagreed; `goodput` is then the best unconfirmed candidate and must be
+    labelled so."""
     probes: tuple[Probe, ...]
 
 
@@ -179,7 +190,11 @@ def find_goodput(
     3. Bisect until (fail - pass) / pass <= `rel_tol`.
     4. Repeat the best passing rate `confirmations` times (the research notes
        recommend 3); if any repeat fails, step down by a factor 1 + rel_tol
-       and probe and confirm again.
+       and probe and confirm again. Then repeat the failing rate above it as
+       often: a bracket whose upper end passes on a second pass is not one.
+
+    A run in which the generator fell behind its schedule is run once more
+    before the search moves on: it is no evidence about the system either way.
 
     At most `max_probes` calls of `run_rate`.
     """
@@ -190,6 +205,10 @@ def find_goodput(
     def probe(rate: float, phase: Phase) -> bool:
         result = run_rate(rate)
         probes.append(Probe(rate=rate, phase=phase, result=result))
+        if result.generator_limited and budget():
+            # The generator fell behind: the run says nothing about the system, so run it again.
+            result = run_rate(rate)
+            probes.append(Probe(rate=rate, phase=phase, result=result))
         return result.passed
 
     def budget() -> bool:
@@ -201,7 +220,8 @@ def find_goodput(
         if not budget():
             return GoodputSearch(goodput=0.0, confirmed=False, probes=tuple(probes))
         rate, phase = rate / 2.0, "step down"
-    low, high = rate, None
+    low: float = rate
+    high: float | None = None
     while high is None and budget():
         if probe(low * 2.0, "double"):
             low *= 2.0
@@ -214,22 +234,25 @@ def find_goodput(
         else:
             high = mid
     while True:
-        confirmed = True
         for _ in range(confirmations):
             if not budget():
                 return GoodputSearch(goodput=low, confirmed=False, probes=tuple(probes))
             if not probe(low, "confirm"):
-                confirmed = False
                 break
-        if confirmed:
+        else:
+            # The pass held; now the failing end must fail again, or the bracket is not known.
+            if high is not None:
+                for _ in range(confirmations):
+                    if not budget() or probe(high, "confirm"):
+                        return GoodputSearch(goodput=low, confirmed=False, probes=tuple(probes))
             return GoodputSearch(goodput=low, confirmed=True, probes=tuple(probes))
-        # The rate is not reliably passing: step down and probe afresh.
-        candidate = low / (1.0 + rel_tol)
+        # The rate is not reliably passing: it is the new failing end; step down and probe afresh.
+        high, candidate = low, low / (1.0 + rel_tol)
         while budget():
             if probe(candidate, "step down"):
                 low = candidate
                 break
-            candidate /= 1.0 + rel_tol
+            high, candidate = candidate, candidate / (1.0 + rel_tol)
         else:
             return GoodputSearch(goodput=low, confirmed=False, probes=tuple(probes))
 

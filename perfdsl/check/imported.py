@@ -1,0 +1,152 @@
+"""Implementations taken from other harnesses' result files: readable, selectable, honestly labelled.
+
+`check` reads each imported file with its format's pure parser (no harness is
+run or imported, so an untrusted study stays safe to check) and reports at the
+`import` line what the run would otherwise fail on: a missing or malformed
+file, an entry that is not there. A file whose label is not evidence-grade is
+a warning quoting its caveats. The rules that tie imported evidence to the
+rest of the chain (one shape, correctness and end-to-end stated as not run)
+are here too; the links that a run would otherwise satisfy skip a wholly
+imported study through `Study.imported`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from perfdsl.check.context import Context
+from perfdsl.check.names import choice
+from perfdsl.imports.evidence import ImportedEvidence, ImportFormatError
+from perfdsl.imports.registry import FORMATS, parse_import
+from perfdsl.imports.select import select_entry
+from perfdsl.nodes import Imported, Operation, Study
+
+
+def study_directory(study: Study) -> Path:
+    """Where an imported path is resolved from: the study file's directory, as for `artifacts`."""
+    return Path(study.source.path).parent
+
+
+def resolve(study: Study, imported: Imported) -> Path:
+    """The imported file's path as this process can open it."""
+    return study_directory(study) / imported.path.value
+
+
+def check_imported(ctx: Context) -> None:
+    operations = ctx.study.operations
+    if not any(op.imported for op in operations):
+        return
+    parsed: dict[tuple[str, str], ImportedEvidence | None] = {}
+    for operation in operations:
+        _sides(ctx, operation)
+        for imported in _imports(operation):
+            evidence = _read(ctx, imported, parsed)
+            if evidence is not None:
+                _entry(ctx, imported, evidence)
+    _whole_study(ctx)
+    _caveats(ctx, parsed)
+
+
+def _imports(operation: Operation) -> list[Imported]:
+    return [side for side in (operation.baseline, operation.change) if isinstance(side, Imported)]
+
+
+def _sides(ctx: Context, operation: Operation) -> None:
+    """One side imported and the other run would compare two harnesses' numbers as one."""
+    sides = (operation.baseline, operation.change)
+    if operation.imported and not all(isinstance(s, Imported) for s in sides) and None not in sides:
+        ctx.report(
+            "PD412",
+            f"operation `{operation.name.id}` imports one implementation and runs the other",
+            operation.name.span,
+            label="baseline and change must come from the same harness",
+            help="import both `baseline` and `change`, or give both as Python references",
+        )
+
+
+def _read(
+    ctx: Context, imported: Imported, parsed: dict[tuple[str, str], ImportedEvidence | None]
+) -> ImportedEvidence | None:
+    """The parsed file, once per file and format; None (reported once) when it cannot be used."""
+    if not choice(ctx, imported.format, tuple(FORMATS), "import format"):
+        return None
+    key = (imported.path.value, imported.format.id)
+    if key not in parsed:
+        try:
+            parsed[key] = parse_import(imported.format.id, resolve(ctx.study, imported))
+        except ImportFormatError as error:
+            parsed[key] = None
+            ctx.report(
+                "PD315",
+                f"imported file `{imported.path.value}` cannot be used as `{imported.format.id}`",
+                imported.path.span,
+                label=str(error),
+                help="paths are relative to the study's directory; check the file and its format",
+            )
+    return parsed[key]
+
+
+def _entry(ctx: Context, imported: Imported, evidence: ImportedEvidence) -> None:
+    try:
+        select_entry(evidence, imported.entry.value)
+    except ImportFormatError as error:
+        ctx.report(
+            "PD315",
+            f"`{imported.entry.value}` selects no single entry of `{imported.path.value}`",
+            imported.entry.span,
+            label=str(error),
+            help="give an entry's exact name, or a regular expression that matches exactly one",
+        )
+
+
+def _whole_study(ctx: Context) -> None:
+    """A run imports every operation or none; an imported run measures one shape and no application."""
+    study = ctx.study
+    if not study.imported:
+        mixed = next(op for op in study.operations if op.imported)
+        if any(not op.imported for op in study.operations):
+            ctx.report(
+                "PD412",
+                "the study imports some operations and runs others",
+                mixed.name.span,
+                label="an imported operation in a study that runs code",
+                help="put the imported operations in a study of their own",
+            )
+        return
+    workload = study.workload
+    if workload is not None and workload.shapes is not None and len(workload.shapes.shapes) > 1:
+        ctx.report(
+            "PD412",
+            f"imported timing measures one shape, but the workload has {len(workload.shapes.shapes)}",
+            workload.shapes.span,
+            label="the files do not say which shape each entry measured",
+            help="list only the shape the files measured, e.g. `shapes (M, N) in [(4096, 1024)]`",
+        )
+    for application in study.applications:
+        ctx.report(
+            "PD412",
+            f"application `{application.name.id}` cannot be run: the study's operations are imported",
+            application.name.span,
+            label="no operation to call",
+            help='remove the application and write `evidence end_to_end { not_run "..." }`',
+        )
+
+
+def _caveats(ctx: Context, parsed: dict[tuple[str, str], ImportedEvidence | None]) -> None:
+    """One warning per readable file that is not evidence-grade, at its first `import`."""
+    warned: set[tuple[str, str]] = set()
+    for operation in ctx.study.operations:
+        for imported in _imports(operation):
+            key = (imported.path.value, imported.format.id)
+            evidence = parsed.get(key)
+            if evidence is None or key in warned or evidence.label.evidence_grade:
+                continue
+            warned.add(key)
+            ctx.report(
+                "PD508",
+                f"imported timing from `{imported.path.value}` is not evidence-grade",
+                imported.span,
+                label="; ".join(evidence.label.caveats),
+                help='the report marks its verdict "not evidence-grade"; re-run the harness '
+                "interleaved with every sample kept, or time the change with `perfdsl run`",
+            )

@@ -1,0 +1,69 @@
+"""`perfdsl history STUDY -o PAGE.html`: every run of a study over time and commit, as one static page.
+
+The runs are the study's bundles under its `artifacts` path (or `--artifacts
+DIR`), each evaluated from its raw samples. Exit 0 when the page was written;
+2 when it could not be (no bundles, a bundle that fails verification, an
+unwritable output). The study file only names the runs (its name, title and
+`artifacts` path): each run is judged by the study text it ran with, so a study
+that no longer checks still has a history; one that does not parse is exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from perfdsl.atomic import replacing
+from perfdsl.commands import CommandError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("study", help="the .perf study whose runs to show")
+    parser.add_argument("-o", "--output", metavar="PAGE", required=True, help="the HTML page to write")
+    parser.add_argument(
+        "--artifacts", metavar="DIR", help="where the study's bundles are (default: its `artifacts` path)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from perfdsl.bundle.files import bundles
+    from perfdsl.commands.check import read_source
+    from perfdsl.diagnostics import render_full
+    from perfdsl.history.page import render_page
+    from perfdsl.history.runs import RunsError, read_run
+    from perfdsl.history.timeline import build_timeline
+    from perfdsl.parse import parse
+
+    study_path = Path(args.study)
+    parsed = parse(read_source(study_path))
+    study = parsed.study
+    if study is None:
+        for diagnostic in parsed.diagnostics:
+            print(render_full(diagnostic), file=sys.stderr)
+        print(f"perfdsl history: {study_path} does not parse; fix the errors above", file=sys.stderr)
+        return 1
+    # The same rule as the plan's: the study's `artifacts` path, from the study file's directory.
+    default = study_path.parent / (study.artifacts.value if study.artifacts else "artifacts/")
+    artifacts = Path(args.artifacts) if args.artifacts else default
+    found = bundles(artifacts, study.name.id)
+    if not found:
+        raise CommandError(
+            f"no runs of `{study.name.id}` in {artifacts}; make one with `perfdsl run {args.study} --quick`"
+        )
+    try:
+        runs = [read_run(bundle) for bundle in found]
+    except RunsError as error:
+        raise CommandError(str(error)) from None
+    title = study.title.value if study.title else study.name.id
+    page = render_page(build_timeline(runs), title, datetime.now(UTC))
+    output = Path(args.output)
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        with replacing(output) as handle:
+            handle.write(page.encode("utf-8"))
+    except OSError as error:
+        raise CommandError(f"{output}: cannot write: {error.strerror or error}") from None
+    print(f"wrote {output} ({len(runs)} runs)")
+    return 0

@@ -1,0 +1,94 @@
+"""An operation's time ratio over its shapes: the ratio of weighted total times of the valid shapes.
+
+A shape whose comparison is invalid (an error-severity quality finding, or the
+operation failing correctness) is left out of the total and named with its
+reason, so the report can say which results were excluded and why. The
+statistic is `stats.combine`'s: sum w t_change / sum w t_base over the
+shapes, with the stratified bootstrap of the paired block medians, never a
+weighted mean of ratios (which can call a workload faster while its total time
+rises).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from perfdsl.evaluate.compare import Comparison, Verdict
+from perfdsl.stats.combine import ShapeShare, combine_shapes
+
+
+@attrs.frozen
+class Exclusion:
+    """A shape left out of a conclusion, and why."""
+
+    shape: str
+    reason: str
+
+
+@attrs.frozen
+class Combined:
+    """The weighted total-time ratio over the valid shapes, and what was left out."""
+
+    ratio: float
+    ci_low: float
+    ci_high: float
+    level: float
+    theta: float
+    verdict: Verdict
+    p_value: float
+    basis: str
+    """What the ratio is: "ratio of weighted total times"."""
+    shares: tuple[ShapeShare, ...]
+    """Each included shape's weight and share of the baseline's weighted total time."""
+    regressions: tuple[str, ...]
+    """Included shapes whose own verdict is "slower"."""
+    excluded: tuple[Exclusion, ...]
+
+
+@attrs.frozen
+class ShapeInput:
+    """One shape as the combination sees it."""
+
+    label: str
+    weight: float
+    comparison: Comparison | None
+    missing: str | None
+    invalid: str | None
+
+
+def combine(shapes: Sequence[ShapeInput], level: float) -> tuple[Combined | None, str | None]:
+    """The total-time ratio over the valid shapes, or why there is none."""
+    if not shapes:
+        return None, "no shapes were planned"
+    lacking = [s.label for s in shapes if s.comparison is None]
+    if lacking:
+        return None, f"shape {', '.join(lacking)} has no timing evidence: no weighted effect"
+    excluded = tuple(Exclusion(s.label, s.invalid) for s in shapes if s.invalid)
+    valid = [s for s in shapes if not s.invalid]
+    if not valid:
+        return None, f"every shape is invalid ({', '.join(e.shape for e in excluded)}): no weighted effect"
+    unpaired = [s.label for s in valid if s.comparison is not None and s.comparison.paired is None]
+    if unpaired:
+        return None, (
+            f"shape {', '.join(unpaired)} has too few adjacent block pairs to combine by total time"
+        )
+    result = combine_shapes(
+        {s.label: s.comparison.paired for s in valid if s.comparison and s.comparison.paired},
+        {s.label: s.weight for s in valid},
+        level=level,
+    )
+    return Combined(
+        ratio=result.ratio,
+        ci_low=result.low,
+        ci_high=result.high,
+        level=level,
+        theta=result.theta,
+        verdict=result.verdict,
+        p_value=result.p_value,
+        basis="ratio of weighted total times",
+        shares=result.shares,
+        regressions=result.regressions,
+        excluded=excluded,
+    ), None

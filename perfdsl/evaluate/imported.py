@@ -1,0 +1,335 @@
+"""A wholly imported study's bundle to verdicts: the same statistics where the data support them.
+
+Each side's entry is read again from its copy in the bundle. What the label
+allows decides the method:
+
+* blocks on both sides, interleaved: the paired comparison of `perfdsl run`
+  (`stats.paired`), block i of the baseline beside block i of the change;
+* blocks on both sides, not interleaved (or not known to be): the unpaired
+  comparison of block medians (`stats.unpaired`);
+* fewer than two blocks on a side, or statistics only: the ratio of the
+  file's own medians, with no interval at all.
+
+Only the first is evidence-grade. Every other verdict is written as
+"not evidence-grade: <reasons>", and a prediction judged against it carries
+the same reasons, so page 1 of the report cannot show it as a measurement of
+perfdsl's own.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import attrs
+import numpy as np
+
+from perfdsl.bundle import versions
+from perfdsl.bundle.files import dumps, replace_file, verify_bundle
+from perfdsl.bundle.imported import ImportedOperation, ImportedRun, ImportedSide
+from perfdsl.evaluate.evaluation import to_plain
+from perfdsl.evaluate.inputs import EvaluateError
+from perfdsl.evaluate.predictions import PredictionResult, judge
+from perfdsl.imports.evidence import Entry, ImportedEvidence, ImportFormatError
+from perfdsl.imports.registry import parse_import
+from perfdsl.imports.select import select_entry
+from perfdsl.nodes import Num, Prediction, Study
+from perfdsl.parse import parse
+from perfdsl.plan import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD
+from perfdsl.source import Source
+from perfdsl.stats.paired import compare_paired, pair_blocks
+from perfdsl.stats.unpaired import compare_unpaired
+
+ONE_BLOCK = "fewer than two blocks on a side: no spread between blocks, no interval"
+
+
+@attrs.frozen
+class SideResult:
+    """One imported side, labelled as the report prints it beside its number."""
+
+    entry: str
+    file: str
+    source: str
+    format: str
+    tool: str
+    tool_version: str | None
+    granularity: str
+    interleaved: str
+    environment: tuple[tuple[str, str], ...]
+    sha256: str
+    blocks: int
+    samples: int
+    calls_per_sample: int | None
+    median_ns: float | None
+    """The median of the block medians, or the file's own median when it holds statistics only."""
+
+
+@attrs.frozen
+class ImportedTiming:
+    """An operation's time ratio from imported entries, and how far it can be trusted."""
+
+    operation: str
+    method: str
+    """`paired`, `unpaired`, or `medians` (the files' own medians: a point, no interval)."""
+    ratio: float | None
+    low: float | None
+    high: float | None
+    indicated: str | None
+    """The statistical call (`faster`, ...) where an interval exists."""
+    evidence_grade: bool
+    caveats: tuple[str, ...]
+    verdict: str
+    """`indicated` when evidence-grade, else "not evidence-grade: <caveats>"."""
+    baseline: SideResult
+    change: SideResult
+
+
+@attrs.frozen
+class ImportedEvaluation:
+    """evaluation.json of a wholly imported study."""
+
+    schema: str
+    study: str
+    run_id: str
+    level: float
+    threshold: float
+    timings: tuple[ImportedTiming, ...]
+    sizes: dict[str, dict[str, int]]
+    """Operation -> the one shape its files measured."""
+    models: dict[str, dict[str, dict[str, float]]]
+    """Operation -> modelled quantity -> arm -> value, at the one shape."""
+    predictions: tuple[PredictionResult, ...]
+    correctness_not_run: str | None
+    end_to_end_not_run: str | None
+    decision: str | None
+    findings: tuple[str, ...]
+
+
+def evaluate_imported(bundle: Path, study: Study) -> ImportedEvaluation:
+    """Evaluate a bundle written by `runtime.imported`; `study` is the bundle's own study.perf.
+
+    ImportFormatError when a copied file no longer parses or its entry is gone
+    (a bundle whose manifest still verifies cannot get there).
+    """
+    run = ImportedRun.read(bundle)
+    timing = study.timing
+    level = round(timing.confidence.quantity.base, 12) if timing and timing.confidence else DEFAULT_CONFIDENCE
+    threshold = (
+        max(timing.threshold.quantity.base, DEFAULT_THRESHOLD)
+        if timing and timing.threshold
+        else DEFAULT_THRESHOLD
+    )
+    timings = tuple(_timing(bundle, op, level, threshold) for op in run.operations)
+    models = {op.name: op.models for op in run.operations}
+    predictions = tuple(_prediction(study, p, timings, models) for p in study.predictions)
+    declared = study.decision.id if study.decision else None
+    findings = tuple(
+        f"`decision adopt` rests on {t.operation}'s timing, which is {t.verdict}"
+        for t in timings
+        if declared == "adopt" and not t.evidence_grade
+    )
+    return ImportedEvaluation(
+        schema=versions.IMPORTED_EVALUATION,
+        study=run.study,
+        run_id=run.run_id,
+        level=level,
+        threshold=threshold,
+        timings=timings,
+        sizes={op.name: op.sizes for op in run.operations},
+        models=models,
+        predictions=predictions,
+        correctness_not_run=study.correctness.not_run.value
+        if study.correctness and study.correctness.not_run
+        else None,
+        end_to_end_not_run=study.end_to_end.not_run.value
+        if study.end_to_end and study.end_to_end.not_run
+        else None,
+        decision=declared,
+        findings=findings,
+    )
+
+
+def _read(bundle: Path, side: ImportedSide) -> tuple[ImportedEvidence, Entry]:
+    evidence = parse_import(side.format, bundle / side.file)
+    entry = select_entry(evidence, side.selector)
+    if entry.name != side.entry:
+        raise ImportFormatError(
+            f"{bundle / side.file}: `{side.selector}` now selects `{entry.name}`, not `{side.entry}`"
+        )
+    return evidence, entry
+
+
+def _block_medians(entry: Entry) -> np.ndarray:
+    return np.array([float(np.median(block)) for block in entry.blocks if block], dtype=float)
+
+
+def _side(side: ImportedSide, evidence: ImportedEvidence, entry: Entry) -> SideResult:
+    medians = _block_medians(entry)
+    label = evidence.label
+    median = (
+        float(np.median(medians)) if medians.size else entry.statistic("median") or entry.statistic("mean")
+    )
+    return SideResult(
+        entry=entry.name,
+        file=side.file,
+        source=side.source,
+        format=side.format,
+        tool=label.tool,
+        tool_version=label.tool_version,
+        granularity=entry.granularity,
+        interleaved=label.interleaved,
+        environment=label.environment,
+        sha256=side.sha256,
+        blocks=len(entry.blocks),
+        samples=len(entry.samples),
+        calls_per_sample=entry.calls_per_sample,
+        median_ns=median,
+    )
+
+
+def _timing(bundle: Path, op: ImportedOperation, level: float, threshold: float) -> ImportedTiming:
+    (b_evidence, b_entry), (c_evidence, c_entry) = _read(bundle, op.baseline), _read(bundle, op.change)
+    baseline, change = _side(op.baseline, b_evidence, b_entry), _side(op.change, c_evidence, c_entry)
+    caveats = list(dict.fromkeys(b_evidence.label.caveats + c_evidence.label.caveats))
+    b_med, c_med = _block_medians(b_entry), _block_medians(c_entry)
+    interleaved = b_evidence is c_evidence or op.baseline.sha256 == op.change.sha256
+    interleaved = interleaved and b_evidence.label.interleaved == "yes"
+    ratio = low = high = indicated = None
+    if b_med.size >= 2 and c_med.size >= 2 and interleaved and b_med.size == c_med.size:
+        method = "paired"
+        index = np.arange(b_med.size)
+        paired = compare_paired(
+            pair_blocks(b_med, 2 * index, c_med, 2 * index + 1), level=level, theta=threshold
+        )
+        ratio, low, high, indicated = paired.ratio, paired.low, paired.high, paired.verdict
+    elif b_med.size >= 2 and c_med.size >= 2:
+        method = "unpaired"
+        unpaired = compare_unpaired(b_med, c_med, level=level, theta=threshold)
+        ratio, low, high, indicated = unpaired.ratio, unpaired.low, unpaired.high, unpaired.verdict
+        if interleaved:
+            caveats.append("unequal block counts: the blocks cannot be paired")
+    else:
+        method = "medians"
+        caveats.append(ONE_BLOCK)
+        if baseline.median_ns and change.median_ns:
+            ratio = change.median_ns / baseline.median_ns
+    grade = method == "paired" and not caveats
+    verdict = str(indicated) if grade else "not evidence-grade: " + "; ".join(caveats)
+    return ImportedTiming(
+        operation=op.name,
+        method=method,
+        ratio=ratio,
+        low=low,
+        high=high,
+        indicated=indicated,
+        evidence_grade=grade,
+        caveats=tuple(caveats),
+        verdict=verdict,
+        baseline=baseline,
+        change=change,
+    )
+
+
+def _prediction(
+    study: Study,
+    prediction: Prediction,
+    timings: tuple[ImportedTiming, ...],
+    models: dict[str, dict[str, dict[str, float]]],
+) -> PredictionResult:
+    """Judge one `predict` line: time from the imported entries, other quantities from the models."""
+    base = {
+        "text": " ".join(study.source.snippet(prediction.span).split()),
+        "line": study.source.position(prediction.span.start).line,
+        "target": prediction.target,
+        "comparator": prediction.comparator,
+    }
+    bound = prediction.bound.quantity.base if isinstance(prediction.bound, Num) else None
+    subject, quantity = prediction.subject.id, prediction.quantity.id
+    timing = next((t for t in timings if t.operation == subject), None)
+    note = ""
+    if quantity == "time" and timing is not None:
+        value, basis = timing.ratio, "measured"
+        ci = (min(timing.low, value), max(timing.high, value)) if timing.low is not None and value else None
+        note = "" if timing.evidence_grade else f" ({timing.verdict}, imported)"
+    else:
+        pair = models.get(subject, {}).get(quantity)
+        value = pair["change"] / pair["baseline"] if pair and pair.get("baseline") else None
+        ci, basis = ((value, value) if value is not None else None), "modelled"
+    if bound is None or value is None or ci is None or not math.isfinite(value):
+        why = (
+            "no interval: " + timing.verdict
+            if quantity == "time" and timing is not None
+            else (f"nothing to judge `{prediction.target}` against in imported evidence")
+        )
+        return PredictionResult(
+            **base,
+            bound=bound,
+            bound_source="stated",
+            value=value,
+            ci=None,
+            basis="none",
+            verdict="not evidence",
+            message=why,
+        )
+    verdict = judge(*ci, prediction.comparator, bound)
+    lo, hi = ci
+    shown = f"{value:.4g}" if lo == hi else f"{value:.4g} [{lo:.4g}, {hi:.4g}]"
+    message = (
+        f"{basis} {prediction.target} ratio {shown} against {prediction.comparator} {bound:.4g}: "
+        f"{verdict}{note}"
+    )
+    return PredictionResult(
+        **base,
+        bound=bound,
+        bound_source="stated",
+        value=value,
+        ci=ci,
+        basis=basis,
+        verdict=verdict,
+        message=message,
+    )
+
+
+def evaluate_imported_bundle(bundle: Path) -> ImportedEvaluation:
+    """Verify and evaluate an imported bundle from its own files; EvaluateError (one line) if it cannot be."""
+    path = Path(bundle)
+    problems = [p for p in verify_bundle(path) if f"`{versions.EVALUATION_FILE}`" not in p]
+    if problems:
+        shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
+        raise EvaluateError(f"{path}: the bundle fails verification ({shown}): not evaluated")
+    try:
+        text = (path / "study.perf").read_text(encoding="utf-8")
+    except OSError as error:
+        raise EvaluateError(f"{path}: unreadable bundle file: {error}") from None
+    study = parse(Source("study.perf", text)).study
+    if study is None:
+        raise EvaluateError(f"{path}: the bundle's study.perf does not parse")
+    try:
+        return evaluate_imported(path, study)
+    except (ImportFormatError, versions.BundleFormatError) as error:
+        raise EvaluateError(str(error)) from None
+    except (OSError, ValueError) as error:
+        raise EvaluateError(f"{path}: unreadable bundle file: {error}") from None
+
+
+def write_imported_evaluation(bundle: Path, evaluation: ImportedEvaluation) -> Path:
+    """Write evaluation.json (sorted keys, rounded floats) and update the manifest."""
+    return replace_file(bundle, versions.EVALUATION_FILE, dumps(to_plain(evaluation)).encode("utf-8"))
+
+
+def summary(evaluation: ImportedEvaluation) -> str:
+    """The plain-text table `perfdsl evaluate` prints."""
+    e = evaluation
+    lines = [
+        f"{e.study} {e.run_id} from imported files ({e.level:.0%} intervals, threshold {e.threshold:.1%})"
+    ]
+    for t in e.timings:
+        shown = f"{t.ratio:.4f}" if t.ratio is not None else "no ratio"
+        if t.low is not None and t.high is not None:
+            shown += f" [{t.low:.4f}, {t.high:.4f}] {t.indicated} ({t.method})"
+        lines.append(f"operation {t.operation}: time ratio {shown}")
+        lines.append(f"  {t.verdict}")
+    lines.append(f"correctness: not run by perfdsl: {e.correctness_not_run or 'not stated'}")
+    lines += [f"predict line {p.line}: {p.verdict:<12} {p.message}" for p in e.predictions]
+    lines += [f"decision: {finding}" for finding in e.findings]
+    return "\n".join(lines)

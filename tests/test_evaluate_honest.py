@@ -1,0 +1,288 @@
+"""Conclusions the evidence supports, on bundles with planted truths.
+
+Each bundle is written through the real writer and read back through the real
+reader (`evaluate_fixtures.make_bundle`); its true f, in-app operation ratio,
+end-to-end ratio, roof and goodputs are known, so each case below, and its
+opposite, must come out as the numbers say. B = (1 - f) + f r is the smallest
+application time ratio the change can produce.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from evaluate_fixtures import make_bundle
+
+from perfdsl.evaluate.evaluation import Evaluation, evaluate, write_evaluation
+from perfdsl.parse import parse
+from perfdsl.report.markdown import render_markdown
+from perfdsl.source import Source
+
+AMDAHL = "app.time ratio <= amdahl"
+
+
+def _run(tmp: Path, **planted: Any) -> Evaluation:
+    return evaluate(make_bundle(tmp, **planted))
+
+
+def _page(tmp: Path, **planted: Any) -> str:
+    """The report's Markdown for a planted bundle, rendered from its evaluation.json."""
+    bundle = make_bundle(tmp, **planted)
+    path = write_evaluation(bundle, evaluate(bundle))
+    study = parse(Source("study.perf", (bundle / "study.perf").read_text())).study
+    assert study is not None
+    markdown, _ = render_markdown(study, json.loads(path.read_text()), bundle)
+    return markdown
+
+
+def _page_one(markdown: str) -> str:
+    return markdown.split("## Workload")[0]
+
+
+def _verdict(evaluation: Evaluation, text: str) -> str:
+    return next(p.verdict for p in evaluation.predictions if p.text == text)
+
+
+# ------------------------------------------------------------------ Amdahl
+
+
+def test_an_application_faster_than_a_slower_operation_allows_is_a_contradiction(tmp_path: Path) -> None:
+    # The quick rmsnorm run: the operation 10 % slower (B = 1.05) while the application got 1.57x faster.
+    ev = _run(tmp_path, kernel_ratio=1.1, in_app_ratio=1.1, app_ratio=0.64, predictions=(AMDAHL,))
+    amdahl = ev.end_to_end.amdahl
+    assert amdahl.bound_time_ratio == pytest.approx(1.05, abs=0.01)
+    assert amdahl.reconciliation.status == "beyond_bound" and amdahl.contradicted
+    assert _verdict(ev, AMDAHL) == "refuted"
+    assert any("contradicts Amdahl's bound" in f for f in ev.decision.findings)
+    assert not ev.value.fleet.established and ev.value.fleet.value is None
+
+
+def test_the_same_effect_explained_by_the_operation_inside_the_app_is_consistent(tmp_path: Path) -> None:
+    # The share pass measured the operation 0.3x inside the application: B = 0.65, measured 0.65.
+    ev = _run(tmp_path, kernel_ratio=1.1, in_app_ratio=0.3, app_ratio=0.65, predictions=(AMDAHL,))
+    amdahl = ev.end_to_end.amdahl
+    assert amdahl.s_source.startswith("the operation's time inside the application")
+    assert amdahl.s_fallback is None
+    assert amdahl.reconciliation.status == "consistent"
+    assert _verdict(ev, AMDAHL) == "confirmed"
+    assert ev.decision.consistent and ev.value.fleet.established
+
+
+@pytest.mark.parametrize(
+    ("app_ratio", "status", "verdict"),
+    [
+        (0.55, "beyond_bound", "refuted"),  # impossible: faster than B = 0.75 allows
+        (0.75, "consistent", "confirmed"),  # exactly the bound
+        (0.90, "shortfall", "refuted"),  # past the allowance: B + 0.5 (1 - B) = 0.875
+    ],
+)
+def test_amdahl_prediction_is_a_two_sided_consistency_test(
+    tmp_path: Path, app_ratio: float, status: str, verdict: str
+) -> None:
+    ev = _run(tmp_path, kernel_ratio=0.5, share=0.5, app_ratio=app_ratio, predictions=(AMDAHL,))
+    amdahl = ev.end_to_end.amdahl
+    assert amdahl.bound_time_ratio == pytest.approx(0.75, abs=0.01)
+    assert amdahl.reconciliation.status == status
+    assert _verdict(ev, AMDAHL) == verdict
+
+
+def test_a_throughput_prediction_is_judged_against_the_speedup_bound(tmp_path: Path) -> None:
+    # B = 0.75: throughput may rise at most 1/B = 1.33x; goodput brackets allow [1.33, 3).
+    line = "app.throughput ratio >= amdahl"
+    ev = _run(tmp_path, kernel_ratio=0.5, share=0.5, app_ratio=0.75, predictions=(line,))
+    (prediction,) = ev.predictions
+    assert prediction.bound == pytest.approx(1 / 0.75, rel=0.02)
+    assert prediction.verdict == "inconclusive"
+
+
+def test_s_is_taken_at_the_applications_operating_point(tmp_path: Path) -> None:
+    # The application runs at a shape no kernel timing covers; the share pass timed it in both arms.
+    ev = _run(tmp_path, app_shape={"M": 32, "N": 128}, kernel_ratio=1.1, in_app_ratio=0.3, app_ratio=0.65)
+    amdahl = ev.end_to_end.amdahl
+    assert amdahl.s == pytest.approx(1 / 0.3, rel=0.03)
+    assert amdahl.s_fallback is None
+
+
+def test_a_borrowed_s_is_a_finding(tmp_path: Path) -> None:
+    ev = _run(tmp_path, app_shape={"M": 32, "N": 128}, change_share=False, kernel_ratio=0.8)
+    amdahl = ev.end_to_end.amdahl
+    assert amdahl.s_source == "kernel total-time combination over shapes"
+    assert amdahl.s_fallback and "not at the application's operating point" in amdahl.s_fallback
+    assert "**s not at the operating point.**" in _page_one(
+        _page(tmp_path / "page", app_shape={"M": 32, "N": 128}, change_share=False)
+    )
+
+
+def test_a_declared_share_the_measurement_contradicts_is_a_finding(tmp_path: Path) -> None:
+    ev = _run(tmp_path, declared_share="8%", share=0.5)
+    check = ev.end_to_end.amdahl.share_check
+    assert check is not None and not check.compatible
+    assert "declared production share 8.0%" in ev.value.share_basis
+    assert "CONTRADICTS the declared share" in ev.value.share_basis
+    page = _page(tmp_path / "page", declared_share="8%", share=0.5)
+    assert "**Declared share contradicted.**" in _page_one(page)
+    assert "Share of time the value extrapolates from" in page
+
+
+def test_a_declared_share_inside_the_measured_interval_is_no_finding(tmp_path: Path) -> None:
+    ev = _run(tmp_path, declared_share="50%", share=0.5)
+    assert ev.end_to_end.amdahl.share_check.compatible
+    assert "compatible with it" in ev.value.share_basis
+
+
+# ------------------------------------------------------------------ value
+
+
+def test_no_value_from_an_effect_amdahl_does_not_allow(tmp_path: Path) -> None:
+    # The full rmsnorm run: f = 3.6 % and the operation 0.7x allow 1.1 %; the application measured 13 %.
+    ev = _run(tmp_path, share=0.036, kernel_ratio=0.7, app_ratio=0.87, declared_share="4%")
+    assert ev.end_to_end.amdahl.reconciliation.status == "beyond_bound"
+    assert not ev.value.fleet.established and "Amdahl" in (ev.value.fleet.reason or "")
+    page = _page(tmp_path / "page", share=0.036, kernel_ratio=0.7, app_ratio=0.87, declared_share="4%")
+    assert "**No value is claimed.**" in page
+    assert "gpu_hours**" not in page
+
+
+def test_value_from_a_consistent_established_effect(tmp_path: Path) -> None:
+    ev = _run(tmp_path, share=0.5, kernel_ratio=0.8, app_ratio=0.9)
+    assert ev.end_to_end.amdahl.reconciliation.status == "consistent"
+    assert ev.value.fleet.established
+    assert ev.value.fleet.value.value == pytest.approx(100, rel=0.1)
+
+
+def test_no_value_from_an_inconclusive_effect(tmp_path: Path) -> None:
+    ev = _run(tmp_path, app_ratio=0.95, noise=0.3, blocks=4)
+    assert ev.end_to_end.comparison.verdict == "inconclusive"
+    assert not ev.value.fleet.established and ev.value.fleet.value is None
+
+
+# ------------------------------------------------------------------ invalid results
+
+
+def test_a_result_above_the_measured_roof_is_excluded_everywhere(tmp_path: Path) -> None:
+    # The copy roof as slow as the baseline: modelled bytes put every arm at 250 % of the roof.
+    lines = ("op.time ratio <= 0.9", "op.bytes ratio <= 0.45")
+    ev = _run(tmp_path, copy_level=1.0, predictions=lines)
+    op = ev.operations[0]
+    assert all(s.invalid and "PQ006" in s.invalid for s in op.shapes)
+    assert op.combined is None and "every shape is invalid" in (op.combined_missing or "")
+    assert {p.text: p.verdict for p in ev.predictions} == {lines[0]: "invalid", lines[1]: "invalid"}
+    assert "byte model is physically impossible" in ev.predictions[1].message
+    assert all(s.mechanism.explanation.status == "invalid" for s in op.shapes)
+    assert ev.end_to_end.amdahl.s_fallback is None  # s comes from the in-app times, not the invalid kernels
+    assert any("no valid timing" in f for f in ev.decision.findings)
+    page = _page(tmp_path / "page", copy_level=1.0, predictions=lines)
+    assert "**Invalid results excluded**" in _page_one(page)
+    assert "impossible (PQ006)" in page
+
+
+def test_results_under_the_roof_are_valid(tmp_path: Path) -> None:
+    lines = ("op.time ratio <= 0.9", "op.bytes ratio <= 0.45")
+    ev = _run(tmp_path, copy_level=0.3, predictions=lines)
+    assert not any(s.invalid for s in ev.operations[0].shapes)
+    assert {p.verdict for p in ev.predictions} == {"confirmed"}
+
+
+def test_a_change_that_fails_correctness_has_no_valid_timing(tmp_path: Path) -> None:
+    ev = _run(tmp_path, correct=False)
+    assert all(s.invalid == "the operation fails its correctness check" for s in ev.operations[0].shapes)
+    assert ev.operations[0].combined is None
+
+
+# ------------------------------------------------------------------ shapes and mechanism
+
+
+def test_shapes_combine_by_total_time_and_a_regression_is_named(tmp_path: Path) -> None:
+    # Equal baseline times, weights 0.75 / 0.25, ratios 0.5 and 1.2: total 0.675 (mean of logs: 0.622).
+    ev = _run(tmp_path, kernel_ratio=(0.5, 1.2))
+    op = ev.operations[0]
+    assert op.combined.ratio == pytest.approx(0.675, rel=0.01)
+    assert op.regressions == ("256x1024",)
+
+
+def test_the_time_moving_against_the_mechanism_is_contradicted(tmp_path: Path) -> None:
+    ev = _run(tmp_path, kernel_ratio=1.3)
+    explanation = ev.operations[0].shapes[1].mechanism.explanation
+    assert (explanation.status, explanation.flagged) == ("contradicted", True)
+
+
+def test_a_wide_interval_is_no_evidence_either_way(tmp_path: Path) -> None:
+    ev = _run(tmp_path, kernel_ratio=0.9, noise=0.6, blocks=4)
+    explanation = ev.operations[0].shapes[0].mechanism.explanation
+    assert explanation.status == "not realised"
+    assert "inconclusive: no evidence either way" in explanation.message
+
+
+def test_a_small_speedup_realises_a_small_fraction_of_the_mechanism(tmp_path: Path) -> None:
+    # Bytes fall to 0.4; the time falls 5 %: 0.05 / 0.6 = 8 % of what the bytes allow.
+    ev = _run(tmp_path, kernel_ratio=0.95, noise=0.005)
+    explanation = ev.operations[0].shapes[0].mechanism.explanation
+    assert explanation.status == "realised"
+    assert explanation.fraction_realised.value == pytest.approx(0.05 / 0.6, abs=0.02)
+
+
+# ------------------------------------------------------------------ capacity and correctness on page 1
+
+
+def test_capacity_from_single_passes_is_an_unconfirmed_interval(tmp_path: Path) -> None:
+    probes = {"baseline": (100.0, 200.0, 450.0), "change": (200.0, 400.0, 900.0)}
+    ev = _run(tmp_path, probes=probes)
+    capacity = ev.value.capacity
+    assert (capacity.low, capacity.high) == (pytest.approx(400 / 450), pytest.approx(900 / 200))
+    assert not capacity.confirmed
+    assert "unconfirmed" in _page_one(_page(tmp_path / "page", probes=probes))
+
+
+def test_page_one_names_the_failing_variant_shape_seed_and_kind(tmp_path: Path) -> None:
+    page = _page_one(_page(tmp_path, failing={"unwritten": 3, "rel_l2": 0.5}))
+    assert "`change` at M = 3 \N{MULTIPLICATION SIGN} N = 31, seed 1: unwritten" in page
+
+
+# ------------------------------------------------------------------ power
+
+
+def test_an_amdahl_effect_below_the_end_to_end_mde_is_said_to_be_invisible(tmp_path: Path) -> None:
+    # f = 3.6 % and the operation 0.7x: Amdahl allows 1.1 %; 3 % block noise over 20 pairs cannot see it.
+    ev = _run(tmp_path, share=0.036, kernel_ratio=0.7, app_ratio=0.99, noise=0.03, declared_share="4%")
+    power = ev.end_to_end.amdahl.power
+    assert power and "cannot see the effect Amdahl allows (1.0" in power and "block pairs would" in power
+
+
+def test_an_amdahl_effect_above_the_mde_needs_no_warning(tmp_path: Path) -> None:
+    ev = _run(tmp_path, share=0.5, kernel_ratio=0.8, app_ratio=0.9)
+    assert ev.end_to_end.amdahl.power is None
+
+
+# ------------------------------------------------------------------ many comparisons
+
+
+def test_holm_covers_every_valid_time_comparison_and_names_its_family(tmp_path: Path) -> None:
+    ev = _run(tmp_path, kernel_ratio=0.8, app_ratio=0.9)
+    family = ev.family
+    assert family is not None and "every valid kernel shape" in family.family
+    assert family.names == ("op 64x4096", "op 256x1024", "app")
+    assert all(family.rejected)
+
+
+def test_holm_leaves_invalid_comparisons_out_of_the_family(tmp_path: Path) -> None:
+    # Both shapes above the roof: only the application is left, and one test needs no adjustment.
+    assert _run(tmp_path, copy_level=1.0).family is None
+
+
+@pytest.mark.parametrize(
+    ("failing", "kinds"),
+    [
+        ({"rel_l2": 0.5}, ("tolerance",)),
+        ({"nonfinite": 2}, ("NaN",)),
+        ({"deterministic": False}, ("nondeterministic",)),
+        ({"unwritten": 1, "nonfinite": 1}, ("unwritten", "NaN")),
+    ],
+)
+def test_each_failing_case_says_what_went_wrong(
+    tmp_path: Path, failing: dict[str, object], kinds: tuple[str, ...]
+) -> None:
+    (case,) = _run(tmp_path, failing=failing).operations[0].correctness.failing
+    assert (case.variant, case.seed, case.kinds) == ("change", 1, kinds)

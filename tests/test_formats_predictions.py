@@ -1,0 +1,146 @@
+"""`perfdsl evaluate --junit/--summary/--fail-on`: predictions as CI tests, and the stated fail policy.
+
+The JUnit rendering of a constructed evaluation is compared with a golden file;
+regenerate it with `UPDATE_GOLDENS=1 pytest tests/test_formats_predictions.py`
+and review the diff. The planted bundle's change is 0.8 x the baseline, so
+`op.time ratio <= 0.9` confirms; the application is 0.9 x, so `app.time ratio
+<= 0.5` refutes; the study declares `adopt`, which that refutation contradicts.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import attrs
+import pytest
+from evaluate_fixtures import make_bundle
+
+from perfdsl.evaluate.evaluation import Evaluation, evaluate
+from perfdsl.formats import predictions
+from perfdsl.formats.predictions import PolicyError, failures, parse_fail_on, render_junit, render_summary
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).resolve().parent / "fixtures" / "formats" / "predictions.xml"
+UPDATE = os.environ.get("UPDATE_GOLDENS") == "1"
+LINES = (
+    "op.time ratio <= 0.9",
+    "app.time ratio <= 0.5",
+    "op.bytes ratio <= 0.5",
+    "op.tensor_pipe ratio <= 1.0",
+)
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> Evaluation:
+    """Confirmed, refuted, modelled and not-evidence predictions, with a fixed run id for the golden."""
+    bundle = make_bundle(tmp_path_factory.mktemp("mixed"), predictions=LINES)
+    return attrs.evolve(evaluate(bundle), run_id="20261201T000000Z-000000")
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_bundle(tmp_path_factory.mktemp("clean"), predictions=("op.time ratio <= 0.9",))
+
+
+def test_junit_matches_golden(mixed: Evaluation) -> None:
+    rendered = render_junit(mixed)
+    if UPDATE:
+        GOLDEN.write_text(rendered, encoding="utf-8")
+    assert rendered == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_junit_has_one_case_per_prediction_and_fails_the_refuted(mixed: Evaluation) -> None:
+    suite = ET.fromstring(render_junit(mixed)).find("testsuite")
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases[:-1]] == [f"line {p.line}: {p.text}" for p in mixed.predictions]
+    outcome = {
+        c.get("name").split(": ", 1)[1]: "failure"
+        if c.find("failure") is not None
+        else "skipped"
+        if c.find("skipped") is not None
+        else "passed"
+        for c in cases[:-1]
+    }
+    assert outcome == {
+        "op.time ratio <= 0.9": "passed",
+        "app.time ratio <= 0.5": "failure",
+        "op.bytes ratio <= 0.5": "passed",
+        "op.tensor_pipe ratio <= 1.0": "skipped",
+    }
+    decision = cases[-1]
+    assert decision.get("name") == "decision: adopt"
+    assert decision.find("failure").get("type") == "contradicted"
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("5", "2", "1")
+
+
+@pytest.mark.parametrize(
+    ("policy", "kinds"),
+    [
+        ("none", set()),
+        ("refuted", {"refuted"}),
+        ("contradicted", {"contradicted"}),
+        ("invalid", set()),
+        ("refuted,invalid,contradicted", {"refuted", "contradicted"}),
+    ],
+)
+def test_policy_names_what_fails(mixed: Evaluation, policy: str, kinds: set[str]) -> None:
+    found = failures(mixed, parse_fail_on(policy))
+    assert {line.split(":", 1)[0] for line in found} == kinds
+
+
+def test_invalid_evidence_fails_an_invalid_policy(tmp_path: Path) -> None:
+    broken = evaluate(make_bundle(tmp_path, predictions=("op.time ratio <= 0.9",), correct=False))
+    assert failures(broken, {"invalid"}) == ["invalid: operation `op` fails its correctness check"]
+
+
+def test_unknown_condition_is_refused() -> None:
+    with pytest.raises(PolicyError, match="unknown condition 'slower'"):
+        parse_fail_on("refuted,slower")
+
+
+def test_summary_is_a_markdown_table_with_the_policy_outcome(mixed: Evaluation) -> None:
+    text = render_summary(mixed, {"refuted"})
+    refuted = next(p for p in mixed.predictions if p.verdict == "refuted")
+    assert f"| {refuted.line} | `app.time ratio <= 0.5` | measured |" in text
+    assert text.count("**refuted**") == 1
+    assert "Fail policy `refuted`: **the job fails**" in text
+    assert "Decision: **adopt**, contradicted:" in text
+    assert "Fail policy: none" in render_summary(mixed)
+
+
+def _evaluate(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "perfdsl", "evaluate", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+    )
+
+
+def test_exit_status_follows_the_policy(mixed: Evaluation, clean: Path, tmp_path: Path) -> None:
+    refuting = make_bundle(tmp_path / "r", predictions=("op.time ratio <= 0.5",))
+    assert _evaluate(str(refuting)).returncode == 0
+    failed = _evaluate(str(refuting), "--fail-on", "refuted")
+    assert failed.returncode == 1
+    assert "fails the policy: refuted: line" in failed.stderr
+    passing = _evaluate(str(clean), "--fail-on", "refuted,invalid,contradicted")
+    assert passing.returncode == 0, passing.stderr
+    assert _evaluate(str(clean), "--fail-on", "bogus").returncode == 2
+
+
+def test_command_writes_junit_and_appends_the_summary(clean: Path, tmp_path: Path) -> None:
+    junit, summary = tmp_path / "predictions.xml", tmp_path / "summary.md"
+    summary.write_text("earlier step\n", encoding="utf-8")
+    done = _evaluate(str(clean), "--junit", str(junit), "--summary", str(summary))
+    assert done.returncode == 0, done.stderr
+    assert ET.parse(junit).getroot().find("testsuite").get("tests") == "2"
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("earlier step\n### perfdsl: `planted`")
+    assert predictions.FAIL_ON == ("refuted", "invalid", "contradicted")
