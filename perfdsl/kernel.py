@@ -68,6 +68,10 @@ class Variant:
     `cpu` is plain Python (NumPy, say): it runs and is timed the same, with nothing compiled to archive."""
     deterministic: bool = True
     """Whether two runs on the same input must agree bit for bit."""
+    read_share: float | None = None
+    """The share of the bytes this variant moves that are reads, where its buffers do not tell
+    (intermediates written and read again). None: its buffers' share, each input read once and
+    each output written once. The roof a kernel is held to depends on it (`evaluate.roofs`)."""
 
 
 @attrs.frozen
