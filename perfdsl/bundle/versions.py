@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-RESULTS = "perfdsl.results/2"
+RESULTS = "perfdsl.results/3"
 """results.json's version. History:
 
 * `perfdsl.results/1`: the first layout.
@@ -19,9 +19,16 @@ RESULTS = "perfdsl.results/2"
   timed the run, recorded when it ran; every `<field>` that can be missing is
   written with its `<field>_missing` sibling (null when present).
   Version 1 bundles still read: their resolution is the target's.
+* `perfdsl.results/3`: the read and write roofs are timed beside the copy roof
+  (arms `read`, `write`); each shape's `timing` adds per arm `regime` (dram or
+  cache), `buffer_bytes`, `read_share` and `read_share_source`; each warm-up
+  entry keeps its curve (`durations_ns`) and whether it `settled`; each block's
+  `start`/`end` readings add the machine's load (`busy_s`, `steal_s`, `total_s`,
+  `self_s`, `wall_s`, `load1`). Versions 1 and 2 still read: without these fields
+  the copy roof stands for every mix, and no regime, settling or load is judged.
 """
 
-READABLE_RESULTS = ("perfdsl.results/1", RESULTS)
+READABLE_RESULTS = ("perfdsl.results/1", "perfdsl.results/2", RESULTS)
 
 PLAN = "perfdsl.plan/2"
 """plan.json's version. History:
@@ -35,7 +42,7 @@ READABLE_PLAN = (None, PLAN)
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/2"
+EVALUATION = "perfdsl.evaluation/3"
 """evaluation.json's version; a file of another version is not refused but evaluated
 again (it is derived from the other files). Kept here rather than beside the
 evaluation: `perfdsl build` asks whether a bundle's evaluation.json is current
@@ -45,6 +52,10 @@ alone costs a second of a fresh build).
 * `perfdsl.evaluation/1`: the first layout.
 * `perfdsl.evaluation/2`: a goodput that is only a lower bound says so (`lower_bound`,
   `limited_by`) and the capacity ratio carries its bound (`capacity_bound`).
+* `perfdsl.evaluation/3`: `contended` (whether the verdicts rest on blocks that
+  competed with other work); each bandwidth is held to the roof for its arm's
+  read/write mix and regime (`read_share`, `regime`, `roof`, `roof_missing`), and
+  each shape's mechanism lists every measured roof (`roofs`).
 """
 
 

@@ -31,7 +31,7 @@ from perfdsl.evaluate.inputs import BundleInputs, read_bundle
 from perfdsl.evaluate.kernels import OperationResult, evaluate_operations
 from perfdsl.evaluate.load_curve import LoadEvaluation, evaluate_load
 from perfdsl.evaluate.predictions import PredictionResult, evaluate_predictions
-from perfdsl.evaluate.quality import Finding
+from perfdsl.evaluate.quality import ContendedSummary, Finding, summarize_contention
 from perfdsl.evaluate.registration import Registration, check_registration
 from perfdsl.evaluate.value import Capacity, EndToEndEffect, Value, value
 
@@ -79,6 +79,8 @@ class Evaluation:
     registration: Registration
     quality: tuple[Finding, ...]
     """Every measurement-quality finding, kernels first, then the application."""
+    contended: ContendedSummary
+    """Whether the kernel verdicts rest on blocks that competed with other work (PQ009)."""
 
 
 def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
@@ -127,6 +129,13 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
         quality=tuple(
             [f for op in operations for s in op.shapes for f in s.findings]
             + list(end_to_end.findings if end_to_end else ())
+        ),
+        contended=summarize_contention(
+            [
+                (f"{op.name} {s.label}", shape.blocks, s.comparison is not None)
+                for op, record in zip(operations, results.operations, strict=True)
+                for s, shape in zip(op.shapes, record.shapes, strict=True)
+            ]
         ),
     )
 

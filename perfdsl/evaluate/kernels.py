@@ -24,7 +24,6 @@ from perfdsl.evaluate.compare import Combined, Comparison, combine_shapes, compa
 from perfdsl.evaluate.correctness import CorrectnessSummary, summarize_correctness
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.mechanism import (
-    ROOF_ARM,
     KernelCounts,
     ShapeMechanism,
     bandwidths,
@@ -33,6 +32,7 @@ from perfdsl.evaluate.mechanism import (
     quantities,
     static_counts,
 )
+from perfdsl.evaluate.roofs import ROOF_ARMS
 from perfdsl.vocabulary import MECHANISM_MEASURES
 
 ARMS = ("baseline", "change")
@@ -139,9 +139,8 @@ def _shape(
 ) -> ShapeResult:
     found = quantities(shape)
     samples = read_samples(inputs, shape.samples) if shape.samples else {}
-    arms = tuple(_summary(arm, samples[arm]) for arm in (*ARMS, ROOF_ARM) if arm in samples)
-    medians = {a.arm: a.median_ns for a in arms}
-    roof, roof_missing, achieved = bandwidths(found, medians, shape.set_bytes)
+    arms = tuple(_summary(arm, samples[arm]) for arm in (*ARMS, *ROOF_ARMS) if arm in samples)
+    roof, roof_missing, achieved, roofs = bandwidths(found, {a.arm: a.block_medians_ns for a in arms}, shape)
     comparison, missing = None, _why_not_evidence(inputs, shape, samples)
     if missing is None:
         comparison = compare(
@@ -159,10 +158,11 @@ def _shape(
         roof_bytes_per_s=roof,
         roof_missing=roof_missing,
         bandwidth=achieved,
+        roofs=roofs,
         explanation=explain_change(comparison, preferred(found, quantity_name), quantity_name),
     )
     subject = f"{operation} {shape.label}"
-    findings = _findings(inputs, samples, shape.blocks, mech, subject) if samples else ()
+    findings = _findings(inputs, samples, shape, mech, subject) if samples else ()
     return ShapeResult(
         label=shape.label,
         sizes=dict(shape.sizes),
@@ -243,16 +243,22 @@ def arm_findings(
 def _findings(
     inputs: BundleInputs,
     samples: Mapping[str, ArmSamples],
-    blocks: list[Mapping[str, Any]],
+    shape: ShapeRecord,
     mech: ShapeMechanism,
     subject: str,
 ) -> tuple[quality.Finding, ...]:
-    out = arm_findings(samples, (*ARMS, ROOF_ARM), subject, inputs.results.timer_resolution_ns)
-    out += _clock_findings(samples, blocks, subject)
-    if mech.roof_bytes_per_s:
-        for achieved in mech.bandwidth:
+    out = arm_findings(samples, (*ARMS, *ROOF_ARMS), subject, inputs.results.timer_resolution_ns)
+    out += _clock_findings(samples, shape.blocks, subject)
+    out += quality.check_warmup(shape.warmups, subject)
+    out += quality.check_contention(shape.blocks, subject)
+    for achieved in mech.bandwidth:
+        if achieved.roof is not None and achieved.roof_missing is None:
+            # Above the roof for this arm's own mix, by more than the roof's own spread.
             out += quality.check_bandwidth(
-                achieved.bytes_per_s, mech.roof_bytes_per_s, f"{subject} {achieved.arm}"
+                achieved.bytes_per_s,
+                achieved.roof.bytes_per_s,
+                f"{subject} {achieved.arm}",
+                margin=max(quality.ROOF_MARGIN, achieved.roof.spread),
             )
     return tuple(out)
 

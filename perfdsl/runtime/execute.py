@@ -39,7 +39,7 @@ from perfdsl.runtime.memory import BuffersTooLarge, available_bytes, buffer_cost
 from perfdsl.runtime.resolve import ResolveError, resolve
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.timing import TimingRecord, TimingSettings, prepare_arms, sample
-from perfdsl.runtime.warmup import QUICK_CAP, WarmupPolicy
+from perfdsl.runtime.warmup import CAP_CALLS, CAP_MS, QUICK_CAP
 
 ROOF_ARM = "copy"
 ROOF_ARMS = ("read", "write", ROOF_ARM)
@@ -299,8 +299,8 @@ def _time_shape(
     settings = TimingSettings(
         warmup_calls=plan.timing.warmup,
         warmup_ms=50.0 if plan.quick else 200.0,
-        warmup_cap_calls=cap.get("cap_calls", WarmupPolicy.cap_calls),
-        warmup_cap_ms=cap.get("cap_ms", WarmupPolicy.cap_ms),
+        warmup_cap_calls=cap.get("cap_calls", CAP_CALLS),
+        warmup_cap_ms=cap.get("cap_ms", CAP_MS),
         repeats=plan.timing.repeats,
         blocks=plan.timing.blocks,
     )

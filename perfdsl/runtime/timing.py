@@ -33,16 +33,19 @@ import numpy as np
 from perfdsl.collector import collector_paused
 from perfdsl.kernel import Reference, Shape, Variant
 from perfdsl.runtime.targets import Target
-from perfdsl.runtime.warmup import Warmup, WarmupPolicy, warm_up
+from perfdsl.runtime.warmup import CAP_CALLS, CAP_MS, Warmup, WarmupPolicy, warm_up
 
 MIN_FULL_BLOCKS = 10
 """Blocks per arm below which a run is a reduced (smoke) run, not evidence-grade."""
-MAX_BUFFER_SETS = 64
+MAX_BUFFER_SETS = 256
 """Rotation stops growing here; a tiny shape then fits in cache and says so."""
 DRAM = "dram"
 CACHE = "cache"
+MIXED = "mixed"
 """The regimes a shape's arm runs in: its rotated working set exceeds the cache
-the target must defeat (every call reads device memory), or it fits there."""
+the target must defeat (every call reads device memory), or it fits there; or
+its buffers exceed it while the scratch it reuses on every call fits in a cache
+that is not flushed between calls (part of its traffic is cache traffic)."""
 EMPTY_ARM = "(empty)"
 """The arm name of the overhead samples."""
 
@@ -55,8 +58,8 @@ class TimingSettings:
 
     warmup_calls: int = 10
     warmup_ms: float = 200.0
-    warmup_cap_calls: int = WarmupPolicy.cap_calls
-    warmup_cap_ms: float = WarmupPolicy.cap_ms
+    warmup_cap_calls: int = CAP_CALLS
+    warmup_cap_ms: float = CAP_MS
     repeats: int = 100
     blocks: int = MIN_FULL_BLOCKS
     """Blocks per arm."""
@@ -84,6 +87,8 @@ class Arm:
     """The share of the bytes this arm moves that are reads (see `Variant.read_share`)."""
     read_share_source: str = ""
     """Where `read_share` comes from, in words, for the report."""
+    scratch_bytes: int = 0
+    """Scratch the variant reuses on every call (`Variant.scratch_bytes`), not rotated."""
 
 
 @attrs.frozen
@@ -123,6 +128,9 @@ class Rotation:
     cache_target_bytes: int
     read_share: float | None = None
     read_share_source: str = ""
+    scratch_bytes: int = 0
+    scratch_cached: bool = False
+    """Whether that scratch fits in a cache that is not flushed between calls."""
 
     @property
     def exceeds_cache(self) -> bool:
@@ -131,8 +139,10 @@ class Rotation:
 
     @property
     def regime(self) -> str:
-        """DRAM when the rotated working set exceeds the cache target, else cache-resident."""
-        return regime(self.sets * self.set_bytes, self.cache_target_bytes)
+        """DRAM when the rotated working set exceeds the cache target, else cache-resident;
+        MIXED when it exceeds it but the reused scratch stays in the cache."""
+        found = regime(self.sets * self.set_bytes, self.cache_target_bytes)
+        return MIXED if found == DRAM and self.scratch_cached else found
 
     @property
     def buffer_bytes(self) -> int:
@@ -243,7 +253,8 @@ def prepare_arms(
             arrays = {**target.to_device(host), **target.alloc(out_shapes, dtype)}
             calls.append(target.bind(variant, arrays))
         share, source = _read_share(variant, read_bytes, set_bytes)
-        arms.append(Arm(variant.name, tuple(calls), set_bytes, share, source))
+        scratch = int(variant.scratch_bytes(shape)) if variant.scratch_bytes else 0
+        arms.append(Arm(variant.name, tuple(calls), set_bytes, share, source, scratch))
     return tuple(arms)
 
 
