@@ -43,10 +43,10 @@ class BufferCost:
     """Buffer sets per arm at that shape (the study's `rotate`, raised to defeat the cache)."""
 
 
-def available_bytes(meminfo: Path = PROC_MEMINFO) -> int | None:
-    """MemAvailable in bytes, or None where /proc/meminfo does not say (not Linux)."""
+def available_bytes(meminfo: Path | None = None) -> int | None:
+    """MemAvailable in bytes (from PROC_MEMINFO by default), or None where it does not say (not Linux)."""
     try:
-        for line in meminfo.read_text().splitlines():
+        for line in (meminfo or PROC_MEMINFO).read_text().splitlines():
             if line.startswith("MemAvailable:"):
                 return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
@@ -87,4 +87,4 @@ def check_fits(cost: BufferCost | None, available: int | None, study: str) -> st
 
 
 def _gib(n: int) -> str:
-    return f"{n / 2**30:.2f} GiB"
+    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
