@@ -329,7 +329,16 @@ def sample(
     _overhead_block(1, empty, settings, timed, overhead, failures, warm=False)
     cache_target = target.rotation_bytes()
     rotation = tuple(
-        Rotation(a.name, len(a.calls), a.set_bytes, cache_target, a.read_share, a.read_share_source)
+        Rotation(
+            a.name,
+            len(a.calls),
+            a.set_bytes,
+            cache_target,
+            a.read_share,
+            a.read_share_source,
+            a.scratch_bytes,
+            scratch_cached=not target.flushes_cache and 0 < a.scratch_bytes <= target.cache_bytes(),
+        )
         for a in arms
     )
     return TimingRecord(
