@@ -24,7 +24,7 @@ def test_same_bundle_gives_byte_identical_evaluation_json(tmp_path: Path) -> Non
     assert first == second
     assert verify_bundle(bundle) == []
     data = json.loads(first)
-    assert data["schema"] == "perfdsl.evaluation/2"
+    assert data["schema"] == "perfdsl.evaluation/3"
     assert "replicates" not in first.decode()
 
 

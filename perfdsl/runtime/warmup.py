@@ -106,7 +106,8 @@ def warm_up(
         elapsed_ms = (time.perf_counter_ns() - began) / 1e6
         floor_met = elapsed_ms >= policy.min_ms and all(len(curves[n]) >= policy.min_calls for n in live)
         capped = elapsed_ms >= policy.cap_ms or all(len(curves[n]) >= policy.cap_calls for n in live)
-        if not live or capped or (floor_met and all(steady(n) for n in live)):
+        # The floor comes first: the cap bounds how long an unsettled warm-up goes on after it.
+        if not live or (floor_met and (capped or all(steady(n) for n in live))):
             break
         for name in live:
             try:
