@@ -73,9 +73,10 @@ class Variant:
     (intermediates written and read again). None: its buffers' share, each input read once and
     each output written once. The roof a kernel is held to depends on it (`evaluate.roofs`)."""
     scratch_bytes: Callable[[Shape], int] | None = None
-    """Bytes of scratch memory the variant reuses on every call (a workspace it writes and reads
-    again), not rotated like its buffers. Where they fit in a cache that is not flushed between
-    calls, part of its modelled traffic is cache traffic, and it is not held to a DRAM roof."""
+    """Bytes the variant writes and reads again within a call, or reuses from call to call: a
+    workspace, or its own output updated in place pass after pass. Not rotated like its buffers:
+    where they fit in a cache that is not flushed between calls, part of its modelled traffic is
+    cache traffic, and it is not held to a DRAM roof."""
 
 
 @attrs.frozen

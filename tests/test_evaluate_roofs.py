@@ -12,9 +12,9 @@ from perfdsl.runtime.timing import CACHE, DRAM, MIXED, Rotation, regime
 
 GB = 1e9
 ROOFS = {
-    "read": Roof("read", 20 * GB, 0.01, DRAM),
-    "write": Roof("write", 10 * GB, 0.02, DRAM),
-    "copy": Roof("copy", 12 * GB, 0.03, DRAM),
+    "read": Roof("read", 20 * GB, 0.01, DRAM, 19 * GB),
+    "write": Roof("write", 10 * GB, 0.02, DRAM, 9 * GB),
+    "copy": Roof("copy", 12 * GB, 0.03, DRAM, 11 * GB),
 }
 
 
@@ -45,10 +45,13 @@ def test_without_a_read_roof_the_copy_roof_stands_in_and_says_so():
         mix_roof(1.5, ROOFS)
 
 
-def test_roofs_are_bytes_over_the_median_block_with_the_fastest_block_as_spread():
-    roofs = measure_roofs({"copy": [100.0, 110.0, 90.0]}, {"copy": 800.0}, {"copy": DRAM})
-    assert roofs["copy"].bytes_per_s == pytest.approx(8 * GB)
+def test_a_roof_is_its_fastest_block_and_its_spread_the_next_fastest():
+    # A contended block (400 ns) slows the median, never the roof.
+    roofs = measure_roofs({"copy": [100.0, 400.0, 90.0, 110.0]}, {"copy": 900.0}, {"copy": DRAM})
+    assert roofs["copy"].bytes_per_s == pytest.approx(10 * GB)
+    assert roofs["copy"].median_bytes_per_s == pytest.approx(900 / 105 * GB)
     assert roofs["copy"].spread == pytest.approx(100 / 90 - 1)
+    assert measure_roofs({"copy": [90.0]}, {"copy": 900.0}, {}).get("copy").spread == 0.0  # type: ignore[union-attr]
 
 
 def test_the_regime_classifier():

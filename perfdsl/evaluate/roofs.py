@@ -3,7 +3,7 @@
 The runtime times three roofs beside a study's kernels at every shape
 (`kernels/copy.py`): read (a sum), write (a fill) and copy. Each roof's
 bandwidth is its bytes (what it asks to read and write, as a byte model counts
-them) over its median block time. On a CPU a store first reads its line
+them) over its fastest block's median time (see `measure_roofs`). On a CPU a store first reads its line
 (write-allocate), so the write and copy roofs' time includes that extra
 traffic; a studied kernel's writes pay it too, so comparing counted-as-modelled
 bytes with counted-as-modelled bytes is fair, where comparing with a copy roof
@@ -49,10 +49,12 @@ class Roof:
     arm: str
     bytes_per_s: float
     spread: float
-    """How much faster than its median the roof ran in its fastest block, relative: the
-    roof's own measured spread, below which a kernel above it is not distinguishable."""
+    """How much slower its second-fastest block ran than its fastest, relative: the roof's own
+    measured spread at its best, within which a kernel above it is not distinguishable."""
     regime: str | None
     """"dram" or "cache", or None where the run did not record it."""
+    median_bytes_per_s: float
+    """Bytes over the median block: below the roof by whatever slowed the roof's blocks."""
 
 
 @attrs.frozen
@@ -71,16 +73,24 @@ def measure_roofs(
     set_bytes: Mapping[str, float],
     regimes: Mapping[str, str],
 ) -> dict[str, Roof]:
-    """Each roof timed at this shape: bytes over its median block time, with its spread."""
+    """Each roof timed at this shape: bytes over its fastest block's median time, with its spread.
+
+    A roof is what the machine can do, and interference only ever slows a block down, so
+    the roof is its fastest block (STREAM likewise reports the best of its trials); the
+    median is kept beside it. A kernel's own bandwidth is taken at its median, so a
+    contended kernel only falls further below the roof, never above it.
+    """
     roofs = {}
     for arm in ROOF_ARMS:
-        medians = np.asarray(block_medians_ns.get(arm, ()), dtype=float)
+        medians = np.sort(np.asarray(block_medians_ns.get(arm, ()), dtype=float))
         moved = set_bytes.get(arm)
-        if medians.size == 0 or not moved or np.median(medians) <= 0:
+        if medians.size == 0 or not moved or medians[0] <= 0:
             continue
+        spread = float(medians[1] / medians[0] - 1.0) if medians.size > 1 else 0.0
         median = float(np.median(medians))
-        spread = median / float(np.min(medians)) - 1.0
-        roofs[arm] = Roof(arm, float(moved) / (median * 1e-9), spread, regimes.get(arm))
+        roofs[arm] = Roof(
+            arm, float(moved) / (medians[0] * 1e-9), spread, regimes.get(arm), float(moved) / (median * 1e-9)
+        )
     return roofs
 
 

@@ -93,6 +93,7 @@ def _bandwidth(op: Mapping[str, Any], shapes: list[Mapping[str, Any]], out: Bloc
                     fmt.text(shape["label"]),
                     r["arm"],
                     fmt.bandwidth(r["bytes_per_s"]),
+                    fmt.bandwidth(r.get("median_bytes_per_s")),
                     fmt.percent(r.get("spread")),
                     _regime(r.get("regime")),
                 ]
@@ -122,12 +123,12 @@ def _bandwidth(op: Mapping[str, Any], shapes: list[Mapping[str, Any]], out: Bloc
         out.add(
             fmt.table(
                 f"Roofs measured with {fmt.code(op['name'])}, per shape: bytes as a byte model counts "
-                "them over the median block (on a CPU the write-allocate read is inside the write and "
-                "copy roofs' time, as it is inside a kernel's); spread: how much faster the fastest "
-                "block ran",
-                ["Shape", "Roof", "Bandwidth", "Spread", "Regime"],
+                "them over the fastest block's median (interference only slows a block; on a CPU the "
+                "write-allocate read is inside the write and copy roofs' time, as it is inside a "
+                "kernel's), the median block beside it; spread: the second-fastest block against the fastest",
+                ["Shape", "Roof", "Roof (fastest)", "Median", "Spread", "Regime"],
                 roof_rows,
-                numeric=(2, 3),
+                numeric=(2, 3, 4),
             )
         )
     if rows:
