@@ -5,7 +5,10 @@
 3. archive the compiled code of every kernel (static evidence, any machine);
 4. correctness of baseline and change on every shape, adversarial shape and
    seed (verify before timing: a variant that fails is not timed);
-5. kernel timing per shape, baseline, change and the copy roof interleaved;
+5. kernel timing per shape, baseline, change and the read, write and copy
+   roofs interleaved (the module that holds the study's copy roof may define
+   `read`/`read_reference` and `write`/`write_reference` beside it; where it
+   does not, only the copy roof is timed);
 6. the application: model-level correctness, request time, the operation's
    share of time, and the load search.
 
@@ -31,12 +34,16 @@ from perfdsl.bundle.static import StaticCode, VariantCode
 from perfdsl.kernel import Application, Reference, Variant
 from perfdsl.runtime.correctness import CorrectnessResult, check_variant
 from perfdsl.runtime.counters.attach import attach_counters
+from perfdsl.runtime.memory import BuffersTooLarge, available_bytes, buffer_cost, check_fits
 from perfdsl.runtime.progress import RunProgress, calibrate_plan, step_key
 from perfdsl.runtime.resolve import ResolveError, resolve
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.timing import TimingRecord, TimingSettings, block_order, prepare_arms, sample
+from perfdsl.runtime.warmup import CAP_CALLS, CAP_MS, QUICK_CAP
 
 ROOF_ARM = "copy"
+ROOF_ARMS = ("read", "write", ROOF_ARM)
+"""The roofs' arm names; read and write are timed where the roof's module defines them."""
 ARMS = ("baseline", "change")
 
 
@@ -66,16 +73,28 @@ def resolve_operation(plan: Plan, operation: OperationPlan) -> Resolved:
     return Resolved(reference, variants)
 
 
-def resolve_roof(plan: Plan) -> tuple[Reference, Variant] | None:
-    """The copy roof's variant and its module's `reference` (the roof's problem)."""
+def resolve_roof(plan: Plan) -> dict[str, tuple[Reference, Variant]]:
+    """The roofs' problems and kernels by arm: the copy roof the study names, and the read and
+    write roofs its module defines beside it (`read`/`read_reference`, `write`/`write_reference`)."""
     if plan.roof is None or ":" not in plan.roof:
-        return None
+        return {}
     module = plan.roof.split(":")[0]
     line = plan.roof_line
-    return (
-        _resolve(f"{module}:reference", Reference, plan, line),
-        _resolve(plan.roof, Variant, plan, line),
-    )
+    roofs = {
+        ROOF_ARM: (
+            _resolve(f"{module}:reference", Reference, plan, line),
+            _resolve(plan.roof, Variant, plan, line),
+        )
+    }
+    for arm in ("read", "write"):
+        try:
+            roofs[arm] = (
+                resolve(f"{module}:{arm}_reference", Reference, Path(plan.study_path).parent),
+                resolve(f"{module}:{arm}", Variant, Path(plan.study_path).parent),
+            )
+        except ResolveError:
+            continue  # an older roof module: the copy roof alone, and the evaluation says so
+    return roofs
 
 
 def _now() -> str:
@@ -93,9 +112,14 @@ def execute(plan: Plan, target: Target, artifacts: Path, progress: RunProgress) 
         if plan.application
         else None
     )
+    try:
+        said = check_fits(buffer_cost(plan, target.rotation_bytes()), available_bytes(), plan.study_path)
+    except BuffersTooLarge as error:
+        raise RunError(str(error)) from None
     progress("calibrating: a few calls of every arm at every shape, to estimate the run's length")
     progress.announce(calibrate_plan(plan, target, resolved, roof, application))
     started = _now()
+    progress(said)
     with BundleWriter(artifacts, plan.study) as bundle:
         progress(f"bundle {bundle.run_id} for `{plan.study}` on {target.name}")
         bundle.write_text("study.perf", plan.study_text)
@@ -148,7 +172,7 @@ def execute(plan: Plan, target: Target, artifacts: Path, progress: RunProgress) 
 def _static_code(
     plan: Plan,
     resolved: dict[str, Resolved],
-    roof: tuple[Reference, Variant] | None,
+    roof: dict[str, tuple[Reference, Variant]],
     target: Target,
     bundle: BundleWriter,
     progress: RunProgress,
@@ -160,8 +184,7 @@ def _static_code(
 
     progress("compiling kernels for static evidence (PTX, SASS, assembly)")
     variants = [v for r in resolved.values() for v in r.variants.values()]
-    if roof is not None:
-        variants.append(roof[1])
+    variants.extend(variant for _, variant in roof.values())
     # A kernel that several variants share is compiled once: each compilation of a
     # CUDA kernel gets a new mangled symbol, so two would look like two kernels.
     cuda_kernels = dict.fromkeys(k for v in variants for k in v.cuda_kernels)
@@ -192,7 +215,7 @@ def _operation(
     plan: Plan,
     operation: OperationPlan,
     resolved: Resolved,
-    roof: tuple[Reference, Variant] | None,
+    roof: dict[str, tuple[Reference, Variant]],
     target: Target,
     bundle: BundleWriter,
     progress: RunProgress,
@@ -255,7 +278,7 @@ def _time_shape(
     operation: OperationPlan,
     shape: ShapePlan,
     resolved: Resolved,
-    roof: tuple[Reference, Variant] | None,
+    roof: dict[str, tuple[Reference, Variant]],
     target: Target,
     progress: RunProgress,
 ) -> TimingRecord:
@@ -269,30 +292,38 @@ def _time_shape(
         plan.timing.rotate,
     )
     arms = [attrs.evolve(arm, name=role) for arm, role in zip(arms, ARMS, strict=True)]
-    if roof is not None:
-        (roof_arm,) = prepare_arms(target, roof[0], [roof[1]], shape.sizes, plan.dtype, plan.timing.rotate)
-        arms.append(attrs.evolve(roof_arm, name=ROOF_ARM))
+    for name in ROOF_ARMS:
+        if name in roof:
+            problem, kernel = roof[name]
+            (roof_arm,) = prepare_arms(target, problem, [kernel], shape.sizes, plan.dtype, plan.timing.rotate)
+            arms.append(attrs.evolve(roof_arm, name=name))
+    cap = QUICK_CAP if plan.quick else {}
     settings = TimingSettings(
         warmup_calls=plan.timing.warmup,
         warmup_ms=50.0 if plan.quick else 200.0,
+        warmup_cap_calls=cap.get("cap_calls", CAP_CALLS),
+        warmup_cap_ms=cap.get("cap_ms", CAP_MS),
         repeats=plan.timing.repeats,
         blocks=plan.timing.blocks,
     )
     key = step_key(operation.name, shape.label)
     shown = progress.blocks(key, block_order([a.name for a in arms], settings.blocks))
-    clocks = _clock_hook(target)
-    record = sample(target, arms, settings, on_block=lambda: {**clocks(), **shown()})
+    readings = _block_hook(target)
+    record = sample(target, arms, settings, on_block=lambda: {**readings(), **shown()})
     progress.finish_step(key)
     return record
 
 
-def _clock_hook(target: Target) -> Callable[[], dict[str, Any]]:
-    """Read GPU clocks and throttle reasons at each block's start and end (never set them)."""
+def _block_hook(target: Target) -> Callable[[], dict[str, Any]]:
+    """At each block's start and end: what else ran on the machine, and on cuda the GPU's
+    clocks and throttle reasons (read, never set)."""
+    from perfdsl.runtime.contention import read_load
+
     if target.name != "cuda":
-        return dict
+        return read_load
     from perfdsl.runtime.environment import read_clocks
 
-    return lambda: attrs.asdict(read_clocks())
+    return lambda: {**attrs.asdict(read_clocks()), **read_load()}
 
 
 def _timing_json(record: TimingRecord) -> dict[str, Any]:
@@ -300,6 +331,10 @@ def _timing_json(record: TimingRecord) -> dict[str, Any]:
     data["full"] = record.full
     data["set_bytes"] = {r.arm: r.set_bytes for r in record.rotation}
     data["exceeds_cache"] = {r.arm: r.exceeds_cache for r in record.rotation}
+    data["regime"] = {r.arm: r.regime for r in record.rotation}
+    data["buffer_bytes"] = {r.arm: r.buffer_bytes for r in record.rotation}
+    data["read_share"] = {r.arm: r.read_share for r in record.rotation}
+    data["read_share_source"] = {r.arm: r.read_share_source for r in record.rotation}
     return data
 
 

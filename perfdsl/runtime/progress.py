@@ -285,8 +285,8 @@ def calibrate_plan(
 ) -> RunEstimate:
     """Time a few calls of every arm at every shape, and a few requests, and estimate the run from them.
 
-    `resolved` maps each operation to its `execute.Resolved`, `roof` is the
-    copy roof's (reference, variant) or None, `application` the resolved
+    `resolved` maps each operation to its `execute.Resolved`, `roof` maps each
+    roof arm (read, write, copy) to its (reference, variant), `application` the resolved
     application or None. Inputs are prepared as the timing prepares them, with
     one buffer set, and dropped before measuring starts. A variant that raises
     here is left out of the estimate, not reported: it has not been checked
@@ -302,8 +302,8 @@ def calibrate_plan(
             variants = list(r.variants.values())
             try:
                 arms = prepare_arms(target, r.reference, variants, shape.sizes, plan.dtype, 1)
-                if roof is not None:
-                    arms += prepare_arms(target, roof[0], [roof[1]], shape.sizes, plan.dtype, 1)
+                for problem, kernel in roof.values():
+                    arms += prepare_arms(target, problem, [kernel], shape.sizes, plan.dtype, 1)
             except Exception:  # the correctness check reports it, at its shape and seed
                 continue
             kernels[step_key(op.name, shape.label)] = calibrate_arms(target, arms)
