@@ -20,6 +20,7 @@ from perfdsl.evaluate.evaluation import Evaluation, evaluate, write_evaluation
 from perfdsl.parse import parse
 from perfdsl.report.markdown import render_markdown
 from perfdsl.source import Source
+from perfdsl.stats.paired import MIN_PAIRS
 
 AMDAHL = "app.time ratio <= amdahl"
 
@@ -154,9 +155,27 @@ def test_value_from_a_consistent_established_effect(tmp_path: Path) -> None:
 
 
 def test_no_value_from_an_inconclusive_effect(tmp_path: Path) -> None:
-    ev = _run(tmp_path, app_ratio=0.95, noise=0.3, blocks=4)
+    ev = _run(tmp_path, app_ratio=0.95, noise=0.3, blocks=MIN_PAIRS)
     assert ev.end_to_end.comparison.verdict == "inconclusive"
     assert not ev.value.fleet.established and ev.value.fleet.value is None
+
+
+def test_too_few_pairs_give_no_interval_and_nothing_built_on_one(tmp_path: Path) -> None:
+    # A quick run: 4 blocks per arm make 4 pairs, below the 5 an interval needs.
+    planted = {"blocks": 4, "predictions": ("op.time ratio <= 0.9", AMDAHL)}
+    ev = _run(tmp_path, **planted)
+    why = "too few block pairs for an interval: 4 < 5"
+    c = ev.end_to_end.comparison
+    assert (c.ci_low, c.ci_high, c.verdict, c.interval_missing) == (None, None, "inconclusive", why)
+    assert all(s.comparison.interval_missing == why for s in ev.operations[0].shapes)
+    assert ev.end_to_end.amdahl.reconciliation is None
+    assert why in (ev.end_to_end.amdahl.reconciliation_missing or "")
+    assert [p.verdict for p in ev.predictions] == ["inconclusive", "inconclusive"]
+    assert not ev.value.fleet.established and why in (ev.value.fleet.reason or "")
+    page = _page_one(_page(tmp_path / "page", **planted))
+    assert "no interval (too few block pairs for an interval: 4 \\< 5): **inconclusive**" in page
+    assert "Amdahl's bound on it, 0.9006: **not established**" in page
+    assert "e-" not in page and "e+" not in page
 
 
 # ------------------------------------------------------------------ invalid results
@@ -210,7 +229,7 @@ def test_the_time_moving_against_the_mechanism_is_contradicted(tmp_path: Path) -
 
 
 def test_a_wide_interval_is_no_evidence_either_way(tmp_path: Path) -> None:
-    ev = _run(tmp_path, kernel_ratio=0.9, noise=0.6, blocks=4)
+    ev = _run(tmp_path, kernel_ratio=0.9, noise=0.6, blocks=MIN_PAIRS)
     explanation = ev.operations[0].shapes[0].mechanism.explanation
     assert explanation.status == "not realised"
     assert "inconclusive: no evidence either way" in explanation.message

@@ -69,6 +69,13 @@ def combine(shapes: Sequence[ShapeInput], level: float) -> tuple[Combined | None
     valid = [s for s in shapes if not s.invalid]
     if not valid:
         return None, f"every shape is invalid ({', '.join(e.shape for e in excluded)}): no weighted effect"
+    few = [
+        f"shape {s.label}: {s.comparison.interval_missing}"
+        for s in valid
+        if s.comparison is not None and s.comparison.interval_missing
+    ]
+    if few:
+        return None, "; ".join(few)
     unpaired = [s.label for s in valid if s.comparison is not None and s.comparison.paired is None]
     if unpaired:
         return None, (

@@ -153,13 +153,22 @@ def _end_to_end_sentence(ctx: ReportContext) -> str:
     c = end.get("comparison")
     if c is None:
         return f"End to end, {app}: no timing evidence ({fmt.message(end.get('comparison_missing'))})."
+    interval = (
+        f"{fmt.percent(ctx.level, 2)} interval {fmt.interval(c['ci_low'], c['ci_high'])}"
+        if c.get("ci_low") is not None
+        else f"no interval ({fmt.message(c.get('interval_missing'))})"
+    )
     shown = (
         f"End to end, {app} request time (change / baseline) is {fmt.ratio(c['ratio'])}, "
-        f"{fmt.percent(ctx.level, 2)} interval {fmt.interval(c['ci_low'], c['ci_high'])}: "
-        f"**{c['verdict']}**"
+        f"{interval}: **{c['verdict']}**"
     )
     amdahl = end.get("amdahl") or {}
     r = amdahl.get("reconciliation")
+    if amdahl and not r:
+        return (
+            f"{shown}; against Amdahl's bound on it, {fmt.ratio(amdahl['bound_time_ratio'])}: **not "
+            f"established** ({fmt.message(amdahl.get('reconciliation_missing'))})."
+        )
     if not r:
         return f"{shown}."
     low, high = amdahl["bound_range"]
