@@ -147,6 +147,19 @@ def test_no_value_from_an_effect_amdahl_does_not_allow(tmp_path: Path) -> None:
     assert "gpu_hours**" not in page
 
 
+def test_no_value_capped_by_a_declared_share_the_measurement_contradicts(tmp_path: Path) -> None:
+    # The quick rmsnorm run: value capped at the declared 8 % share while f measured 95 %.
+    planted = {"declared_share": "8%", "share": 0.95, "kernel_ratio": 0.5, "app_ratio": 0.55}
+    ev = _run(tmp_path, **planted)
+    assert ev.end_to_end.amdahl.reconciliation.status == "consistent"
+    for v in (ev.value.fleet, ev.value.per_unit):
+        assert not v.established and v.value is None
+        assert (v.reason or "").startswith("the declared share 8% is contradicted by the measured f 95% [")
+    page = _page(tmp_path / "page", **planted)
+    assert "**No value is claimed.** the declared share 8% is contradicted" in page
+    assert "gpu_hours**" not in page
+
+
 def test_value_from_a_consistent_established_effect(tmp_path: Path) -> None:
     ev = _run(tmp_path, share=0.5, kernel_ratio=0.8, app_ratio=0.9)
     assert ev.end_to_end.amdahl.reconciliation.status == "consistent"

@@ -198,6 +198,7 @@ def _value(
             unit=unit,
             reconciliation=reconciliation,
             production_share=share,
+            share_check=amdahl.share_check if amdahl else None,
         )
 
     capacity, capacity_missing = _capacity(end_to_end, load)
