@@ -21,6 +21,7 @@ from perfdsl.parse import parse
 from perfdsl.report.markdown import render_markdown
 from perfdsl.source import Source
 from perfdsl.stats.paired import MIN_PAIRS
+from perfdsl.stats.power import pairs_needed
 
 AMDAHL = "app.time ratio <= amdahl"
 
@@ -289,6 +290,34 @@ def test_an_amdahl_effect_above_the_mde_needs_no_warning(tmp_path: Path) -> None
 
 
 # ------------------------------------------------------------------ many comparisons
+
+
+def test_each_time_prediction_carries_what_the_run_could_detect(tmp_path: Path) -> None:
+    # 1 % block noise over 20 pairs detects about 0.8 %: a 0.5 % prediction is below it.
+    small, app = "op.time ratio <= 0.995", "app.time ratio <= 0.995"
+    planted = {"kernel_ratio": 0.8, "app_ratio": 0.9, "predictions": (small, app)}
+    ev = _run(tmp_path, **planted)
+    by_text = {p.text: p for p in ev.predictions}
+    combined = ev.operations[0].combined
+    assert by_text[small].detectable == pytest.approx(1 / (1 + combined.mde))
+    assert 0.002 < combined.mde < 0.05
+    needed = pairs_needed(combined.spread_log, 0.005 / 0.995, combined.level)
+    assert f"about {needed} block pairs per shape would" in by_text[small].message and needed > 20
+    c = ev.end_to_end.comparison
+    assert by_text[app].detectable == pytest.approx(1 / (1 + c.mde))
+    per_block = ev.end_to_end.requests_per_block
+    assert per_block and per_block > 1
+    wanted = pairs_needed(c.sigma_log, 0.005 / 0.995, c.level) * per_block
+    assert f"about {wanted} requests per arm would" in by_text[app].message
+    page = _page_one(_page(tmp_path / "page", **planted))
+    assert "| Detectable |" in page and "smaller than this run can detect" in page
+
+
+def test_a_prediction_above_the_mde_has_no_detection_note(tmp_path: Path) -> None:
+    ev = _run(tmp_path, kernel_ratio=0.8, predictions=("op.time ratio <= 0.9",))
+    (p,) = ev.predictions
+    assert p.detectable is not None and p.detectable > 0.9
+    assert "detect" not in p.message
 
 
 def test_holm_covers_every_valid_time_comparison_and_names_its_family(tmp_path: Path) -> None:

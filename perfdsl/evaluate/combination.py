@@ -45,6 +45,10 @@ class Combined:
     regressions: tuple[str, ...]
     """Included shapes whose own verdict is "slower"."""
     excluded: tuple[Exclusion, ...]
+    mde: float
+    """Smallest relative change of the total this run detects (`stats.combine`)."""
+    spread_log: float
+    """The spread of one round over all shapes, for the pairs a smaller effect needs."""
 
 
 @attrs.frozen
@@ -98,4 +102,6 @@ def combine(shapes: Sequence[ShapeInput], level: float) -> tuple[Combined | None
         shares=result.shares,
         regressions=result.regressions,
         excluded=excluded,
+        mde=result.mde,
+        spread_log=result.spread_log,
     ), None

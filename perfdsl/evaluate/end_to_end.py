@@ -27,7 +27,7 @@ import numpy as np
 
 from perfdsl.bundle.application import ApplicationRecord, ArmShare
 from perfdsl.evaluate.compare import Comparison, compare_blocks
-from perfdsl.evaluate.inputs import BundleInputs, read_samples
+from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.kernels import ARMS, OperationResult, arm_findings, why_not_evidence
 from perfdsl.evaluate.quality import Finding
 from perfdsl.nodes import Study
@@ -109,6 +109,8 @@ class EndToEnd:
     amdahl: Amdahl | None
     amdahl_missing: str | None
     findings: tuple[Finding, ...]
+    requests_per_block: int | None = None
+    """Requests the baseline timed per block: what a number of block pairs costs in requests."""
 
 
 def evaluate_end_to_end(
@@ -160,7 +162,13 @@ def evaluate_end_to_end(
         amdahl=amdahl,
         amdahl_missing=amdahl_missing,
         findings=tuple(arm_findings(samples, ARMS, app.name, inputs.results.timer_resolution_ns)),
+        requests_per_block=_requests_per_block(samples) if comparison else None,
     )
+
+
+def _requests_per_block(samples: Mapping[str, ArmSamples]) -> int:
+    base = samples["baseline"]
+    return max(1, base.durations_ns.size // max(1, len(base.block_indices)))
 
 
 def ci_containing(comparison: Comparison) -> tuple[float, float]:

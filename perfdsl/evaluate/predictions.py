@@ -38,6 +38,7 @@ from typing import Any, Literal
 import attrs
 
 from perfdsl.evaluate.combination import Exclusion
+from perfdsl.evaluate.detection import detectable_ratio, detection, too_small
 from perfdsl.evaluate.end_to_end import EndToEnd, ci_containing
 from perfdsl.evaluate.kernels import OperationResult, ShapeResult
 from perfdsl.evaluate.load_curve import LoadEvaluation
@@ -68,6 +69,8 @@ class PredictionResult:
     basis: Basis
     verdict: PredictionVerdict
     message: str
+    detectable: float | None = None
+    """The smallest time ratio the run detects on the bound's side of 1 (`evaluate.detection`)."""
 
 
 @attrs.frozen
@@ -115,7 +118,26 @@ def evaluate_predictions(
 ) -> tuple[PredictionResult, ...]:
     """Judge the run target's predictions (`perfdsl.expectations`), in the order written."""
     ops = {op.name: op for op in operations}
-    return tuple(_one(study, p, ops, end_to_end, load) for p in predictions)
+    return tuple(_detected(p, _one(study, p, ops, end_to_end, load), ops, end_to_end) for p in predictions)
+
+
+def _detected(
+    prediction: Prediction,
+    result: PredictionResult,
+    ops: dict[str, OperationResult],
+    end_to_end: EndToEnd | None,
+) -> PredictionResult:
+    """The result with what the run could detect, and a note when the predicted effect is smaller."""
+    found = detection(prediction.subject.id, prediction.quantity.id, ops, end_to_end)
+    bound = result.bound
+    if found is None or bound is None or result.verdict in ("invalid", "not evidence"):
+        return result
+    note = too_small(found, bound)
+    return attrs.evolve(
+        result,
+        detectable=detectable_ratio(found, bound),
+        message=result.message if note is None else f"{result.message} ({note})",
+    )
 
 
 def _one(

@@ -416,18 +416,20 @@ def _prediction_table(ctx: ReportContext) -> list[str]:
                 fmt.ratio(p.get("value")),
                 shown_ci,
                 bound,
+                fmt.ratio(p.get("detectable")),
                 f"**{verdict}**" if verdict in ("refuted", "not evidence", "invalid") else verdict,
             ]
         )
-        if verdict in ("not evidence", "invalid"):
+        if verdict in ("not evidence", "invalid") or "smaller than this run can detect" in p["message"]:
             reasons.append(f"line {p['line']} ({verdict}): {fmt.message(p['message'])}")
     table = fmt.table(
-        "Every registered prediction and its verdict (ratios are change / baseline)",
-        ["Line", "Prediction", "Basis", "Value", "Interval", "Bound", "Verdict"],
+        "Every registered prediction, its verdict and the smallest ratio the run could detect on the "
+        "bound's side of 1 (ratios are change / baseline)",
+        ["Line", "Prediction", "Basis", "Value", "Interval", "Bound", "Detectable", "Verdict"],
         rows,
-        numeric=(0, 3, 4),
+        numeric=(0, 3, 4, 6),
     )
-    missing = f"Without a verdict: {'; '.join(reasons)}." if reasons else ""
+    missing = f"Without a verdict, or below what the run detects: {'; '.join(reasons)}." if reasons else ""
     return [table, missing, _family(ctx)]
 
 
