@@ -219,6 +219,22 @@ def test_results_under_the_roof_are_valid(tmp_path: Path) -> None:
     assert {p.verdict for p in ev.predictions} == {"confirmed"}
 
 
+def test_a_throttled_run_is_invalid(tmp_path: Path) -> None:
+    # NVML reported the software power cap (0x4) during every block: the timings are not comparable.
+    ev = _run(tmp_path, clock_reasons=0x4 | 0x1)
+    for shape in ev.operations[0].shapes:
+        assert any(f.code == "PQ005" and f.severity == "error" for f in shape.findings)
+        assert shape.invalid and "PQ005" in shape.invalid
+    assert ev.operations[0].combined is None
+
+
+def test_locked_application_clocks_are_not_throttling(tmp_path: Path) -> None:
+    # 0x2 is set whenever application clocks are locked, the setup a benchmark wants: no finding.
+    ev = _run(tmp_path, clock_reasons=0x2 | 0x1)
+    assert not any(f.code == "PQ005" for s in ev.operations[0].shapes for f in s.findings)
+    assert all(s.invalid is None for s in ev.operations[0].shapes)
+
+
 def test_a_change_that_fails_correctness_has_no_valid_timing(tmp_path: Path) -> None:
     ev = _run(tmp_path, correct=False)
     assert all(s.invalid == "the operation fails its correctness check" for s in ev.operations[0].shapes)
