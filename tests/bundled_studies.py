@@ -15,6 +15,7 @@ NAMES = (
     "batchnorm_numpy",
     "reduction_chains",
     "reduction_launches",
+    "rmsnorm_cpu",
     "rmsnorm_fusion",
     "transpose_bank_conflicts",
 )
