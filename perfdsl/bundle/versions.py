@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-RESULTS = "perfdsl.results/2"
+RESULTS = "perfdsl.results/3"
 """results.json's version. History:
 
 * `perfdsl.results/1`: the first layout.
@@ -19,9 +19,13 @@ RESULTS = "perfdsl.results/2"
   timed the run, recorded when it ran; every `<field>` that can be missing is
   written with its `<field>_missing` sibling (null when present).
   Version 1 bundles still read: their resolution is the target's.
+* `perfdsl.results/3`: measured code runs in worker processes; each operation
+  has `failures`, one entry per worker its code ended (a signal, an exit, a time
+  or memory limit: `arm`, `phase`, `cause`, `detail`). Versions 1 and 2 still
+  read, with no failures.
 """
 
-READABLE_RESULTS = ("perfdsl.results/1", RESULTS)
+READABLE_RESULTS = ("perfdsl.results/1", "perfdsl.results/2", RESULTS)
 
 PLAN = "perfdsl.plan/2"
 """plan.json's version. History:

@@ -9,6 +9,11 @@
 6. the application: model-level correctness, request time, the operation's
    share of time, and the load search.
 
+Steps 4 and 5 run in one worker process per operation and step 6 in a worker
+of its own (perfdsl/runtime/isolation.py): code that crashes, hangs or
+exhausts memory ends its worker, is recorded as its arm's failure with the
+cause, and the rest of the study still runs.
+
 Everything is written through one BundleWriter, so a failed or interrupted run
 leaves no bundle behind. Layout: docs/bundle.md.
 """
@@ -22,22 +27,30 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import numpy as np
 
 from perfdsl.bundle import versions
 from perfdsl.bundle.files import BundleWriter
 from perfdsl.bundle.plan import PLAN, OperationPlan, Plan, ShapePlan
 from perfdsl.bundle.registration import REGISTRATION, RegistrationRecord
-from perfdsl.bundle.results import CorrectnessCase, CorrectnessRecord, OperationRecord, Results, ShapeRecord
+from perfdsl.bundle.results import (
+    CorrectnessCase,
+    CorrectnessRecord,
+    OperationRecord,
+    Results,
+    ShapeRecord,
+    WorkerFailure,
+)
 from perfdsl.bundle.static import StaticCode, VariantCode
 from perfdsl.kernel import Application, Reference, Variant
-from perfdsl.runtime.correctness import CorrectnessResult, check_variant
+from perfdsl.runtime.correctness import Case, CorrectnessResult
 from perfdsl.runtime.counters.attach import attach_counters
+from perfdsl.runtime.isolation import Limits, Session, WorkerDied
 from perfdsl.runtime.resolve import ResolveError, resolve
 from perfdsl.runtime.targets import Target
-from perfdsl.runtime.timing import TimingRecord, TimingSettings, prepare_arms, sample
-
-ROOF_ARM = "copy"
-ARMS = ("baseline", "change")
+from perfdsl.runtime.timing import Failure as TimingFailure
+from perfdsl.runtime.timing import TimingRecord
+from perfdsl.runtime.worker import ARMS, ROOF_ARM, Job
 
 Progress = Callable[[str], None]
 
@@ -54,7 +67,8 @@ class Resolved:
     variants: dict[str, Variant]
 
 
-def _resolve(reference: str, expected: type, plan: Plan, line: int) -> Any:
+def resolve_reference(reference: str, expected: type, plan: Plan, line: int) -> Any:
+    """The object `reference` names, or RunError naming the study line."""
     try:
         return resolve(reference, expected, Path(plan.study_path).parent)
     except ResolveError as error:
@@ -63,8 +77,10 @@ def _resolve(reference: str, expected: type, plan: Plan, line: int) -> Any:
 
 def resolve_operation(plan: Plan, operation: OperationPlan) -> Resolved:
     """The reference and both variants of an operation, or RunError naming the study line."""
-    reference = _resolve(operation.reference, Reference, plan, operation.lines["reference"])
-    variants = {arm: _resolve(getattr(operation, arm), Variant, plan, operation.lines[arm]) for arm in ARMS}
+    reference = resolve_reference(operation.reference, Reference, plan, operation.lines["reference"])
+    variants = {
+        arm: resolve_reference(getattr(operation, arm), Variant, plan, operation.lines[arm]) for arm in ARMS
+    }
     return Resolved(reference, variants)
 
 
@@ -75,8 +91,8 @@ def resolve_roof(plan: Plan) -> tuple[Reference, Variant] | None:
     module = plan.roof.split(":")[0]
     line = plan.roof_line
     return (
-        _resolve(f"{module}:reference", Reference, plan, line),
-        _resolve(plan.roof, Variant, plan, line),
+        resolve_reference(f"{module}:reference", Reference, plan, line),
+        resolve_reference(plan.roof, Variant, plan, line),
     )
 
 
@@ -84,14 +100,17 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def execute(plan: Plan, target: Target, artifacts: Path, progress: Progress) -> Path:
+def execute(
+    plan: Plan, target: Target, artifacts: Path, progress: Progress, limits: Limits | None = None
+) -> Path:
     """Run the plan on `target` and return the bundle's path."""
+    limits = limits or Limits()
     from perfdsl.runtime.environment import capture_environment
 
     resolved = {op.name: resolve_operation(plan, op) for op in plan.operations}
     roof = resolve_roof(plan)
     application = (
-        _resolve(plan.application.entry, Application, plan, plan.application.line)
+        resolve_reference(plan.application.entry, Application, plan, plan.application.line)
         if plan.application
         else None
     )
@@ -105,23 +124,14 @@ def execute(plan: Plan, target: Target, artifacts: Path, progress: Progress) -> 
         )
         bundle.write_json("environment.json", capture_environment(Path(plan.study_path)))
         operations = [
-            _operation(plan, op, resolved[op.name], roof, target, bundle, progress) for op in plan.operations
+            _operation(plan, op, resolved[op.name], roof, target, bundle, progress, limits)
+            for op in plan.operations
         ]
         static = _static_code(plan, resolved, roof, target, bundle, progress)
-        app_record = None
+        app_record, app_missing = None, "the study names no application entry"
         if application is not None and plan.application is not None:
-            from perfdsl.runtime.end_to_end import run_application
-
-            operation = plan.operations[0]
-            app_record = run_application(
-                plan,
-                application,
-                resolved[operation.name],
-                target,
-                bundle,
-                progress,
-                correctness_passed=all(op.correctness.passed for op in operations),
-            )
+            passed = all(op.correctness.passed for op in operations)
+            app_record, app_missing = _application(plan, target, bundle, progress, limits, passed)
         results = Results(
             schema=versions.RESULTS,
             study=plan.study,
@@ -138,11 +148,27 @@ def execute(plan: Plan, target: Target, artifacts: Path, progress: Progress) -> 
             operations=tuple(operations),
             static=static,
             application=app_record,
-            application_missing=None if app_record else "the study names no application entry",
+            application_missing=None if app_record else app_missing,
         )
         bundle.write_json("results.json", results.to_json())
         progress("writing manifest")
     return bundle.path
+
+
+def _application(
+    plan: Plan, target: Target, bundle: BundleWriter, progress: Progress, limits: Limits, passed: bool
+) -> tuple[Any, str | None]:
+    """The application's evidence from its own worker, or why there is none."""
+    session = Session(Job(plan, target.name, None, 2 * limits.call_s), limits, progress)
+    try:
+        record, files = session.call("application", (passed,))
+    except WorkerDied as died:
+        return None, died.failure("application").message
+    finally:
+        session.close()
+    for written in files:
+        bundle.write_csv(written.path, written.header, written.rows)
+    return record, None
 
 
 def _static_code(
@@ -196,34 +222,20 @@ def _operation(
     target: Target,
     bundle: BundleWriter,
     progress: Progress,
+    limits: Limits,
 ) -> OperationRecord:
-    correctness = {}
-    for arm, variant in resolved.variants.items():
-        progress(f"correctness of {operation.name} {arm} `{variant.name}`")
-        correctness[arm] = check_variant(
-            resolved.reference,
-            variant,
-            target,
-            workload=[s.sizes for s in operation.shapes],
-            adversarial=list(operation.adversarial),
-            seeds=range(plan.correctness.seeds),
-            dtype=plan.dtype,
-            tolerances=plan.correctness.tolerances,
-        )
-    passed = all(result.passed for result in correctness.values())
-    shapes = []
-    for index, shape in enumerate(operation.shapes, 1):
-        entry = _shape_entry(shape)
-        if passed:
-            progress(f"timing {operation.name} {shape.label} ({index}/{len(operation.shapes)})")
-            record = _time_shape(plan, operation, shape, resolved, roof, target)
-            path = f"samples/{operation.name}/{shape.label}.csv"
-            header, rows = record.rows()
-            bundle.write_csv(path, header, rows)
-            entry = attrs.evolve(entry, samples=path, timing=_timing_json(record))
-        else:
-            entry = attrs.evolve(entry, samples_missing="not timed: a variant failed its correctness check")
-        shapes.append(entry)
+    """Correctness, then timing, of one operation, all of it in the operation's worker."""
+    session = Session(Job(plan, target.name, operation.name, 2 * limits.call_s), limits, progress)
+    failures: list[WorkerFailure] = []
+    try:
+        correctness = {
+            arm: _check_arm(plan, operation, resolved, arm, target, session, failures, progress)
+            for arm in resolved.variants
+        }
+        passed = all(result.passed for result in correctness.values())
+        shapes = _time_shapes(plan, operation, roof is not None, session, failures, bundle, progress, passed)
+    finally:
+        session.close()
     # Counted mechanism evidence (Nsight Compute), at the largest shape, on cuda only.
     shapes = attach_counters(
         plan, operation, resolved.variants, target.name, shapes, passed, bundle, progress
@@ -237,7 +249,102 @@ def _operation(
         deterministic={arm: v.deterministic for arm, v in resolved.variants.items()},
         shapes=tuple(shapes),
         correctness=_correctness_record(correctness, plan),
+        failures=tuple(failures),
     )
+
+
+def _check_arm(
+    plan: Plan,
+    operation: OperationPlan,
+    resolved: Resolved,
+    arm: str,
+    target: Target,
+    session: Session,
+    failures: list[WorkerFailure],
+    progress: Progress,
+) -> CorrectnessResult:
+    """Every correctness case of one arm, one request each, so a death is put on its case.
+
+    After a death the arm's remaining cases are recorded as not run: the code that
+    ended one worker would end the next.
+    """
+    variant = resolved.variants[arm]
+    progress(f"correctness of {operation.name} {arm} `{variant.name}`")
+    cases: list[Case] = []
+    died: WorkerDied | None = None
+    for kind, sizes, seed in _cases(plan, operation):
+        key = tuple((k, int(sizes[k])) for k in sorted(sizes))
+        if died is not None:
+            message = f"not run: an earlier case of `{variant.name}` ended its worker ({died.cause})"
+            cases.append(Case(variant.name, key, kind, seed, False, (), None, message))
+            continue
+        try:
+            cases.append(session.call("case", (arm, kind, dict(sizes), seed), (arm,)))
+        except WorkerDied as error:
+            died = error
+            failure = error.failure("correctness")
+            failures.append(failure)
+            cases.append(Case(variant.name, key, kind, seed, False, (), None, failure.message))
+    return CorrectnessResult(
+        reference=resolved.reference.name,
+        variant=variant.name,
+        target=target.name,
+        dtype=np.dtype(plan.dtype).name,
+        tolerances=tuple(sorted(plan.correctness.tolerances.items())),
+        cases=tuple(cases),
+    )
+
+
+def _cases(plan: Plan, operation: OperationPlan) -> list[tuple[str, dict[str, int], int]]:
+    """(kind, shape, seed) in the order `check_variant` runs them: workload, then adversarial."""
+    shapes = [("workload", dict(s.sizes)) for s in operation.shapes]
+    shapes += [("adversarial", dict(a)) for a in operation.adversarial]
+    return [(kind, sizes, seed) for kind, sizes in shapes for seed in range(plan.correctness.seeds)]
+
+
+def _time_shapes(
+    plan: Plan,
+    operation: OperationPlan,
+    has_roof: bool,
+    session: Session,
+    failures: list[WorkerFailure],
+    bundle: BundleWriter,
+    progress: Progress,
+    passed: bool,
+) -> list[ShapeRecord]:
+    """Each shape's interleaved blocks; an arm whose code ends the worker is left out from then on."""
+    live = [*ARMS, *([ROOF_ARM] if has_roof else [])]
+    dropped: list[TimingFailure] = []
+    shapes = []
+    for index, shape in enumerate(operation.shapes):
+        entry = _shape_entry(shape)
+        if not passed:
+            missing = "not timed: a variant failed its correctness check"
+            shapes.append(attrs.evolve(entry, samples_missing=missing))
+            continue
+        progress(f"timing {operation.name} {shape.label} ({index + 1}/{len(operation.shapes)})")
+        record, missing = None, None
+        while record is None and live:
+            try:
+                record = session.call("time", (index, tuple(live)), tuple(live))
+            except WorkerDied as died:
+                failure = died.failure(f"timing {shape.label}")
+                failures.append(failure)
+                if died.arm is None:
+                    missing = f"not timed: {failure.message}"
+                    break
+                live.remove(died.arm)
+                dropped.append(TimingFailure(died.arm, "worker", None, None, failure.message))
+        if record is None:
+            missing = missing or "not timed: every arm ended its worker"
+            shapes.append(attrs.evolve(entry, samples_missing=missing))
+            continue
+        record = attrs.evolve(record, failures=(*dropped, *record.failures))
+        path = f"samples/{operation.name}/{shape.label}.csv"
+        header, rows = record.rows()
+        bundle.write_csv(path, header, rows)
+        shapes.append(attrs.evolve(entry, samples=path, timing=_timing_json(record)))
+    return shapes
 
 
 def _shape_entry(shape: ShapePlan) -> ShapeRecord:
@@ -247,45 +354,6 @@ def _shape_entry(shape: ShapePlan) -> ShapeRecord:
         weight=shape.weight,
         models={m.quantity: {"baseline": m.baseline, "change": m.change} for m in shape.models},
     )
-
-
-def _time_shape(
-    plan: Plan,
-    operation: OperationPlan,
-    shape: ShapePlan,
-    resolved: Resolved,
-    roof: tuple[Reference, Variant] | None,
-    target: Target,
-) -> TimingRecord:
-    """Baseline, change and the copy roof, interleaved in one sampler call."""
-    arms = prepare_arms(
-        target,
-        resolved.reference,
-        [resolved.variants[a] for a in ARMS],
-        shape.sizes,
-        plan.dtype,
-        plan.timing.rotate,
-    )
-    arms = [attrs.evolve(arm, name=role) for arm, role in zip(arms, ARMS, strict=True)]
-    if roof is not None:
-        (roof_arm,) = prepare_arms(target, roof[0], [roof[1]], shape.sizes, plan.dtype, plan.timing.rotate)
-        arms.append(attrs.evolve(roof_arm, name=ROOF_ARM))
-    settings = TimingSettings(
-        warmup_calls=plan.timing.warmup,
-        warmup_ms=50.0 if plan.quick else 200.0,
-        repeats=plan.timing.repeats,
-        blocks=plan.timing.blocks,
-    )
-    return sample(target, arms, settings, on_block=_clock_hook(target))
-
-
-def _clock_hook(target: Target) -> Callable[[], dict[str, Any]] | None:
-    """Read GPU clocks and throttle reasons at each block's start and end (never set them)."""
-    if target.name != "cuda":
-        return None
-    from perfdsl.runtime.environment import read_clocks
-
-    return lambda: attrs.asdict(read_clocks())
 
 
 def _timing_json(record: TimingRecord) -> dict[str, Any]:
