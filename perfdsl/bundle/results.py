@@ -21,6 +21,8 @@ from perfdsl.bundle.application import ApplicationRecord
 from perfdsl.bundle.static import StaticCode
 
 RESULTS = "results.json"
+WORKER_PHASE = "worker"
+"""The sampler failure's phase for an arm left out because its code ended the worker."""
 
 
 @attrs.frozen
@@ -150,6 +152,12 @@ class ShapeRecord:
     def set_bytes(self) -> dict[str, float]:
         """Bytes each arm's buffer set moves per call (the bandwidth numerator)."""
         return dict((self.timing or {}).get("set_bytes") or {})
+
+    @property
+    def worker_failures(self) -> list[str]:
+        """Why an arm was left out of this shape's sampling: its code ended the worker."""
+        failures = (self.timing or {}).get("failures") or []
+        return [str(f.get("message", "")) for f in failures if f.get("phase") == WORKER_PHASE]
 
     @property
     def blocks(self) -> list[Mapping[str, Any]]:

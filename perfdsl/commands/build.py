@@ -105,6 +105,7 @@ def _run_first(args: argparse.Namespace) -> int:
             target=args.target,
             quick=args.quick,
             artifacts=None,
+            time_limit=run_command.DEFAULT_CALL_LIMIT_S,
         )
     )
 

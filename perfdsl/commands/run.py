@@ -11,6 +11,10 @@ from perfdsl import targets
 from perfdsl.commands import CommandError
 from perfdsl.commands.check import checked_study
 
+DEFAULT_CALL_LIMIT_S = 120.0
+"""The default of --time-limit; perfdsl/runtime/isolation.py's, kept here so that building
+the argument parser imports nothing of the runtime."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("study", help="the .perf study to run")
@@ -27,6 +31,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--artifacts", metavar="DIR", help="where bundles go (default: the study's `artifacts` path)"
     )
+    parser.add_argument(
+        "--time-limit",
+        metavar="SECONDS",
+        type=_positive_seconds,
+        default=DEFAULT_CALL_LIMIT_S,
+        help="how long measured code may run without progress (one correctness case, one "
+        "timed call) before its worker is stopped and the arm recorded as failed "
+        f"(default {DEFAULT_CALL_LIMIT_S:g}; a first call includes compilation)",
+    )
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"`{text}`: the time limit must be above 0 seconds")
+    return value
 
 
 def _one_thread_pool() -> None:
@@ -61,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
 
     from perfdsl.plan import PlanError, plan
     from perfdsl.runtime.execute import RunError, execute, stderr_progress
+    from perfdsl.runtime.isolation import Limits
     from perfdsl.runtime.targets import TargetError, make_target
 
     try:
@@ -71,8 +95,13 @@ def run(args: argparse.Namespace) -> int:
     artifacts = Path(args.artifacts) if args.artifacts else Path(run_plan.artifacts)
     print(f"perfdsl run: {study.name.id} on {target.name}{' (quick)' if args.quick else ''}", file=sys.stderr)
     try:
-        bundle = execute(run_plan, target, artifacts, stderr_progress)
+        bundle = execute(run_plan, target, artifacts, stderr_progress, Limits(args.time_limit))
     except RunError as error:
         raise CommandError(str(error)) from None
+    except OSError as error:
+        # A directory that cannot be written, or a full disk: the writer has removed
+        # its temporary directory, so nothing of the bundle is left.
+        where = error.filename or artifacts
+        raise CommandError(f"{where}: cannot write the bundle: {error.strerror or error}") from None
     print(bundle)
     return 0

@@ -34,6 +34,7 @@ from perfdsl.bundle.files import BundleWriter
 from perfdsl.bundle.plan import PLAN, OperationPlan, Plan, ShapePlan
 from perfdsl.bundle.registration import REGISTRATION, RegistrationRecord
 from perfdsl.bundle.results import (
+    WORKER_PHASE,
     CorrectnessCase,
     CorrectnessRecord,
     OperationRecord,
@@ -334,7 +335,7 @@ def _time_shapes(
                     missing = f"not timed: {failure.message}"
                     break
                 live.remove(died.arm)
-                dropped.append(TimingFailure(died.arm, "worker", None, None, failure.message))
+                dropped.append(TimingFailure(died.arm, WORKER_PHASE, None, None, failure.message))
         if record is None:
             missing = missing or "not timed: every arm ended its worker"
             shapes.append(attrs.evolve(entry, samples_missing=missing))

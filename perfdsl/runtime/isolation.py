@@ -36,7 +36,8 @@ from perfdsl.bundle.results import WorkerFailure
 from perfdsl.runtime.worker import Job, serve
 
 DEFAULT_CALL_LIMIT_S = 120.0
-"""The longest a worker may go without progress: generous, as a first call compiles."""
+"""The longest a worker may go without progress: generous, as a first call compiles
+(`perfdsl run --time-limit`; the command keeps its own copy of this default)."""
 POLL_S = 0.1
 CGROUP_EVENTS = Path("/sys/fs/cgroup")
 

@@ -44,6 +44,7 @@ MARGIN_BYTES = 2 * 1024**3
 ARENA_BYTES = 256 * 1024**2
 """Per core: a thread's stack and malloc arena reserve address space they rarely use."""
 MEMORY_NOTE = "the worker's memory limit"
+RAISED_MEMORY = "raised MemoryError: "
 
 
 @attrs.frozen
@@ -130,7 +131,7 @@ class _Server:
         return limit
 
     def case(self, arm: str, kind: str, sizes: dict[str, int], seed: int) -> Any:
-        """One correctness case of one arm; a MemoryError says it met the worker's limit."""
+        """One correctness case of one arm; MemoryError when it met the worker's limit."""
         from perfdsl.runtime.correctness import check_variant
 
         shapes = [sizes]
@@ -146,8 +147,9 @@ class _Server:
             timeout_s=self.job.case_timeout_s,
         )
         (found,) = result.cases
-        if "MemoryError" in found.message and self.limit_bytes is not None:
-            found = attrs.evolve(found, message=f"{found.message} ({MEMORY_NOTE}: {gib(self.limit_bytes)})")
+        if found.message.startswith(RAISED_MEMORY):
+            # The check caught it as any exception; it is the worker's limit, and ends the arm.
+            raise MemoryError(found.message.removeprefix(RAISED_MEMORY))
         return found
 
     def time(self, shape_index: int, arms: Sequence[str]) -> TimingRecord:
