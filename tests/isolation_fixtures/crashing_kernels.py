@@ -13,7 +13,9 @@ variant is right in what it computes but fails the way real kernels fail:
   down: the limit must stop it well before);
 * `late_segfault`: right for its first LATE_CALLS calls in a process (enough to
   pass the correctness check), then the segfault: it ends its worker while the
-  shape is being timed.
+  shape is being timed;
+* `unguarded` (CUDA): the kernel lacks its bounds guard, so the threads of the
+  last, partial block index past the end; the simulator raises for them.
 
 Not under kernels/: these exist only to be caught by perfdsl's tests.
 """
@@ -26,6 +28,7 @@ from typing import Any
 
 import numba
 import numpy as np
+from numba import cuda
 
 from perfdsl.kernel import AppContext, Application, Reference, Shape, Variant
 
@@ -34,6 +37,7 @@ FAR = 1 << 40
 EXHAUST_CAP_BYTES = 12 * 1024**3
 CHUNK_BYTES = 256 * 1024**2
 LATE_CALLS = 12
+BLOCK = 256
 _calls = {"late": 0}
 
 
@@ -55,6 +59,27 @@ def spin(x, y):
     """Never returns: the loop's condition holds for any finite x[0], and the GIL stays held."""
     while x[0] == x[0]:
         y[0] += 1.0
+
+
+@cuda.jit
+def scale_kernel(x, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        y[i] = 2 * x[i]
+
+
+@cuda.jit
+def scale_unguarded(x, y):
+    """The planted bug: no `if i < x.size`, so a partial last block writes past the end."""
+    i = cuda.grid(1)
+    y[i] = 2 * x[i]
+
+
+def _launch(kernel: Any) -> Callable[..., None]:
+    def run(stream: Any, x: Any, y: Any) -> None:
+        kernel[-(-x.size // BLOCK), BLOCK, stream](x, y)
+
+    return run
 
 
 def _good(x: np.ndarray, y: np.ndarray) -> None:
@@ -89,6 +114,12 @@ def _variant(name: str, cpu: Callable[..., None]) -> Variant:
     return Variant(name=name, cpu=cpu)
 
 
+def _cuda_variant(name: str, kernel: Any) -> Variant:
+    return Variant(
+        name=name, cuda=_launch(kernel), cuda_kernels=((kernel, "void({dtype}[::1], {dtype}[::1])"),)
+    )
+
+
 def _inputs(shape: Shape, rng: np.random.Generator, dtype: Any) -> dict[str, np.ndarray]:
     return {"x": rng.standard_normal(shape["N"]).astype(dtype)}
 
@@ -102,12 +133,21 @@ def _compute(x: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def _prepare(ctx: AppContext) -> Callable[[], np.ndarray]:
-    x = ctx.rng.standard_normal(ctx.shape["N"]).astype(ctx.dtype)
-    y = np.empty_like(x)
+    host = ctx.rng.standard_normal(ctx.shape["N"]).astype(ctx.dtype)
+    if ctx.target == "cpu":
+        x, y = host, np.empty_like(host)
+
+        def fetch() -> np.ndarray:
+            return y.copy()
+    else:
+        x, y = cuda.to_device(host), cuda.device_array_like(host)
+
+        def fetch() -> np.ndarray:
+            return y.copy_to_host()
 
     def request() -> np.ndarray:
         ctx.op(x=x, y=y)
-        return y.copy()
+        return fetch()
 
     return request
 
@@ -120,4 +160,6 @@ abort = _variant("abort", _abort)
 hang = _variant("hang", _hang)
 exhaust = _variant("exhaust", _exhaust)
 late_segfault = _variant("late_segfault", _late_segfault)
+good_cuda = _cuda_variant("good_cuda", scale_kernel)
+unguarded = _cuda_variant("unguarded", scale_unguarded)
 application = Application(name="scale_app", prepare=_prepare)
