@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
 
     from perfdsl.plan import PlanError, plan
     from perfdsl.runtime.execute import RunError, execute, stderr_progress
-    from perfdsl.runtime.isolation import Limits
+    from perfdsl.runtime.isolation import Limits, WorkerError
     from perfdsl.runtime.targets import TargetError, make_target
 
     try:
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"perfdsl run: {study.name.id} on {target.name}{' (quick)' if args.quick else ''}", file=sys.stderr)
     try:
         bundle = execute(run_plan, target, artifacts, stderr_progress, Limits(args.time_limit))
-    except RunError as error:
+    except (RunError, WorkerError) as error:
         raise CommandError(str(error)) from None
     except OSError as error:
         # A directory that cannot be written, or a full disk: the writer has removed

@@ -74,6 +74,7 @@ class _Recorder:
         self.files: list[Written] = []
 
     def write_csv(self, path: str, header: Sequence[str], rows: Any) -> None:
+        """Keep the file for the parent (the only kind the application writes)."""
         self.files.append(Written(path, tuple(header), tuple(tuple(r) for r in rows)))
 
 
@@ -89,6 +90,7 @@ class _Marking:
         return getattr(self._target, name)
 
     def time(self, call: Callable[[], None]) -> Timed:
+        """Mark, then time: the two stores come before the target's clock starts."""
         self._marker[0] = self._owner.get(id(call), -1)
         self._marker[1] += 1
         return self._target.time(call)
@@ -105,11 +107,9 @@ class _Server:
         self.plan = job.plan
         self.marker = marker
         self.target = make_target(job.target)
-        self.operation: OperationPlan | None = None
-        if job.operation is not None:
-            self.operation = next(op for op in self.plan.operations if op.name == job.operation)
-        else:
-            self.operation = self.plan.operations[0]
+        # The application's worker serves the first operation's arms, as the application uses them.
+        wanted = job.operation or self.plan.operations[0].name
+        self.operation: OperationPlan = next(op for op in self.plan.operations if op.name == wanted)
         self.resolved = resolve_operation(self.plan, self.operation)
         self.roof = resolve_roof(self.plan)
         self.limit_bytes: int | None = None
@@ -155,7 +155,6 @@ class _Server:
     def time(self, shape_index: int, arms: Sequence[str]) -> TimingRecord:
         """One shape's interleaved blocks of `arms` (of baseline, change and the copy roof)."""
         plan, operation = self.plan, self.operation
-        assert operation is not None
         shape = operation.shapes[shape_index]
         prepared: list[Arm] = []
         measured = [arm for arm in ARMS if arm in arms]
@@ -236,11 +235,9 @@ def _one_line(error: BaseException) -> str:
     return describe_error(error)
 
 
-def buffer_estimate(plan: Plan, operation: OperationPlan | None, reference: Any, target: Any) -> int:
+def buffer_estimate(plan: Plan, operation: OperationPlan, reference: Any, target: Any) -> int:
     """Bytes the operation's largest shape needs: every arm's rotated sets, the host sets and
     the correctness check's float64 copies (sizes from the reference's own declarations)."""
-    if operation is None:
-        return 0
     dtype = np.dtype(plan.dtype)
     largest = 0
     for shape in (*(s.sizes for s in operation.shapes), *operation.adversarial):
