@@ -15,11 +15,14 @@ Before each timed call the arm it belongs to and a call count are written to a
 shared array (outside the timed interval), so that when the worker dies the
 parent knows whose code killed it and whether it was still making progress.
 
-On a CPU target the worker limits its own address space (RLIMIT_AS) to what it
-uses once started, plus an estimate of the operation's buffers, plus a margin:
-a kernel that exhausts memory then raises MemoryError here instead of calling
-the out-of-memory killer onto the machine. Not on CUDA: the driver reserves
-address space far beyond what it uses, so a limit there would stop the driver.
+On the CPU target the worker limits its own address space (RLIMIT_AS) to what
+it uses once started, plus an estimate of the operation's buffers, plus a
+margin: a kernel that exhausts memory then raises MemoryError here instead of
+calling the out-of-memory killer onto the machine. Not on CUDA, whose driver
+reserves address space far beyond what it uses, nor on the simulator, which
+runs every simulated GPU thread as a Python thread with a stack of its own (a
+block of 256 reserves 2 GiB): a limit there would stop the driver or the
+simulator, not the kernel. There the out-of-memory killer is still told apart.
 """
 
 from __future__ import annotations
@@ -113,7 +116,7 @@ class _Server:
         self.resolved = resolve_operation(self.plan, self.operation)
         self.roof = resolve_roof(self.plan)
         self.limit_bytes: int | None = None
-        if self.target.name != "cuda":
+        if self.target.name == "cpu":
             self.limit_bytes = self._limit_memory()
 
     def _limit_memory(self) -> int:
