@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-RESULTS = "perfdsl.results/3"
+RESULTS = "perfdsl.results/4"
 """results.json's version. History:
 
 * `perfdsl.results/1`: the first layout.
@@ -23,9 +23,13 @@ RESULTS = "perfdsl.results/3"
   (`generator`: p50, p99, backlog slope and growth, verdict) with
   `generator_missing`. Older bundles still read, with `generator` null and
   `generator_missing` saying why; the evaluation recomputes it from the CSVs.
+* `perfdsl.results/4`: measured code runs in worker processes; each operation
+  has `failures`, one entry per worker its code ended (a signal, an exit, a time
+  or memory limit: `arm`, `phase`, `cause`, `detail`). Versions 1 to 3 still
+  read, with no failures.
 """
 
-READABLE_RESULTS = ("perfdsl.results/1", "perfdsl.results/2", RESULTS)
+READABLE_RESULTS = ("perfdsl.results/1", "perfdsl.results/2", "perfdsl.results/3", RESULTS)
 
 PLAN = "perfdsl.plan/2"
 """plan.json's version. History:
