@@ -5,6 +5,10 @@ worker (perfdsl/runtime/worker.py) that holds *both* arms and the copy roof, so
 the sampler interleaves them in one process exactly as before (A B | B A | ...);
 a worker per arm could not interleave without timing across processes.
 
+The worker's progress reports (plain lines, and each timing block's start and
+end) come over the same pipe between answers; `Worker` hands them to the run's
+`RunProgress`, so the live view follows a sampler that runs in another process.
+
 When the code of one arm ends its worker (a segfault, an abort, an exit, no
 progress within the time limit, the out-of-memory killer), `Worker.call`
 raises `WorkerDied` with the cause and, where the shared marker tells it, the
@@ -15,8 +19,8 @@ arms (the dead worker's samples of that shape died with it), and later shapes
 leave the arm out.
 
 The time limit watches progress, not the whole request: a correctness case must
-answer within it, and while a shape is sampled the call count in the shared
-marker must advance within it. A hung kernel (one that holds the GIL included)
+answer within it, and while a shape is sampled or calibrated the call count in
+the shared marker must advance within it. A hung kernel (one that holds the GIL included)
 is stopped with SIGKILL, which no code can ignore.
 """
 
