@@ -34,8 +34,8 @@ from perfdsl.plan import plan
 from perfdsl.runtime.execute import resolve_operation, resolve_roof
 from perfdsl.runtime.isolation import Limits, Session, Worker
 from perfdsl.runtime.targets import make_target
-from perfdsl.runtime.timing import TimingRecord, TimingSettings, prepare_arms, sample
-from perfdsl.runtime.worker import ARMS, ROOF_ARM, Job
+from perfdsl.runtime.timing import TimingRecord, prepare_arms, sample
+from perfdsl.runtime.worker import ARMS, ROOF_ARMS, Job, timing_settings
 from perfdsl.source import Source
 
 
@@ -63,19 +63,15 @@ def in_process(the_plan: Plan, target_name: str, shape_index: int) -> TimingReco
         the_plan.timing.rotate,
     )
     arms = [attrs.evolve(a, name=role) for a, role in zip(ready, ARMS, strict=True)]
-    roof = resolve_roof(the_plan)
-    if roof is not None:
-        (roof_arm,) = prepare_arms(
-            target, roof[0], [roof[1]], shape.sizes, the_plan.dtype, the_plan.timing.rotate
-        )
-        arms.append(attrs.evolve(roof_arm, name=ROOF_ARM))
-    settings = TimingSettings(
-        warmup_calls=the_plan.timing.warmup,
-        warmup_ms=50.0 if the_plan.quick else 200.0,
-        repeats=the_plan.timing.repeats,
-        blocks=the_plan.timing.blocks,
-    )
-    return sample(target, arms, settings)
+    roofs = resolve_roof(the_plan)
+    for name in ROOF_ARMS:
+        if name in roofs:
+            problem, kernel = roofs[name]
+            (roof_arm,) = prepare_arms(
+                target, problem, [kernel], shape.sizes, the_plan.dtype, the_plan.timing.rotate
+            )
+            arms.append(attrs.evolve(roof_arm, name=name))
+    return sample(target, arms, timing_settings(the_plan))
 
 
 def medians(record: TimingRecord) -> dict[str, float]:
@@ -110,7 +106,8 @@ def main() -> None:
         worker.close()
 
     session = Session(job, Limits())
-    live = (*ARMS, ROOF_ARM) if the_plan.roof else ARMS
+    roofs = resolve_roof(the_plan)
+    live = (*ARMS, *(name for name in ROOF_ARMS if name in roofs))
     print(f"{args.study} `{the_plan.operations[0].name}` A/A on {args.target}, {args.rounds} rounds")
     header = ("shape", "in-process ns", "worker ns", "worker/in", "A/A in", "A/A wkr")
     print(" ".join(f"{h:>{w}}" for h, w in zip(header, (12, 14, 12, 10, 8, 8), strict=True)))

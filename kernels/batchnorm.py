@@ -92,7 +92,12 @@ def _compute(
 
 reference = Reference(name="batchnorm", inputs=_inputs, outputs=_outputs, compute=_compute)
 
-numpy_passes = Variant(name="numpy_passes", cpu=_numpy_cpu)
+numpy_passes = Variant(
+    name="numpy_passes",
+    cpu=_numpy_cpu,
+    # Four passes, three of them over y in place: y is written and read again within the call.
+    scratch_bytes=lambda shape: 4 * shape["M"] * shape["N"],
+)
 """A plain Python callable: no compiled kernel to archive, so no `cpu_kernels`."""
 
 fused = Variant(

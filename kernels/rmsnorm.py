@@ -291,6 +291,9 @@ unfused = Variant(
         (rmsnorm_reduce_cpu, _SIG_REDUCE),
         (rmsnorm_scale_cpu, _SIG_SCALE),
     ),
+    # x -> workspace, workspace -> inv, (x, inv) -> y: three M*N reads for two M*N writes.
+    read_share=0.6,
+    scratch_bytes=lambda shape: 4 * shape["M"] * shape["N"] + 4 * shape["M"],
 )
 
 fused = Variant(

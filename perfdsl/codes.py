@@ -765,6 +765,28 @@ _ALL = [
         "narrow (anti-conservative) and the MDE is large.",
         "Run at least 10 blocks per arm, interleaved with the other arm.",
     ),
+    _quality(
+        "PQ008",
+        WARNING,
+        "warm-up never settled",
+        "An arm's warm-up reached its cap (calls or time) before the medians of its "
+        "last two windows of 5 calls agreed within 5%; the warm-up curve is in the bundle.",
+        "Samples taken before the timing settles mix the JIT, page faults, the thread "
+        "pool's start or a clock ramp into the kernel's time: blocks drift from first to last.",
+        "Look at the warm-up curve in results.json; quiet the machine, or raise `warmup` "
+        "(a full run's cap is 500 calls or 10 s, a quick run's 100 calls or 2 s).",
+    ),
+    _quality(
+        "PQ009",
+        WARNING,
+        "blocks competed with other work",
+        "During some blocks other processes used at least half a core on average, or the "
+        "hypervisor stole at least 5% of the CPU time (/proc/stat read at each block's ends).",
+        "A kernel that shares the machine is slowed by an amount that differs from block to "
+        "block and arm to arm: a contended run measured a ratio of 0.63 where a quiet one measured 0.50.",
+        "Run again on a quiet machine; the evaluation's `contended` summary says whether the "
+        "verdicts rest on contended blocks.",
+    ),
 ]
 
 CODES: dict[str, Code] = {entry.code: entry for entry in _ALL}

@@ -68,6 +68,15 @@ class Variant:
     `cpu` is plain Python (NumPy, say): it runs and is timed the same, with nothing compiled to archive."""
     deterministic: bool = True
     """Whether two runs on the same input must agree bit for bit."""
+    read_share: float | None = None
+    """The share of the bytes this variant moves that are reads, where its buffers do not tell
+    (intermediates written and read again). None: its buffers' share, each input read once and
+    each output written once. The roof a kernel is held to depends on it (`evaluate.roofs`)."""
+    scratch_bytes: Callable[[Shape], int] | None = None
+    """Bytes the variant writes and reads again within a call, or reuses from call to call: a
+    workspace, or its own output updated in place pass after pass. Not rotated like its buffers:
+    where they fit in a cache that is not flushed between calls, part of its modelled traffic is
+    cache traffic, and it is not held to a DRAM roof."""
 
 
 @attrs.frozen

@@ -92,9 +92,10 @@ def headline_numbers(ev: Mapping[str, Any]) -> list[tuple[str, float]]:
             (fmt.ratio(c["ci_low"]), c["ci_low"]),
             (fmt.ratio(c["ci_high"]), c["ci_high"]),
         ]
-    capacity = (ev.get("load") or {}).get("capacity")
+    # The capacity ratio is shown as the interval the goodput brackets allow, never the quotient.
+    capacity = (ev.get("load") or {}).get("capacity_range")
     if capacity:
-        out.append((fmt.ratio(capacity["change"]), capacity["change"]))
+        out += [(fmt.ratio(capacity[k]), capacity[k]) for k in ("low", "high") if capacity[k] is not None]
     for op in ev["operations"]:
         combined = op.get("combined")
         if combined:

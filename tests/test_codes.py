@@ -80,6 +80,17 @@ def _quality_messages() -> list[str]:
         *quality.check_throttling([0, 0x4], "baseline"),
         *quality.check_bandwidth(4200.0, 3350.0, "fused"),
         *quality.check_block_count(3, "baseline"),
+        *quality.check_warmup([{"arm": "baseline", "calls": 500, "settled": False}], "shape (64, 4096)"),
+        *quality.check_contention(
+            [
+                {
+                    "arm": "baseline",
+                    "start": {"wall_s": 0, "busy_s": 0, "steal_s": 0, "total_s": 0, "self_s": 0, "load1": 3},
+                    "end": {"wall_s": 1, "busy_s": 2, "steal_s": 0, "total_s": 2, "self_s": 1, "load1": 3},
+                }
+            ],
+            "shape (64, 4096)",
+        ),
     ]
     assert {f.code for f in findings} == {code.value for code in quality.PQ}
     return [f.message for f in findings]

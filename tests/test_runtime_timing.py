@@ -111,7 +111,8 @@ def test_block_hook_called_at_start_and_end():
 def test_raising_call_is_recorded_and_other_arm_continues():
     log: list[tuple[str, int]] = []
     arms = [logging_arm("A", log), logging_arm("B", log, fail_at=6)]
-    record = sample(Target(), arms, attrs.evolve(SMALL, warmup_ms=0.0))  # warm-up: 3 calls
+    # Warm-up: exactly 3 calls, its floor and its cap, so the failure falls in the blocks.
+    record = sample(Target(), arms, attrs.evolve(SMALL, warmup_ms=0.0, warmup_cap_calls=3))
     (failure,) = record.failures
     assert failure.arm == "B" and failure.phase == "block"
     assert failure.message == "RuntimeError: B failed"

@@ -153,6 +153,34 @@ class ShapeRecord:
         """Bytes each arm's buffer set moves per call (the bandwidth numerator)."""
         return dict((self.timing or {}).get("set_bytes") or {})
 
+    def _per_arm(self, key: str) -> dict[str, Any]:
+        return dict((self.timing or {}).get(key) or {})
+
+    @property
+    def regimes(self) -> dict[str, str]:
+        """Arm -> "dram" or "cache": whether its rotated working set exceeded the cache (version 3)."""
+        return self._per_arm("regime")
+
+    @property
+    def read_shares(self) -> dict[str, float | None]:
+        """Arm -> the share of its bytes that are reads (version 3)."""
+        return self._per_arm("read_share")
+
+    @property
+    def read_share_sources(self) -> dict[str, str]:
+        """Arm -> where its read share comes from, in words (version 3)."""
+        return self._per_arm("read_share_source")
+
+    @property
+    def buffer_bytes(self) -> dict[str, int]:
+        """Arm -> what its rotated buffers cost in memory (version 3)."""
+        return self._per_arm("buffer_bytes")
+
+    @property
+    def warmups(self) -> list[Mapping[str, Any]]:
+        """Per arm, the warm-up's calls, whether it settled and its curve (`durations_ns`, version 3)."""
+        return list((self.timing or {}).get("warmup") or [])
+
     @property
     def worker_failures(self) -> list[str]:
         """Why an arm was left out of this shape's sampling: its code ended the worker."""

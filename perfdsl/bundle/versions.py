@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-RESULTS = "perfdsl.results/4"
+RESULTS = "perfdsl.results/5"
 """results.json's version. History:
 
 * `perfdsl.results/1`: the first layout.
@@ -23,13 +23,26 @@ RESULTS = "perfdsl.results/4"
   (`generator`: p50, p99, backlog slope and growth, verdict) with
   `generator_missing`. Older bundles still read, with `generator` null and
   `generator_missing` saying why; the evaluation recomputes it from the CSVs.
-* `perfdsl.results/4`: measured code runs in worker processes; each operation
+* `perfdsl.results/4`: the read and write roofs are timed beside the copy roof
+  (arms `read`, `write`); each shape's `timing` adds per arm `regime` (dram or
+  cache), `buffer_bytes`, `read_share` and `read_share_source`; each warm-up
+  entry keeps its curve (`durations_ns`) and whether it `settled`; each block's
+  `start`/`end` readings add the machine's load (`busy_s`, `steal_s`, `total_s`,
+  `self_s`, `wall_s`, `load1`). Versions 1 to 3 still read: without these fields
+  the copy roof stands for every mix, and no regime, settling or load is judged.
+* `perfdsl.results/5`: measured code runs in worker processes; each operation
   has `failures`, one entry per worker its code ended (a signal, an exit, a time
-  or memory limit: `arm`, `phase`, `cause`, `detail`). Versions 1 to 3 still
+  or memory limit: `arm`, `phase`, `cause`, `detail`). Versions 1 to 4 still
   read, with no failures.
 """
 
-READABLE_RESULTS = ("perfdsl.results/1", "perfdsl.results/2", "perfdsl.results/3", RESULTS)
+READABLE_RESULTS = (
+    "perfdsl.results/1",
+    "perfdsl.results/2",
+    "perfdsl.results/3",
+    "perfdsl.results/4",
+    RESULTS,
+)
 
 PLAN = "perfdsl.plan/2"
 """plan.json's version. History:
@@ -43,7 +56,7 @@ READABLE_PLAN = (None, PLAN)
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/4"
+EVALUATION = "perfdsl.evaluation/5"
 """evaluation.json's version; a file of another version is not refused but evaluated
 again (it is derived from the other files). Kept here rather than beside the
 evaluation: `perfdsl build` asks whether a bundle's evaluation.json is current
@@ -67,6 +80,10 @@ alone costs a second of a fresh build).
   Holm's adjustment over the valid time comparisons; the
   capacity ratio is an interval (`capacity_range`); mechanism outcomes are
   `stats.mechanism`'s; each failing correctness case names its `kinds`.
+* `perfdsl.evaluation/5`: `contended` (whether the verdicts rest on blocks that
+  competed with other work); each bandwidth is held to the roof for its arm's
+  read/write mix and regime (`read_share`, `regime`, `roof`, `roof_missing`), and
+  each shape's mechanism lists every measured roof (`roofs`).
 """
 
 

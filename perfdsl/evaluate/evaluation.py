@@ -36,7 +36,7 @@ from perfdsl.evaluate.inputs import BundleInputs, read_bundle
 from perfdsl.evaluate.kernels import OperationResult, evaluate_operations
 from perfdsl.evaluate.load_curve import LoadEvaluation, evaluate_load
 from perfdsl.evaluate.predictions import PredictionResult, evaluate_predictions
-from perfdsl.evaluate.quality import Finding
+from perfdsl.evaluate.quality import ContendedSummary, Finding, summarize_contention
 from perfdsl.evaluate.registration import Registration, check_registration
 from perfdsl.expectations import expectations
 from perfdsl.stats.capacity import CapacityInterval
@@ -98,6 +98,8 @@ class Evaluation:
     """Every measurement-quality finding, kernels first, then the application."""
     family: FamilyAdjustment | None
     """Holm's adjustment over every valid time comparison (see `evaluate.family`)."""
+    contended: ContendedSummary
+    """Whether the kernel verdicts rest on blocks that competed with other work (PQ009)."""
 
 
 def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
@@ -151,6 +153,13 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
             + list(end_to_end.findings if end_to_end else ())
         ),
         family=adjust(operations, end_to_end, level),
+        contended=summarize_contention(
+            [
+                (f"{op.name} {s.label}", shape.blocks, s.comparison is not None)
+                for op, record in zip(operations, results.operations, strict=True)
+                for s, shape in zip(op.shapes, record.shapes, strict=True)
+            ]
+        ),
     )
 
 

@@ -31,7 +31,6 @@ from perfdsl.evaluate.compare import Comparison, compare_blocks
 from perfdsl.evaluate.correctness import CorrectnessSummary, summarize_correctness
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.mechanism import (
-    ROOF_ARM,
     Bandwidth,
     KernelCounts,
     ShapeMechanism,
@@ -41,6 +40,7 @@ from perfdsl.evaluate.mechanism import (
     quantities,
     static_counts,
 )
+from perfdsl.evaluate.roofs import ROOF_ARMS
 from perfdsl.vocabulary import MECHANISM_MEASURES
 
 ARMS = ("baseline", "change")
@@ -147,9 +147,8 @@ def _shape(
 ) -> ShapeResult:
     found = quantities(shape)
     samples = read_samples(inputs, shape.samples) if shape.samples else {}
-    arms = tuple(_summary(arm, samples[arm]) for arm in (*ARMS, ROOF_ARM) if arm in samples)
-    medians = {a.arm: a.median_ns for a in arms}
-    roof, roof_missing, achieved = bandwidths(found, medians, shape.set_bytes)
+    arms = tuple(_summary(arm, samples[arm]) for arm in (*ARMS, *ROOF_ARMS) if arm in samples)
+    roof, roof_missing, achieved, roofs = bandwidths(found, {a.arm: a.block_medians_ns for a in arms}, shape)
     comparison, missing = None, _why_not_evidence(inputs, shape, samples)
     if missing is None:
         comparison = compare_blocks(
@@ -162,8 +161,7 @@ def _shape(
         )
     quantity_name = MECHANISM_MEASURES.get(mechanism or "")
     subject = f"{operation} {shape.label}"
-    findings = _findings(inputs, samples, shape.blocks, subject) if samples else ()
-    findings += _roof_findings(roof, achieved, subject)
+    findings = _findings(inputs, samples, shape, achieved, subject) if samples else ()
     invalid = invalid_reason(findings, wrong, subject) if comparison is not None else None
     achieved = tuple(attrs.evolve(a, invalid=_above_roof(findings, f"{subject} {a.arm}")) for a in achieved)
     mech = ShapeMechanism(
@@ -174,6 +172,7 @@ def _shape(
         roof_bytes_per_s=roof,
         roof_missing=roof_missing,
         bandwidth=achieved,
+        roofs=roofs,
         explanation=explain_change(comparison, invalid, preferred(found, quantity_name), quantity_name),
     )
     return ShapeResult(
@@ -216,17 +215,6 @@ def _above_roof(findings: tuple[quality.Finding, ...], subject: str) -> str | No
     """The PQ006 message for this arm, if its bandwidth is above the measured roof."""
     return next(
         (f.message for f in findings if f.code == quality.PQ.ABOVE_ROOF and f.subject == subject), None
-    )
-
-
-def _roof_findings(
-    roof: float | None, achieved: tuple[Bandwidth, ...], subject: str
-) -> tuple[quality.Finding, ...]:
-    """PQ006 for each arm whose modelled bytes over its time exceed the measured roof."""
-    if not roof:
-        return ()
-    return tuple(
-        f for a in achieved for f in quality.check_bandwidth(a.bytes_per_s, roof, f"{subject} {a.arm}")
     )
 
 
@@ -300,11 +288,23 @@ def arm_findings(
 def _findings(
     inputs: BundleInputs,
     samples: Mapping[str, ArmSamples],
-    blocks: list[Mapping[str, Any]],
+    shape: ShapeRecord,
+    achieved: tuple[Bandwidth, ...],
     subject: str,
 ) -> tuple[quality.Finding, ...]:
-    out = arm_findings(samples, (*ARMS, ROOF_ARM), subject, inputs.results.timer_resolution_ns)
-    out += _clock_findings(samples, blocks, subject)
+    out = arm_findings(samples, (*ARMS, *ROOF_ARMS), subject, inputs.results.timer_resolution_ns)
+    out += _clock_findings(samples, shape.blocks, subject)
+    out += quality.check_warmup(shape.warmups, subject)
+    out += quality.check_contention(shape.blocks, subject)
+    for arm in achieved:
+        if arm.roof is not None and arm.roof_missing is None:
+            # Above the roof for this arm's own mix, by more than the roof's own spread.
+            out += quality.check_bandwidth(
+                arm.bytes_per_s,
+                arm.roof.bytes_per_s,
+                f"{subject} {arm.arm}",
+                margin=max(quality.ROOF_MARGIN, arm.roof.spread),
+            )
     return tuple(out)
 
 

@@ -7,27 +7,32 @@ Three kinds of numbers, each labelled with where it comes from:
   (`{quantity: {"baseline": x, "change": y}}`; absent without Nsight Compute);
 * "static": instruction counts read from the compiled code (results.json `static`).
 
-Achieved bandwidth is modelled bytes over the arm's median block time; the
-roof is the copy kernel's buffer-set bytes over its median time, measured in
+Achieved bandwidth is modelled bytes over the arm's median block time; each
+arm is held to the roof for its own read/write mix and cache regime
+(`perfdsl.evaluate.roofs`), from the read, write and copy roofs measured in
 the same interleaved run. Whether the time change is *explained* compares the
 time ratio with the mechanism quantity's ratio (`stats.mechanism`, see `explain_change`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import attrs
+import numpy as np
 
 from perfdsl.bundle.results import ShapeRecord
 from perfdsl.bundle.static import CpuFunctionSummary, CudaKernelSummary, StaticCode
 from perfdsl.evaluate.compare import Comparison
+from perfdsl.evaluate.roofs import MixRoof, Roof, measure_roofs, mix_roof
 from perfdsl.stats.bootstrap import Estimate
 from perfdsl.stats.mechanism import QuantityRatio, reconcile_mechanism
 
 Label = Literal["modelled", "counted"]
 ROOF_ARM = "copy"
+CACHE = "cache"
+MIXED = "mixed"
 
 Explained = Literal[
     "realised", "not realised", "contradicted", "unexplained", "no change", "not evidence", "invalid"
@@ -58,6 +63,14 @@ class Bandwidth:
     invalid: str | None = None
     """Set when the measurement shows this figure impossible (above the measured roof): it is then
     the byte model that is wrong, and the figure is no bandwidth."""
+    """Of the roof for this arm's mix, in its regime; None with `roof_missing`."""
+    read_share: float | None = None
+    read_share_source: str = ""
+    regime: str | None = None
+    """"dram" or "cache": where this arm's rotated working set ran."""
+    roof: MixRoof | None = None
+    """The roof for this arm's mix; None with `roof_missing`."""
+    roof_missing: str | None = None
 
 
 @attrs.frozen
@@ -85,9 +98,12 @@ class ShapeMechanism:
     counters_missing: str | None
     """Why this shape has no counted quantities (not cuda, not the counted shape, no ncu)."""
     roof_bytes_per_s: float | None
+    """The copy roof at this shape."""
     roof_missing: str | None
     bandwidth: tuple[Bandwidth, ...]
     explanation: Explanation
+    roofs: tuple[Roof, ...] = ()
+    """Every roof measured at this shape (read, write, copy), with its spread and regime."""
 
 
 def preferred(found: tuple[MechanismQuantity, ...], name: str | None) -> MechanismQuantity | None:
@@ -112,23 +128,57 @@ def quantities(shape: ShapeRecord) -> tuple[MechanismQuantity, ...]:
 
 def bandwidths(
     found: tuple[MechanismQuantity, ...],
-    medians_ns: Mapping[str, float],
-    set_bytes: Mapping[str, float],
-) -> tuple[float | None, str | None, tuple[Bandwidth, ...]]:
-    """The roof's bandwidth (or why there is none) and each arm's achieved bandwidth."""
-    roof, missing = None, None
-    if ROOF_ARM in medians_ns and set_bytes.get(ROOF_ARM):
-        roof = float(set_bytes[ROOF_ARM]) / (medians_ns[ROOF_ARM] * 1e-9)
-    else:
-        missing = "no copy roof was timed with this shape"
+    block_medians_ns: Mapping[str, Sequence[float]],
+    shape: ShapeRecord,
+) -> tuple[float | None, str | None, tuple[Bandwidth, ...], tuple[Roof, ...]]:
+    """The copy roof (or why there is none), each arm's bandwidth against its mix's roof, every roof."""
+    roofs = measure_roofs(block_medians_ns, shape.set_bytes, shape.regimes)
+    copy = roofs.get(ROOF_ARM)
+    missing = None if copy else "no copy roof was timed with this shape"
     model = next((q for q in found if q.name == "bytes" and q.label == "modelled"), None)
     out = []
     if model is not None:
         for arm, moved in (("baseline", model.baseline), ("change", model.change)):
-            if arm in medians_ns:
-                rate = moved / (medians_ns[arm] * 1e-9)
-                out.append(Bandwidth(arm, moved, medians_ns[arm], rate, rate / roof if roof else None))
-    return roof, missing, tuple(out)
+            if not len(block_medians_ns.get(arm, ())):
+                continue
+            median = float(np.median(block_medians_ns[arm]))
+            rate = moved / (median * 1e-9)
+            share = shape.read_shares.get(arm)
+            source = shape.read_share_sources.get(arm, "")
+            if share is None:
+                share, source = 0.5, "not recorded by this run: the copy roof's 1:1"
+            regime = shape.regimes.get(arm)
+            roof = mix_roof(float(share), roofs)
+            why = _not_comparable(roof, regime) if roof else missing
+            out.append(
+                Bandwidth(
+                    arm=arm,
+                    bytes=moved,
+                    median_ns=median,
+                    bytes_per_s=rate,
+                    roof_fraction=rate / roof.bytes_per_s if roof and why is None else None,
+                    read_share=float(share),
+                    read_share_source=source,
+                    regime=regime,
+                    roof=roof,
+                    roof_missing=why,
+                )
+            )
+    return (copy.bytes_per_s if copy else None), missing, tuple(out), tuple(roofs.values())
+
+
+def _not_comparable(roof: MixRoof, regime: str | None) -> str | None:
+    """Why an arm is not held to this roof: they ran in different cache regimes."""
+    if regime is None or roof.regime == regime:
+        return None
+    if regime == CACHE:
+        return "cache-resident at this shape, and no cache-resident roof was measured here"
+    if regime == MIXED:
+        return (
+            "its scratch is reused on every call and fits in the cache: part of its modelled "
+            "bytes are cache traffic, so it is not held to a DRAM roof"
+        )
+    return "ran from DRAM, while the roofs at this shape fit in the cache"
 
 
 def explain_change(

@@ -10,7 +10,7 @@ why it matters and what to do, for `perfdsl explain`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Literal
 
@@ -18,6 +18,7 @@ import attrs
 import numpy as np
 
 from perfdsl.codes import CODES, Code
+from perfdsl.runtime.contention import Contention, contended_blocks, contention
 
 Severity = Literal["warning", "error"]
 
@@ -32,6 +33,12 @@ class PQ(StrEnum):
     THROTTLED = "PQ005"
     ABOVE_ROOF = "PQ006"
     FEW_BLOCKS = "PQ007"
+    UNSETTLED = "PQ008"
+    CONTENDED = "PQ009"
+
+
+ROOF_MARGIN = 0.05
+"""The least margin above a roof that is an error: the roof is measured, so noisy."""
 
 
 @attrs.frozen
@@ -222,12 +229,15 @@ def check_throttling(reasons: Sequence[int], subject: str) -> tuple[Finding, ...
     )
 
 
-def check_bandwidth(achieved: float, roof: float, subject: str, margin: float = 0.05) -> tuple[Finding, ...]:
+def check_bandwidth(
+    achieved: float, roof: float, subject: str, margin: float = ROOF_MARGIN
+) -> tuple[Finding, ...]:
     """PQ006: achieved bandwidth above the measured roof by more than `margin` (error).
 
-    The roof is itself measured, so a copy-like kernel can land a little above
-    it by noise; more than `margin` above means the byte model or the cache
-    handling is wrong and the result is invalid.
+    `roof` is the roof for the kernel's own read/write mix in its own cache
+    regime (`perfdsl.evaluate.roofs`), and `margin` at least the roof's own
+    measured spread: a kernel can land a little above a noisy roof; more than
+    that means the byte model or the cache handling is wrong and the result is invalid.
     """
     if achieved <= roof * (1.0 + margin):
         return ()
@@ -236,7 +246,7 @@ def check_bandwidth(achieved: float, roof: float, subject: str, margin: float = 
             PQ.ABOVE_ROOF,
             "error",
             f"achieved bandwidth {achieved:.4g} is {achieved / roof - 1.0:.1%} above the "
-            f"measured roof {roof:.4g}: invalid result",
+            f"measured roof for its mix {roof:.4g} (margin {margin:.1%}): invalid result",
             subject,
         ),
     )
@@ -247,3 +257,98 @@ def check_block_count(n_blocks: int, subject: str, floor: int = 10) -> tuple[Fin
     if n_blocks >= floor:
         return ()
     return (Finding(PQ.FEW_BLOCKS, "warning", f"{n_blocks} blocks, fewer than {floor}", subject),)
+
+
+def check_warmup(warmups: Sequence[Mapping[str, object]], subject: str) -> tuple[Finding, ...]:
+    """PQ008: an arm whose warm-up reached its cap before its timing settled (`runtime.warmup`).
+
+    A record without `settled` (a bundle from before the rule) is not judged.
+    """
+    out = []
+    for warm in warmups:
+        if warm.get("settled") is False:
+            out.append(
+                Finding(
+                    PQ.UNSETTLED,
+                    "warning",
+                    f"warm-up never settled: {warm.get('calls')} calls without two consecutive "
+                    "windows agreeing, so the first blocks may still be warming up",
+                    f"{subject} {warm.get('arm')}",
+                )
+            )
+    return tuple(out)
+
+
+def block_contention(blocks: Sequence[Mapping[str, object]]) -> dict[str, list[tuple[Contention, bool]]]:
+    """Arm -> each of its blocks that recorded the machine's load: its reading, and whether it
+    competed with other work (`runtime.contention.contended_blocks`)."""
+    readings: dict[str, list[Contention]] = {}
+    for block in blocks:
+        start, end = block.get("start"), block.get("end")
+        if not isinstance(start, Mapping) or not isinstance(end, Mapping):
+            continue
+        found = contention(start, end)
+        if found is not None:
+            readings.setdefault(str(block.get("arm")), []).append(found)
+    return {arm: list(zip(r, contended_blocks(r), strict=True)) for arm, r in readings.items()}
+
+
+def check_contention(blocks: Sequence[Mapping[str, object]], subject: str) -> tuple[Finding, ...]:
+    """PQ009: blocks of an arm that competed with other work (`runtime.contention`)."""
+    out = []
+    for arm, judged in block_contention(blocks).items():
+        busy = [c for c, contended in judged if contended]
+        if not busy:
+            continue
+        total = sum(busy[1:], busy[0])
+        out.append(
+            Finding(
+                PQ.CONTENDED,
+                "warning",
+                f"{len(busy)} of {len(judged)} blocks competed with other work "
+                f"({total.other_cores:.2f} cores of other processes on average, "
+                f"{total.steal_share:.1%} stolen, load average up to {total.load1:.2f})",
+                f"{subject} {arm}",
+            )
+        )
+    return tuple(out)
+
+
+@attrs.frozen
+class ContendedSummary:
+    """Whether the kernel verdicts rest on blocks that competed with other work (PQ009)."""
+
+    blocks: int
+    """Blocks (of every arm, roofs included) whose machine load was recorded."""
+    contended: int
+    """Of those, the blocks that competed with other work."""
+    shapes: tuple[str, ...]
+    """`operation shape` where a baseline or change block competed."""
+    verdicts_rest_on_contended: bool
+    """True when a shape with a baseline/change comparison has a contended baseline or change block."""
+    missing: str | None
+    """Why nothing was judged (a bundle from before the load was recorded), else None."""
+
+
+def summarize_contention(
+    shapes: Sequence[tuple[str, Sequence[Mapping[str, object]], bool]],
+    compared_arms: Sequence[str] = ("baseline", "change"),
+) -> ContendedSummary:
+    """From (subject, block log, has a comparison) per shape: the run's contention summary."""
+    blocks = contended = 0
+    where: list[str] = []
+    rests = False
+    for subject, log, compared in shapes:
+        by_arm = block_contention(log)
+        blocks += sum(len(r) for r in by_arm.values())
+        contended += sum(flag for r in by_arm.values() for _, flag in r)
+        if any(flag for arm in compared_arms for _, flag in by_arm.get(arm, ())):
+            where.append(subject)
+            rests = rests or compared
+    return ContendedSummary(
+        blocks=blocks,
+        contended=contended,
+        shapes=tuple(where),
+        verdicts_rest_on_contended=rests,
+        missing=None if blocks else "the run recorded no machine load (a bundle before results/4)",
+    )

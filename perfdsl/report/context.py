@@ -21,7 +21,8 @@ from perfdsl.bundle.plan import Plan
 from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import Results
 from perfdsl.evaluate.registration import CurrentStudy
-from perfdsl.nodes import Study
+from perfdsl.expectations import expectations
+from perfdsl.nodes import Condition, Study
 from perfdsl.report.html import Figure
 
 ARMS = ("baseline", "change")
@@ -125,3 +126,8 @@ def read_bundle_files(bundle: Path) -> dict[str, Any]:
     )
     loaded["study_text"] = (bundle / "study.perf").read_text(encoding="utf-8")
     return loaded
+
+
+def run_objective(ctx: ReportContext) -> Condition | None:
+    """The objective this run is held to: its target's own (`target cpu { objective }`), else the study's."""
+    return expectations(ctx.study, str(ctx.evaluation.get("target", ""))).objective

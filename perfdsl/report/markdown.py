@@ -36,7 +36,7 @@ from perfdsl.report import (
     workload,
 )
 from perfdsl.report import formatting as fmt
-from perfdsl.report.context import Blocks, FigureDrawing, ReportContext, read_bundle_files
+from perfdsl.report.context import Blocks, FigureDrawing, ReportContext, read_bundle_files, run_objective
 
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("decision", "Decision and result"),
@@ -181,17 +181,15 @@ _AMDAHL_STATUS = {
 
 
 def objective_text(ctx: ReportContext) -> str | None:
-    """The workload's objective as the study wrote it, e.g. `p99 latency <= 25 ms at 400 rps`."""
-    workload = ctx.study.workload
-    if workload is None or workload.objective is None:
-        return None
-    return fmt.condition(ctx.study.source.snippet(workload.objective.span))
+    """The run's objective as the study wrote it, e.g. `p99 latency <= 25 ms at 400 rps`."""
+    objective = run_objective(ctx)
+    return None if objective is None else fmt.condition(ctx.study.source.snippet(objective.span))
 
 
 def target_rate(ctx: ReportContext) -> float | None:
-    """The objective's `at` load in requests per second, if it states one."""
-    workload = ctx.study.workload
-    at = workload.objective.at if workload and workload.objective else None
+    """The run's objective's `at` load in requests per second, if it states one."""
+    objective = run_objective(ctx)
+    at = objective.at if objective else None
     quantity = getattr(at, "quantity", None)
     return float(quantity.value) if quantity is not None else None
 

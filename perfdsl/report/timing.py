@@ -11,6 +11,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
+from perfdsl.evaluate import quality
 from perfdsl.report import figures
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import ARMS, Blocks, ReportContext
@@ -42,6 +43,7 @@ def render_timing(ctx: ReportContext, out: Blocks) -> None:
     )
     for op in ctx.operations:
         _timing_table(ctx, op, out)
+        _steady_state(ctx, op, out)
         panels = []
         for shape in op.get("shapes") or []:
             arms = {
@@ -131,6 +133,61 @@ def _timing_table(ctx: ReportContext, op: Mapping[str, Any], out: Blocks) -> Non
             fmt.callout(
                 "WARNING",
                 ["**Slower with the change** at " + ", ".join(fmt.text(s) for s in op["regressions"]) + "."],
+            )
+        )
+
+
+def _steady_state(ctx: ReportContext, op: Mapping[str, Any], out: Blocks) -> None:
+    """Per shape and arm: how long the warm-up ran and whether it settled, the cache regime,
+    what the buffers cost, and how many blocks competed with other work."""
+    record = ctx.results.operation(str(op["name"]))
+    if record is None:
+        return
+    rows = []
+    for shape in record.shapes:
+        warm = {str(w.get("arm")): w for w in shape.warmups}
+        judged = quality.block_contention(shape.blocks)
+        for arm, regime in shape.regimes.items():
+            w = warm.get(arm, {})
+            settled = w.get("settled")
+            note = " (settled)" if settled is True else " (**never settled**)" if settled is False else ""
+            busy = judged.get(arm, [])
+            rows.append(
+                [
+                    fmt.text(shape.label),
+                    arm,
+                    f"{w.get('calls', fmt.MISSING)}{note}",
+                    {"dram": "DRAM", "cache": "cache-resident", "mixed": "DRAM, scratch in cache"}.get(
+                        regime, fmt.text(regime)
+                    ),
+                    fmt.data_size(shape.buffer_bytes.get(arm, 0)),
+                    f"{sum(flag for _, flag in busy)} of {len(busy)}" if busy else fmt.MISSING,
+                ]
+            )
+    if not rows:
+        return
+    out.add(
+        fmt.table(
+            f"Steady state and machine of {fmt.code(op['name'])}: warm-up calls until the medians of two "
+            "consecutive windows of 5 calls agreed within 5% (or the cap), the cache regime of the rotated "
+            "working set, the buffers' memory, and the blocks that competed with other work",
+            ["Shape", "Arm", "Warm-up calls", "Regime", "Buffers", "Contended blocks"],
+            rows,
+            numeric=(4,),
+        )
+    )
+    contended = ctx.evaluation.get("contended") or {}
+    if contended.get("verdicts_rest_on_contended"):
+        out.add(
+            fmt.callout(
+                "WARNING",
+                [
+                    f"**The machine was busy.** {contended.get('contended')} of {contended.get('blocks')} "
+                    "blocks competed with other work (PQ009), among them baseline or change blocks of "
+                    "shapes with a verdict: "
+                    + ", ".join(fmt.text(s) for s in contended.get("shapes") or [])
+                    + "."
+                ],
             )
         )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from perfdsl.report import formatting as fmt
-from perfdsl.report.context import Blocks, ReportContext
+from perfdsl.report.context import Blocks, ReportContext, run_objective
 
 
 def render_workload(ctx: ReportContext, out: Blocks) -> None:
@@ -23,6 +23,13 @@ def render_workload(ctx: ReportContext, out: Blocks) -> None:
         facts.append("targets " + ", ".join(fmt.code(t.id) for t in workload.targets))
     if workload.objective:
         facts.append(f"objective {fmt.code(fmt.condition(fmt.snippet(ctx.study, workload.objective.span)))}")
+    own = run_objective(ctx)
+    if own is not None and own is not workload.objective:
+        target = ctx.evaluation.get("target", "")
+        facts.append(
+            f"objective on {fmt.code(target)}, which this run is held to, "
+            f"{fmt.code(fmt.condition(fmt.snippet(ctx.study, own.span)))}"
+        )
     facts += [
         f"correct when {fmt.code(fmt.condition(fmt.snippet(ctx.study, c.span)))}" for c in workload.correct
     ]

@@ -5,7 +5,10 @@
 3. archive the compiled code of every kernel (static evidence, any machine);
 4. correctness of baseline and change on every shape, adversarial shape and
    seed (verify before timing: a variant that fails is not timed);
-5. kernel timing per shape, baseline, change and the copy roof interleaved;
+5. kernel timing per shape, baseline, change and the read, write and copy
+   roofs interleaved (the module that holds the study's copy roof may define
+   `read`/`read_reference` and `write`/`write_reference` beside it; where it
+   does not, only the copy roof is timed);
 6. the application: model-level correctness, request time, the operation's
    share of time, and the load search.
 
@@ -47,12 +50,13 @@ from perfdsl.kernel import Application, Reference, Variant
 from perfdsl.runtime.correctness import Case, CorrectnessResult
 from perfdsl.runtime.counters.attach import attach_counters
 from perfdsl.runtime.isolation import Limits, Session, WorkerDied
+from perfdsl.runtime.memory import BuffersTooLarge, available_bytes, buffer_cost, check_fits
 from perfdsl.runtime.progress import Calibration, RunEstimate, RunProgress, estimate_calibrated, step_key
 from perfdsl.runtime.resolve import ResolveError, resolve
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.timing import Failure as TimingFailure
 from perfdsl.runtime.timing import TimingRecord
-from perfdsl.runtime.worker import ARMS, ROOF_ARM, Job
+from perfdsl.runtime.worker import ARMS, ROOF_ARM, ROOF_ARMS, Job
 
 
 class RunError(Exception):
@@ -84,16 +88,28 @@ def resolve_operation(plan: Plan, operation: OperationPlan) -> Resolved:
     return Resolved(reference, variants)
 
 
-def resolve_roof(plan: Plan) -> tuple[Reference, Variant] | None:
-    """The copy roof's variant and its module's `reference` (the roof's problem)."""
+def resolve_roof(plan: Plan) -> dict[str, tuple[Reference, Variant]]:
+    """The roofs' problems and kernels by arm: the copy roof the study names, and the read and
+    write roofs its module defines beside it (`read`/`read_reference`, `write`/`write_reference`)."""
     if plan.roof is None or ":" not in plan.roof:
-        return None
+        return {}
     module = plan.roof.split(":")[0]
     line = plan.roof_line
-    return (
-        resolve_reference(f"{module}:reference", Reference, plan, line),
-        resolve_reference(plan.roof, Variant, plan, line),
-    )
+    roofs = {
+        ROOF_ARM: (
+            resolve_reference(f"{module}:reference", Reference, plan, line),
+            resolve_reference(plan.roof, Variant, plan, line),
+        )
+    }
+    for arm in ("read", "write"):
+        try:
+            roofs[arm] = (
+                resolve(f"{module}:{arm}_reference", Reference, Path(plan.study_path).parent),
+                resolve(f"{module}:{arm}", Variant, Path(plan.study_path).parent),
+            )
+        except ResolveError:
+            continue  # an older roof module: the copy roof alone, and the evaluation says so
+    return roofs
 
 
 def _now() -> str:
@@ -112,6 +128,11 @@ def execute(
         if plan.application
         else None
     )
+    try:
+        said = check_fits(buffer_cost(plan, target.rotation_bytes()), available_bytes(), plan.study_path)
+    except BuffersTooLarge as error:
+        raise RunError(str(error)) from None
+    progress(said)
     sessions: dict[str | None, Session] = {
         op.name: Session(Job(plan, target.name, op.name, 2 * limits.call_s), limits, progress)
         for op in plan.operations
@@ -149,7 +170,7 @@ def _measure(
     artifacts: Path,
     progress: RunProgress,
     resolved: dict[str, Resolved],
-    roof: tuple[Reference, Variant] | None,
+    roof: dict[str, tuple[Reference, Variant]],
     sessions: dict[str | None, Session],
 ) -> Path:
     """Everything the bundle holds, the measured code of it in the sessions' workers."""
@@ -212,7 +233,7 @@ def _application(session: Session, bundle: BundleWriter, passed: bool) -> tuple[
 def _static_code(
     plan: Plan,
     resolved: dict[str, Resolved],
-    roof: tuple[Reference, Variant] | None,
+    roof: dict[str, tuple[Reference, Variant]],
     target: Target,
     bundle: BundleWriter,
     progress: RunProgress,
@@ -224,8 +245,7 @@ def _static_code(
 
     progress("compiling kernels for static evidence (PTX, SASS, assembly)")
     variants = [v for r in resolved.values() for v in r.variants.values()]
-    if roof is not None:
-        variants.append(roof[1])
+    variants.extend(variant for _, variant in roof.values())
     # A kernel that several variants share is compiled once: each compilation of a
     # CUDA kernel gets a new mangled symbol, so two would look like two kernels.
     cuda_kernels = dict.fromkeys(k for v in variants for k in v.cuda_kernels)
@@ -256,7 +276,7 @@ def _operation(
     plan: Plan,
     operation: OperationPlan,
     resolved: Resolved,
-    roof: tuple[Reference, Variant] | None,
+    roof: dict[str, tuple[Reference, Variant]],
     target: Target,
     bundle: BundleWriter,
     progress: RunProgress,
@@ -270,7 +290,8 @@ def _operation(
             for arm in resolved.variants
         }
         passed = all(result.passed for result in correctness.values())
-        shapes = _time_shapes(plan, operation, roof is not None, session, failures, bundle, progress, passed)
+        roofs = tuple(arm for arm in ROOF_ARMS if arm in roof)
+        shapes = _time_shapes(plan, operation, roofs, session, failures, bundle, progress, passed)
     finally:
         session.close()
     # Counted mechanism evidence (Nsight Compute), at the largest shape, on cuda only.
@@ -342,7 +363,7 @@ def _cases(plan: Plan, operation: OperationPlan) -> list[tuple[str, dict[str, in
 def _time_shapes(
     plan: Plan,
     operation: OperationPlan,
-    has_roof: bool,
+    roofs: tuple[str, ...],
     session: Session,
     failures: list[WorkerFailure],
     bundle: BundleWriter,
@@ -350,7 +371,8 @@ def _time_shapes(
     passed: bool,
 ) -> list[ShapeRecord]:
     """Each shape's interleaved blocks; an arm whose code ends the worker is left out from then on."""
-    live = [*ARMS, *([ROOF_ARM] if has_roof else [])]
+    # In the worker's order (measured arms, then roofs): a death's marker index names its arm here.
+    live = [*ARMS, *roofs]
     dropped: list[TimingFailure] = []
     shapes = []
     for index, shape in enumerate(operation.shapes):
@@ -402,6 +424,10 @@ def _timing_json(record: TimingRecord) -> dict[str, Any]:
     data["full"] = record.full
     data["set_bytes"] = {r.arm: r.set_bytes for r in record.rotation}
     data["exceeds_cache"] = {r.arm: r.exceeds_cache for r in record.rotation}
+    data["regime"] = {r.arm: r.regime for r in record.rotation}
+    data["buffer_bytes"] = {r.arm: r.buffer_bytes for r in record.rotation}
+    data["read_share"] = {r.arm: r.read_share for r in record.rotation}
+    data["read_share_source"] = {r.arm: r.read_share_source for r in record.rotation}
     return data
 
 

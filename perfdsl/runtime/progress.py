@@ -313,10 +313,10 @@ class Calibration:
 def calibrate_operation(plan: Plan, operation: Any, target: Any, resolved: Any, roof: Any) -> Calibration:
     """Time a few calls of every arm of `operation` at every shape (in its worker).
 
-    `resolved` is the operation's `execute.Resolved`, `roof` the copy roof's
-    (reference, variant) or None. Inputs are prepared as the timing prepares
-    them, with one buffer set, and dropped before measuring starts. A variant
-    that raises here is left out of the estimate, not reported: it has not been
+    `resolved` is the operation's `execute.Resolved`, `roof` maps each roof
+    arm (read, write, copy) to its (reference, variant). Inputs are prepared as
+    the timing prepares them, with one buffer set, and dropped before measuring
+    starts. A variant that raises here is left out of the estimate, not reported: it has not been
     checked yet, and the correctness check reports it with its shape and seed.
     """
     from perfdsl.runtime.timing import prepare_arms
@@ -326,8 +326,8 @@ def calibrate_operation(plan: Plan, operation: Any, target: Any, resolved: Any, 
     for shape in operation.shapes:
         try:
             arms = prepare_arms(target, resolved.reference, variants, shape.sizes, plan.dtype, 1)
-            if roof is not None:
-                arms += prepare_arms(target, roof[0], [roof[1]], shape.sizes, plan.dtype, 1)
+            for problem, kernel in roof.values():
+                arms += prepare_arms(target, problem, [kernel], shape.sizes, plan.dtype, 1)
         except Exception:  # the correctness check reports it, at its shape and seed
             continue
         kernels[step_key(operation.name, shape.label)] = calibrate_arms(target, arms)

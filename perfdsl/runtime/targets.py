@@ -130,8 +130,9 @@ class Target:
         return last_level_cache_bytes()
 
     def rotation_bytes(self) -> int:
-        """How many bytes the rotated buffer sets must exceed together."""
-        return self.cache_bytes()
+        """How many bytes the rotated buffer sets must exceed together: twice the last-level
+        cache, since the private L2s add to it and replacement is not exact LRU (STREAM asks 4x)."""
+        return 2 * self.cache_bytes()
 
     def to_device(self, host: Mapping[str, np.ndarray]) -> dict[str, Any]:
         """Copies of `host` the variant may read (fresh, contiguous, owned by the target)."""

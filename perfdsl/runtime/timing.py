@@ -2,10 +2,11 @@
 
 The procedure (research/measurement.md §5.1):
 
-* **Warm-up** by count *and* by time: arms take turns, one call each, until
-  every arm has made `warmup_calls` calls *and* `warmup_ms` have passed, so JIT
-  compilation, first-touch allocation and clock ramp-up stay out of the samples.
-  Warm-up durations are not samples; only the call count and elapsed time are kept.
+* **Warm-up** until the timing has settled (`perfdsl.runtime.warmup`): arms
+  take turns, one call each, for at least `warmup_calls` calls and `warmup_ms`,
+  then until each arm's latest two windows of calls agree, up to a cap, so JIT
+  compilation, first-touch allocation, the thread pool's start and clock ramp-up
+  stay out of the samples. The warm-up curve is kept; it is not samples.
 * **Blocks**, the statistical unit: `repeats` timed calls of one arm in a row,
   rotating over its buffer sets so consecutive calls touch different memory.
 * **Interleaving** in rounds that alternate forward and reversed arm order:
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import gc
 import math
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -33,11 +33,19 @@ import numpy as np
 from perfdsl.collector import collector_paused
 from perfdsl.kernel import Reference, Shape, Variant
 from perfdsl.runtime.targets import Target
+from perfdsl.runtime.warmup import CAP_CALLS, CAP_MS, Warmup, WarmupPolicy, warm_up
 
 MIN_FULL_BLOCKS = 10
 """Blocks per arm below which a run is a reduced (smoke) run, not evidence-grade."""
-MAX_BUFFER_SETS = 64
+MAX_BUFFER_SETS = 256
 """Rotation stops growing here; a tiny shape then fits in cache and says so."""
+DRAM = "dram"
+CACHE = "cache"
+MIXED = "mixed"
+"""The regimes a shape's arm runs in: its rotated working set exceeds the cache
+the target must defeat (every call reads device memory), or it fits there; or
+its buffers exceed it while the scratch it reuses on every call fits in a cache
+that is not flushed between calls (part of its traffic is cache traffic)."""
 EMPTY_ARM = "(empty)"
 """The arm name of the overhead samples."""
 
@@ -50,9 +58,21 @@ class TimingSettings:
 
     warmup_calls: int = 10
     warmup_ms: float = 200.0
+    warmup_cap_calls: int = CAP_CALLS
+    warmup_cap_ms: float = CAP_MS
     repeats: int = 100
     blocks: int = MIN_FULL_BLOCKS
     """Blocks per arm."""
+
+    @property
+    def warmup_policy(self) -> WarmupPolicy:
+        """The settle rule with these settings' floor and cap."""
+        return WarmupPolicy(
+            min_calls=self.warmup_calls,
+            min_ms=self.warmup_ms,
+            cap_calls=max(self.warmup_cap_calls, self.warmup_calls),
+            cap_ms=max(self.warmup_cap_ms, self.warmup_ms),
+        )
 
 
 @attrs.frozen
@@ -63,6 +83,12 @@ class Arm:
     calls: tuple[Callable[[], None], ...]
     set_bytes: int = 0
     """Bytes one buffer set occupies (inputs and outputs), for the cache check."""
+    read_share: float | None = None
+    """The share of the bytes this arm moves that are reads (see `Variant.read_share`)."""
+    read_share_source: str = ""
+    """Where `read_share` comes from, in words, for the report."""
+    scratch_bytes: int = 0
+    """Scratch the variant reuses on every call (`Variant.scratch_bytes`), not rotated."""
 
 
 @attrs.frozen
@@ -93,15 +119,6 @@ class Block:
 
 
 @attrs.frozen
-class Warmup:
-    """What the warm-up did for one arm (its durations are not samples)."""
-
-    arm: str
-    calls: int
-    elapsed_ns: int
-
-
-@attrs.frozen
 class Rotation:
     """How an arm's buffer sets compare with the cache they must defeat."""
 
@@ -109,11 +126,33 @@ class Rotation:
     sets: int
     set_bytes: int
     cache_target_bytes: int
+    read_share: float | None = None
+    read_share_source: str = ""
+    scratch_bytes: int = 0
+    scratch_cached: bool = False
+    """Whether that scratch fits in a cache that is not flushed between calls."""
 
     @property
     def exceeds_cache(self) -> bool:
         """Whether all sets together are larger than the cache (the samples are cold)."""
         return self.sets * self.set_bytes > self.cache_target_bytes
+
+    @property
+    def regime(self) -> str:
+        """DRAM when the rotated working set exceeds the cache target, else cache-resident;
+        MIXED when it exceeds it but the reused scratch stays in the cache."""
+        found = regime(self.sets * self.set_bytes, self.cache_target_bytes)
+        return MIXED if found == DRAM and self.scratch_cached else found
+
+    @property
+    def buffer_bytes(self) -> int:
+        """What the arm's buffers cost in memory: every set, inputs and outputs."""
+        return self.sets * self.set_bytes
+
+
+def regime(working_set_bytes: int, cache_target_bytes: int) -> str:
+    """The cache regime of a working set: DRAM when it exceeds the cache target, else CACHE."""
+    return DRAM if working_set_bytes > cache_target_bytes else CACHE
 
 
 @attrs.frozen
@@ -203,9 +242,8 @@ def prepare_arms(
     dtype = np.dtype(dtype)
     out_shapes = reference.outputs(shape)
     first = reference.inputs(shape, seeded_rng(seed, shape, 0), dtype)
-    set_bytes = sum(np.asarray(a).nbytes for a in first.values()) + sum(
-        math.prod(s) * dtype.itemsize for s in out_shapes.values()
-    )
+    read_bytes = sum(np.asarray(a).nbytes for a in first.values())
+    set_bytes = read_bytes + sum(math.prod(s) * dtype.itemsize for s in out_shapes.values())
     sets = rotation_sets(set_bytes, target.rotation_bytes(), requested_sets)
     host_sets = [first] + [reference.inputs(shape, seeded_rng(seed, shape, i), dtype) for i in range(1, sets)]
     arms = []
@@ -214,8 +252,19 @@ def prepare_arms(
         for host in host_sets:
             arrays = {**target.to_device(host), **target.alloc(out_shapes, dtype)}
             calls.append(target.bind(variant, arrays))
-        arms.append(Arm(variant.name, tuple(calls), set_bytes))
+        share, source = _read_share(variant, read_bytes, set_bytes)
+        scratch = int(variant.scratch_bytes(shape)) if variant.scratch_bytes else 0
+        arms.append(Arm(variant.name, tuple(calls), set_bytes, share, source, scratch))
     return tuple(arms)
+
+
+def _read_share(variant: Variant, read_bytes: int, set_bytes: int) -> tuple[float | None, str]:
+    """The variant's declared read share, else its buffers' (inputs read once, outputs written once)."""
+    if variant.read_share is not None:
+        return variant.read_share, f"declared by `{variant.name}`"
+    if set_bytes <= 0:
+        return None, "no buffers"
+    return read_bytes / set_bytes, "from its buffers: each input read once, each output written once"
 
 
 def sample(
@@ -243,7 +292,11 @@ def sample(
         cursor[arm.name] += 1
         return buffer_set, target.time(arm.calls[buffer_set])
 
-    warmups = _warm_up(arms, settings, timed, failures, failed)
+    def warm_failure(name: str, calls: int, error: BaseException) -> None:
+        failures.append(Failure(name, "warmup", None, calls, describe_error(error)))
+        failed.add(name)
+
+    warmups = warm_up(names, lambda name: timed(by_name[name])[1], settings.warmup_policy, warm_failure)
     empty = Arm(EMPTY_ARM, (target.empty_call(),))
     overhead: list[Sample] = []
     _overhead_block(0, empty, settings, timed, overhead, failures, warm=True)
@@ -274,7 +327,20 @@ def sample(
         arm_blocks[name] += 1
 
     _overhead_block(1, empty, settings, timed, overhead, failures, warm=False)
-    rotation = tuple(Rotation(a.name, len(a.calls), a.set_bytes, target.rotation_bytes()) for a in arms)
+    cache_target = target.rotation_bytes()
+    rotation = tuple(
+        Rotation(
+            a.name,
+            len(a.calls),
+            a.set_bytes,
+            cache_target,
+            a.read_share,
+            a.read_share_source,
+            a.scratch_bytes,
+            scratch_cached=not target.flushes_cache and 0 < a.scratch_bytes <= target.cache_bytes(),
+        )
+        for a in arms
+    )
     return TimingRecord(
         target=target.name,
         timings_valid=target.timings_valid,
@@ -289,34 +355,6 @@ def sample(
         overhead=tuple(overhead),
         failures=tuple(failures),
     )
-
-
-def _warm_up(
-    arms: Sequence[Arm],
-    settings: TimingSettings,
-    timed: Callable[[Arm], tuple[int, Any]],
-    failures: list[Failure],
-    failed: set[str],
-) -> tuple[Warmup, ...]:
-    """Arms take turns until each has made warmup_calls calls and warmup_ms have passed."""
-    calls = {a.name: 0 for a in arms}
-    began = time.perf_counter_ns()
-    budget_ns = int(settings.warmup_ms * 1e6)
-    while True:
-        live = [a for a in arms if a.name not in failed]
-        enough_calls = all(calls[a.name] >= settings.warmup_calls for a in live)
-        if not live or (enough_calls and time.perf_counter_ns() - began >= budget_ns):
-            break
-        for arm in live:
-            try:
-                timed(arm)
-            except Exception as error:
-                failures.append(Failure(arm.name, "warmup", None, calls[arm.name], describe_error(error)))
-                failed.add(arm.name)
-                continue
-            calls[arm.name] += 1
-    elapsed = time.perf_counter_ns() - began
-    return tuple(Warmup(a.name, calls[a.name], elapsed) for a in arms)
 
 
 def _overhead_block(

@@ -54,8 +54,11 @@ from perfdsl.runtime.timing import (
     prepare_arms,
     rotation_sets,
 )
+from perfdsl.runtime.warmup import CAP_CALLS, CAP_MS, QUICK_CAP
 
 ROOF_ARM = "copy"
+ROOF_ARMS = ("read", "write", ROOF_ARM)
+"""The roofs' arm names; read and write are timed where the roof's module defines them."""
 ARMS = ("baseline", "change")
 MARGIN_BYTES = 2 * 1024**3
 """Address space beyond the buffers: compilation, thread stacks and allocator arenas."""
@@ -215,7 +218,7 @@ class _Server:
         return found
 
     def time(self, shape_index: int, arms: Sequence[str], relay: _Relay) -> TimingRecord:
-        """One shape's interleaved blocks of `arms` (of baseline, change and the copy roof).
+        """One shape's interleaved blocks of `arms` (of baseline, change and the roofs).
 
         Each block's start and end reads the GPU clocks (on cuda) and is relayed to the
         parent's live view; the parent ends the step, as it may sample the shape again.
@@ -230,25 +233,22 @@ class _Server:
                 self.target, self.resolved.reference, variants, shape.sizes, plan.dtype, plan.timing.rotate
             )
             prepared += [attrs.evolve(a, name=role) for a, role in zip(ready, measured, strict=True)]
-        if ROOF_ARM in arms and self.roof is not None:
-            (roof_arm,) = prepare_arms(
-                self.target, self.roof[0], [self.roof[1]], shape.sizes, plan.dtype, plan.timing.rotate
-            )
-            prepared.append(attrs.evolve(roof_arm, name=ROOF_ARM))
-        settings = TimingSettings(
-            warmup_calls=plan.timing.warmup,
-            warmup_ms=50.0 if plan.quick else 200.0,
-            repeats=plan.timing.repeats,
-            blocks=plan.timing.blocks,
-        )
+        for name in ROOF_ARMS:
+            if name in arms and name in self.roof:
+                problem, kernel = self.roof[name]
+                (roof_arm,) = prepare_arms(
+                    self.target, problem, [kernel], shape.sizes, plan.dtype, plan.timing.rotate
+                )
+                prepared.append(attrs.evolve(roof_arm, name=name))
+        settings = timing_settings(plan)
         from perfdsl.runtime.timing import sample
 
         marking: Any = _Marking(self.target, self.marker, prepared)
         shown = relay.blocks(
             step_key(operation.name, shape.label), block_order([a.name for a in prepared], settings.blocks)
         )
-        clocks = _clock_hook(self.target)
-        return sample(marking, prepared, settings, on_block=lambda: {**clocks(), **shown()})
+        readings = _block_hook(self.target)
+        return sample(marking, prepared, settings, on_block=lambda: {**readings(), **shown()})
 
     def application(self, correctness_passed: bool, relay: _Relay) -> tuple[Any, list[Written]]:
         """The application's end-to-end evidence and the files it would write."""
@@ -264,6 +264,19 @@ class _Server:
             self.plan, application, self.resolved, self.target, recorder, relay, correctness_passed
         )
         return record, recorder.files
+
+
+def timing_settings(plan: Plan) -> TimingSettings:
+    """The sampler's settings for the plan's kernels: its warm-up floor, the settle rule's cap, its blocks."""
+    cap = QUICK_CAP if plan.quick else {}
+    return TimingSettings(
+        warmup_calls=plan.timing.warmup,
+        warmup_ms=50.0 if plan.quick else 200.0,
+        warmup_cap_calls=cap.get("cap_calls", CAP_CALLS),
+        warmup_cap_ms=cap.get("cap_ms", CAP_MS),
+        repeats=plan.timing.repeats,
+        blocks=plan.timing.blocks,
+    )
 
 
 def serve(connection: Any, job: Job, marker: Any) -> None:
@@ -319,7 +332,7 @@ def buffer_estimate(plan: Plan, operation: OperationPlan, reference: Any, target
         output_bytes = sum(math.prod(s) * dtype.itemsize for s in reference.outputs(shape).values())
         set_bytes = input_bytes + output_bytes
         sets = rotation_sets(set_bytes, target.rotation_bytes(), plan.timing.rotate)
-        timing = sets * (set_bytes * (len(ARMS) + 1) + input_bytes)
+        timing = sets * (set_bytes * (len(ARMS) + len(ROOF_ARMS)) + input_bytes)
         correctness = 4 * set_bytes * 8 // dtype.itemsize
         largest = max(largest, timing + correctness)
     return largest
@@ -339,10 +352,13 @@ def gib(count: int) -> str:
     return f"RLIMIT_AS {count / 1024**3:.2f} GiB"
 
 
-def _clock_hook(target: Any) -> Callable[[], dict[str, Any]]:
-    """Read GPU clocks and throttle reasons at each block's start and end (never set them)."""
+def _block_hook(target: Any) -> Callable[[], dict[str, Any]]:
+    """At each block's start and end: what else ran on the machine (this worker's own CPU time
+    apart), and on cuda the GPU's clocks and throttle reasons (read, never set)."""
+    from perfdsl.runtime.contention import read_load
+
     if target.name != "cuda":
-        return dict
+        return read_load
     from perfdsl.runtime.environment import read_clocks
 
-    return lambda: attrs.asdict(read_clocks())
+    return lambda: {**attrs.asdict(read_clocks()), **read_load()}

@@ -1,0 +1,106 @@
+"""Other work during a block, from /proc/stat: parsing, the live read, and the judgement (PQ009)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from perfdsl.evaluate.quality import check_contention, summarize_contention
+from perfdsl.runtime.contention import contended_blocks, contention, parse_proc_stat, read_load
+
+# A real /proc/stat, trimmed: user nice system idle iowait irq softirq steal guest guest_nice.
+PROC_STAT = """cpu  353072 20523 41743 199923 733 0 321 235 0 0
+cpu0 176000 10000 20000 100000 400 0 200 100 0 0
+cpu1 177072 10523 21743 99923 333 0 121 135 0 0
+intr 1 2 3
+ctxt 123
+"""
+
+
+def test_the_aggregate_cpu_line_is_parsed_into_seconds():
+    cpu = parse_proc_stat(PROC_STAT, ticks_per_s=100.0)
+    assert cpu.busy_s == pytest.approx((353072 + 20523 + 41743 + 0 + 321) / 100)
+    assert cpu.steal_s == pytest.approx(2.35)
+    assert cpu.total_s == pytest.approx((353072 + 20523 + 41743 + 199923 + 733 + 321 + 235) / 100)
+
+
+def test_a_stat_without_the_aggregate_line_is_refused():
+    with pytest.raises(ValueError, match="no aggregate"):
+        parse_proc_stat("cpu0 1 2 3 4\nintr 5\n")
+
+
+@pytest.mark.skipif(not Path("/proc/stat").exists(), reason="Linux only")
+def test_the_live_reading_moves_forward_and_sees_this_process_busy():
+    start = read_load()
+    # 0.3 s of this process's own CPU time, however busy the machine (a wall-clock
+    # deadline would give this process less than that on a loaded machine).
+    give_up = start["wall_s"] + 60.0
+    while read_load()["self_s"] - start["self_s"] < 0.3 and read_load()["wall_s"] < give_up:
+        sum(range(1000))
+    end = read_load()
+    assert set(start) == {"wall_s", "busy_s", "steal_s", "total_s", "self_s", "load1"}
+    assert end["total_s"] > start["total_s"] and end["self_s"] - start["self_s"] > 0.2
+    found = contention(start, end)
+    assert found is not None and found.resolved
+    # This process's own time is not other work: whatever else ran, at most the other cores.
+    assert 0.0 <= found.other_cores <= (os.cpu_count() or 1)
+
+
+def _reading(wall: float, busy: float, own: float, steal: float = 0.0) -> dict[str, float]:
+    return {
+        "wall_s": wall,
+        "busy_s": busy,
+        "steal_s": steal,
+        "total_s": 2 * wall,
+        "self_s": own,
+        "load1": 1.0,
+    }
+
+
+def _block(arm: str, begin: float, seconds: float, other: float, steal: float = 0.0) -> dict[str, object]:
+    # `other` cores of other processes while this process kept one core busy.
+    return {
+        "arm": arm,
+        "start": _reading(begin, 100.0 * begin, begin),
+        "end": _reading(
+            begin + seconds, 100.0 * begin + seconds * (1 + other), begin + seconds, steal * 2 * seconds
+        ),
+    }
+
+
+def test_a_block_is_contended_when_other_work_takes_half_a_core_or_steal_five_percent():
+    quiet = contention(**dict(zip(("start", "end"), _pieces(_block("A", 0, 1.0, 0.1)), strict=True)))
+    busy = contention(**dict(zip(("start", "end"), _pieces(_block("A", 0, 1.0, 0.6)), strict=True)))
+    stolen = contention(**dict(zip(("start", "end"), _pieces(_block("A", 0, 1.0, 0.0, 0.06)), strict=True)))
+    assert quiet is not None and not quiet.contended and quiet.other_cores == pytest.approx(0.1)
+    assert busy is not None and busy.contended
+    assert stolen is not None and stolen.contended and stolen.steal_share == pytest.approx(0.06)
+
+
+def _pieces(block: dict[str, object]) -> tuple[object, object]:
+    return block["start"], block["end"]
+
+
+def test_short_blocks_are_judged_together_not_one_tick_at_a_time():
+    # Eight 5 ms blocks; one tick (10 ms) of other work landed in one of them: 2 cores
+    # for that block alone, a quarter core over the eight.
+    short = [_block("A", i, 0.005, 2.0 if i == 0 else 0.0) for i in range(8)]
+    readings = [contention(b["start"], b["end"]) for b in short]  # type: ignore[arg-type]
+    assert readings[0].contended  # type: ignore[union-attr]
+    assert contended_blocks(readings) == [False] * 8  # type: ignore[arg-type]
+    assert check_contention(short, "op s") == ()
+
+
+def test_contended_blocks_are_a_finding_and_the_summary_says_the_verdict_rests_on_them():
+    blocks = [_block("baseline", 0, 1.0, 0.9), _block("change", 1, 1.0, 0.0), _block("copy", 2, 1.0, 0.0)]
+    (finding,) = check_contention(blocks, "normalize 4096x8192")
+    assert finding.code == "PQ009" and finding.subject == "normalize 4096x8192 baseline"
+    assert "1 of 1 blocks" in finding.message
+    summary = summarize_contention([("normalize 4096x8192", blocks, True)])
+    assert (summary.blocks, summary.contended, summary.verdicts_rest_on_contended) == (3, 1, True)
+    assert summary.shapes == ("normalize 4096x8192",)
+    roof_only = [_block("copy", 0, 1.0, 0.9), _block("baseline", 1, 1.0, 0.0)]
+    assert not summarize_contention([("s", roof_only, True)]).verdicts_rest_on_contended
+    assert summarize_contention([("s", [{"arm": "A", "start": {}, "end": {}}], True)]).missing
