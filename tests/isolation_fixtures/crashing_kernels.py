@@ -11,9 +11,9 @@ variant is right in what it computes but fails the way real kernels fail:
 * `exhaust`: keeps allocating and touching memory, as a leak does, up to
   EXHAUST_CAP_BYTES (a cap so that a broken memory limit cannot take the machine
   down: the limit must stop it well before);
-* `late_segfault`: right for its first LATE_CALLS calls in a process (enough to
-  pass the correctness check), then the segfault: it ends its worker while the
-  shape is being timed;
+* `late_segfault`: right for its first LATE_CALLS calls in a process (enough for
+  the calibration calls and the correctness check), then the segfault: it ends
+  its worker while the shape is being timed;
 * `unguarded` (CUDA): the kernel lacks its bounds guard, so the threads of the
   last, partial block index past the end; the simulator raises for them.
 
@@ -36,7 +36,8 @@ FAR = 1 << 40
 """Elements past the output: far outside any mapping of the process."""
 EXHAUST_CAP_BYTES = 12 * 1024**3
 CHUNK_BYTES = 256 * 1024**2
-LATE_CALLS = 12
+LATE_CALLS = 16
+"""Calibration's 4 calls, correctness's 8 (4 cases, each run twice), and a margin; timing makes dozens."""
 BLOCK = 256
 _calls = {"late": 0}
 
