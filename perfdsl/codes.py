@@ -737,13 +737,17 @@ _ALL = [
     ),
     _quality(
         "PQ005",
-        WARNING,
-        "blocks ran while the GPU reported a clock-event reason",
-        "NVML reported a clock-event (throttle) reason other than idle during a "
-        "block: power cap, thermal or hardware slowdown, sync boost, app clocks.",
-        "A throttled block is timed at a clock the other arm may not have had.",
-        "Re-run the throttled blocks; if it persists, lower the duty cycle or "
-        "report the clocks alongside the result.",
+        ERROR,
+        "blocks ran while the GPU was throttled",
+        "NVML reported a throttling clock-event reason during a block: software "
+        "power cap, hardware slowdown, software or hardware thermal slowdown, or "
+        "power brake. Clock settings (application clocks, sync boost, display "
+        "clock) and idle are not throttling and are not reported.",
+        "A throttled block is timed at a clock the other arm may not have had, so "
+        "its pair compares clocks, not code: the result is invalid and left out of "
+        "every conclusion.",
+        "Cool the GPU or lower its duty cycle (longer pauses between blocks), lock "
+        "the clocks below the power cap, and re-run.",
     ),
     _quality(
         "PQ006",

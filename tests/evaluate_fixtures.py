@@ -97,6 +97,14 @@ def _rows(
     return rows
 
 
+def _clock_readings(reasons: int | None, count: int) -> list[dict[str, object]]:
+    """The block hook's NVML readings: `reasons` (a clock-event bit mask) at both edges of every block."""
+    if reasons is None:
+        return []
+    edge = {"clock_event_reasons": reasons, "sm_clock_mhz": 1980}
+    return [{"index": i, "start": edge, "end": edge} for i in range(count)]
+
+
 def _load_rows(
     rng: np.random.Generator, rate: float, capacity: float, behind: bool, n: int = 500
 ) -> list[tuple]:
@@ -131,6 +139,7 @@ def make_bundle(
     failing: dict[str, object] | None = None,
     noise: float = 0.01,
     blocks: int = 20,
+    clock_reasons: int | None = None,
     valid: bool = True,
     target: str = "cpu",
     correct: bool = True,
@@ -210,7 +219,7 @@ def make_bundle(
                         "launches": {"baseline": 3.0, "change": 1.0},
                     },
                     "timing": {
-                        "blocks": [],
+                        "blocks": _clock_readings(clock_reasons, blocks * len(levels)),
                         "set_bytes": {"baseline": 8 * mn, "change": 8 * mn, "copy": 8 * mn},
                     },
                     "counters": counters if not shapes else None,

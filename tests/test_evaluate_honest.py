@@ -20,6 +20,8 @@ from perfdsl.evaluate.evaluation import Evaluation, evaluate, write_evaluation
 from perfdsl.parse import parse
 from perfdsl.report.markdown import render_markdown
 from perfdsl.source import Source
+from perfdsl.stats.paired import MIN_PAIRS
+from perfdsl.stats.power import pairs_needed
 
 AMDAHL = "app.time ratio <= amdahl"
 
@@ -146,6 +148,19 @@ def test_no_value_from_an_effect_amdahl_does_not_allow(tmp_path: Path) -> None:
     assert "gpu_hours**" not in page
 
 
+def test_no_value_capped_by_a_declared_share_the_measurement_contradicts(tmp_path: Path) -> None:
+    # The quick rmsnorm run: value capped at the declared 8 % share while f measured 95 %.
+    planted = {"declared_share": "8%", "share": 0.95, "kernel_ratio": 0.5, "app_ratio": 0.55}
+    ev = _run(tmp_path, **planted)
+    assert ev.end_to_end.amdahl.reconciliation.status == "consistent"
+    for v in (ev.value.fleet, ev.value.per_unit):
+        assert not v.established and v.value is None
+        assert (v.reason or "").startswith("the declared share 8% is contradicted by the measured f 95% [")
+    page = _page(tmp_path / "page", **planted)
+    assert "**No value is claimed.** the declared share 8% is contradicted" in page
+    assert "gpu_hours**" not in page
+
+
 def test_value_from_a_consistent_established_effect(tmp_path: Path) -> None:
     ev = _run(tmp_path, share=0.5, kernel_ratio=0.8, app_ratio=0.9)
     assert ev.end_to_end.amdahl.reconciliation.status == "consistent"
@@ -154,9 +169,27 @@ def test_value_from_a_consistent_established_effect(tmp_path: Path) -> None:
 
 
 def test_no_value_from_an_inconclusive_effect(tmp_path: Path) -> None:
-    ev = _run(tmp_path, app_ratio=0.95, noise=0.3, blocks=4)
+    ev = _run(tmp_path, app_ratio=0.95, noise=0.3, blocks=MIN_PAIRS)
     assert ev.end_to_end.comparison.verdict == "inconclusive"
     assert not ev.value.fleet.established and ev.value.fleet.value is None
+
+
+def test_too_few_pairs_give_no_interval_and_nothing_built_on_one(tmp_path: Path) -> None:
+    # A quick run: 4 blocks per arm make 4 pairs, below the 5 an interval needs.
+    planted = {"blocks": 4, "predictions": ("op.time ratio <= 0.9", AMDAHL)}
+    ev = _run(tmp_path, **planted)
+    why = "too few block pairs for an interval: 4 < 5"
+    c = ev.end_to_end.comparison
+    assert (c.ci_low, c.ci_high, c.verdict, c.interval_missing) == (None, None, "inconclusive", why)
+    assert all(s.comparison.interval_missing == why for s in ev.operations[0].shapes)
+    assert ev.end_to_end.amdahl.reconciliation is None
+    assert why in (ev.end_to_end.amdahl.reconciliation_missing or "")
+    assert [p.verdict for p in ev.predictions] == ["inconclusive", "inconclusive"]
+    assert not ev.value.fleet.established and why in (ev.value.fleet.reason or "")
+    page = _page_one(_page(tmp_path / "page", **planted))
+    assert "no interval (too few block pairs for an interval: 4 \\< 5): **inconclusive**" in page
+    assert "Amdahl's bound on it, 0.9006: **not established**" in page
+    assert "e-" not in page and "e+" not in page
 
 
 # ------------------------------------------------------------------ invalid results
@@ -186,6 +219,22 @@ def test_results_under_the_roof_are_valid(tmp_path: Path) -> None:
     assert {p.verdict for p in ev.predictions} == {"confirmed"}
 
 
+def test_a_throttled_run_is_invalid(tmp_path: Path) -> None:
+    # NVML reported the software power cap (0x4) during every block: the timings are not comparable.
+    ev = _run(tmp_path, clock_reasons=0x4 | 0x1)
+    for shape in ev.operations[0].shapes:
+        assert any(f.code == "PQ005" and f.severity == "error" for f in shape.findings)
+        assert shape.invalid and "PQ005" in shape.invalid
+    assert ev.operations[0].combined is None
+
+
+def test_locked_application_clocks_are_not_throttling(tmp_path: Path) -> None:
+    # 0x2 is set whenever application clocks are locked, the setup a benchmark wants: no finding.
+    ev = _run(tmp_path, clock_reasons=0x2 | 0x1)
+    assert not any(f.code == "PQ005" for s in ev.operations[0].shapes for f in s.findings)
+    assert all(s.invalid is None for s in ev.operations[0].shapes)
+
+
 def test_a_change_that_fails_correctness_has_no_valid_timing(tmp_path: Path) -> None:
     ev = _run(tmp_path, correct=False)
     assert all(s.invalid == "the operation fails its correctness check" for s in ev.operations[0].shapes)
@@ -210,7 +259,7 @@ def test_the_time_moving_against_the_mechanism_is_contradicted(tmp_path: Path) -
 
 
 def test_a_wide_interval_is_no_evidence_either_way(tmp_path: Path) -> None:
-    ev = _run(tmp_path, kernel_ratio=0.9, noise=0.6, blocks=4)
+    ev = _run(tmp_path, kernel_ratio=0.9, noise=0.6, blocks=MIN_PAIRS)
     explanation = ev.operations[0].shapes[0].mechanism.explanation
     assert explanation.status == "not realised"
     assert "inconclusive: no evidence either way" in explanation.message
@@ -257,6 +306,34 @@ def test_an_amdahl_effect_above_the_mde_needs_no_warning(tmp_path: Path) -> None
 
 
 # ------------------------------------------------------------------ many comparisons
+
+
+def test_each_time_prediction_carries_what_the_run_could_detect(tmp_path: Path) -> None:
+    # 1 % block noise over 20 pairs detects about 0.8 %: a 0.5 % prediction is below it.
+    small, app = "op.time ratio <= 0.995", "app.time ratio <= 0.995"
+    planted = {"kernel_ratio": 0.8, "app_ratio": 0.9, "predictions": (small, app)}
+    ev = _run(tmp_path, **planted)
+    by_text = {p.text: p for p in ev.predictions}
+    combined = ev.operations[0].combined
+    assert by_text[small].detectable == pytest.approx(1 / (1 + combined.mde))
+    assert 0.002 < combined.mde < 0.05
+    needed = pairs_needed(combined.spread_log, 0.005 / 0.995, combined.level)
+    assert f"about {needed} block pairs per shape would" in by_text[small].message and needed > 20
+    c = ev.end_to_end.comparison
+    assert by_text[app].detectable == pytest.approx(1 / (1 + c.mde))
+    per_block = ev.end_to_end.requests_per_block
+    assert per_block and per_block > 1
+    wanted = pairs_needed(c.sigma_log, 0.005 / 0.995, c.level) * per_block
+    assert f"about {wanted} requests per arm would" in by_text[app].message
+    page = _page_one(_page(tmp_path / "page", **planted))
+    assert "| Detectable |" in page and "smaller than this run can detect" in page
+
+
+def test_a_prediction_above_the_mde_has_no_detection_note(tmp_path: Path) -> None:
+    ev = _run(tmp_path, kernel_ratio=0.8, predictions=("op.time ratio <= 0.9",))
+    (p,) = ev.predictions
+    assert p.detectable is not None and p.detectable > 0.9
+    assert "detect" not in p.message
 
 
 def test_holm_covers_every_valid_time_comparison_and_names_its_family(tmp_path: Path) -> None:

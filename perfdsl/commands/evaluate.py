@@ -116,6 +116,8 @@ def _interval(ratio: float, low: float, high: float) -> str:
 
 
 def _verdict(c: Comparison | Combined) -> str:
+    if c.ci_low is None or c.ci_high is None:
+        return f"{c.ratio:.4f} (no interval)  {c.verdict}"
     return f"{_interval(c.ratio, c.ci_low, c.ci_high)}  {c.verdict}"
 
 

@@ -45,6 +45,10 @@ class Combined:
     regressions: tuple[str, ...]
     """Included shapes whose own verdict is "slower"."""
     excluded: tuple[Exclusion, ...]
+    mde: float
+    """Smallest relative change of the total this run detects (`stats.combine`)."""
+    spread_log: float
+    """The spread of one round over all shapes, for the pairs a smaller effect needs."""
 
 
 @attrs.frozen
@@ -69,6 +73,13 @@ def combine(shapes: Sequence[ShapeInput], level: float) -> tuple[Combined | None
     valid = [s for s in shapes if not s.invalid]
     if not valid:
         return None, f"every shape is invalid ({', '.join(e.shape for e in excluded)}): no weighted effect"
+    few = [
+        f"shape {s.label}: {s.comparison.interval_missing}"
+        for s in valid
+        if s.comparison is not None and s.comparison.interval_missing
+    ]
+    if few:
+        return None, "; ".join(few)
     unpaired = [s.label for s in valid if s.comparison is not None and s.comparison.paired is None]
     if unpaired:
         return None, (
@@ -91,4 +102,6 @@ def combine(shapes: Sequence[ShapeInput], level: float) -> tuple[Combined | None
         shares=result.shares,
         regressions=result.regressions,
         excluded=excluded,
+        mde=result.mde,
+        spread_log=result.spread_log,
     ), None

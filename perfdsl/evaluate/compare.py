@@ -19,7 +19,8 @@ import attrs
 import numpy as np
 from scipy import stats
 
-from perfdsl.stats.paired import PairedComparison, compare_paired, pair_blocks
+from perfdsl.stats.paired import MIN_PAIRS, PairedComparison, compare_paired, pair_blocks, too_few_pairs
+from perfdsl.stats.power import minimum_detectable_effect as paired_mde
 
 Verdict = Literal["faster", "slower", "no meaningful change", "inconclusive"]
 Analysis = Literal["paired", "independent"]
@@ -51,8 +52,9 @@ class Comparison:
 
     ratio: float
     """median(change blocks) / median(baseline blocks); < 1 is faster."""
-    ci_low: float
-    ci_high: float
+    ci_low: float | None
+    """None when there are too few blocks for an interval (`interval_missing` says why)."""
+    ci_high: float | None
     level: float
     theta: float
     """Practical threshold: max(1 %, the user's minimum effect)."""
@@ -83,6 +85,15 @@ class Comparison:
     """Bootstrap replicates of the independent ratio (read-only); not written to evaluation.json."""
     paired: PairedComparison | None = attrs.field(default=None, eq=False, repr=False)
     """The paired analysis itself, for combining shapes by total time; not written out."""
+    interval_missing: str | None = None
+    """Why there is no interval (too few block pairs); the verdict is then inconclusive."""
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """The interval widened to hold the ratio, or None when there is none."""
+        if self.ci_low is None or self.ci_high is None:
+            return None
+        return min(self.ci_low, self.ratio), max(self.ci_high, self.ratio)
 
 
 def classify(ci_low: float, ci_high: float, theta: float) -> Verdict:
@@ -227,15 +238,19 @@ def compare_blocks(
     machine did between pairs, where bootstrapping each arm on its own counts
     it as noise. Ratio, interval, verdict, rank test (Wilcoxon) and MDE are the
     paired ones. Only when fewer than two pairs can be formed (arms not
-    interleaved) does it fall back to the independent `compare`, and says so
-    in `analysis`.
+    interleaved) and each arm has MIN_PAIRS blocks does it fall back to the
+    independent `compare`, and says so in `analysis`. With fewer pairs than
+    that there is no interval and the verdict is inconclusive, with the reason
+    in `interval_missing`.
     """
     theta = max(MIN_THRESHOLD, float(min_effect))
     b = _positive_1d(baseline, "baseline", minimum=2)
     c = _positive_1d(change, "change", minimum=2)
     pairs = pair_blocks(b, np.asarray(baseline_index), c, np.asarray(change_index))
-    if pairs.baseline.size < 2:
+    if pairs.baseline.size < 2 and min(b.size, c.size) >= MIN_PAIRS:
         return compare(b, c, level=level, min_effect=min_effect, seed=seed)
+    if pairs.baseline.size < MIN_PAIRS:
+        return _without_interval(b, c, pairs.log_ratios, level, theta, seed)
     p = compare_paired(pairs, level=level, theta=theta, seed=seed)
     return Comparison(
         ratio=p.ratio,
@@ -260,6 +275,54 @@ def compare_blocks(
         p_value=p.p_value,
         paired=p,
     )
+
+
+def _without_interval(
+    b: np.ndarray, c: np.ndarray, log_ratios: np.ndarray, level: float, theta: float, seed: int
+) -> Comparison:
+    """A comparison from too few pairs: the point ratio, no interval, verdict inconclusive.
+
+    The point is the paired one when there are pairs; the MDE is still stated
+    (from the pair spread, or the pooled block spread without two pairs) so
+    the reader sees how far the run was from deciding anything.
+    """
+    n = int(log_ratios.size)
+    if n >= 2:
+        ratio, sigma = float(np.exp(log_ratios.mean())), float(np.std(log_ratios, ddof=1))
+        mde, rank_p = paired_mde(sigma, n, level), _wilcoxon_p(log_ratios)
+    else:
+        ratio, sigma = float(np.median(c) / np.median(b)), _pooled_sd(np.log(b), np.log(c))
+        mde = minimum_detectable_effect(sigma, b.size, c.size, 1.0 - level)
+        rank_p = _rank_p_value(b, c)
+    return Comparison(
+        ratio=ratio,
+        ci_low=None,
+        ci_high=None,
+        level=level,
+        theta=theta,
+        verdict="inconclusive",
+        n_baseline=int(b.size),
+        n_change=int(c.size),
+        rank_p_value=rank_p,
+        rank_disagrees=False,
+        baseline_dispersion=dispersion(b),
+        change_dispersion=dispersion(c),
+        sigma_log=sigma,
+        mde=mde,
+        effect_of_interest=theta,
+        underpowered=mde > theta,
+        seed=seed,
+        analysis="paired" if n >= 2 else "independent",
+        n_pairs=n,
+        interval_missing=too_few_pairs(n),
+    )
+
+
+def _wilcoxon_p(d: np.ndarray) -> float:
+    # All pairs equal: the statistic's variance is zero and there is no evidence of a shift.
+    if not np.any(d != 0.0):
+        return 1.0
+    return float(stats.wilcoxon(d, alternative="two-sided").pvalue)
 
 
 def _rank_p_value(baseline: np.ndarray, change: np.ndarray) -> float:

@@ -27,7 +27,7 @@ import numpy as np
 
 from perfdsl.bundle.application import ApplicationRecord, ArmShare
 from perfdsl.evaluate.compare import Comparison, compare_blocks
-from perfdsl.evaluate.inputs import BundleInputs, read_samples
+from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.kernels import ARMS, OperationResult, arm_findings, why_not_evidence
 from perfdsl.evaluate.quality import Finding
 from perfdsl.nodes import Study
@@ -109,6 +109,8 @@ class EndToEnd:
     amdahl: Amdahl | None
     amdahl_missing: str | None
     findings: tuple[Finding, ...]
+    requests_per_block: int | None = None
+    """Requests the baseline timed per block: what a number of block pairs costs in requests."""
 
 
 def evaluate_end_to_end(
@@ -160,16 +162,26 @@ def evaluate_end_to_end(
         amdahl=amdahl,
         amdahl_missing=amdahl_missing,
         findings=tuple(arm_findings(samples, ARMS, app.name, inputs.results.timer_resolution_ns)),
+        requests_per_block=_requests_per_block(samples) if comparison else None,
     )
+
+
+def _requests_per_block(samples: Mapping[str, ArmSamples]) -> int:
+    base = samples["baseline"]
+    return max(1, base.durations_ns.size // max(1, len(base.block_indices)))
 
 
 def ci_containing(comparison: Comparison) -> tuple[float, float]:
     """The ratio's interval, widened to hold the point estimate.
 
     A percentile bootstrap interval of a median from few blocks can, rarely,
-    exclude the sample ratio itself; widening is the conservative repair.
+    exclude the sample ratio itself; widening is the conservative repair. A
+    comparison from too few pairs has no interval: callers check
+    `interval_missing` first, and asking here anyway is a bug.
     """
-    return min(comparison.ci_low, comparison.ratio), max(comparison.ci_high, comparison.ratio)
+    if comparison.interval is None:
+        raise ValueError(f"no interval: {comparison.interval_missing}")
+    return comparison.interval
 
 
 def _shares(app: ApplicationRecord) -> tuple[tuple[Share, ...], str | None]:
@@ -202,11 +214,9 @@ def _borrowed_ratio(operation: OperationResult, shape: Mapping[str, int]) -> tup
     """r from the kernel timing, when it was not measured inside the application: the application's
     own shape if it was timed and is valid, else the total-time combination over the valid shapes."""
     match = operation.shape(shape)
-    if match is not None and match.usable is not None:
+    if match is not None and match.usable is not None and match.usable.interval is not None:
         c = match.usable
-        return Estimate(c.ratio, min(c.ci_low, c.ratio), max(c.ci_high, c.ratio), c.level), (
-            f"kernel shape {match.label}"
-        )
+        return Estimate(c.ratio, *c.interval, c.level), (f"kernel shape {match.label}")
     if operation.combined is not None:
         k = operation.combined
         return Estimate(k.ratio, min(k.ci_low, k.ratio), max(k.ci_high, k.ratio), k.level), (
@@ -261,7 +271,9 @@ def _amdahl(
         return None, f"operation `{operation.name}` has no valid timing evidence for s"
     r, source, fallback = found
     reconciliation, missing = None, comparison_missing
-    if comparison is not None:
+    if comparison is not None and comparison.interval_missing:
+        missing = f"the end-to-end effect is inconclusive: {comparison.interval_missing}"
+    elif comparison is not None:
         reconciliation = reconcile(f, r, measured_effect(comparison), theta=theta)
     bound = (1.0 - f.value) + f.value * r.value
     corners = [(1.0 - fi) + fi * ri for fi in (f.low, f.high) for ri in (r.low, r.high)]

@@ -188,14 +188,18 @@ def _value(
     reconciliation = amdahl.reconciliation if amdahl else None
     share = amdahl.share_check.declared if amdahl and amdahl.share_check else None
     baseline_s = end_to_end.baseline_median_ns * 1e-9
-    measured = measured_effect(c)
     frequency, scale = declared.frequency.quantity, declared.scale.quantity
     frequency_unit = frequency.unit.text if frequency.unit else ""
     scale_unit = scale.unit.text if scale.unit else ""
 
     def worth(per_second: float, factor: float, unit: str) -> Value:
+        if c.interval_missing:
+            # Too few pairs: no interval to multiply a fleet by (`stats.paired.MIN_PAIRS`).
+            return Value(
+                False, f"the end-to-end effect is inconclusive: {c.interval_missing}", None, None, unit, False
+            )
         return value(
-            measured,
+            measured_effect(c),
             c.verdict,
             baseline_s,
             frequency=per_second,
@@ -203,6 +207,7 @@ def _value(
             unit=unit,
             reconciliation=reconciliation,
             production_share=share,
+            share_check=amdahl.share_check if amdahl else None,
         )
 
     capacity, capacity_missing = _capacity(end_to_end, load)

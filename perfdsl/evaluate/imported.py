@@ -37,7 +37,7 @@ from perfdsl.nodes import Num, Prediction, Study
 from perfdsl.parse import parse
 from perfdsl.plan import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD
 from perfdsl.source import Source
-from perfdsl.stats.paired import compare_paired, pair_blocks
+from perfdsl.stats.paired import compare_paired, pair_blocks, too_few_pairs
 from perfdsl.stats.unpaired import compare_unpaired
 
 ONE_BLOCK = "fewer than two blocks on a side: no spread between blocks, no interval"
@@ -195,14 +195,15 @@ def _timing(bundle: Path, op: ImportedOperation, level: float, threshold: float)
     interleaved = b_evidence is c_evidence or op.baseline.sha256 == op.change.sha256
     interleaved = interleaved and b_evidence.label.interleaved == "yes"
     ratio = low = high = indicated = None
-    if b_med.size >= 2 and c_med.size >= 2 and interleaved and b_med.size == c_med.size:
+    few = too_few_pairs(min(b_med.size, c_med.size))
+    if few is None and interleaved and b_med.size == c_med.size:
         method = "paired"
         index = np.arange(b_med.size)
         paired = compare_paired(
             pair_blocks(b_med, 2 * index, c_med, 2 * index + 1), level=level, theta=threshold
         )
         ratio, low, high, indicated = paired.ratio, paired.low, paired.high, paired.verdict
-    elif b_med.size >= 2 and c_med.size >= 2:
+    elif few is None:
         method = "unpaired"
         unpaired = compare_unpaired(b_med, c_med, level=level, theta=threshold)
         ratio, low, high, indicated = unpaired.ratio, unpaired.low, unpaired.high, unpaired.verdict
@@ -210,7 +211,7 @@ def _timing(bundle: Path, op: ImportedOperation, level: float, threshold: float)
             caveats.append("unequal block counts: the blocks cannot be paired")
     else:
         method = "medians"
-        caveats.append(ONE_BLOCK)
+        caveats.append(ONE_BLOCK if min(b_med.size, c_med.size) < 2 else few)
         if baseline.median_ns and change.median_ns:
             ratio = change.median_ns / baseline.median_ns
     grade = method == "paired" and not caveats

@@ -216,7 +216,18 @@ def explain_change(
             if mechanism_name
             else "the study names no mechanism",
         )
-    time = Estimate(comparison.ratio, comparison.ci_low, comparison.ci_high, comparison.level)
+    if comparison.interval is None:
+        return Explanation(
+            "not realised",
+            quantity.name,
+            quantity.ratio,
+            quantity.label,
+            comparison.ratio,
+            None,
+            False,
+            f"the time is inconclusive: {comparison.interval_missing}",
+        )
+    time = Estimate(comparison.ratio, *comparison.interval, comparison.level)
     found = reconcile_mechanism(time, QuantityRatio(quantity.ratio, quantity.label), comparison.theta)
     return Explanation(
         found.status,

@@ -38,6 +38,7 @@ from typing import Any, Literal
 import attrs
 
 from perfdsl.evaluate.combination import Exclusion
+from perfdsl.evaluate.detection import detectable_ratio, detection, too_small
 from perfdsl.evaluate.end_to_end import EndToEnd, ci_containing
 from perfdsl.evaluate.kernels import OperationResult, ShapeResult
 from perfdsl.evaluate.load_curve import LoadEvaluation
@@ -68,6 +69,8 @@ class PredictionResult:
     basis: Basis
     verdict: PredictionVerdict
     message: str
+    detectable: float | None = None
+    """The smallest time ratio the run detects on the bound's side of 1 (`evaluate.detection`)."""
 
 
 @attrs.frozen
@@ -83,6 +86,10 @@ class Evidence:
 
 class Unusable(Exception):
     """The evidence exists but may not be used: an invalid result (the message says why)."""
+
+
+class NoInterval(Exception):
+    """The evidence is valid but has no interval (too few block pairs): nothing can be decided."""
 
 
 def judge(low: float, high: float, comparator: str, bound: float) -> PredictionVerdict:
@@ -111,7 +118,26 @@ def evaluate_predictions(
 ) -> tuple[PredictionResult, ...]:
     """Judge the run target's predictions (`perfdsl.expectations`), in the order written."""
     ops = {op.name: op for op in operations}
-    return tuple(_one(study, p, ops, end_to_end, load) for p in predictions)
+    return tuple(_detected(p, _one(study, p, ops, end_to_end, load), ops, end_to_end) for p in predictions)
+
+
+def _detected(
+    prediction: Prediction,
+    result: PredictionResult,
+    ops: dict[str, OperationResult],
+    end_to_end: EndToEnd | None,
+) -> PredictionResult:
+    """The result with what the run could detect, and a note when the predicted effect is smaller."""
+    found = detection(prediction.subject.id, prediction.quantity.id, ops, end_to_end)
+    bound = result.bound
+    if found is None or bound is None or result.verdict in ("invalid", "not evidence"):
+        return result
+    note = too_small(found, bound)
+    return attrs.evolve(
+        result,
+        detectable=detectable_ratio(found, bound),
+        message=result.message if note is None else f"{result.message} ({note})",
+    )
 
 
 def _one(
@@ -144,6 +170,10 @@ def _one(
         stated = bound.quantity.base if isinstance(bound, Num) else None
         source = "stated" if isinstance(bound, Num) else AMDAHL
         return _none(base, stated, source, "invalid", str(invalid))
+    except NoInterval as few:
+        stated = bound.quantity.base if isinstance(bound, Num) else None
+        source = "stated" if isinstance(bound, Num) else AMDAHL
+        return _none(base, stated, source, "inconclusive", str(few))
     limit = bound.quantity.base
     if evidence is None:
         return _none(base, limit, "stated", "not evidence", missing or "nothing to judge it against")
@@ -199,6 +229,9 @@ def _amdahl(
     comparator, bound = base["comparator"], amdahl.bound_time_ratio
     if quantity == "time" and comparator in ("<=", "<"):
         r = amdahl.reconciliation
+        c = end_to_end.comparison if end_to_end else None
+        if r is None and c is not None and c.interval_missing:
+            return _none(base, bound, _AMDAHL_SOURCE, "inconclusive", amdahl.reconciliation_missing or "")
         if r is None:
             return _none(base, bound, _AMDAHL_SOURCE, "not evidence", amdahl.reconciliation_missing or "")
         measured, shown_as, note = r.measured, "time", ""
@@ -242,6 +275,8 @@ def _operation_evidence(op: OperationResult, quantity: str) -> tuple[Evidence | 
             measured = [s for s in op.shapes if s.comparison is not None]
             if measured and all(s.invalid for s in measured):
                 raise Unusable(op.combined_missing or "every shape is invalid")
+            if any(s.comparison.interval_missing for s in measured if s.comparison and not s.invalid):
+                raise NoInterval(f"no interval to judge: {op.combined_missing}")
             return None, op.combined_missing
         lo, hi = min(c.ci_low, c.ratio), max(c.ci_high, c.ratio)
         return Evidence(c.ratio, (lo, hi), "measured", _excluded_note(c.excluded)), None
@@ -291,6 +326,8 @@ def _application_evidence(
         if end_to_end is None or end_to_end.comparison is None:
             return None, end_to_end.comparison_missing if end_to_end else "the run has no application"
         c = end_to_end.comparison
+        if c.interval_missing:
+            raise NoInterval(f"no interval to judge: {c.interval_missing}")
         return Evidence(c.ratio, ci_containing(c), "measured"), None
     if quantity in ("throughput", "goodput"):
         interval = load.capacity_range if load else None

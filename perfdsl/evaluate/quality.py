@@ -203,13 +203,18 @@ CLOCK_EVENT_REASONS: dict[int, str] = {
 }
 """NVML's clock-event reason bits (nvmlClocksEventReason*, formerly ThrottleReason)."""
 
-_IDLE = 0x1
+_NOT_THROTTLING = 0x1 | 0x2 | 0x10 | 0x100
+"""Idle, and the clock settings (application clocks, sync boost, display clock): a locked
+application clock sets 0x2 in every block of both arms, which is the setup a benchmark wants;
+clocks that still differ between the arms are PQ004's to catch, from the clocks themselves."""
 
 
 def check_throttling(reasons: Sequence[int], subject: str) -> tuple[Finding, ...]:
-    """PQ005: blocks whose NVML clock-event reason mask has any bit other than idle."""
+    """PQ005 (error): blocks during which NVML reported throttling (power cap, thermal, hardware
+    slowdown, power brake). A throttled block ran at a clock its neighbour of the other arm may
+    not have had, so the pair compares the clock, not the code: the result is invalid."""
     masks = [int(r) for r in reasons]
-    throttled = [m & ~_IDLE for m in masks if m & ~_IDLE]
+    throttled = [m & ~_NOT_THROTTLING for m in masks if m & ~_NOT_THROTTLING]
     if not throttled:
         return ()
     union = 0
@@ -222,7 +227,7 @@ def check_throttling(reasons: Sequence[int], subject: str) -> tuple[Finding, ...
     return (
         Finding(
             PQ.THROTTLED,
-            "warning",
+            "error",
             f"{len(throttled)} of {len(masks)} blocks throttled ({', '.join(names)})",
             subject,
         ),

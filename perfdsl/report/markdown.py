@@ -153,13 +153,22 @@ def _end_to_end_sentence(ctx: ReportContext) -> str:
     c = end.get("comparison")
     if c is None:
         return f"End to end, {app}: no timing evidence ({fmt.message(end.get('comparison_missing'))})."
+    interval = (
+        f"{fmt.percent(ctx.level, 2)} interval {fmt.interval(c['ci_low'], c['ci_high'])}"
+        if c.get("ci_low") is not None
+        else f"no interval ({fmt.message(c.get('interval_missing'))})"
+    )
     shown = (
         f"End to end, {app} request time (change / baseline) is {fmt.ratio(c['ratio'])}, "
-        f"{fmt.percent(ctx.level, 2)} interval {fmt.interval(c['ci_low'], c['ci_high'])}: "
-        f"**{c['verdict']}**"
+        f"{interval}: **{c['verdict']}**"
     )
     amdahl = end.get("amdahl") or {}
     r = amdahl.get("reconciliation")
+    if amdahl and not r:
+        return (
+            f"{shown}; against Amdahl's bound on it, {fmt.ratio(amdahl['bound_time_ratio'])}: **not "
+            f"established** ({fmt.message(amdahl.get('reconciliation_missing'))})."
+        )
     if not r:
         return f"{shown}."
     low, high = amdahl["bound_range"]
@@ -405,18 +414,20 @@ def _prediction_table(ctx: ReportContext) -> list[str]:
                 fmt.ratio(p.get("value")),
                 shown_ci,
                 bound,
+                fmt.ratio(p.get("detectable")),
                 f"**{verdict}**" if verdict in ("refuted", "not evidence", "invalid") else verdict,
             ]
         )
-        if verdict in ("not evidence", "invalid"):
+        if verdict in ("not evidence", "invalid") or "smaller than this run can detect" in p["message"]:
             reasons.append(f"line {p['line']} ({verdict}): {fmt.message(p['message'])}")
     table = fmt.table(
-        "Every registered prediction and its verdict (ratios are change / baseline)",
-        ["Line", "Prediction", "Basis", "Value", "Interval", "Bound", "Verdict"],
+        "Every registered prediction, its verdict and the smallest ratio the run could detect on the "
+        "bound's side of 1 (ratios are change / baseline)",
+        ["Line", "Prediction", "Basis", "Value", "Interval", "Bound", "Detectable", "Verdict"],
         rows,
-        numeric=(0, 3, 4),
+        numeric=(0, 3, 4, 6),
     )
-    missing = f"Without a verdict: {'; '.join(reasons)}." if reasons else ""
+    missing = f"Without a verdict, or below what the run detects: {'; '.join(reasons)}." if reasons else ""
     return [table, missing, _family(ctx)]
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, Estimate, Stratum, ratio_of_totals
 from perfdsl.stats.paired import PairedComparison, Verdict, classify
+from perfdsl.stats.power import detectable_from_se
 
 
 @attrs.frozen
@@ -51,6 +52,11 @@ class CombinedComparison:
     """In the order given."""
     regressions: tuple[str, ...]
     """Shapes whose own verdict is "slower", named whatever the total does."""
+    mde: float
+    """Smallest relative change of the total the run detects with 80 % power (`stats.power`)."""
+    spread_log: float
+    """The standard error times sqrt(pairs): the spread of one round over all shapes, so that
+    `stats.power.pairs_needed` says how many pairs per shape would detect a given effect."""
     resamples: int
     seed: int
 
@@ -87,6 +93,7 @@ def combine_shapes(
     result = ratio_of_totals(strata, w, level=level, resamples=resamples, seed=seed)
     th = max(c.theta for c in comparisons.values()) if theta is None else float(theta)
     base = np.array([wi * np.exp(st.log_baseline.mean()) for wi, st in zip(w, strata, strict=True)])
+    fewest = min(st.log_baseline.size for st in strata)
     return CombinedComparison(
         ratio=result.ratio,
         low=result.low,
@@ -99,6 +106,8 @@ def combine_shapes(
             ShapeShare(s, wi, float(x)) for s, wi, x in zip(names, w, base / base.sum(), strict=True)
         ),
         regressions=tuple(s for s in names if comparisons[s].verdict == "slower"),
+        mde=detectable_from_se(result.se_log, fewest, level),
+        spread_log=result.se_log * float(np.sqrt(fewest)),
         resamples=resamples,
         seed=seed,
     )

@@ -39,12 +39,20 @@ def _check(level: float, power: float) -> None:
 
 def minimum_detectable_effect(sd_log: float, pairs: int, level: float = 0.95, power: float = 0.8) -> float:
     """The relative change detected with probability `power`: exp(delta) - 1 for the delta above."""
+    if pairs < 2:
+        raise ValueError(f"need at least two pairs to estimate their spread, got {pairs}")
+    return detectable_from_se(sd_log / math.sqrt(pairs), pairs, level, power)
+
+
+def detectable_from_se(se_log: float, pairs: int, level: float = 0.95, power: float = 0.8) -> float:
+    """The MDE from a log ratio's standard error: for a combination of shapes, whose standard
+    error is not one spread over sqrt(n); `pairs` (the fewest in any shape) sets the t factor."""
     _check(level, power)
     if pairs < 2:
         raise ValueError(f"need at least two pairs to estimate their spread, got {pairs}")
-    if not sd_log >= 0.0:
-        raise ValueError(f"the spread must be non-negative, got {sd_log}")
-    return math.expm1(_factor(pairs, level, power) * sd_log / math.sqrt(pairs))
+    if not se_log >= 0.0:
+        raise ValueError(f"the spread must be non-negative, got {se_log}")
+    return math.expm1(_factor(pairs, level, power) * se_log)
 
 
 def pairs_needed(sd_log: float, effect: float, level: float = 0.95, power: float = 0.8) -> int | None:

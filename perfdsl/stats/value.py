@@ -13,13 +13,19 @@ application, so the saving claimed may not exceed (1 - B_prod), where
 B_prod = (1 - share) + share x r_low with the operation's most favourable time
 ratio. The cap raises the interval's favourable end only; a loss (M > 1) is
 never capped, so a cost is not made to look smaller.
+
+When the measured f contradicts the declared share, the value is not
+established at all. Capping at the declared share would rest the claim on a
+number the run has just shown wrong; capping at the measured f instead would
+extrapolate the test application to production, which is what the declared
+share exists to avoid. So the study has to reconcile its share first.
 """
 
 from __future__ import annotations
 
 import attrs
 
-from perfdsl.stats.amdahl import Reconciliation, amdahl_time_ratio
+from perfdsl.stats.amdahl import Reconciliation, ShareCheck, amdahl_time_ratio
 from perfdsl.stats.bootstrap import Estimate
 from perfdsl.stats.paired import Verdict
 
@@ -51,6 +57,7 @@ def value(
     unit: str,
     reconciliation: Reconciliation | None = None,
     production_share: float | None = None,
+    share_check: ShareCheck | None = None,
 ) -> Value:
     """The value of the end-to-end effect, or "not established" with the reason.
 
@@ -58,11 +65,13 @@ def value(
     `verdict` its verdict; `baseline_time` the baseline's seconds per unit of
     work; `frequency` units per period; `scale` turns seconds into the value
     unit (1 / 3600 for GPU-hours with one GPU per unit). The cap needs the
-    reconciliation (for the operation's ratio) and the declared production share.
+    reconciliation (for the operation's ratio) and the declared production share;
+    `share_check`, that share against the measured f, withholds the value when
+    they disagree.
     """
     if not baseline_time > 0 or frequency < 0 or scale < 0:
         raise ValueError("baseline time must be positive, frequency and scale non-negative")
-    reason = _why_not(verdict, reconciliation)
+    reason = _why_not(verdict, reconciliation, share_check)
     if reason is not None:
         return Value(False, reason, None, None, unit, False)
     low, value_, high = measured.low, measured.value, measured.high
@@ -84,11 +93,19 @@ def value(
     return Value(True, None, saved, worth, unit, capped)
 
 
-def _why_not(verdict: Verdict, reconciliation: Reconciliation | None) -> str | None:
+def _why_not(
+    verdict: Verdict, reconciliation: Reconciliation | None, share_check: ShareCheck | None
+) -> str | None:
     if verdict == "inconclusive":
         return "the end-to-end effect is inconclusive"
     if verdict == "no meaningful change":
         return "the end-to-end effect is below the practical threshold"
     if reconciliation is not None and reconciliation.status in _INCONSISTENT:
         return f"the end-to-end effect is inconsistent with Amdahl's bound ({reconciliation.status})"
+    if share_check is not None and not share_check.compatible:
+        f = share_check.measured
+        return (
+            f"the declared share {share_check.declared:.0%} is contradicted by the measured f "
+            f"{f.value:.0%} [{f.low:.0%}, {f.high:.0%}]"
+        )
     return None

@@ -1,0 +1,72 @@
+"""What a run could detect, set beside each time prediction: the MDE and the run that would see more.
+
+A prediction whose effect is smaller than the run's minimum detectable effect
+(MDE, 80 % power) cannot be confirmed by this run whatever the truth is: its
+"inconclusive" says nothing about the prediction and its "confirmed" against
+a loose bound says nothing about the effect. The reader needs that next to
+the verdict, with the size of the run that would detect it (`stats.power`):
+block pairs per shape for an operation, requests per arm for an application.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+
+from perfdsl.evaluate.end_to_end import EndToEnd
+from perfdsl.evaluate.kernels import OperationResult
+from perfdsl.stats.power import pairs_needed
+
+
+@attrs.frozen
+class Detection:
+    """The smallest relative change a comparison detects, and how to scale the run for a smaller one."""
+
+    mde: float
+    spread_log: float
+    """The spread of one pair (of rounds over shapes, for an operation) on the log scale."""
+    level: float
+    per_pair: int
+    """What one pair costs in `unit`: 1 block pair, or the requests in a block."""
+    unit: str
+
+
+def detection(
+    subject: str, quantity: str, ops: dict[str, OperationResult], end_to_end: EndToEnd | None
+) -> Detection | None:
+    """What the comparison a time prediction is judged on could detect; None when there is none."""
+    if quantity != "time":
+        return None
+    if subject in ops:
+        c = ops[subject].combined
+        return None if c is None else Detection(c.mde, c.spread_log, c.level, 1, "block pairs per shape")
+    comparison = end_to_end.comparison if end_to_end else None
+    if end_to_end is None or comparison is None or comparison.analysis != "paired":
+        return None
+    return Detection(
+        comparison.mde,
+        comparison.sigma_log,
+        comparison.level,
+        end_to_end.requests_per_block or 1,
+        "requests per arm",
+    )
+
+
+def detectable_ratio(found: Detection, bound: float) -> float:
+    """The MDE as a time ratio on the side of 1 the bound is on (1 / (1 + MDE) for a speed-up)."""
+    return 1.0 / (1.0 + found.mde) if bound < 1.0 else 1.0 + found.mde
+
+
+def too_small(found: Detection, bound: float) -> str | None:
+    """Why an effect of `bound` (a time ratio) is below what the run detects, or None when it is not."""
+    effect = math.expm1(abs(math.log(bound))) if bound > 0 else math.inf
+    if effect == 0.0 or effect >= found.mde:
+        return None
+    needed = pairs_needed(found.spread_log, effect, found.level)
+    more = (
+        f"about {needed * found.per_pair} {found.unit} would"
+        if needed is not None
+        else "no practical run would"
+    )
+    return f"the predicted effect {effect:.2%} is smaller than this run can detect ({found.mde:.2%}); {more}"
