@@ -9,11 +9,24 @@ interrupts the write (an error, Ctrl-C, a crash, a full disk).
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
+
+_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.[0-9a-f]{12}\.tmp$")
+
+
+def temporary_of(name: str) -> str | None:
+    """The file a temporary of `replacing` was to replace, from its name; None for any other name.
+
+    Only a process killed outright (SIGKILL, a power cut) leaves one behind:
+    it never became the file, so it can be removed whenever it is found.
+    """
+    match = _TEMPORARY.match(name)
+    return match.group("name") if match else None
 
 
 @contextmanager

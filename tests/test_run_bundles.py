@@ -210,6 +210,25 @@ def test_run_stderr_shows_progress(runs: dict) -> None:
         assert first.startswith(f"perfdsl run: {study_name(study)} on {target}")
 
 
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_the_workers_blocks_reach_the_live_view(case: tuple[Path, str], runs: dict) -> None:
+    """The sampler runs in a worker; its block events are relayed to the parent's display.
+
+    stderr is not a terminal, so the display prints each timed step's first and last block.
+    """
+    _, process = runs[case]
+    assert process.returncode == 0, process.stderr[-3000:]
+    assert "estimated measuring time: " in process.stderr
+    results = read_json(Path(process.stdout.strip().splitlines()[-1]) / "results.json")
+    timed = [(op["name"], s) for op in results["operations"] for s in op["shapes"] if s["samples"]]
+    assert timed
+    for operation, shape in timed:
+        blocks = len(shape["timing"]["order"])
+        step = f"  {operation} {shape['label']}: block"
+        assert f"{step} 1/{blocks} " in process.stderr
+        assert f"{step} {blocks}/{blocks} " in process.stderr and f", {blocks} done, " in process.stderr
+
+
 def test_numpy_baseline_runs_as_a_plain_callable(runs: dict) -> None:
     """A Variant whose cpu callable is plain NumPy is timed and checked like a Numba one.
 

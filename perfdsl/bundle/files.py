@@ -42,7 +42,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from perfdsl.atomic import replacing
+from perfdsl.atomic import replacing, temporary_of
 
 MANIFEST = "manifest.json"
 OWNER = ".owner"
@@ -188,11 +188,16 @@ def _plain(value: Any) -> Any:
 
 
 def _inventory(root: Path) -> dict[str, dict[str, Any]]:
-    """SHA-256 and size of every file under `root` but the manifest, by relative path."""
+    """SHA-256 and size of every file under `root` but the manifest, by relative path.
+
+    Left out too: the temporaries of a replacement of a top-level file (the manifest,
+    evaluation.json) that a killed `perfdsl evaluate` left; they never became bundle
+    files, nothing reads them, and `replace_file` removes them.
+    """
     files = {}
     for path in sorted(p for p in root.rglob("*") if p.is_file() or p.is_symlink()):
         rel = path.relative_to(root).as_posix()
-        if rel != MANIFEST:
+        if rel != MANIFEST and not (path.parent == root and temporary_of(path.name)):
             files[rel] = {"sha256": _sha256(path), "size": path.stat().st_size}
     return files
 
@@ -255,6 +260,9 @@ def replace_file(path: Path, relpath: str, data: bytes) -> Path:
     if problems:
         raise BundleError(f"`{path}` fails verification: {'; '.join(problems)}")
     manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    for leftover in path.iterdir():
+        if temporary_of(leftover.name) in (relpath, MANIFEST):
+            leftover.unlink(missing_ok=True)
     target = path / relpath
     target.parent.mkdir(parents=True, exist_ok=True)
     with replacing(target) as handle:

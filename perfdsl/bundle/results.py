@@ -21,6 +21,8 @@ from perfdsl.bundle.application import ApplicationRecord
 from perfdsl.bundle.static import StaticCode
 
 RESULTS = "results.json"
+WORKER_PHASE = "worker"
+"""The sampler failure's phase for an arm left out because its code ended the worker."""
 
 
 @attrs.frozen
@@ -89,6 +91,44 @@ class CorrectnessRecord:
 
 
 @attrs.frozen
+class WorkerFailure:
+    """Measured code that ended its worker process, or ran out of the memory it was given.
+
+    The run goes on without the arm it was running (perfdsl/runtime/isolation.py);
+    this says which arm, in which step, and why, so the report can name it.
+    """
+
+    arm: str | None
+    """The arm whose code was running, or None when it cannot be told (the application)."""
+    phase: str
+    """What the worker was doing: "correctness", "timing <shape>" or "application"."""
+    cause: str
+    """"signal", "exit", "time limit", "memory limit", "out of memory" (the kernel's killer)
+    or "exception" (raised where the harness does not catch it: the application)."""
+    detail: str
+    """The cause in words: the signal's name, the exit status, the limit that was passed."""
+
+    @property
+    def message(self) -> str:
+        """One line for a report: who, where and why."""
+        who = f"`{self.arm}`" if self.arm else "the measured code"
+        return f"{who} ended its worker during {self.phase}: {self.cause} ({self.detail})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"arm": self.arm, "phase": self.phase, "cause": self.cause, "detail": self.detail}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> WorkerFailure:
+        arm = data.get("arm")
+        return cls(
+            arm=None if arm is None else str(arm),
+            phase=str(data.get("phase", "")),
+            cause=str(data.get("cause", "")),
+            detail=str(data.get("detail", "")),
+        )
+
+
+@attrs.frozen
 class ShapeRecord:
     """One workload shape of an operation: its modelled quantities, samples and counters."""
 
@@ -142,6 +182,12 @@ class ShapeRecord:
         return list((self.timing or {}).get("warmup") or [])
 
     @property
+    def worker_failures(self) -> list[str]:
+        """Why an arm was left out of this shape's sampling: its code ended the worker."""
+        failures = (self.timing or {}).get("failures") or []
+        return [str(f.get("message", "")) for f in failures if f.get("phase") == WORKER_PHASE]
+
+    @property
     def blocks(self) -> list[Mapping[str, Any]]:
         """The sampler's block log, in the interleaved order (clocks at each block's ends)."""
         return list((self.timing or {}).get("blocks") or [])
@@ -191,6 +237,8 @@ class OperationRecord:
     deterministic: dict[str, bool]
     shapes: tuple[ShapeRecord, ...]
     correctness: CorrectnessRecord
+    failures: tuple[WorkerFailure, ...] = ()
+    """Every worker the operation's code ended or exhausted; empty before results version 3."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -202,6 +250,7 @@ class OperationRecord:
             "deterministic": dict(self.deterministic),
             "shapes": [s.to_json() for s in self.shapes],
             "correctness": self.correctness.to_json(),
+            "failures": [f.to_json() for f in self.failures],
         }
 
     @classmethod
@@ -215,6 +264,7 @@ class OperationRecord:
             deterministic=dict(data.get("deterministic") or {}),
             shapes=tuple(ShapeRecord.from_json(s) for s in data.get("shapes") or ()),
             correctness=CorrectnessRecord.from_json(data.get("correctness") or {}),
+            failures=tuple(WorkerFailure.from_json(f) for f in data.get("failures") or ()),
         )
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-RESULTS = "perfdsl.results/4"
+RESULTS = "perfdsl.results/5"
 """results.json's version. History:
 
 * `perfdsl.results/1`: the first layout.
@@ -30,9 +30,19 @@ RESULTS = "perfdsl.results/4"
   `start`/`end` readings add the machine's load (`busy_s`, `steal_s`, `total_s`,
   `self_s`, `wall_s`, `load1`). Versions 1 to 3 still read: without these fields
   the copy roof stands for every mix, and no regime, settling or load is judged.
+* `perfdsl.results/5`: measured code runs in worker processes; each operation
+  has `failures`, one entry per worker its code ended (a signal, an exit, a time
+  or memory limit: `arm`, `phase`, `cause`, `detail`). Versions 1 to 4 still
+  read, with no failures.
 """
 
-READABLE_RESULTS = ("perfdsl.results/1", "perfdsl.results/2", "perfdsl.results/3", RESULTS)
+READABLE_RESULTS = (
+    "perfdsl.results/1",
+    "perfdsl.results/2",
+    "perfdsl.results/3",
+    "perfdsl.results/4",
+    RESULTS,
+)
 
 PLAN = "perfdsl.plan/2"
 """plan.json's version. History:

@@ -113,6 +113,7 @@ def _run_first(args: argparse.Namespace) -> int:
             quick=args.quick,
             artifacts=None,
             quiet=False,
+            time_limit=run_command.DEFAULT_CALL_LIMIT_S,
         )
     )
 
@@ -189,6 +190,9 @@ def _evaluation(bundle: Path, matches_manifest: bool) -> dict[str, Any]:
             write_evaluation(bundle, evaluate(bundle))
         except (EvaluateError, BundleError) as error:
             raise CommandError(str(error)) from None
+        except OSError as error:
+            where = error.filename or bundle
+            raise CommandError(f"{where}: cannot write: {error.strerror or error}") from None
         print(f"perfdsl build: evaluated {bundle} first: {why}", file=sys.stderr)
     return _read_json(path)
 

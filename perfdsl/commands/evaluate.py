@@ -66,6 +66,9 @@ def run(args: argparse.Namespace) -> int:
         written = write_evaluation(bundle, evaluation)
     except (EvaluateError, BundleError) as error:
         raise CommandError(str(error)) from None
+    except OSError as error:
+        # A read-only bundle or a full disk: the previous evaluation.json and manifest stand.
+        raise CommandError(f"{error.filename or bundle}: cannot write: {error.strerror or error}") from None
     print(summary(evaluation))
     print(f"wrote {written}")
     if args.junit:

@@ -12,6 +12,10 @@ from perfdsl.commands import CommandError
 from perfdsl.commands.check import checked_study
 from perfdsl.nodes import Study
 
+DEFAULT_CALL_LIMIT_S = 120.0
+"""The default of --time-limit; perfdsl/runtime/isolation.py's, kept here so that building
+the argument parser imports nothing of the runtime."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("study", help="the .perf study to run")
@@ -33,6 +37,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="no progress on stderr (by default: the estimated length, then a live view of the blocks)",
     )
+    parser.add_argument(
+        "--time-limit",
+        metavar="SECONDS",
+        type=_positive_seconds,
+        default=DEFAULT_CALL_LIMIT_S,
+        help="how long measured code may run without progress (one correctness case, one "
+        "timed call) before its worker is stopped and the arm recorded as failed "
+        f"(default {DEFAULT_CALL_LIMIT_S:g}; a first call includes compilation)",
+    )
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"`{text}`: the time limit must be above 0 seconds")
+    return value
 
 
 def _one_thread_pool() -> None:
@@ -69,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
     from perfdsl.plan import PlanError, plan
     from perfdsl.runtime.execute import RunError, execute
+    from perfdsl.runtime.isolation import Limits, WorkerError
     from perfdsl.runtime.progress import RunProgress
     from perfdsl.runtime.targets import TargetError, make_target
 
@@ -85,9 +109,16 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     try:
-        bundle = execute(run_plan, target, artifacts, RunProgress(sys.stderr, quiet=quiet))
-    except RunError as error:
+        bundle = execute(
+            run_plan, target, artifacts, RunProgress(sys.stderr, quiet=quiet), Limits(args.time_limit)
+        )
+    except (RunError, WorkerError) as error:
         raise CommandError(str(error)) from None
+    except OSError as error:
+        # A directory that cannot be written, or a full disk: the writer has removed
+        # its temporary directory, so nothing of the bundle is left.
+        where = error.filename or artifacts
+        raise CommandError(f"{where}: cannot write the bundle: {error.strerror or error}") from None
     print(bundle)
     return 0
 

@@ -233,12 +233,15 @@ def _summary(arm: str, samples: ArmSamples) -> ArmSummary:
 def _why_not_evidence(
     inputs: BundleInputs, shape: ShapeRecord, samples: Mapping[str, ArmSamples]
 ) -> str | None:
-    return why_not_evidence(
+    reason = why_not_evidence(
         inputs.results.timings_valid,
         inputs.results.target,
         shape.samples_missing or "not timed",
         samples,
     )
+    # An arm whose code ended its worker has no samples: say why, not only that.
+    died = shape.worker_failures
+    return f"{reason}: {'; '.join(died)}" if reason and died else reason
 
 
 def why_not_evidence(

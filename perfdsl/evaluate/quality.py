@@ -355,5 +355,5 @@ def summarize_contention(
         contended=contended,
         shapes=tuple(where),
         verdicts_rest_on_contended=rests,
-        missing=None if blocks else "the run recorded no machine load (a bundle before results/3)",
+        missing=None if blocks else "the run recorded no machine load (a bundle before results/4)",
     )

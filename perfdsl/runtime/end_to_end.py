@@ -34,7 +34,7 @@ from perfdsl.bundle.load import GeneratorLagRecord, LoadProbeRecord, LoadRecord
 from perfdsl.bundle.plan import LoadPlan, Plan, TimingPlan
 from perfdsl.kernel import AppContext, Application, Variant
 from perfdsl.runtime.load_generator import LoadRun, run_open_loop
-from perfdsl.runtime.progress import RunProgress, application_key
+from perfdsl.runtime.progress import Progress, application_key
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, block_order, sample, seeded_rng
 
@@ -282,7 +282,7 @@ def run_application(
     resolved: Any,
     target: Target,
     bundle: Any,
-    progress: RunProgress,
+    progress: Progress,
     correctness_passed: bool,
 ) -> ApplicationRecord:
     """All end-to-end evidence for the plan's application, raw records into the bundle."""

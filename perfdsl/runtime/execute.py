@@ -12,6 +12,13 @@
 6. the application: model-level correctness, request time, the operation's
    share of time, and the load search.
 
+Steps 4 and 5 run in one worker process per operation and step 6 in a worker
+of its own (perfdsl/runtime/isolation.py): code that crashes, hangs or
+exhausts memory ends its worker, is recorded as its arm's failure with the
+cause, and the rest of the study still runs. Before step 1's bundle is
+opened, the same workers make the calibration calls that estimate the run's
+length (perfdsl/runtime/progress.py), and keep their compiled code for it.
+
 Everything is written through one BundleWriter, so a failed or interrupted run
 leaves no bundle behind. Layout: docs/bundle.md.
 """
@@ -19,32 +26,37 @@ leaves no bundle behind. Layout: docs/bundle.md.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
+import numpy as np
 
 from perfdsl.bundle import versions
 from perfdsl.bundle.files import BundleWriter
 from perfdsl.bundle.plan import PLAN, OperationPlan, Plan, ShapePlan
 from perfdsl.bundle.registration import REGISTRATION, RegistrationRecord
-from perfdsl.bundle.results import CorrectnessCase, CorrectnessRecord, OperationRecord, Results, ShapeRecord
+from perfdsl.bundle.results import (
+    WORKER_PHASE,
+    CorrectnessCase,
+    CorrectnessRecord,
+    OperationRecord,
+    Results,
+    ShapeRecord,
+    WorkerFailure,
+)
 from perfdsl.bundle.static import StaticCode, VariantCode
 from perfdsl.kernel import Application, Reference, Variant
-from perfdsl.runtime.correctness import CorrectnessResult, check_variant
+from perfdsl.runtime.correctness import Case, CorrectnessResult
 from perfdsl.runtime.counters.attach import attach_counters
+from perfdsl.runtime.isolation import Limits, Session, WorkerDied
 from perfdsl.runtime.memory import BuffersTooLarge, available_bytes, buffer_cost, check_fits
-from perfdsl.runtime.progress import RunProgress, calibrate_plan, step_key
+from perfdsl.runtime.progress import Calibration, RunEstimate, RunProgress, estimate_calibrated, step_key
 from perfdsl.runtime.resolve import ResolveError, resolve
 from perfdsl.runtime.targets import Target
-from perfdsl.runtime.timing import TimingRecord, TimingSettings, block_order, prepare_arms, sample
-from perfdsl.runtime.warmup import CAP_CALLS, CAP_MS, QUICK_CAP
-
-ROOF_ARM = "copy"
-ROOF_ARMS = ("read", "write", ROOF_ARM)
-"""The roofs' arm names; read and write are timed where the roof's module defines them."""
-ARMS = ("baseline", "change")
+from perfdsl.runtime.timing import Failure as TimingFailure
+from perfdsl.runtime.timing import TimingRecord
+from perfdsl.runtime.worker import ARMS, ROOF_ARM, ROOF_ARMS, Job
 
 
 class RunError(Exception):
@@ -59,7 +71,8 @@ class Resolved:
     variants: dict[str, Variant]
 
 
-def _resolve(reference: str, expected: type, plan: Plan, line: int) -> Any:
+def resolve_reference(reference: str, expected: type, plan: Plan, line: int) -> Any:
+    """The object `reference` names, or RunError naming the study line."""
     try:
         return resolve(reference, expected, Path(plan.study_path).parent)
     except ResolveError as error:
@@ -68,8 +81,10 @@ def _resolve(reference: str, expected: type, plan: Plan, line: int) -> Any:
 
 def resolve_operation(plan: Plan, operation: OperationPlan) -> Resolved:
     """The reference and both variants of an operation, or RunError naming the study line."""
-    reference = _resolve(operation.reference, Reference, plan, operation.lines["reference"])
-    variants = {arm: _resolve(getattr(operation, arm), Variant, plan, operation.lines[arm]) for arm in ARMS}
+    reference = resolve_reference(operation.reference, Reference, plan, operation.lines["reference"])
+    variants = {
+        arm: resolve_reference(getattr(operation, arm), Variant, plan, operation.lines[arm]) for arm in ARMS
+    }
     return Resolved(reference, variants)
 
 
@@ -82,8 +97,8 @@ def resolve_roof(plan: Plan) -> dict[str, tuple[Reference, Variant]]:
     line = plan.roof_line
     roofs = {
         ROOF_ARM: (
-            _resolve(f"{module}:reference", Reference, plan, line),
-            _resolve(plan.roof, Variant, plan, line),
+            resolve_reference(f"{module}:reference", Reference, plan, line),
+            resolve_reference(plan.roof, Variant, plan, line),
         )
     }
     for arm in ("read", "write"):
@@ -101,14 +116,15 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def execute(plan: Plan, target: Target, artifacts: Path, progress: RunProgress) -> Path:
+def execute(
+    plan: Plan, target: Target, artifacts: Path, progress: RunProgress, limits: Limits | None = None
+) -> Path:
     """Run the plan on `target` and return the bundle's path."""
-    from perfdsl.runtime.environment import capture_environment
-
+    limits = limits or Limits()
     resolved = {op.name: resolve_operation(plan, op) for op in plan.operations}
     roof = resolve_roof(plan)
     application = (
-        _resolve(plan.application.entry, Application, plan, plan.application.line)
+        resolve_reference(plan.application.entry, Application, plan, plan.application.line)
         if plan.application
         else None
     )
@@ -116,10 +132,51 @@ def execute(plan: Plan, target: Target, artifacts: Path, progress: RunProgress) 
         said = check_fits(buffer_cost(plan, target.rotation_bytes()), available_bytes(), plan.study_path)
     except BuffersTooLarge as error:
         raise RunError(str(error)) from None
-    progress("calibrating: a few calls of every arm at every shape, to estimate the run's length")
-    progress.announce(calibrate_plan(plan, target, resolved, roof, application))
-    started = _now()
     progress(said)
+    sessions: dict[str | None, Session] = {
+        op.name: Session(Job(plan, target.name, op.name, 2 * limits.call_s), limits, progress)
+        for op in plan.operations
+    }
+    if application is not None:
+        sessions[None] = Session(Job(plan, target.name, None, 2 * limits.call_s), limits, progress)
+    try:
+        progress("calibrating: a few calls of every arm at every shape, to estimate the run's length")
+        progress.announce(_calibrate(plan, sessions))
+        return _measure(plan, target, artifacts, progress, resolved, roof, sessions)
+    finally:
+        for session in sessions.values():
+            session.close()
+
+
+def _calibrate(plan: Plan, sessions: dict[str | None, Session]) -> RunEstimate:
+    """Every worker's calibration calls, combined into the run's estimate.
+
+    A worker that dies here only leaves its steps out of the estimate: its
+    session starts a fresh worker for the correctness check, which records the
+    death against the arm and case that cause it.
+    """
+    calibrations: list[Calibration] = []
+    for session in sessions.values():
+        try:
+            calibrations.append(session.call("calibrate", ()))
+        except WorkerDied:
+            continue
+    return estimate_calibrated(plan, calibrations)
+
+
+def _measure(
+    plan: Plan,
+    target: Target,
+    artifacts: Path,
+    progress: RunProgress,
+    resolved: dict[str, Resolved],
+    roof: dict[str, tuple[Reference, Variant]],
+    sessions: dict[str | None, Session],
+) -> Path:
+    """Everything the bundle holds, the measured code of it in the sessions' workers."""
+    from perfdsl.runtime.environment import capture_environment
+
+    started = _now()
     with BundleWriter(artifacts, plan.study) as bundle:
         progress(f"bundle {bundle.run_id} for `{plan.study}` on {target.name}")
         bundle.write_text("study.perf", plan.study_text)
@@ -129,23 +186,14 @@ def execute(plan: Plan, target: Target, artifacts: Path, progress: RunProgress) 
         )
         bundle.write_json("environment.json", capture_environment(Path(plan.study_path)))
         operations = [
-            _operation(plan, op, resolved[op.name], roof, target, bundle, progress) for op in plan.operations
+            _operation(plan, op, resolved[op.name], roof, target, bundle, progress, sessions[op.name])
+            for op in plan.operations
         ]
         static = _static_code(plan, resolved, roof, target, bundle, progress)
-        app_record = None
-        if application is not None and plan.application is not None:
-            from perfdsl.runtime.end_to_end import run_application
-
-            operation = plan.operations[0]
-            app_record = run_application(
-                plan,
-                application,
-                resolved[operation.name],
-                target,
-                bundle,
-                progress,
-                correctness_passed=all(op.correctness.passed for op in operations),
-            )
+        app_record, app_missing = None, "the study names no application entry"
+        if None in sessions:
+            passed = all(op.correctness.passed for op in operations)
+            app_record, app_missing = _application(sessions[None], bundle, passed)
         results = Results(
             schema=versions.RESULTS,
             study=plan.study,
@@ -162,11 +210,24 @@ def execute(plan: Plan, target: Target, artifacts: Path, progress: RunProgress) 
             operations=tuple(operations),
             static=static,
             application=app_record,
-            application_missing=None if app_record else "the study names no application entry",
+            application_missing=None if app_record else app_missing,
         )
         bundle.write_json("results.json", results.to_json())
         progress("writing manifest")
     return bundle.path
+
+
+def _application(session: Session, bundle: BundleWriter, passed: bool) -> tuple[Any, str | None]:
+    """The application's evidence from its own worker, or why there is none."""
+    try:
+        record, files = session.call("application", (passed,))
+    except WorkerDied as died:
+        return None, died.failure("application").message
+    finally:
+        session.close()
+    for written in files:
+        bundle.write_csv(written.path, written.header, written.rows)
+    return record, None
 
 
 def _static_code(
@@ -219,35 +280,20 @@ def _operation(
     target: Target,
     bundle: BundleWriter,
     progress: RunProgress,
+    session: Session,
 ) -> OperationRecord:
-    correctness = {}
-    for arm, variant in resolved.variants.items():
-        progress(f"correctness of {operation.name} {arm} `{variant.name}`")
-        correctness[arm] = check_variant(
-            resolved.reference,
-            variant,
-            target,
-            workload=[s.sizes for s in operation.shapes],
-            adversarial=list(operation.adversarial),
-            seeds=range(plan.correctness.seeds),
-            dtype=plan.dtype,
-            tolerances=plan.correctness.tolerances,
-        )
-    passed = all(result.passed for result in correctness.values())
-    shapes = []
-    for index, shape in enumerate(operation.shapes, 1):
-        entry = _shape_entry(shape)
-        if passed:
-            progress(f"timing {operation.name} {shape.label} ({index}/{len(operation.shapes)})")
-            record = _time_shape(plan, operation, shape, resolved, roof, target, progress)
-            path = f"samples/{operation.name}/{shape.label}.csv"
-            header, rows = record.rows()
-            bundle.write_csv(path, header, rows)
-            entry = attrs.evolve(entry, samples=path, timing=_timing_json(record))
-        else:
-            progress.finish_step(step_key(operation.name, shape.label))
-            entry = attrs.evolve(entry, samples_missing="not timed: a variant failed its correctness check")
-        shapes.append(entry)
+    """Correctness, then timing, of one operation, all of it in the operation's worker."""
+    failures: list[WorkerFailure] = []
+    try:
+        correctness = {
+            arm: _check_arm(plan, operation, resolved, arm, target, session, failures, progress)
+            for arm in resolved.variants
+        }
+        passed = all(result.passed for result in correctness.values())
+        roofs = tuple(arm for arm in ROOF_ARMS if arm in roof)
+        shapes = _time_shapes(plan, operation, roofs, session, failures, bundle, progress, passed)
+    finally:
+        session.close()
     # Counted mechanism evidence (Nsight Compute), at the largest shape, on cuda only.
     shapes = attach_counters(
         plan, operation, resolved.variants, target.name, shapes, passed, bundle, progress
@@ -261,7 +307,107 @@ def _operation(
         deterministic={arm: v.deterministic for arm, v in resolved.variants.items()},
         shapes=tuple(shapes),
         correctness=_correctness_record(correctness, plan),
+        failures=tuple(failures),
     )
+
+
+def _check_arm(
+    plan: Plan,
+    operation: OperationPlan,
+    resolved: Resolved,
+    arm: str,
+    target: Target,
+    session: Session,
+    failures: list[WorkerFailure],
+    progress: RunProgress,
+) -> CorrectnessResult:
+    """Every correctness case of one arm, one request each, so a death is put on its case.
+
+    After a death the arm's remaining cases are recorded as not run: the code that
+    ended one worker would end the next.
+    """
+    variant = resolved.variants[arm]
+    progress(f"correctness of {operation.name} {arm} `{variant.name}`")
+    cases: list[Case] = []
+    died: WorkerDied | None = None
+    for kind, sizes, seed in _cases(plan, operation):
+        key = tuple((k, int(sizes[k])) for k in sorted(sizes))
+        if died is not None:
+            message = f"not run: an earlier case of `{variant.name}` ended its worker ({died.cause})"
+            cases.append(Case(variant.name, key, kind, seed, False, (), None, message))
+            continue
+        try:
+            cases.append(session.call("case", (arm, kind, dict(sizes), seed), (arm,)))
+        except WorkerDied as error:
+            died = error
+            failure = error.failure("correctness")
+            failures.append(failure)
+            cases.append(Case(variant.name, key, kind, seed, False, (), None, failure.message))
+    return CorrectnessResult(
+        reference=resolved.reference.name,
+        variant=variant.name,
+        target=target.name,
+        dtype=np.dtype(plan.dtype).name,
+        tolerances=tuple(sorted(plan.correctness.tolerances.items())),
+        cases=tuple(cases),
+    )
+
+
+def _cases(plan: Plan, operation: OperationPlan) -> list[tuple[str, dict[str, int], int]]:
+    """(kind, shape, seed) in the order `check_variant` runs them: workload, then adversarial."""
+    shapes = [("workload", dict(s.sizes)) for s in operation.shapes]
+    shapes += [("adversarial", dict(a)) for a in operation.adversarial]
+    return [(kind, sizes, seed) for kind, sizes in shapes for seed in range(plan.correctness.seeds)]
+
+
+def _time_shapes(
+    plan: Plan,
+    operation: OperationPlan,
+    roofs: tuple[str, ...],
+    session: Session,
+    failures: list[WorkerFailure],
+    bundle: BundleWriter,
+    progress: RunProgress,
+    passed: bool,
+) -> list[ShapeRecord]:
+    """Each shape's interleaved blocks; an arm whose code ends the worker is left out from then on."""
+    # In the worker's order (measured arms, then roofs): a death's marker index names its arm here.
+    live = [*ARMS, *roofs]
+    dropped: list[TimingFailure] = []
+    shapes = []
+    for index, shape in enumerate(operation.shapes):
+        entry = _shape_entry(shape)
+        key = step_key(operation.name, shape.label)
+        if not passed:
+            progress.finish_step(key)
+            missing = "not timed: a variant failed its correctness check"
+            shapes.append(attrs.evolve(entry, samples_missing=missing))
+            continue
+        progress(f"timing {operation.name} {shape.label} ({index + 1}/{len(operation.shapes)})")
+        record, missing = None, None
+        while record is None and live:
+            try:
+                record = session.call("time", (index, tuple(live)), tuple(live))
+            except WorkerDied as died:
+                failure = died.failure(f"timing {shape.label}")
+                failures.append(failure)
+                if died.arm is None:
+                    missing = f"not timed: {failure.message}"
+                    break
+                live.remove(died.arm)
+                dropped.append(TimingFailure(died.arm, WORKER_PHASE, None, None, failure.message))
+        # Sampled, or given up: either way the step no longer counts towards the time left.
+        progress.finish_step(key)
+        if record is None:
+            missing = missing or "not timed: every arm ended its worker"
+            shapes.append(attrs.evolve(entry, samples_missing=missing))
+            continue
+        record = attrs.evolve(record, failures=(*dropped, *record.failures))
+        path = f"samples/{operation.name}/{shape.label}.csv"
+        header, rows = record.rows()
+        bundle.write_csv(path, header, rows)
+        shapes.append(attrs.evolve(entry, samples=path, timing=_timing_json(record)))
+    return shapes
 
 
 def _shape_entry(shape: ShapePlan) -> ShapeRecord:
@@ -271,59 +417,6 @@ def _shape_entry(shape: ShapePlan) -> ShapeRecord:
         weight=shape.weight,
         models={m.quantity: {"baseline": m.baseline, "change": m.change} for m in shape.models},
     )
-
-
-def _time_shape(
-    plan: Plan,
-    operation: OperationPlan,
-    shape: ShapePlan,
-    resolved: Resolved,
-    roof: dict[str, tuple[Reference, Variant]],
-    target: Target,
-    progress: RunProgress,
-) -> TimingRecord:
-    """Baseline, change and the copy roof, interleaved in one sampler call."""
-    arms = prepare_arms(
-        target,
-        resolved.reference,
-        [resolved.variants[a] for a in ARMS],
-        shape.sizes,
-        plan.dtype,
-        plan.timing.rotate,
-    )
-    arms = [attrs.evolve(arm, name=role) for arm, role in zip(arms, ARMS, strict=True)]
-    for name in ROOF_ARMS:
-        if name in roof:
-            problem, kernel = roof[name]
-            (roof_arm,) = prepare_arms(target, problem, [kernel], shape.sizes, plan.dtype, plan.timing.rotate)
-            arms.append(attrs.evolve(roof_arm, name=name))
-    cap = QUICK_CAP if plan.quick else {}
-    settings = TimingSettings(
-        warmup_calls=plan.timing.warmup,
-        warmup_ms=50.0 if plan.quick else 200.0,
-        warmup_cap_calls=cap.get("cap_calls", CAP_CALLS),
-        warmup_cap_ms=cap.get("cap_ms", CAP_MS),
-        repeats=plan.timing.repeats,
-        blocks=plan.timing.blocks,
-    )
-    key = step_key(operation.name, shape.label)
-    shown = progress.blocks(key, block_order([a.name for a in arms], settings.blocks))
-    readings = _block_hook(target)
-    record = sample(target, arms, settings, on_block=lambda: {**readings(), **shown()})
-    progress.finish_step(key)
-    return record
-
-
-def _block_hook(target: Target) -> Callable[[], dict[str, Any]]:
-    """At each block's start and end: what else ran on the machine, and on cuda the GPU's
-    clocks and throttle reasons (read, never set)."""
-    from perfdsl.runtime.contention import read_load
-
-    if target.name != "cuda":
-        return read_load
-    from perfdsl.runtime.environment import read_clocks
-
-    return lambda: {**attrs.asdict(read_clocks()), **read_load()}
 
 
 def _timing_json(record: TimingRecord) -> dict[str, Any]:

@@ -7,8 +7,16 @@ for: each arm's warm-up and `blocks x repeats` timed calls, the application's
 request blocks and share requests, and at most the load search's time budget.
 An estimate over `LONG_RUN_S` is a warning with what shortens it.
 
+Measured code never runs in the `perfdsl run` process: each worker
+(perfdsl/runtime/worker.py) makes the calibration calls of its own operation
+(`calibrate_operation`) or of the application (`calibrate_application`) and
+returns a `Calibration`; the parent combines them (`estimate_calibrated`). The
+workers then keep their compiled code for the measurement itself.
+
 While measuring, the timing sampler reports each block's start and end (its
-`on_block` hook); the display shows which operation, shape and arm, the blocks
+`on_block` hook); in a worker, that hook relays the event to the parent over
+the worker's pipe, and the parent calls the hook `RunProgress.blocks` made for
+the step. The display shows which operation, shape and arm, the blocks
 done and the time left, the left time re-estimated from the blocks measured so
 far. On a terminal it rewrites one line of stderr; elsewhere (a CI log) it
 prints plain lines, at most one per `interval_s` and one at every new step;
@@ -22,7 +30,7 @@ import math
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 import attrs
 
@@ -173,6 +181,16 @@ def duration(seconds: float) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
+class Progress(Protocol):
+    """What a run stage reports to: `RunProgress` in the parent, a relay to it in a worker."""
+
+    def __call__(self, message: str) -> None: ...
+
+    def blocks(self, key: str, order: Sequence[str]) -> Callable[[], dict[str, Any]]: ...
+
+    def finish_step(self, key: str) -> None: ...
+
+
 class RunProgress:
     """The run's voice on stderr: steps, the estimate, and a live view of the timing blocks.
 
@@ -280,42 +298,70 @@ class RunProgress:
         self._stream.flush()
 
 
-def calibrate_plan(
-    plan: Plan, target: Any, resolved: Mapping[str, Any], roof: Any, application: Any
-) -> RunEstimate:
-    """Time a few calls of every arm at every shape, and a few requests, and estimate the run from them.
+@attrs.frozen
+class Calibration:
+    """One worker's calibration: what its calls took, for the parent's estimate."""
 
-    `resolved` maps each operation to its `execute.Resolved`, `roof` maps each
-    roof arm (read, write, copy) to its (reference, variant), `application` the resolved
-    application or None. Inputs are prepared as the timing prepares them, with
-    one buffer set, and dropped before measuring starts. A variant that raises
-    here is left out of the estimate, not reported: it has not been checked
-    yet, and the correctness check reports it with its shape and seed.
+    kernels: dict[str, dict[str, float]]
+    """Step key (`operation shape`) to each arm's seconds per call."""
+    requests: dict[str, float]
+    """Each application arm's seconds per request (empty: no application, or not timed)."""
+    block_s: float
+    """A block's own cost in this worker (see `timing_seconds`)."""
+
+
+def calibrate_operation(plan: Plan, operation: Any, target: Any, resolved: Any, roof: Any) -> Calibration:
+    """Time a few calls of every arm of `operation` at every shape (in its worker).
+
+    `resolved` is the operation's `execute.Resolved`, `roof` maps each roof
+    arm (read, write, copy) to its (reference, variant). Inputs are prepared as
+    the timing prepares them, with one buffer set, and dropped before measuring
+    starts. A variant that raises here is left out of the estimate, not reported: it has not been
+    checked yet, and the correctness check reports it with its shape and seed.
     """
-    from perfdsl.runtime.end_to_end import LOAD_BUDGET_S, SHARE_REQUESTS, build_requests
     from perfdsl.runtime.timing import prepare_arms
 
     kernels: dict[str, dict[str, float]] = {}
-    for op in plan.operations:
-        r = resolved[op.name]
-        for shape in op.shapes:
-            variants = list(r.variants.values())
-            try:
-                arms = prepare_arms(target, r.reference, variants, shape.sizes, plan.dtype, 1)
-                for problem, kernel in roof.values():
-                    arms += prepare_arms(target, problem, [kernel], shape.sizes, plan.dtype, 1)
-            except Exception:  # the correctness check reports it, at its shape and seed
-                continue
-            kernels[step_key(op.name, shape.label)] = calibrate_arms(target, arms)
-    requests = None
-    if application is not None and plan.application is not None and target.timings_valid:
-        variants = resolved[plan.operations[0].name].variants
+    variants = list(resolved.variants.values())
+    for shape in operation.shapes:
         try:
-            prepared = build_requests(application, target, variants, plan.application.shape, plan.dtype)
+            arms = prepare_arms(target, resolved.reference, variants, shape.sizes, plan.dtype, 1)
+            for problem, kernel in roof.values():
+                arms += prepare_arms(target, problem, [kernel], shape.sizes, plan.dtype, 1)
+        except Exception:  # the correctness check reports it, at its shape and seed
+            continue
+        kernels[step_key(operation.name, shape.label)] = calibrate_arms(target, arms)
+    return Calibration(kernels, {}, _block_seconds())
+
+
+def calibrate_application(plan: Plan, application: Any, target: Any, resolved: Any) -> Calibration:
+    """Time a few requests of each application arm (in the application's worker)."""
+    from perfdsl.runtime.end_to_end import build_requests
+
+    requests: dict[str, float] = {}
+    if plan.application is not None and target.timings_valid:
+        try:
+            prepared = build_requests(
+                application, target, resolved.variants, plan.application.shape, plan.dtype
+            )
         except Exception:  # the model-level check reports it
             prepared = {}
-        requests = calibrate_requests(prepared) or None
+        requests = calibrate_requests(prepared)
+    return Calibration({}, requests, _block_seconds())
+
+
+def _block_seconds() -> float:
+    """What the sampler's garbage collection before each block costs in this process."""
     started = time.perf_counter()
     gc.collect()
-    block_s = time.perf_counter() - started
+    return time.perf_counter() - started
+
+
+def estimate_calibrated(plan: Plan, calibrations: Sequence[Calibration]) -> RunEstimate:
+    """The run's length from every worker's calibration (a worker that died gave none)."""
+    from perfdsl.runtime.end_to_end import LOAD_BUDGET_S, SHARE_REQUESTS
+
+    kernels = {key: arms for c in calibrations for key, arms in c.kernels.items()}
+    requests = {arm: s for c in calibrations for arm, s in c.requests.items()} or None
+    block_s = max((c.block_s for c in calibrations), default=0.0)
     return estimate_run(plan, kernels, requests, SHARE_REQUESTS, LOAD_BUDGET_S[plan.quick], block_s)

@@ -1,0 +1,364 @@
+"""The worker process: where an operation's measured code runs, apart from the harness.
+
+`perfdsl/runtime/isolation.py` starts one worker per operation (and one for the
+application) with multiprocessing's `spawn`, so the worker is a fresh
+interpreter: it inherits no CUDA context, imports and compiles the measured
+code itself, and keeps its warm-up. It then answers requests one at a time:
+
+* `calibrate`: a few calls of every arm at every shape (or a few application
+  requests), for the run's length estimate (perfdsl/runtime/progress.py);
+* `case`: one correctness case (one arm, shape and seed);
+* `time`: one shape's interleaved blocks of the arms it is given (the sampler
+  runs here, so the samples never include the process boundary);
+* `application`: the application's end-to-end evidence, its files returned to
+  the parent to write.
+
+While it samples, the worker relays its progress to the parent: `blocks` when
+a step's blocks start (its key and block order), `block` at each block's start
+and end (the key and the event's index), `finish` when a step is done, and
+plain `progress` lines; the parent feeds them to its `RunProgress`.
+
+Before each timed call the arm it belongs to and a call count are written to a
+shared array (outside the timed interval), so that when the worker dies the
+parent knows whose code killed it and whether it was still making progress.
+
+On the CPU target the worker limits its own address space (RLIMIT_AS) to what
+it uses once started, plus an estimate of the operation's buffers, plus a
+margin: a kernel that exhausts memory then raises MemoryError here instead of
+calling the out-of-memory killer onto the machine. Not on CUDA, whose driver
+reserves address space far beyond what it uses, nor on the simulator, which
+runs every simulated GPU thread as a Python thread with a stack of its own (a
+block of 256 reserves 2 GiB): a limit there would stop the driver or the
+simulator, not the kernel. There the out-of-memory killer is still told apart.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import resource
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from perfdsl.bundle.plan import OperationPlan, Plan
+from perfdsl.runtime.progress import Calibration, step_key
+from perfdsl.runtime.targets import Timed
+from perfdsl.runtime.timing import (
+    Arm,
+    TimingRecord,
+    TimingSettings,
+    block_order,
+    prepare_arms,
+    rotation_sets,
+)
+from perfdsl.runtime.warmup import CAP_CALLS, CAP_MS, QUICK_CAP
+
+ROOF_ARM = "copy"
+ROOF_ARMS = ("read", "write", ROOF_ARM)
+"""The roofs' arm names; read and write are timed where the roof's module defines them."""
+ARMS = ("baseline", "change")
+MARGIN_BYTES = 2 * 1024**3
+"""Address space beyond the buffers: compilation, thread stacks and allocator arenas."""
+ARENA_BYTES = 256 * 1024**2
+"""Per core: a thread's stack and malloc arena reserve address space they rarely use."""
+MEMORY_NOTE = "the worker's memory limit"
+RAISED_MEMORY = "raised MemoryError: "
+
+
+@attrs.frozen
+class Job:
+    """What a worker is for: the plan, its target, and the operation it serves (None: the application)."""
+
+    plan: Plan
+    target: str
+    operation: str | None
+    case_timeout_s: float
+    """The correctness check's own wait; longer than the parent's limit, which acts first."""
+
+
+@attrs.frozen
+class Written:
+    """A file the worker would have written into the bundle; the parent writes it."""
+
+    path: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+
+
+class _Recorder:
+    """Stands in for the bundle writer inside the worker: keeps the CSVs for the parent."""
+
+    def __init__(self) -> None:
+        self.files: list[Written] = []
+
+    def write_csv(self, path: str, header: Sequence[str], rows: Any) -> None:
+        """Keep the file for the parent (the only kind the application writes)."""
+        self.files.append(Written(path, tuple(header), tuple(tuple(r) for r in rows)))
+
+
+class _Relay:
+    """The worker's progress: every report goes to the parent's `RunProgress` over the pipe."""
+
+    def __init__(self, send: Callable[[tuple[str, Any]], None]) -> None:
+        self._send = send
+
+    def __call__(self, message: str) -> None:
+        self._send(("progress", message))
+
+    def blocks(self, key: str, order: Sequence[str]) -> Callable[[], dict[str, Any]]:
+        """The sampler's `on_block` hook for step `key`: each call is one `block` event to the parent.
+
+        The send happens at a block's start or end, outside its timed calls.
+        """
+        self._send(("blocks", (key, tuple(order))))
+        events = 0
+
+        def hook() -> dict[str, Any]:
+            nonlocal events
+            self._send(("block", (key, events)))
+            events += 1
+            return {}
+
+        return hook
+
+    def finish_step(self, key: str) -> None:
+        self._send(("finish", key))
+
+
+class _Marking:
+    """The target, with each timed call's arm and a call count written before its clock starts."""
+
+    def __init__(self, target: Any, marker: Any, arms: Sequence[Arm]) -> None:
+        self._target = target
+        self._marker = marker
+        self._owner = {id(call): index for index, arm in enumerate(arms) for call in arm.calls}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._target, name)
+
+    def time(self, call: Callable[[], None]) -> Timed:
+        """Mark, then time: the two stores come before the target's clock starts."""
+        self._marker[0] = self._owner.get(id(call), -1)
+        self._marker[1] += 1
+        return self._target.time(call)
+
+
+class _Server:
+    """The worker's state: its target, the resolved references, and the memory limit it set."""
+
+    def __init__(self, job: Job, marker: Any) -> None:
+        from perfdsl.runtime.execute import resolve_operation, resolve_roof
+        from perfdsl.runtime.targets import make_target
+
+        self.job = job
+        self.plan = job.plan
+        self.marker = marker
+        self.target = make_target(job.target)
+        # The application's worker serves the first operation's arms, as the application uses them.
+        wanted = job.operation or self.plan.operations[0].name
+        self.operation: OperationPlan = next(op for op in self.plan.operations if op.name == wanted)
+        self.resolved = resolve_operation(self.plan, self.operation)
+        self.roof = resolve_roof(self.plan)
+        self.limit_bytes: int | None = None
+        if self.target.name == "cpu":
+            self.limit_bytes = self._limit_memory()
+
+    def _limit_memory(self) -> int:
+        """Cap the address space at what is in use now, plus the buffers' estimate, plus margins."""
+        limit = (
+            _address_space_bytes()
+            + 2 * buffer_estimate(self.plan, self.operation, self.resolved.reference, self.target)
+            + MARGIN_BYTES
+            + ARENA_BYTES * (os.cpu_count() or 1)
+        )
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+        return limit
+
+    def calibrate(self) -> Calibration:
+        """Calibration calls of this worker's arms (or the application's requests), each one marked."""
+        from perfdsl.runtime.progress import calibrate_application, calibrate_operation
+
+        marking: Any = _Marking(self.target, self.marker, ())
+        if self.job.operation is None:
+            from perfdsl.kernel import Application
+            from perfdsl.runtime.execute import resolve_reference
+
+            app_plan = self.plan.application
+            assert app_plan is not None
+            application = resolve_reference(app_plan.entry, Application, self.plan, app_plan.line)
+            return calibrate_application(self.plan, application, marking, self.resolved)
+        return calibrate_operation(self.plan, self.operation, marking, self.resolved, self.roof)
+
+    def case(self, arm: str, kind: str, sizes: dict[str, int], seed: int) -> Any:
+        """One correctness case of one arm; MemoryError when it met the worker's limit."""
+        from perfdsl.runtime.correctness import check_variant
+
+        shapes = [sizes]
+        result = check_variant(
+            self.resolved.reference,
+            self.resolved.variants[arm],
+            self.target,
+            workload=shapes if kind == "workload" else [],
+            adversarial=shapes if kind == "adversarial" else [],
+            seeds=[seed],
+            dtype=self.plan.dtype,
+            tolerances=self.plan.correctness.tolerances,
+            timeout_s=self.job.case_timeout_s,
+        )
+        (found,) = result.cases
+        if found.message.startswith(RAISED_MEMORY):
+            # The check caught it as any exception; it is the worker's limit, and ends the arm.
+            raise MemoryError(found.message.removeprefix(RAISED_MEMORY))
+        return found
+
+    def time(self, shape_index: int, arms: Sequence[str], relay: _Relay) -> TimingRecord:
+        """One shape's interleaved blocks of `arms` (of baseline, change and the roofs).
+
+        Each block's start and end reads the GPU clocks (on cuda) and is relayed to the
+        parent's live view; the parent ends the step, as it may sample the shape again.
+        """
+        plan, operation = self.plan, self.operation
+        shape = operation.shapes[shape_index]
+        prepared: list[Arm] = []
+        measured = [arm for arm in ARMS if arm in arms]
+        variants = [self.resolved.variants[arm] for arm in measured]
+        if variants:
+            ready = prepare_arms(
+                self.target, self.resolved.reference, variants, shape.sizes, plan.dtype, plan.timing.rotate
+            )
+            prepared += [attrs.evolve(a, name=role) for a, role in zip(ready, measured, strict=True)]
+        for name in ROOF_ARMS:
+            if name in arms and name in self.roof:
+                problem, kernel = self.roof[name]
+                (roof_arm,) = prepare_arms(
+                    self.target, problem, [kernel], shape.sizes, plan.dtype, plan.timing.rotate
+                )
+                prepared.append(attrs.evolve(roof_arm, name=name))
+        settings = timing_settings(plan)
+        from perfdsl.runtime.timing import sample
+
+        marking: Any = _Marking(self.target, self.marker, prepared)
+        shown = relay.blocks(
+            step_key(operation.name, shape.label), block_order([a.name for a in prepared], settings.blocks)
+        )
+        readings = _block_hook(self.target)
+        return sample(marking, prepared, settings, on_block=lambda: {**readings(), **shown()})
+
+    def application(self, correctness_passed: bool, relay: _Relay) -> tuple[Any, list[Written]]:
+        """The application's end-to-end evidence and the files it would write."""
+        from perfdsl.kernel import Application
+        from perfdsl.runtime.end_to_end import run_application
+        from perfdsl.runtime.execute import resolve_reference
+
+        app_plan = self.plan.application
+        assert app_plan is not None
+        application = resolve_reference(app_plan.entry, Application, self.plan, app_plan.line)
+        recorder = _Recorder()
+        record = run_application(
+            self.plan, application, self.resolved, self.target, recorder, relay, correctness_passed
+        )
+        return record, recorder.files
+
+
+def timing_settings(plan: Plan) -> TimingSettings:
+    """The sampler's settings for the plan's kernels: its warm-up floor, the settle rule's cap, its blocks."""
+    cap = QUICK_CAP if plan.quick else {}
+    return TimingSettings(
+        warmup_calls=plan.timing.warmup,
+        warmup_ms=50.0 if plan.quick else 200.0,
+        warmup_cap_calls=cap.get("cap_calls", CAP_CALLS),
+        warmup_cap_ms=cap.get("cap_ms", CAP_MS),
+        repeats=plan.timing.repeats,
+        blocks=plan.timing.blocks,
+    )
+
+
+def serve(connection: Any, job: Job, marker: Any) -> None:
+    """The worker's main loop: answer requests until told to stop (None) or the parent goes."""
+    try:
+        server = _Server(job, marker)
+    except BaseException as error:
+        connection.send(("error", _one_line(error)))
+        return
+    connection.send(("ready", server.limit_bytes))
+    relay = _Relay(connection.send)
+    while True:
+        try:
+            request = connection.recv()
+        except EOFError:
+            return
+        if request is None:
+            return
+        kind, args = request
+        try:
+            if kind == "calibrate":
+                answer = server.calibrate()
+            elif kind == "case":
+                answer = server.case(*args)
+            elif kind == "time":
+                answer = server.time(*args, relay)
+            else:
+                answer = server.application(*args, relay)
+        except MemoryError as error:
+            limit = gib(server.limit_bytes) if server.limit_bytes else "no limit set"
+            connection.send(("memory", f"{_one_line(error)}; {MEMORY_NOTE}: {limit}"))
+            return
+        except BaseException as error:
+            connection.send(("error", _one_line(error)))
+            return
+        connection.send(("done", answer))
+
+
+def _one_line(error: BaseException) -> str:
+    from perfdsl.runtime.timing import describe_error
+
+    return describe_error(error)
+
+
+def buffer_estimate(plan: Plan, operation: OperationPlan, reference: Any, target: Any) -> int:
+    """Bytes the operation's largest shape needs: every arm's rotated sets, the host sets and
+    the correctness check's float64 copies (sizes from the reference's own declarations)."""
+    dtype = np.dtype(plan.dtype)
+    largest = 0
+    for shape in (*(s.sizes for s in operation.shapes), *operation.adversarial):
+        inputs = reference.inputs(shape, np.random.default_rng(0), dtype)
+        input_bytes = sum(np.asarray(a).nbytes for a in inputs.values())
+        output_bytes = sum(math.prod(s) * dtype.itemsize for s in reference.outputs(shape).values())
+        set_bytes = input_bytes + output_bytes
+        sets = rotation_sets(set_bytes, target.rotation_bytes(), plan.timing.rotate)
+        timing = sets * (set_bytes * (len(ARMS) + len(ROOF_ARMS)) + input_bytes)
+        correctness = 4 * set_bytes * 8 // dtype.itemsize
+        largest = max(largest, timing + correctness)
+    return largest
+
+
+def _address_space_bytes() -> int:
+    """This process's virtual memory size now (VmSize), from /proc."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def gib(count: int) -> str:
+    """Bytes in GiB, for a message."""
+    return f"RLIMIT_AS {count / 1024**3:.2f} GiB"
+
+
+def _block_hook(target: Any) -> Callable[[], dict[str, Any]]:
+    """At each block's start and end: what else ran on the machine (this worker's own CPU time
+    apart), and on cuda the GPU's clocks and throttle reasons (read, never set)."""
+    from perfdsl.runtime.contention import read_load
+
+    if target.name != "cuda":
+        return read_load
+    from perfdsl.runtime.environment import read_clocks
+
+    return lambda: {**attrs.asdict(read_clocks()), **read_load()}
