@@ -130,6 +130,62 @@ def test_operation_ratio_in_the_application():
     assert r.high / r.low < 1.05
 
 
+def test_operation_ratio_from_few_requests_with_one_stall_stays_a_plausible_ratio():
+    """A CPU run's share pass (20 requests an arm, one change request stalled 17x): the
+    studentized interval of log r reached 8.5e8, which no ratio of two times can be."""
+    base = np.array(
+        [
+            687001,
+            628463,
+            645710,
+            649295,
+            627142,
+            639901,
+            626360,
+            631988,
+            705670,
+            711319,
+            732580,
+            631909,
+            675375,
+            631737,
+            632720,
+            628543,
+            610727,
+            629556,
+            631889,
+            629785,
+        ]
+    )
+    change = np.array(
+        [
+            236575,
+            236665,
+            241182,
+            242654,
+            243936,
+            234651,
+            235934,
+            238018,
+            237225,
+            234152,
+            236376,
+            233030,
+            236555,
+            229535,
+            237145,
+            221854,
+            241382,
+            203936,
+            197355,
+            3949129,
+        ]
+    )
+    r = operation_ratio_in_app(base.astype(float), change.astype(float), resamples=2000)
+    assert r.low < r.value < r.high
+    assert r.low > 0.2 and r.high < 2.0, (r.low, r.high)
+
+
 def test_declared_share_against_measured_f():
     measured = Estimate(0.30, 0.28, 0.32, 0.95)
     assert check_declared_share(0.3, measured).compatible
