@@ -34,10 +34,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from run_cpu_roofs import medians as medians_s
+
 from kernels import copy as roofs
 from perfdsl.kernel import Variant
 from perfdsl.runtime.targets import make_target
-from perfdsl.runtime.timing import TimingRecord, TimingSettings, prepare_arms, sample
+from perfdsl.runtime.timing import TimingSettings, prepare_arms, sample
 
 
 def _np_sum(x: np.ndarray, s: np.ndarray) -> None:
@@ -58,18 +60,6 @@ NUMPY = {
     "copy": Variant(name="np.copyto", cpu=_np_copyto),
 }
 BYTES_PER_ELEMENT = {"read": 4, "write": 4, "copy": 8}
-
-
-def medians_s(record: TimingRecord) -> dict[str, float]:
-    """Each arm's median of block medians, in seconds (the unit the evaluation uses)."""
-    by_block: dict[tuple[str, int], list[int]] = {}
-    for s in record.samples:
-        if s.valid:
-            by_block.setdefault((s.arm, s.block), []).append(s.duration_ns)
-    per_arm: dict[str, list[float]] = {}
-    for (arm, _), durations in by_block.items():
-        per_arm.setdefault(arm, []).append(float(np.median(durations)))
-    return {arm: float(np.median(values)) / 1e9 for arm, values in per_arm.items()}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
