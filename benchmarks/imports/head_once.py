@@ -19,9 +19,7 @@ from perfdsl.kernel import AppContext
 if __name__ == "__main__":
     cpu = VARIANTS[sys.argv[1]].cpu
     assert cpu is not None
-    context = AppContext(
-        target="cpu", op=cpu, shape=SHAPE, rng=np.random.default_rng(0), dtype=np.float32
-    )
+    context = AppContext(target="cpu", op=cpu, shape=SHAPE, rng=np.random.default_rng(0), dtype=np.float32)
     request = batchnorm.classifier_head.prepare(context)
     for _ in range(int(sys.argv[2])):
         request()
