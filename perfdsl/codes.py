@@ -506,9 +506,25 @@ _ALL = [
         "imported): a missing file, one that is not what its format promises, or an "
         "`entry` that names no entry (or several) would leave the run without its "
         "evidence. The message names the file, the field or line at fault, and the entry "
-        "names the file holds.",
+        "names the file holds. An operation's `baseline_counters` and `change_counters` are "
+        "read from Nsight Compute's `--csv --page raw` files (`format ncu-raw`) only; their "
+        "`entry` is a kernel name, or a regular expression that fully matches every kernel "
+        "of that arm, and the two arms may not share a kernel.",
         'operation normalize {\n  baseline import "runs.json" format pyperf entry "batchnorm_numpy_passes"\n'
         '  change   import "runs.json" format pyperf entry "batchnorm_fused"\n}',
+    ),
+    _code(
+        "PD316",
+        ERROR,
+        "an imported profile does not count what the mechanism changes",
+        "Counted mechanism evidence has to count the quantity the study's mechanism claims "
+        "to move: DRAM bytes read and written for `bytes_removed`, shared-memory bank "
+        "conflicts for `bank_conflicts_reduced`, and so on (the same metrics perfdsl asks "
+        "Nsight Compute for when it counts its own kernels). A profile collected without "
+        "them, or that prints `n/a` for every selected launch, would leave the mechanism "
+        "counted by nothing while the report labels it counted.",
+        "ncu --csv --page raw --metrics dram__bytes_read.sum,dram__bytes_write.sum python head.py "
+        "> imported/ncu_batchnorm.csv",
     ),
     _code(
         "PD401",
@@ -615,7 +631,11 @@ _ALL = [
         "operations, would compare numbers from two harnesses as if one had timed both. "
         "An imported file does not record its shape in a field perfdsl can rely on, so a "
         "wholly imported study measures one workload shape; and its application cannot be "
-        "run, so end-to-end evidence has to be stated as not run.",
+        "run, so its request times are imported too (both arms, no `entry`, and no load test: "
+        "the files hold times taken one after another, not an open-loop sweep), or end-to-end "
+        "evidence is stated as not run. Imported application times or imported counters "
+        "beside kernels perfdsl runs are refused for the same reason: they come from another "
+        "harness or another build than the samples they would be set against.",
         "workload { shapes (M, N) in [(4096, 1024)] }\n"
         'evidence end_to_end { not_run "the files time the operation only" }',
     ),

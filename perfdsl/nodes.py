@@ -208,6 +208,10 @@ class Operation:
     reference: Ref | None
     models: tuple[Model, ...]
     span: Span
+    baseline_counters: Imported | None = None
+    """Rows of an Nsight Compute profile (`ncu --csv --page raw`) that count the baseline's launches."""
+    change_counters: Imported | None = None
+    """The same for the change: counted mechanism evidence labelled "counted, imported"."""
 
     @property
     def imported(self) -> bool:
@@ -230,6 +234,14 @@ class Application:
     share: Num | None
     """The operation's expected share of critical time, before measuring (for Amdahl)."""
     span: Span
+    baseline: Imported | None = None
+    """Request times of the baseline from another harness's file, in place of `entry`."""
+    change: Imported | None = None
+
+    @property
+    def imported(self) -> bool:
+        """Its times come from files: perfdsl calls nothing, so f cannot be measured inside it."""
+        return isinstance(self.baseline, Imported) or isinstance(self.change, Imported)
 
 
 @attrs.frozen

@@ -41,6 +41,7 @@ TEXT, WORD, WORDS, REF, REF_OR_WORD, COUNT, QUANTITY, NUMBERS = (
     "a list of numbers like `[0.5, 0.5]`",
 )
 REF_OR_IMPORT = 'a Python reference, or `import "FILE" format FORMAT entry "NAME"`'
+IMPORT = '`import "FILE" format FORMAT entry "NAME"`'
 SHAPES = "shapes like `(M, N) in [(64, 4096)]`"
 CONDITION = "a condition like `p99 latency <= 25 ms at 400 rps`"
 LOAD = "`load poisson 50..800 step 50 rps`"
@@ -125,6 +126,11 @@ def _ref_or_import(statement: Statement) -> Ref | Imported | None:
     return value if isinstance(value, (Ref, Imported)) else None
 
 
+def _import(statement: Statement) -> Imported | None:
+    value = _single(statement)
+    return value if isinstance(value, Imported) else None
+
+
 def _ref_or_word(statement: Statement) -> Ref | Name | None:
     value = _single(statement)
     return value if isinstance(value, (Ref, Name)) else None
@@ -177,9 +183,15 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
         "baseline": Spec(REF_OR_IMPORT, _ref_or_import),
         "change": Spec(REF_OR_IMPORT, _ref_or_import),
         "reference": Spec(REF, _ref),
+        # Nsight Compute's counts of each implementation, from a profile taken elsewhere.
+        "baseline_counters": Spec(IMPORT, _import),
+        "change_counters": Spec(IMPORT, _import),
     },
     "application": {
         "entry": Spec(REF, _ref),
+        # Request times from another harness's file, in place of an `entry` perfdsl calls.
+        "baseline": Spec(IMPORT, _import),
+        "change": Spec(IMPORT, _import),
         "uses": Spec(WORDS, _words, default=()),
         "share": Spec(QUANTITY, _num),
     },

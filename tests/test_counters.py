@@ -26,12 +26,12 @@ from typing import Any
 import pytest
 
 from perfdsl.bundle.results import ShapeRecord
+from perfdsl.counter_metrics import MEASURE_METRICS, TIME_METRIC, metrics_for
 from perfdsl.kernel import Variant
 from perfdsl.parse import parse
 from perfdsl.plan import plan
 from perfdsl.runtime.counters.attach import NOT_CUDA, NOT_LARGEST, NOT_PASSED, attach_counters
 from perfdsl.runtime.counters.attribution import aggregate, attribute
-from perfdsl.runtime.counters.metrics import MEASURE_METRICS, TIME_METRIC, metrics_for
 from perfdsl.runtime.counters.names import (
     MARKER_KERNEL,
     kernel_function_name,

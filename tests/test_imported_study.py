@@ -35,7 +35,15 @@ def test_the_study_is_bundled_and_imported() -> None:
     assert IMPORTED_STUDIES == (STUDY,)
 
 
-@pytest.mark.parametrize("name", ["pyperf_batchnorm.json", "google_benchmark_batchnorm.json"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pyperf_batchnorm.json",
+        "google_benchmark_batchnorm.json",
+        "hyperfine_batchnorm_head.json",
+        "ncu_batchnorm_head.csv",
+    ],
+)
 def test_study_copies_equal_the_importer_fixtures(name: str) -> None:
     """benchmarks/imports/make_fixtures.sh writes both; an edit to one alone is caught here."""
     assert (REPO / "studies" / "imported" / name).read_bytes() == (FIXTURES / name).read_bytes()
@@ -141,7 +149,8 @@ def test_a_copy_changed_after_the_run_is_refused(bundle: Path, tmp_path: Path) -
 
 
 def _study_beside(tmp_path: Path, text: str, data: bytes) -> Path:
-    (tmp_path / "imported").mkdir()
+    """Every file of the study in tmp_path, the pyperf file holding `data`."""
+    shutil.copytree(REPO / "studies" / "imported", tmp_path / "imported")
     (tmp_path / "imported" / "pyperf_batchnorm.json").write_bytes(data)
     path = tmp_path / "s.perf"
     path.write_text(text, encoding="utf-8")

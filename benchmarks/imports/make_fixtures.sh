@@ -22,6 +22,13 @@ hyperfine --warmup 1 --runs 4 --export-json "$OUT/hyperfine_batchnorm.json" \
     --command-name numpy_passes "$PY once.py numpy_passes 500" \
     --command-name fused "$PY once.py fused 500"
 
+# The classifier head end to end, 100 requests per process (the bundled study's application times).
+hyperfine --warmup 1 --runs 8 --export-json "$OUT/hyperfine_batchnorm_head.json" \
+    --command-name head_numpy_passes "$PY head_once.py numpy_passes 100" \
+    --command-name head_fused "$PY head_once.py fused 100"
+
 # The bundled imported-evidence study reads its own copies (studies/batchnorm_imported.perf),
 # so that the study directory is complete on its own; tests/test_imported_study.py keeps them equal.
-cp "$OUT/pyperf_batchnorm.json" "$OUT/google_benchmark_batchnorm.json" ../../studies/imported/
+# ncu_batchnorm_head.csv is hand-written (no GPU): it is copied, never regenerated.
+cp "$OUT/pyperf_batchnorm.json" "$OUT/google_benchmark_batchnorm.json" "$OUT/hyperfine_batchnorm_head.json" \
+    "$OUT/ncu_batchnorm_head.csv" ../../studies/imported/

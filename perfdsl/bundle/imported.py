@@ -2,7 +2,11 @@
 
 A wholly imported study's bundle holds no samples of its own: `perfdsl run`
 copies every result file it names into `imports/` (hashed in the manifest like
-any other file) and writes this index. The evaluation reads the copies with
+any other file) and writes this index: the timing files of each operation's
+arms, the Nsight Compute profile its counters come from where it has one, and
+the request-time files of each imported application. `counters` and
+`applications` are optional, so a bundle written before they existed reads
+as it did. The evaluation reads the copies with
 the same parsers `check` used, so the bundle is all it needs, and
 `perfdsl verify` catches a copy changed after the run.
 """
@@ -45,6 +49,32 @@ class ImportedSide:
 
 
 @attrs.frozen
+class CounterSide:
+    """One implementation's rows of an imported Nsight Compute profile."""
+
+    file: str
+    source: str
+    selector: str
+    """The study's `entry`: a kernel name, or a regular expression matching every kernel of the arm."""
+    kernels: tuple[str, ...]
+    """The kernel names the selector matched at run time, in the file's order."""
+    sha256: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {**attrs.asdict(self), "kernels": list(self.kernels)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CounterSide:
+        return cls(
+            file=str(data["file"]),
+            source=str(data["source"]),
+            selector=str(data["selector"]),
+            kernels=tuple(str(k) for k in data["kernels"]),
+            sha256=str(data["sha256"]),
+        )
+
+
+@attrs.frozen
 class ImportedOperation:
     """One operation: its workload shape, modelled quantities and both imported sides."""
 
@@ -54,6 +84,8 @@ class ImportedOperation:
     """Modelled quantity -> arm -> value at `sizes`, as in results.json."""
     baseline: ImportedSide
     change: ImportedSide
+    counters: tuple[CounterSide, CounterSide] | None = None
+    """The baseline's and the change's profiled launches, where the study imports counters."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -62,14 +94,51 @@ class ImportedOperation:
             "models": self.models,
             "baseline": self.baseline.to_json(),
             "change": self.change.to_json(),
+            "counters": [side.to_json() for side in self.counters] if self.counters else None,
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ImportedOperation:
+        counters = data.get("counters")
         return cls(
             name=str(data["name"]),
             sizes={str(k): int(v) for k, v in (data.get("sizes") or {}).items()},
             models=dict(data.get("models") or {}),
+            baseline=ImportedSide.from_json(data["baseline"]),
+            change=ImportedSide.from_json(data["change"]),
+            counters=(CounterSide.from_json(counters[0]), CounterSide.from_json(counters[1]))
+            if counters
+            else None,
+        )
+
+
+@attrs.frozen
+class ImportedApplication:
+    """An application timed by imported request times: both arms, and what the study declares of it."""
+
+    name: str
+    uses: tuple[str, ...]
+    share: float | None
+    """The study's declared share of critical time (a claim: an imported file cannot measure f)."""
+    baseline: ImportedSide
+    change: ImportedSide
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "uses": list(self.uses),
+            "share": self.share,
+            "baseline": self.baseline.to_json(),
+            "change": self.change.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ImportedApplication:
+        share = data.get("share")
+        return cls(
+            name=str(data["name"]),
+            uses=tuple(str(u) for u in data.get("uses") or ()),
+            share=None if share is None else float(share),
             baseline=ImportedSide.from_json(data["baseline"]),
             change=ImportedSide.from_json(data["change"]),
         )
@@ -84,6 +153,7 @@ class ImportedRun:
     run_id: str
     started: str
     operations: tuple[ImportedOperation, ...]
+    applications: tuple[ImportedApplication, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -92,6 +162,7 @@ class ImportedRun:
             "run_id": self.run_id,
             "started": self.started,
             "operations": [op.to_json() for op in self.operations],
+            "applications": [app.to_json() for app in self.applications],
         }
 
     @classmethod
@@ -104,6 +175,9 @@ class ImportedRun:
                 run_id=str(data["run_id"]),
                 started=str(data.get("started", "")),
                 operations=tuple(ImportedOperation.from_json(op) for op in data.get("operations") or ()),
+                applications=tuple(
+                    ImportedApplication.from_json(app) for app in data.get("applications") or ()
+                ),
             )
         except (KeyError, TypeError, ValueError) as error:
             raise versions.BundleFormatError(f"{path}: malformed: {error!r}") from None

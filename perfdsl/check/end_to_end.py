@@ -47,7 +47,7 @@ def _stated_not_run(ctx: Context) -> bool:
 
 def _application(ctx: Context, application: Application) -> None:
     name = application.name
-    if application.entry is None:
+    if application.entry is None and not application.imported:
         ctx.report(
             "PD213",
             f"application `{name.id}` has no entry point",
@@ -92,6 +92,9 @@ def _load_test(ctx: Context) -> None:
     evidence = ctx.study.end_to_end
     assert evidence is not None
     header = ctx.header(evidence.span)
+    if ctx.study.applications and all(a.imported for a in ctx.study.applications):
+        _no_load_from_imports(ctx)
+        return
     if evidence.load is not None:
         choice(ctx, evidence.load.arrivals, words.ARRIVALS, "arrival process")
         dimension(
@@ -117,6 +120,25 @@ def _load_test(ctx: Context) -> None:
     bounds = (objective.bound, evidence.slo.bound) if evidence.slo else ()
     if bounds and all(isinstance(b, Num) and b.quantity.dimension == "time" for b in bounds):
         slo_agrees(ctx, objective, evidence.slo)
+
+
+def _no_load_from_imports(ctx: Context) -> None:
+    """Imported request times were taken one after another, at no offered rate: no load curve.
+
+    A latency objective therefore goes untested by the run; the report says so
+    rather than reading goodput into times no open-loop generator produced.
+    """
+    evidence = ctx.study.end_to_end
+    assert evidence is not None
+    for part, given in (("load", evidence.load), ("slo", evidence.slo)):
+        if given is not None:
+            ctx.report(
+                "PD412",
+                f"`{part}` asks for a load test, but the application's times are imported",
+                given.span,
+                label="an imported file holds request times, not an open-loop load test",
+                help=f"remove `{part}`: capacity is not computed from imported times",
+            )
 
 
 def check_slo(ctx: Context, slo: Condition) -> None:

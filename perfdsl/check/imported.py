@@ -5,9 +5,14 @@ run or imported, so an untrusted study stays safe to check) and reports at the
 `import` line what the run would otherwise fail on: a missing or malformed
 file, an entry that is not there. A file whose label is not evidence-grade is
 a warning quoting its caveats. The rules that tie imported evidence to the
-rest of the chain (one shape, correctness and end-to-end stated as not run)
-are here too; the links that a run would otherwise satisfy skip a wholly
-imported study through `Study.imported`.
+rest of the chain (one shape, correctness stated as not run, an application
+timed by a file or stated as not run) are here too; the links that a run
+would otherwise satisfy skip a wholly imported study through `Study.imported`.
+
+An application's request times may be imported too, but only in a wholly
+imported study: beside perfdsl's own kernel timing, the end-to-end ratio would
+come from another harness than the operation's, and Amdahl would set one
+against the other as if one run had measured both.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from perfdsl.check.names import choice
 from perfdsl.imports.evidence import ImportedEvidence, ImportFormatError
 from perfdsl.imports.registry import FORMATS, parse_import
 from perfdsl.imports.select import select_entry
-from perfdsl.nodes import Imported, Operation, Study
+from perfdsl.nodes import Application, Imported, Operation, Study
 
 
 def study_directory(study: Study) -> Path:
@@ -35,11 +40,12 @@ def resolve(study: Study, imported: Imported) -> Path:
 def check_imported(ctx: Context) -> None:
     operations = ctx.study.operations
     if not any(op.imported for op in operations):
+        _applications_in_a_run(ctx)
         return
     parsed: dict[tuple[str, str], ImportedEvidence | None] = {}
-    for operation in operations:
-        _sides(ctx, operation)
-        for imported in _imports(operation):
+    for subject in (*operations, *ctx.study.applications):
+        _sides(ctx, subject)
+        for imported in _imports(subject):
             evidence = _read(ctx, imported, parsed)
             if evidence is not None:
                 _entry(ctx, imported, evidence)
@@ -47,20 +53,59 @@ def check_imported(ctx: Context) -> None:
     _caveats(ctx, parsed)
 
 
-def _imports(operation: Operation) -> list[Imported]:
-    return [side for side in (operation.baseline, operation.change) if isinstance(side, Imported)]
+def _imports(subject: Operation | Application) -> list[Imported]:
+    return [side for side in (subject.baseline, subject.change) if isinstance(side, Imported)]
 
 
-def _sides(ctx: Context, operation: Operation) -> None:
+def _applications_in_a_run(ctx: Context) -> None:
+    for application in ctx.study.applications:
+        if application.imported:
+            ctx.report(
+                "PD412",
+                f"application `{application.name.id}` imports its times, but the study runs its operations",
+                application.name.span,
+                label="end-to-end and kernel timing would come from two harnesses",
+                help="give the application an `entry` that perfdsl calls, or import the operations' "
+                "timing too",
+            )
+
+
+def _sides(ctx: Context, subject: Operation | Application) -> None:
     """One side imported and the other run would compare two harnesses' numbers as one."""
-    sides = (operation.baseline, operation.change)
-    if operation.imported and not all(isinstance(s, Imported) for s in sides) and None not in sides:
+    if isinstance(subject, Application):
+        _application_sides(ctx, subject)
+        return
+    sides = (subject.baseline, subject.change)
+    if subject.imported and not all(isinstance(s, Imported) for s in sides) and None not in sides:
         ctx.report(
             "PD412",
-            f"operation `{operation.name.id}` imports one implementation and runs the other",
-            operation.name.span,
+            f"operation `{subject.name.id}` imports one implementation and runs the other",
+            subject.name.span,
             label="baseline and change must come from the same harness",
             help="import both `baseline` and `change`, or give both as Python references",
+        )
+
+
+def _application_sides(ctx: Context, application: Application) -> None:
+    """An imported application is timed by its files alone: both arms, and no `entry` beside them."""
+    if not application.imported:
+        return
+    if application.baseline is None or application.change is None:
+        absent = "change" if application.change is None else "baseline"
+        ctx.report(
+            "PD412",
+            f"application `{application.name.id}` imports the times of one arm only",
+            application.name.span,
+            label=f"`{absent}` missing",
+            help=f'add `{absent} import "FILE" format FORMAT entry "NAME"`',
+        )
+    if application.entry is not None:
+        ctx.report(
+            "PD412",
+            f"application `{application.name.id}` has both an `entry` and imported times",
+            application.entry.span,
+            label="perfdsl would call the entry and also read the files",
+            help="remove `entry`: the imported files are its timing",
         )
 
 
@@ -123,20 +168,23 @@ def _whole_study(ctx: Context) -> None:
             help="list only the shape the files measured, e.g. `shapes (M, N) in [(4096, 1024)]`",
         )
     for application in study.applications:
+        if application.imported:
+            continue
         ctx.report(
             "PD412",
             f"application `{application.name.id}` cannot be run: the study's operations are imported",
             application.name.span,
             label="no operation to call",
-            help='remove the application and write `evidence end_to_end { not_run "..." }`',
+            help="import its request times (`baseline import ...`, `change import ...`), or remove it "
+            'and write `evidence end_to_end { not_run "..." }`',
         )
 
 
 def _caveats(ctx: Context, parsed: dict[tuple[str, str], ImportedEvidence | None]) -> None:
     """One warning per readable file that is not evidence-grade, at its first `import`."""
     warned: set[tuple[str, str]] = set()
-    for operation in ctx.study.operations:
-        for imported in _imports(operation):
+    for subject in (*ctx.study.operations, *ctx.study.applications):
+        for imported in _imports(subject):
             key = (imported.path.value, imported.format.id)
             evidence = parsed.get(key)
             if evidence is None or key in warned or evidence.label.evidence_grade:

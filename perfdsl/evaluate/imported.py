@@ -28,17 +28,24 @@ from perfdsl.bundle import versions
 from perfdsl.bundle.files import dumps, replace_file, verify_bundle
 from perfdsl.bundle.imported import ImportedOperation, ImportedRun, ImportedSide
 from perfdsl.evaluate.evaluation import to_plain
+from perfdsl.evaluate.imported_end_to_end import (
+    AMDAHL_NOT_ESTABLISHED,
+    ImportedEndToEnd,
+    evaluate_applications,
+)
+from perfdsl.evaluate.imported_mechanism import LABEL, ImportedCounted, counted_imported
 from perfdsl.evaluate.inputs import EvaluateError
 from perfdsl.evaluate.predictions import PredictionResult, judge
 from perfdsl.imports.evidence import Entry, ImportedEvidence, ImportFormatError
 from perfdsl.imports.registry import parse_import
 from perfdsl.imports.select import select_entry
-from perfdsl.nodes import Num, Prediction, Study
+from perfdsl.nodes import Name, Num, Prediction, Study
 from perfdsl.parse import parse
 from perfdsl.plan import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD
 from perfdsl.source import Source
 from perfdsl.stats.paired import compare_paired, pair_blocks, too_few_pairs
 from perfdsl.stats.unpaired import compare_unpaired
+from perfdsl.vocabulary import AMDAHL
 
 ONE_BLOCK = "fewer than two blocks on a side: no spread between blocks, no interval"
 
@@ -66,9 +73,10 @@ class SideResult:
 
 @attrs.frozen
 class ImportedTiming:
-    """An operation's time ratio from imported entries, and how far it can be trusted."""
+    """An operation's (or an application's) imported time ratio, and how far it can be trusted."""
 
     operation: str
+    """The operation's name; an application's where this is its end-to-end timing."""
     method: str
     """`paired`, `unpaired`, or `medians` (the files' own medians: a point, no interval)."""
     ratio: float | None
@@ -100,6 +108,10 @@ class ImportedEvaluation:
     """Operation -> modelled quantity -> arm -> value, at the one shape."""
     predictions: tuple[PredictionResult, ...]
     correctness_not_run: str | None
+    counted: tuple[ImportedCounted, ...]
+    """Operations' mechanism evidence from imported Nsight Compute profiles ("counted, imported")."""
+    applications: tuple[ImportedEndToEnd, ...]
+    """Applications timed by imported request times."""
     end_to_end_not_run: str | None
     decision: str | None
     findings: tuple[str, ...]
@@ -121,11 +133,22 @@ def evaluate_imported(bundle: Path, study: Study) -> ImportedEvaluation:
     )
     timings = tuple(_timing(bundle, op, level, threshold) for op in run.operations)
     models = {op.name: op.models for op in run.operations}
-    predictions = tuple(_prediction(study, p, timings, models) for p in study.predictions)
+    counted = counted_imported(bundle, run, study)
+    applications = evaluate_applications(
+        lambda name, baseline, change: compare_sides(bundle, name, baseline, change, level, threshold),
+        run.applications,
+        timings,
+        study,
+        level,
+    )
+    predictions = tuple(
+        _prediction(study, p, timings + tuple(a.timing for a in applications), models, counted)
+        for p in study.predictions
+    )
     declared = study.decision.id if study.decision else None
     findings = tuple(
         f"`decision adopt` rests on {t.operation}'s timing, which is {t.verdict}"
-        for t in timings
+        for t in timings + tuple(a.timing for a in applications)
         if declared == "adopt" and not t.evidence_grade
     )
     return ImportedEvaluation(
@@ -141,6 +164,8 @@ def evaluate_imported(bundle: Path, study: Study) -> ImportedEvaluation:
         correctness_not_run=study.correctness.not_run.value
         if study.correctness and study.correctness.not_run
         else None,
+        counted=counted,
+        applications=applications,
         end_to_end_not_run=study.end_to_end.not_run.value
         if study.end_to_end and study.end_to_end.not_run
         else None,
@@ -188,11 +213,18 @@ def _side(side: ImportedSide, evidence: ImportedEvidence, entry: Entry) -> SideR
 
 
 def _timing(bundle: Path, op: ImportedOperation, level: float, threshold: float) -> ImportedTiming:
-    (b_evidence, b_entry), (c_evidence, c_entry) = _read(bundle, op.baseline), _read(bundle, op.change)
-    baseline, change = _side(op.baseline, b_evidence, b_entry), _side(op.change, c_evidence, c_entry)
+    return compare_sides(bundle, op.name, op.baseline, op.change, level, threshold)
+
+
+def compare_sides(
+    bundle: Path, name: str, b_side: ImportedSide, c_side: ImportedSide, level: float, threshold: float
+) -> ImportedTiming:
+    """The time ratio of two imported entries (an operation's, or an application's request times)."""
+    (b_evidence, b_entry), (c_evidence, c_entry) = _read(bundle, b_side), _read(bundle, c_side)
+    baseline, change = _side(b_side, b_evidence, b_entry), _side(c_side, c_evidence, c_entry)
     caveats = list(dict.fromkeys(b_evidence.label.caveats + c_evidence.label.caveats))
     b_med, c_med = _block_medians(b_entry), _block_medians(c_entry)
-    interleaved = b_evidence is c_evidence or op.baseline.sha256 == op.change.sha256
+    interleaved = b_evidence is c_evidence or b_side.sha256 == c_side.sha256
     interleaved = interleaved and b_evidence.label.interleaved == "yes"
     ratio = low = high = indicated = None
     few = too_few_pairs(min(b_med.size, c_med.size))
@@ -217,7 +249,7 @@ def _timing(bundle: Path, op: ImportedOperation, level: float, threshold: float)
     grade = method == "paired" and not caveats
     verdict = str(indicated) if grade else "not evidence-grade: " + "; ".join(caveats)
     return ImportedTiming(
-        operation=op.name,
+        operation=name,
         method=method,
         ratio=ratio,
         low=low,
@@ -236,8 +268,10 @@ def _prediction(
     prediction: Prediction,
     timings: tuple[ImportedTiming, ...],
     models: dict[str, dict[str, dict[str, float]]],
+    counted: tuple[ImportedCounted, ...],
 ) -> PredictionResult:
-    """Judge one `predict` line: time from the imported entries, other quantities from the models."""
+    """Judge one `predict` line: time from the imported entries, other quantities from imported
+    counts where they describe what was timed, else from the models."""
     base = {
         "text": " ".join(study.source.snippet(prediction.span).split()),
         "line": study.source.position(prediction.span.start).line,
@@ -247,25 +281,37 @@ def _prediction(
     bound = prediction.bound.quantity.base if isinstance(prediction.bound, Num) else None
     subject, quantity = prediction.subject.id, prediction.quantity.id
     timing = next((t for t in timings if t.operation == subject), None)
+    counts = next((c for c in counted if c.operation == subject), None)
+    found = counts.quantity(quantity) if counts is not None else None
     note = ""
-    if quantity == "time" and timing is not None:
+    amdahl = isinstance(prediction.bound, Name) and prediction.bound.id == AMDAHL
+    if amdahl:
+        value, ci, basis = None, None, "none"
+    elif quantity == "time" and timing is not None:
         value, basis = timing.ratio, "measured"
         ci = (min(timing.low, value), max(timing.high, value)) if timing.low is not None and value else None
         note = "" if timing.evidence_grade else f" ({timing.verdict}, imported)"
+    elif counts is not None and counts.judged and found is not None and found.ratio is not None:
+        value, basis = found.ratio, LABEL
+        ci = (value, value)
     else:
         pair = models.get(subject, {}).get(quantity)
         value = pair["change"] / pair["baseline"] if pair and pair.get("baseline") else None
         ci, basis = ((value, value) if value is not None else None), "modelled"
+        if counts is not None and found is not None and counts.mismatch:
+            note = f" (imported counts not used: {counts.mismatch})"
     if bound is None or value is None or ci is None or not math.isfinite(value):
         why = (
-            "no interval: " + timing.verdict
+            f"`{AMDAHL}` needs Amdahl's bound, which is {AMDAHL_NOT_ESTABLISHED}"
+            if amdahl
+            else "no interval: " + timing.verdict
             if quantity == "time" and timing is not None
             else (f"nothing to judge `{prediction.target}` against in imported evidence")
         )
         return PredictionResult(
             **base,
             bound=bound,
-            bound_source="stated",
+            bound_source=AMDAHL if amdahl else "stated",
             value=value,
             ci=None,
             basis="none",
@@ -330,6 +376,19 @@ def summary(evaluation: ImportedEvaluation) -> str:
             shown += f" [{t.low:.4f}, {t.high:.4f}] {t.indicated} ({t.method})"
         lines.append(f"operation {t.operation}: time ratio {shown}")
         lines.append(f"  {t.verdict}")
+    for c in e.counted:
+        shown = ", ".join(f"{q.name} ratio {q.ratio:.4f}" for q in c.quantities if q.ratio is not None)
+        used = "judged on" if c.judged else f"not judged on: {c.mismatch}"
+        lines.append(f"operation {c.operation}: {c.label} ({c.tool}): {shown or 'nothing counted'}; {used}")
+    for a in e.applications:
+        t = a.timing
+        shown = f"{t.ratio:.4f}" if t.ratio is not None else "no ratio"
+        if t.low is not None and t.high is not None:
+            shown += f" [{t.low:.4f}, {t.high:.4f}] {t.indicated} ({t.method})"
+        lines.append(f"application {a.application}: time ratio {shown}")
+        lines.append(f"  {t.verdict}")
+        lines.append(f"  Amdahl: {a.amdahl}")
+        lines.append(f"  value: {a.value_missing or 'established'}")
     lines.append(f"correctness: not run by perfdsl: {e.correctness_not_run or 'not stated'}")
     lines += [f"predict line {p.line}: {p.verdict:<12} {p.message}" for p in e.predictions]
     lines += [f"decision: {finding}" for finding in e.findings]

@@ -20,6 +20,7 @@ from typing import Any
 
 from perfdsl.nodes import Study
 from perfdsl.report import formatting as fmt
+from perfdsl.report.imported_evidence import counted_blocks, decision_lines, end_to_end_blocks, value_blocks
 from perfdsl.report.markdown import SECTIONS
 
 _COMPARATORS = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
@@ -35,10 +36,13 @@ def render_imported_markdown(study: Study, evaluation: Mapping[str, Any], bundle
         "workload": _workload(study, evaluation),
         "operation": _operation(study),
         "correctness": [_not_run("Correctness", evaluation.get("correctness_not_run"))],
-        "mechanism": _mechanism(evaluation),
+        "mechanism": _mechanism(evaluation) + counted_blocks(evaluation),
         "timing": _timing(evaluation),
-        "end_to_end": [_not_run("End-to-end evidence", evaluation.get("end_to_end_not_run"))],
-        "value": ["Not computed: the value is computed from the end-to-end effect, which was not measured."],
+        "end_to_end": end_to_end_blocks(evaluation, _timing_block)
+        if evaluation.get("applications")
+        else [_not_run("End-to-end evidence", evaluation.get("end_to_end_not_run"))],
+        "value": value_blocks(evaluation)
+        or ["Not computed: the value is computed from the end-to-end effect, which was not measured."],
         "limitations": _limitations(study),
         "investigation": _investigation(study),
         "reproduction": _reproduction(study, evaluation, bundle_label),
@@ -58,11 +62,12 @@ def _decision(study: Study, ev: Mapping[str, Any]) -> list[str]:
     ]
     for t in ev.get("timings") or ():
         sentences.append(f"`{t['operation']}`: time ratio (change / baseline) {_ratio(t)}.")
+    sentences.extend(decision_lines(ev, _ratio))
     sentences.append("Correctness was not checked by perfdsl.")
     blocks = [" ".join(sentences)]
     warnings = [
         f"`{t['operation']}` timing is **{fmt.message(t['verdict'])}** ({_method(t)})."
-        for t in ev.get("timings") or ()
+        for t in [*(ev.get("timings") or ()), *(a["timing"] for a in ev.get("applications") or ())]
         if not t["evidence_grade"]
     ]
     warnings += [fmt.message(finding) for finding in ev.get("findings") or ()]
@@ -90,7 +95,8 @@ def _grade_note(prediction: Mapping[str, Any], ev: Mapping[str, Any]) -> str:
     if prediction["basis"] != "measured":
         return ""
     subject = str(prediction["target"]).split(".")[0]
-    timing = next((t for t in ev.get("timings") or () if t["operation"] == subject), None)
+    timings = [*(ev.get("timings") or ()), *(a["timing"] for a in ev.get("applications") or ())]
+    timing = next((t for t in timings if t["operation"] == subject), None)
     if timing is None or timing["evidence_grade"]:
         return ""
     return f" ({fmt.message(timing['verdict'])})"
@@ -167,10 +173,11 @@ def _mechanism(ev: Mapping[str, Any]) -> list[str]:
         for quantity, arms in models.items()
     ]
     if not rows:
-        return ["No mechanism quantity is modelled, and imported files carry no counters here."]
+        return ["No mechanism quantity is modelled."]
+    counted = "counted: see below" if ev.get("counted") else "not counted: no profiler file was imported"
     return [
         fmt.table(
-            "Modelled per call (not counted: no profiler file was imported)",
+            f"Modelled per call ({counted})",
             ["operation", "quantity", "baseline", "change", "ratio"],
             rows,
             numeric=(2, 3, 4),
@@ -184,20 +191,23 @@ def _model_ratio(arms: Mapping[str, float]) -> str:
 
 
 def _timing(ev: Mapping[str, Any]) -> list[str]:
-    blocks = []
-    for t in ev.get("timings") or ():
-        rows = [_side_row(arm, t[arm]) for arm in ("baseline", "change")]
-        blocks.append(
-            fmt.table(
-                f"`{t['operation']}`: imported evidence ({_method(t)})",
-                ["arm", "entry", "median", "blocks x samples", "label"],
-                rows,
-                numeric=(2,),
-            )
-        )
-        blocks.append(f"Ratio {_ratio(t)}. Verdict: **{fmt.message(t['verdict'])}**.")
-        blocks.append(fmt.bullets(_environment(t)))
+    blocks = [block for t in ev.get("timings") or () for block in _timing_block(t)]
     return blocks or ["No imported timing."]
+
+
+def _timing_block(t: Mapping[str, Any]) -> list[str]:
+    """One imported comparison (an operation's, or an application's request times) with its labels."""
+    rows = [_side_row(arm, t[arm]) for arm in ("baseline", "change")]
+    return [
+        fmt.table(
+            f"`{t['operation']}`: imported evidence ({_method(t)})",
+            ["arm", "entry", "median", "blocks x samples", "label"],
+            rows,
+            numeric=(2,),
+        ),
+        f"Ratio {_ratio(t)}. Verdict: **{fmt.message(t['verdict'])}**.",
+        fmt.bullets(_environment(t)),
+    ]
 
 
 def _side_row(arm: str, side: Mapping[str, Any]) -> list[str]:
@@ -258,8 +268,10 @@ def _investigation(study: Study) -> list[str]:
 
 
 def _reproduction(study: Study, ev: Mapping[str, Any], bundle_label: str) -> list[str]:
+    timings = [*(ev.get("timings") or ()), *(a["timing"] for a in ev.get("applications") or ())]
     files: Sequence[str] = sorted(
-        {t[arm]["file"] for t in ev.get("timings") or () for arm in ("baseline", "change")}
+        {t[arm]["file"] for t in timings for arm in ("baseline", "change")}
+        | {c["file"] for c in ev.get("counted") or ()}
     )
     study_file = Path(study.source.path).name
     return [

@@ -1,6 +1,7 @@
 """`perfdsl run` for a wholly imported study: copy the result files into a bundle, run no code.
 
-Every file the study imports is read again with its format's parser (it may
+Every file the study imports (operation timing, an operation's Nsight Compute
+counters, an application's request times) is read again with its format's parser (it may
 have changed since `check`), its entries selected, and copied byte for byte
 into `imports/` of the bundle, NVBench's `-bin` sidecar directory with it; the
 manifest then holds their SHA-256, so `perfdsl verify` catches a copy edited
@@ -19,14 +20,22 @@ from pathlib import Path
 
 from perfdsl.bundle import versions
 from perfdsl.bundle.files import BundleWriter
-from perfdsl.bundle.imported import IMPORTED, ImportedOperation, ImportedRun, ImportedSide
+from perfdsl.bundle.imported import (
+    IMPORTED,
+    CounterSide,
+    ImportedApplication,
+    ImportedOperation,
+    ImportedRun,
+    ImportedSide,
+)
 from perfdsl.bundle.registration import REGISTRATION, RegistrationRecord
 from perfdsl.check.imported import resolve, study_directory
+from perfdsl.imports.counted import COUNTER_FORMAT, select_kernels
 from perfdsl.imports.evidence import ImportFormatError
 from perfdsl.imports.reading import read_bytes
 from perfdsl.imports.registry import parse_import
 from perfdsl.imports.select import select_entry
-from perfdsl.nodes import Imported, Operation, Study
+from perfdsl.nodes import Application, Imported, Operation, Study
 from perfdsl.plan import evaluate_formula, predict_section_hash
 
 IMPORTS_DIR = "imports"
@@ -52,9 +61,12 @@ def run_imported(study: Study, artifacts: Path) -> Path:
         )
         copied: dict[str, str] = {}
         operations = tuple(_operation(study, op, bundle, copied) for op in study.operations)
+        applications = tuple(_application(study, app, bundle, copied) for app in study.applications)
         bundle.write_json(
             IMPORTED,
-            ImportedRun(versions.IMPORTED, study.name.id, bundle.run_id, started, operations).to_json(),
+            ImportedRun(
+                versions.IMPORTED, study.name.id, bundle.run_id, started, operations, applications
+            ).to_json(),
         )
     return bundle.path
 
@@ -75,12 +87,52 @@ def _operation(
         }
         for model in operation.models
     }
+    counters = None
+    if operation.baseline_counters is not None and operation.change_counters is not None:
+        counters = (
+            _counter_side(study, operation.baseline_counters, bundle, copied),
+            _counter_side(study, operation.change_counters, bundle, copied),
+        )
     return ImportedOperation(
         name=operation.name.id,
         sizes=sizes,
         models=models,
         baseline=_side(study, operation.baseline, bundle, copied),
         change=_side(study, operation.change, bundle, copied),
+        counters=counters,
+    )
+
+
+def _application(
+    study: Study, application: Application, bundle: BundleWriter, copied: dict[str, str]
+) -> ImportedApplication:
+    # check (PD412) admits only applications that import both arms into a wholly imported study.
+    assert isinstance(application.baseline, Imported) and isinstance(application.change, Imported)
+    return ImportedApplication(
+        name=application.name.id,
+        uses=tuple(name.id for name in application.uses),
+        share=application.share.quantity.base if application.share else None,
+        baseline=_side(study, application.baseline, bundle, copied),
+        change=_side(study, application.change, bundle, copied),
+    )
+
+
+def _counter_side(
+    study: Study, imported: Imported, bundle: BundleWriter, copied: dict[str, str]
+) -> CounterSide:
+    """Parse, select and copy one arm's rows of a profile, as `_side` does for timing."""
+    path = resolve(study, imported)
+    evidence = parse_import(COUNTER_FORMAT, path)
+    kernels = select_kernels(evidence, imported.entry.value)
+    digest = evidence.label.sha256
+    if path.as_posix() not in copied:
+        copied[path.as_posix()] = _copy(path, digest, bundle)
+    return CounterSide(
+        file=copied[path.as_posix()],
+        source=imported.path.value,
+        selector=imported.entry.value,
+        kernels=tuple(entry.name for entry in kernels),
+        sha256=digest,
     )
 
 

@@ -4,9 +4,9 @@ A study's mechanism is a claim about one physical quantity (`vocabulary.MEASURES
 Without a profiler the run can only *model* it (the study's formulas); on a GPU
 with Nsight Compute (`ncu`) on the PATH it can *count* it, in a way that keeps
 the counts comparable with the timed samples (../shared/research/performance.md §3).
-One job per module, in the order the evidence flows:
+One job per module, in the order the evidence flows (which metrics count each
+measure is `perfdsl.counter_metrics`, shared with imported profiles):
 
-    metrics      the ncu metrics each measure needs, and the measure's number from them
     names        Numba's mangled kernel names: ncu's kernel filter, the name in a CSV row
     ncu_csv      ncu's `--csv --page raw` output read into launches
     attribution  launches split at the marker kernel into each variant's counts

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from perfdsl.runtime.counters.metrics import TIME_METRIC, quantities
+from perfdsl.counter_metrics import TIME_METRIC, quantities
 from perfdsl.runtime.counters.names import MARKER_KERNEL
 from perfdsl.runtime.counters.ncu_csv import CounterError, Launch, RawTable
 

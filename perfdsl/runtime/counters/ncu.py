@@ -36,8 +36,8 @@ from typing import Any
 
 import attrs
 
+from perfdsl.counter_metrics import metrics_for
 from perfdsl.runtime.counters.attribution import ArmCounters, attribute
-from perfdsl.runtime.counters.metrics import metrics_for
 from perfdsl.runtime.counters.names import kernel_regex
 from perfdsl.runtime.counters.ncu_csv import CounterError, parse_raw_csv
 

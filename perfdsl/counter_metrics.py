@@ -3,7 +3,9 @@
 The study speaks of measures (`vocabulary.MEASURES`: bytes, bank conflicts, ...);
 ncu speaks of metrics (`dram__bytes_read.sum`, ...). This module is the one place
 that maps one onto the other, both ways: the metrics to ask ncu for, and, from an
-arm's aggregated metrics, one number per measure in the study's words.
+arm's aggregated metrics, one number per measure in the study's words. It is
+outside the runtime because `check` reads it too, for an imported profile
+(`perfdsl.imports.counted`), and `check` loads no runtime module.
 """
 
 from __future__ import annotations

@@ -1,0 +1,135 @@
+"""An application timed by imported request times: its time ratio, Amdahl, and the value it supports.
+
+The end-to-end ratio uses the statistics of imported operation timing
+(`evaluate.imported.compare_sides`): paired when the file interleaved the arms,
+unpaired otherwise, the files' medians with no interval when there is nothing
+else, and "not evidence-grade: ..." whenever the method is not the paired one.
+
+**Amdahl is not established.** SPEC §6 makes Amdahl a consistency test of the
+measured end-to-end effect against f, the operation's share of critical time
+*measured inside the application*. An imported file holds request times only:
+nothing in it says how long the operation took within a request, so f cannot
+be measured, and the test cannot be run. The study's declared `share` is a
+claim (SPEC §6 checks it against the measured f, never the reverse), so it is
+not promoted to a measurement: the bound it implies, B = (1 - share) +
+share x r with the operation's imported ratio r, is printed as what the claim
+predicts, and a `<= amdahl` prediction is "not evidence".
+
+**Value** follows SPEC §6's rules: only from an established end-to-end effect
+(evidence-grade, beyond the threshold), and never beyond what Amdahl allows at
+the declared share (the favourable end is capped at (1 - share) + share x
+r_low, as `stats.value` does). **Capacity** needs a load test's goodput,
+which imported request times do not give (check refuses `load`): not computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import attrs
+
+from perfdsl.bundle.imported import ImportedApplication, ImportedSide
+from perfdsl.nodes import Study
+from perfdsl.stats.amdahl import amdahl_time_ratio
+from perfdsl.stats.bootstrap import Estimate
+from perfdsl.stats.value import Value, value
+
+if TYPE_CHECKING:
+    # evaluate.imported calls this module: the timing record is only named here, not imported at run time.
+    from perfdsl.evaluate.imported import ImportedTiming
+
+Compare = Callable[[str, ImportedSide, ImportedSide], "ImportedTiming"]
+"""The imported timing comparison (`evaluate.imported.compare_sides`) bound to a bundle and a level."""
+
+AMDAHL_NOT_ESTABLISHED = (
+    "not established: f, the operation's share of a request, is measured inside the application, "
+    "and an imported file holds request times only"
+)
+NO_CAPACITY = (
+    "not computed: capacity comes from a load test's goodput, and imported request times are no load test"
+)
+
+
+@attrs.frozen
+class ImportedEndToEnd:
+    """One imported application: its timing, what Amdahl can and cannot say, and its value."""
+
+    application: str
+    uses: tuple[str, ...]
+    timing: ImportedTiming
+    amdahl: str
+    declared_share: float | None
+    claimed_bound: float | None
+    """(1 - share) + share x r from the declared share and the operation's imported ratio: a claim."""
+    value: Value | None
+    value_missing: str | None
+    capacity_missing: str
+
+
+def evaluate_applications(
+    compare: Compare,
+    applications: tuple[ImportedApplication, ...],
+    operations: tuple[ImportedTiming, ...],
+    study: Study,
+    level: float,
+) -> tuple[ImportedEndToEnd, ...]:
+    """Every imported application of a wholly imported study's bundle."""
+    found = []
+    for app in applications:
+        timing = compare(app.name, app.baseline, app.change)
+        op = next((t for t in operations if t.operation in app.uses), None)
+        claimed = (
+            amdahl_time_ratio(app.share, op.ratio)
+            if app.share is not None and op is not None and op.ratio is not None and op.ratio > 0
+            else None
+        )
+        worth, missing = _value(study, app, timing, op, level)
+        found.append(
+            ImportedEndToEnd(
+                application=app.name,
+                uses=app.uses,
+                timing=timing,
+                amdahl=AMDAHL_NOT_ESTABLISHED,
+                declared_share=app.share,
+                claimed_bound=claimed,
+                value=worth,
+                value_missing=missing,
+                capacity_missing=NO_CAPACITY,
+            )
+        )
+    return tuple(found)
+
+
+def _value(
+    study: Study, app: ImportedApplication, timing: ImportedTiming, op: ImportedTiming | None, level: float
+) -> tuple[Value | None, str | None]:
+    """Frequency x saved time per unit, from an established effect only, capped at the declared share."""
+    declared = study.value
+    if declared is None or declared.frequency is None or declared.scale is None:
+        return None, "the study states no frequency and scale"
+    if declared.basis is not None and declared.basis.id != app.name:
+        return None, f"the value is computed from `{declared.basis.id}`"
+    if not timing.evidence_grade or timing.low is None or timing.high is None or timing.ratio is None:
+        return None, f"no established end-to-end effect: the timing is {timing.verdict}"
+    if not timing.baseline.median_ns:
+        return None, "the baseline's request time is unknown"
+    low, point, high = timing.low, timing.ratio, timing.high
+    if app.share is not None and op is not None and op.low is not None and op.low > 0:
+        floor = amdahl_time_ratio(app.share, op.low)
+        if floor < 1.0:
+            low, point, high = max(low, floor), max(point, floor), max(high, floor)
+    frequency = declared.frequency.quantity
+    unit = f"s {frequency.unit.text}".strip() if frequency.unit else "s"
+    measured = Estimate(point, min(low, point), max(high, point), level)
+    return (
+        value(
+            measured,
+            timing.indicated,  # type: ignore[arg-type]
+            timing.baseline.median_ns * 1e-9,
+            frequency=frequency.value,
+            scale=1.0,
+            unit=unit,
+        ),
+        None,
+    )
