@@ -71,7 +71,15 @@ def test_value_is_capped_at_amdahl_for_the_production_share():
     r = reconcile(Estimate.point(0.5), Estimate.point(0.9), measured, theta=0.01)
     assert r.status == "consistent"
     v = value(
-        measured, "faster", 1.0, frequency=1.0, scale=1.0, unit="s", reconciliation=r, production_share=0.1
+        measured,
+        "faster",
+        1.0,
+        frequency=1.0,
+        scale=1.0,
+        unit="s",
+        reconciliation=r,
+        production_share=0.1,
+        op_ratio=r.op_ratio,
     )
     assert v.capped
     assert v.saved_time.high == pytest.approx(0.01) and v.saved_time.value == pytest.approx(0.01)
@@ -83,7 +91,15 @@ def test_a_loss_is_not_capped():
     measured = Estimate(1.05, 1.04, 1.06, 0.95)
     r = reconcile(Estimate.point(0.5), Estimate.point(1.1), measured, theta=0.01)
     v = value(
-        measured, "slower", 1.0, frequency=1.0, scale=1.0, unit="s", reconciliation=r, production_share=0.1
+        measured,
+        "slower",
+        1.0,
+        frequency=1.0,
+        scale=1.0,
+        unit="s",
+        reconciliation=r,
+        production_share=0.1,
+        op_ratio=r.op_ratio,
     )
     assert v.established and not v.capped
     assert v.saved_time.value == pytest.approx(-0.05)

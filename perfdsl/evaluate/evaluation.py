@@ -207,6 +207,7 @@ def _value(
             unit=unit,
             reconciliation=reconciliation,
             production_share=share,
+            op_ratio=reconciliation.op_ratio if reconciliation else None,
             share_check=amdahl.share_check if amdahl else None,
         )
 

@@ -17,9 +17,11 @@ predicts, and a `<= amdahl` prediction is "not evidence".
 
 **Value** follows SPEC §6's rules: only from an established end-to-end effect
 (evidence-grade, beyond the threshold), and never beyond what Amdahl allows at
-the declared share (the favourable end is capped at (1 - share) + share x
-r_low, as `stats.value` does). **Capacity** needs a load test's goodput,
-which imported request times do not give (check refuses `load`): not computed.
+the declared share: `stats.value` caps the favourable end at
+(1 - share) + share x r_low with the operation's imported ratio, the one cap
+rule that a measured application's value uses too. **Capacity** needs a load
+test's goodput, which imported request times do not give (check refuses
+`load`): not computed.
 """
 
 from __future__ import annotations
@@ -114,14 +116,17 @@ def _value(
         return None, f"no established end-to-end effect: the timing is {timing.verdict}"
     if not timing.baseline.median_ns:
         return None, "the baseline's request time is unknown"
-    low, point, high = timing.low, timing.ratio, timing.high
-    if app.share is not None and op is not None and op.low is not None and op.low > 0:
-        floor = amdahl_time_ratio(app.share, op.low)
-        if floor < 1.0:
-            low, point, high = max(low, floor), max(point, floor), max(high, floor)
+    point = timing.ratio
+    measured = Estimate(point, min(timing.low, point), max(timing.high, point), level)
+    # The operation's imported ratio with its interval, for `stats.value`'s cap at the declared share;
+    # with no interval (the files' medians only) there is no favourable end to cap at.
+    op_ratio = (
+        Estimate(op.ratio, min(op.low, op.ratio), max(op.high, op.ratio), level)
+        if op is not None and op.ratio is not None and op.low is not None and op.high is not None
+        else None
+    )
     frequency = declared.frequency.quantity
     unit = f"s {frequency.unit.text}".strip() if frequency.unit else "s"
-    measured = Estimate(point, min(low, point), max(high, point), level)
     return (
         value(
             measured,
@@ -130,6 +135,8 @@ def _value(
             frequency=frequency.value,
             scale=1.0,
             unit=unit,
+            production_share=app.share,
+            op_ratio=op_ratio,
         ),
         None,
     )

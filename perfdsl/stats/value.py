@@ -12,7 +12,11 @@ spend a different share of its time in the operation than the test
 application, so the saving claimed may not exceed (1 - B_prod), where
 B_prod = (1 - share) + share x r_low with the operation's most favourable time
 ratio. The cap raises the interval's favourable end only; a loss (M > 1) is
-never capped, so a cost is not made to look smaller.
+never capped, so a cost is not made to look smaller. The cap takes the
+operation's ratio on its own, not through Amdahl's reconciliation, because an
+application timed by imported request times has a ratio for its operation
+and a declared share but no measured f to reconcile with
+(`evaluate.imported_end_to_end`): one rule serves both.
 
 When the measured f contradicts the declared share, the value is not
 established at all. Capping at the declared share would rest the claim on a
@@ -57,6 +61,7 @@ def value(
     unit: str,
     reconciliation: Reconciliation | None = None,
     production_share: float | None = None,
+    op_ratio: Estimate | None = None,
     share_check: ShareCheck | None = None,
 ) -> Value:
     """The value of the end-to-end effect, or "not established" with the reason.
@@ -64,8 +69,9 @@ def value(
     `measured` is the application's time ratio with its interval and
     `verdict` its verdict; `baseline_time` the baseline's seconds per unit of
     work; `frequency` units per period; `scale` turns seconds into the value
-    unit (1 / 3600 for GPU-hours with one GPU per unit). The cap needs the
-    reconciliation (for the operation's ratio) and the declared production share;
+    unit (1 / 3600 for GPU-hours with one GPU per unit). `reconciliation`
+    withholds the value when Amdahl contradicts the effect. The cap needs the
+    declared production share and `op_ratio`, the operation's time ratio;
     `share_check`, that share against the measured f, withholds the value when
     they disagree.
     """
@@ -76,8 +82,8 @@ def value(
         return Value(False, reason, None, None, unit, False)
     low, value_, high = measured.low, measured.value, measured.high
     capped = False
-    if reconciliation is not None and production_share is not None:
-        floor = amdahl_time_ratio(production_share, reconciliation.op_ratio.low)
+    if op_ratio is not None and production_share is not None:
+        floor = amdahl_time_ratio(production_share, op_ratio.low)
         capped = low < floor and floor < 1.0
         if floor < 1.0:
             low, value_, high = max(low, floor), max(value_, floor), max(high, floor)
