@@ -363,3 +363,16 @@ def test_each_failing_case_says_what_went_wrong(
 ) -> None:
     (case,) = _run(tmp_path, failing=failing).operations[0].correctness.failing
     assert (case.variant, case.seed, case.kinds) == ("change", 1, kinds)
+
+
+def test_value_is_capped_at_what_amdahl_allows_at_the_declared_share(tmp_path: Path) -> None:
+    # f = 10 % (declared and measured), the operation at 0.5: no application can be faster than
+    # B = 0.95, so the favourable end of an effect measured around 0.95 is capped there.
+    ev = _run(tmp_path, share=0.1, declared_share="10%", kernel_ratio=0.5, in_app_ratio=0.5, app_ratio=0.95)
+    assert ev.end_to_end.amdahl.reconciliation.status == "consistent"
+    assert ev.end_to_end.comparison.ci_low < 0.95
+    fleet = ev.value.fleet
+    assert fleet.established and fleet.capped
+    saved_at_cap = 1 - (0.9 + 0.1 * ev.end_to_end.amdahl.reconciliation.op_ratio.low)
+    baseline_s = ev.end_to_end.baseline_median_ns * 1e-9
+    assert fleet.saved_time.high == pytest.approx(baseline_s * saved_at_cap, rel=1e-6)
