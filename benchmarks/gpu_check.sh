@@ -9,7 +9,9 @@
 # 2. the fused RMSNorm against torch.nn.functional.rms_norm on the same shape;
 # 3. if ncu works, one launch of every bundled kernel under ncu --clock-control none;
 # 4. one table: bandwidth as a fraction of the copy roof measured in the same call,
-#    correctness, launch overhead, base/change ratios, the peer and the counters.
+#    correctness, launch overhead, base/change ratios, the peer and the counters;
+# 5. after the table, the RMSNorm study whose change is a Triton kernel, if Triton
+#    is there (the image lists triton 3.6.0), with whatever time the call has left.
 #
 # Each step has its own time limit, so the table still prints (from whatever
 # finished) inside the tool's 10 minutes. Uses the image's python3, numba,
@@ -76,3 +78,17 @@ if ((${#bundles[@]} == 0)); then
 fi
 python3 benchmarks/gpu_table.py table "${bundles[@]}" --ncu "$NCU_CSV" --peer "$OUT/peer.json" \
   2>&1 | tee "$OUT/table.txt"
+
+# 5. After the table, so the table never waits for it: the RMSNorm study whose change
+#    is a Triton kernel (kernels/triton_rmsnorm.py, bound through Variant.cuda_bind),
+#    if the image's python3 has Triton; its bundle's code/ holds Triton's PTX, cubin
+#    and SASS. What comes back: $OUT/foreign.log and $OUT/foreign.tar.gz.
+if python3 -c "import triton, numba.cuda" >/dev/null 2>&1; then
+  echo "== perfdsl run rmsnorm_triton --target cuda (limit 90 s), triton $(python3 -c 'import triton; print(triton.__version__)')" \
+    | tee "$OUT/foreign.log"
+  timeout --signal=INT --kill-after=15 90 python3 -m perfdsl run "$WORK/studies/rmsnorm_triton.perf" \
+    --target cuda --artifacts "$WORK/foreign" 2>&1 | grep -v "  load: " | tail -n 25 | tee -a "$OUT/foreign.log"
+  tar -czf "$OUT/foreign.tar.gz" -C "$WORK" foreign 2>/dev/null
+else
+  echo "python3 here has no Triton: the Triton study was not run" | tee "$OUT/foreign.log"
+fi

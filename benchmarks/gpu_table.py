@@ -277,6 +277,13 @@ GPU_STUDIES: dict[str, dict[str, str]] = {
         r"rotate 4": "rotate 2",
         LOAD: "requests 500; load poisson 400..800 step 400 rps",
     },
+    # The same operation with the change written in Triton (kernels/triton_rmsnorm.py).
+    "rmsnorm_triton": {
+        r"shapes +\(M, N\) in .*": "shapes    (M, N) in [(64, 4096), (16384, 8192)]",
+        r"weights +\[.*": "weights   [0.6, 0.4]",
+        r"rotate 4": "rotate 2",
+        LOAD: "requests 500; load poisson 400..800 step 400 rps",
+    },
     "transpose_bank_conflicts": {
         r"shapes +\(R, C\) in .*": "shapes    (R, C) in [(1024, 1024), (8192, 8192)]",
         r"weights +\[.*": "weights   [0.6, 0.4]",

@@ -1,10 +1,10 @@
 """The contract between perfdsl and the code a study measures.
 
 A study names its implementations by Python reference (`kernels.rmsnorm:fused`).
-`perfdsl run` imports the module and expects the attribute to be one of the
-three values below. They are plain frozen records of callables, so a user's own
-module needs nothing from perfdsl but this file, and `perfdsl check` never has
-to import any of them.
+`perfdsl run` imports the module and expects the attribute to be a Reference,
+a Variant or an Application. They are plain frozen records of callables, so a
+user's own module needs nothing from perfdsl but this file, and `perfdsl check`
+never has to import any of them.
 
 Calling conventions (the same for every target, so the harness can treat
 baseline and change alike):
@@ -17,11 +17,37 @@ baseline and change alike):
   *enqueues* its launches on `stream`: the harness synchronises and times;
 * every output element must be written: the harness poisons outputs with NaN
   before each call and checks that none survive.
+
+Implementations beyond Numba (Triton, PyTorch, CuPy, cuda.core / NVRTC) give
+`Variant.cuda_bind` instead of `Variant.cuda`:
+
+* `cuda_bind(stream, **inputs, **outputs) -> call` is called once per buffer set,
+  outside the timed region, and returns a no-argument `call()` that enqueues one
+  run. The arrays are perfdsl's device arrays; each exposes
+  `__cuda_array_interface__` (v3), which `torch.as_tensor(a, device="cuda")`,
+  `cupy.asarray(a)` and cuda.core's `StridedMemoryView` take without a copy, so
+  wrapping them is paid once, not per sample. `stream` is a `CudaStream`: it
+  exposes `__cuda_stream__` (the cuda.core protocol) and its raw `handle`
+  (for `torch.cuda.ExternalStream(stream.handle)`,
+  `cupy.cuda.ExternalStream(stream.handle)` or Triton's `stream=` argument);
+* `call()` must launch on that stream and must not synchronise: the harness
+  times it between two CUDA events recorded on the same stream, so work
+  launched elsewhere is not timed (and not waited for);
+* `cuda_code(dtype, cc)` optionally hands over the compiled code of every kernel
+  `call()` launches (`KernelCode`: PTX and/or cubin, under the kernel's entry
+  name). It is archived beside Numba's kernels and read the same way (cubin ->
+  SASS); its names are what Nsight Compute filters and attributes launches by.
+
+Under `cudasim` the arrays' interface points at host memory (the simulator has
+no device), so there only code that reads the interface itself can run.
+
+A CPU implementation is any Python callable (NumPy, PyTorch on the CPU through
+`torch.from_numpy`): `Variant.cpu` as above.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -54,6 +80,36 @@ class Reference:
 
 
 @attrs.frozen
+class CudaStream:
+    """The stream a foreign CUDA implementation must launch on: perfdsl's timing stream."""
+
+    handle: int
+    """The raw `CUstream` (0 under the simulator, which has no stream)."""
+    numba: Any = attrs.field(default=None, eq=False, repr=False)
+    """The same stream as a numba.cuda stream, for code that launches Numba kernels too."""
+
+    def __cuda_stream__(self) -> tuple[int, int]:
+        """The cuda.core stream protocol: (protocol version 0, the raw handle)."""
+        return (0, self.handle)
+
+
+@attrs.frozen
+class KernelCode:
+    """One compiled CUDA kernel that a foreign implementation launches, as its compiler wrote it."""
+
+    name: str
+    """The kernel's entry symbol, as the cubin, nvdisasm and Nsight Compute name it."""
+    ptx: str | None = None
+    cubin: bytes | None = None
+    """The binary that runs, where the compiler gives it (Triton's `asm["cubin"]`); without it the
+    PTX is assembled with nvJitLink for the static evidence."""
+    signature: str = ""
+    """What the kernel was compiled for, in its compiler's words (argument types, constants)."""
+    compiler: str = ""
+    """The compiler and its version, e.g. "triton 3.9.0", recorded with the code."""
+
+
+@attrs.frozen
 class Variant:
     """One implementation of an operation (a baseline or a change) for each target."""
 
@@ -61,6 +117,13 @@ class Variant:
     """Distinct across a study: it labels samples, kernels and compiled code."""
     cpu: Callable[..., None] | None = None
     cuda: Callable[..., None] | None = None
+    cuda_bind: Callable[..., Callable[[], None]] | None = None
+    """For implementations beyond Numba: `cuda_bind(stream, **inputs, **outputs) -> call`,
+    called once per buffer set (see the module docstring). A variant gives `cuda` or
+    `cuda_bind`, not both."""
+    cuda_code: Callable[[str, tuple[int, int]], Sequence[KernelCode]] | None = None
+    """`cuda_code(dtype, cc)`: the compiled code of every kernel `cuda_bind`'s call launches, for
+    compute capability `cc`, e.g. (9, 0); the dtype is the workload's, e.g. "float32"."""
     cuda_kernels: tuple[KernelSignature, ...] = ()
     """Every CUDA kernel `cuda` launches, for static PTX/SASS evidence."""
     cpu_kernels: tuple[KernelSignature, ...] = ()
@@ -77,6 +140,12 @@ class Variant:
     workspace, or its own output updated in place pass after pass. Not rotated like its buffers:
     where they fit in a cache that is not flushed between calls, part of its modelled traffic is
     cache traffic, and it is not held to a DRAM roof."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.cuda is not None and self.cuda_bind is not None:
+            raise ValueError(f"variant `{self.name}` gives both `cuda` and `cuda_bind`: keep one")
+        if self.cuda_code is not None and self.cuda_bind is None:
+            raise ValueError(f"variant `{self.name}` gives `cuda_code` without `cuda_bind`")
 
 
 @attrs.frozen

@@ -26,6 +26,7 @@ leaves no bundle behind. Layout: docs/bundle.md.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ from perfdsl.bundle.results import (
     WorkerFailure,
 )
 from perfdsl.bundle.static import StaticCode, VariantCode
-from perfdsl.kernel import Application, Reference, Variant
+from perfdsl.kernel import Application, KernelCode, Reference, Variant
 from perfdsl.runtime.correctness import Case, CorrectnessResult
 from perfdsl.runtime.counters.attach import attach_counters
 from perfdsl.runtime.isolation import Limits, Session, WorkerDied
@@ -55,7 +56,7 @@ from perfdsl.runtime.progress import Calibration, RunEstimate, RunProgress, esti
 from perfdsl.runtime.resolve import ResolveError, resolve
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.timing import Failure as TimingFailure
-from perfdsl.runtime.timing import TimingRecord
+from perfdsl.runtime.timing import TimingRecord, describe_error
 from perfdsl.runtime.worker import ARMS, ROOF_ARM, ROOF_ARMS, Job
 
 
@@ -251,9 +252,16 @@ def _static_code(
     cuda_kernels = dict.fromkeys(k for v in variants for k in v.cuda_kernels)
     cpu_functions = dict.fromkeys(f for v in variants for f in v.cpu_kernels)
     records = []
+    foreign: dict[str, tuple[str, ...]] = {}
     if "cuda" in target.spec.archives:
         for kernel, signature in cuda_kernels:
             records.append(inspect_cuda_kernel(kernel, signature.replace("{dtype}", plan.dtype)))
+        for variant in dict.fromkeys(variants):
+            if variant.cuda_code is None:
+                continue
+            found = _foreign_code(variant.name, variant.cuda_code, plan.dtype)
+            foreign[variant.name] = tuple(record.name for record in found)
+            records.extend(found)
     for function, signature in cpu_functions:
         records.append(inspect_cpu_function(function, signature.replace("{dtype}", plan.dtype)))
     summary = write_compiled_code(bundle.tmp / "code", records)
@@ -261,7 +269,7 @@ def _static_code(
         summary,
         variants={
             v.name: VariantCode(
-                cuda=tuple(sorted({getattr(k, "__name__", str(k)) for k, _ in v.cuda_kernels})),
+                cuda=tuple(sorted({_kernel_name(k) for k, _ in v.cuda_kernels} | {*foreign.get(v.name, ())})),
                 cpu=tuple(sorted({getattr(f, "__name__", str(f)) for f, _ in v.cpu_kernels})),
             )
             for v in variants
@@ -270,6 +278,25 @@ def _static_code(
         if "cuda" in target.spec.archives
         else "the simulator cannot compile PTX: run --target cpu or cuda for it",
     )
+
+
+def _kernel_name(kernel: Any) -> str:
+    return getattr(kernel, "__name__", str(kernel))
+
+
+def _foreign_code(
+    name: str, cuda_code: Callable[[str, tuple[int, int]], Sequence[KernelCode]], dtype: str
+) -> list[Any]:
+    """The code a foreign variant hands over (`Variant.cuda_code`), read statically; a hook that
+    fails (its compiler is not installed here, say) leaves one record saying why, not a crash."""
+    from perfdsl.runtime.static_code.cuda import DEFAULT_CC
+    from perfdsl.runtime.static_code.foreign import inspect_kernel_code, missing_code
+
+    try:
+        codes = tuple(cuda_code(dtype, DEFAULT_CC))
+    except Exception as error:
+        return [missing_code(name, f"`{name}.cuda_code` raised {describe_error(error)}")]
+    return [inspect_kernel_code(code, cc=DEFAULT_CC) for code in codes]
 
 
 def _operation(

@@ -193,6 +193,8 @@ class CudaTarget(Target):
     name = spec.name
     timings_valid = spec.timings_are_evidence
     flushes_cache = True
+    simulated = False
+    """Whether device arrays are host memory under Numba's simulator."""
 
     def __init__(self) -> None:
         if simulator_enabled():
@@ -252,11 +254,26 @@ class CudaTarget(Target):
         self.stream.synchronize()
 
     def op(self, variant: Variant) -> Callable[..., None]:
-        """`variant.cuda` with the stream bound: the AppContext calling convention."""
+        """`variant.cuda` with the stream bound: the AppContext calling convention.
+
+        A foreign variant is bound afresh on every call here: an application passes
+        new arrays each time, so there is no buffer set to bind once.
+        """
+        if variant.cuda_bind is not None:
+            return lambda **arrays: self.bind(variant, arrays)()
         if variant.cuda is None:
-            raise TargetError(f"variant `{variant.name}` has no `cuda` implementation")
+            raise TargetError(f"variant `{variant.name}` has no `cuda` or `cuda_bind` implementation")
         cuda_call, stream = variant.cuda, self.stream
         return lambda **arrays: cuda_call(stream, **arrays)
+
+    def bind(self, variant: Variant, arrays: Mapping[str, Any]) -> Callable[[], None]:
+        """A no-argument call of `variant` on `arrays`; a foreign variant's `cuda_bind` runs here,
+        once, outside any timed call."""
+        if variant.cuda_bind is None:
+            return super().bind(variant, arrays)
+        from perfdsl.runtime.foreign import bind_foreign, stream_of
+
+        return bind_foreign(variant, stream_of(self.stream), arrays, simulated=self.simulated)
 
     def flush_l2(self) -> None:
         """Overwrite L2 with a memset of an L2-sized buffer, enqueued on the stream."""
@@ -292,6 +309,7 @@ class CudaSimTarget(CudaTarget):
     name = spec.name
     timings_valid = spec.timings_are_evidence
     flushes_cache = False
+    simulated = True
 
     def __init__(self) -> None:
         if not simulator_enabled():

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 import attrs
 
 from perfdsl.bundle.results import ShapeRecord
-from perfdsl.runtime.counters.names import variant_kernel_names
+from perfdsl.runtime.counters.names import foreign_kernel_names, variant_kernel_names
 from perfdsl.runtime.counters.ncu import TIMEOUT_S, CounterRequest, collect
+from perfdsl.runtime.static_code.cuda import DEFAULT_CC
 
 if TYPE_CHECKING:
     from perfdsl.bundle.files import BundleWriter
@@ -57,6 +58,9 @@ def attach_counters(
             arms=tuple((arm, getattr(operation, arm)) for arm in variants),
             variants=tuple(v.name for v in variants.values()),
             kernels=variant_kernel_names(variants.values()),
+            # Entry names do not depend on the GPU: the harness's process asks for them
+            # without touching one (the profiled driver does).
+            foreign_kernels=foreign_kernel_names(variants.values(), plan.dtype, DEFAULT_CC),
             sizes=dict(shape.sizes),
             dtype=plan.dtype,
             measures=plan.measures,

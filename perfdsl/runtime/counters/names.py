@@ -7,6 +7,10 @@ against the mangled name, is the length-prefixed Python name followed by an ABI
 tag or the end of the nested name, so `fused_kernel` never selects
 `unfused_kernel`. Reading the CSV back, each row's name, however ncu printed it,
 is reduced to the Python function's own name.
+
+Kernels beyond Numba (Triton, CuPy, NVRTC) are not mangled this way: their
+entry symbol is what the implementation declares in the `KernelCode` its
+`cuda_code` hook hands over, and the filter matches it exactly.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ def mangled_identifier(name: str) -> str:
     return f"{len(escaped)}{escaped}"
 
 
-def kernel_regex(names: Iterable[str]) -> str:
+def kernel_regex(names: Iterable[str], exact: Iterable[str] = ()) -> str:
     """The `--kernel-name regex:` body (with `--kernel-name-base mangled`) selecting these
     kernels and the marker.
 
@@ -46,9 +50,11 @@ def kernel_regex(names: Iterable[str]) -> str:
     engine is not Python's, so nothing here depends on lookaround. The length prefix
     makes the name exact; the ABI tag (`B2v1`, numba-cuda) or `E` (the end of the
     nested name, older Numba) rules out a longer name that starts the same way.
+    `exact` are foreign kernels' entry symbols, matched whole (`^name$`).
     """
     unique = sorted({*names, MARKER_KERNEL})
-    return "|".join(f"{mangled_identifier(name)}(B[0-9]|E)" for name in unique)
+    numba = [f"{mangled_identifier(name)}(B[0-9]|E)" for name in unique]
+    return "|".join([*numba, *(f"^{re.escape(name)}$" for name in sorted(set(exact)))])
 
 
 def kernel_function_name(kernel: str) -> str:
@@ -76,8 +82,25 @@ def kernel_function_name(kernel: str) -> str:
     return words[-1] if words else kernel
 
 
+def foreign_kernel_names(variants: Iterable[Variant], dtype: str, cc: tuple[int, int]) -> tuple[str, ...]:
+    """The entry symbols of every kernel the foreign variants hand over (`Variant.cuda_code`).
+
+    A hook that raises contributes nothing: its launches then do not pass the
+    filter, and its arm is reported as counting no launch, not as a crash.
+    """
+    names = set()
+    for variant in variants:
+        if variant.cuda_code is None:
+            continue
+        try:
+            names.update(code.name for code in variant.cuda_code(dtype, cc))
+        except Exception:  # the hook's failure is recorded with the static code
+            continue
+    return tuple(sorted(names))
+
+
 def variant_kernel_names(variants: Iterable[Variant]) -> tuple[str, ...]:
-    """The Python names of every CUDA kernel the variants declare they launch."""
+    """The Python names of every Numba CUDA kernel the variants declare they launch."""
     names = set()
     for variant in variants:
         for kernel, _ in variant.cuda_kernels:

@@ -13,7 +13,8 @@ The choices below are what make ncu's counts comparable with the timed samples
   caches before every replay pass, so counted DRAM bytes are cold like the
   samples, whose L2 the timing harness flushes;
 * the kernel filter (`names.kernel_regex`) selects the variants' kernels and the
-  marker by their mangled names.
+  marker by their mangled names, and foreign kernels by the entry symbols their
+  `cuda_code` hook declares.
 
 A missing `ncu`, a permission error (ERR_NVGPUCTRPERM), a timeout or an
 unreadable CSV is never an exception: the result is `missing`, saying why.
@@ -64,10 +65,12 @@ class CounterRequest:
     variants: tuple[str, ...]
     """The variants' names, in the same order (they label the results)."""
     kernels: tuple[str, ...]
-    """Python names of every CUDA kernel the variants launch."""
+    """Python names of every Numba CUDA kernel the variants launch."""
     sizes: dict[str, int]
     dtype: str
     measures: tuple[str, ...]
+    foreign_kernels: tuple[str, ...] = ()
+    """Entry symbols of the kernels foreign variants declare (`KernelCode.name`), matched exactly."""
 
 
 @attrs.frozen
@@ -211,7 +214,8 @@ def collect(request: CounterRequest, timeout_s: float = TIMEOUT_S) -> CounterRes
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     with tempfile.TemporaryDirectory(prefix="perfdsl-ncu-") as workdir:
         log_file = Path(workdir) / "ncu.csv"
-        command = ncu_command(ncu, metrics, kernel_regex(request.kernels), launch_cap, log_file, driver)
+        regex = kernel_regex(request.kernels, request.foreign_kernels)
+        command = ncu_command(ncu, metrics, regex, launch_cap, log_file, driver)
         base = CounterResult(missing=None, tool=tool, command=tuple(command), metrics=metrics)
         try:
             status, output = run_command(command, timeout_s, env)

@@ -69,7 +69,7 @@ _PTX_HEADER = re.compile(r"Cuda compilation tools, release [\d.]+, V(\d+\.\d+\.\
 _PTX_VERSION = re.compile(r"^\.version\s+(\S+)", re.MULTILINE)
 
 
-def _shared_declared(ptx: str) -> int:
+def shared_declared(ptx: str) -> int:
     """Bytes of the fixed-size `.shared` arrays in PTX; `extern` (dynamic) arrays have no size."""
     return sum(int(bits) // 8 * int(n) for bits, n in _PTX_SHARED.findall(ptx))
 
@@ -83,7 +83,7 @@ _LOG_PROPERTIES = {
 }
 
 
-def _function_properties(log: str, symbol: str) -> dict[str, int]:
+def function_properties(log: str, symbol: str) -> dict[str, int]:
     """Registers, stack and spills of one function from nvJitLink's `-verbose` log.
 
     The log has a ptxas block per function (`Function properties for S` then
@@ -139,7 +139,7 @@ def inspect_cuda_kernel(
         else:
             with tempfile.TemporaryDirectory(prefix="perfdsl-sass-") as workdir:
                 sass, tools["nvdisasm"], sass_missing = disassemble(cubin, Path(workdir))
-    properties = _function_properties(log, symbol) if symbol else {}
+    properties = function_properties(log, symbol) if symbol else {}
     sections = elf_section_sizes(cubin) if cubin else {}
     return StaticKernel(
         name=name or pyfunc.__name__,
@@ -155,7 +155,7 @@ def inspect_cuda_kernel(
         ptx_counts=count_ptx(ptx) if ptx else None,
         sass_counts=count_sass(sass) if sass else None,
         registers=properties.get("registers"),
-        shared_bytes_declared=_shared_declared(ptx) if ptx else None,
+        shared_bytes_declared=shared_declared(ptx) if ptx else None,
         shared_bytes=sections.get(f".nv.shared.{symbol}", 0) if sections else None,
         local_bytes=properties.get("local_bytes"),
         spill_store_bytes=properties.get("spill_store_bytes"),
