@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from evaluate_fixtures import make_bundle
 
-from perfdsl.evaluate.evaluation import Evaluation, evaluate, write_evaluation
+from perfdsl.bundle.evaluation.evaluation import Evaluation
+from perfdsl.evaluate.evaluation import evaluate, write_evaluation
 from perfdsl.parse import parse
 from perfdsl.report.markdown import render_markdown
 from perfdsl.source import Source

@@ -6,11 +6,10 @@ import math
 
 import pytest
 
-from perfdsl.evaluate.load_curve import CurvePoint, compare_arms, goodput
+from perfdsl.bundle.evaluation.load import CurvePoint, GeneratorLag, RateResult
+from perfdsl.evaluate.load_curve import compare_arms, goodput
 from perfdsl.evaluate.predictions import judge
 from perfdsl.report import formatting as fmt
-from perfdsl.stats.generator_lag import GeneratorLag
-from perfdsl.stats.load import RateResult
 
 SLO = 0.025
 

@@ -57,8 +57,9 @@ EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
 EVALUATION = "perfdsl.evaluation/5"
-"""evaluation.json's version; a file of another version is not refused but evaluated
-again (it is derived from the other files). Kept here rather than beside the
+"""evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
+not refused but evaluated again (it is derived from the other files), and one of a
+version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
 evaluation: `perfdsl build` asks whether a bundle's evaluation.json is current
 before anything else, and answering must not import the statistics (scipy
 alone costs a second of a fresh build).
@@ -86,6 +87,14 @@ alone costs a second of a fresh build).
   each shape's mechanism lists every measured roof (`roofs`).
 """
 
+
+SUPERSEDED_EVALUATION = (
+    "perfdsl.evaluation/1",
+    "perfdsl.evaluation/2",
+    "perfdsl.evaluation/3",
+    "perfdsl.evaluation/4",
+)
+"""Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 
 IMPORTED = "perfdsl.imported/1"
 """imported.json's version (a wholly imported study's index of copied files).

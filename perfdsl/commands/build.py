@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from perfdsl import targets
 from perfdsl.atomic import replacing
 from perfdsl.bundle import versions
+from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.imported import is_imported_bundle
 from perfdsl.bundle.versions import BundleFormatError
 from perfdsl.collector import collector_paused
@@ -178,7 +179,7 @@ def _evaluation(bundle: Path, matches_manifest: bool) -> dict[str, Any]:
             schema = _read_json(path).get("schema")
         except CommandError:
             schema = None
-        if schema != versions.EVALUATION:
+        if schema is None or schema in versions.SUPERSEDED_EVALUATION:
             why = f"its {versions.EVALUATION_FILE} has schema {schema!r}, not {versions.EVALUATION!r}"
     if why is not None:
         from perfdsl.bundle.files import BundleError
@@ -194,7 +195,10 @@ def _evaluation(bundle: Path, matches_manifest: bool) -> dict[str, Any]:
             where = error.filename or bundle
             raise CommandError(f"{where}: cannot write: {error.strerror or error}") from None
         print(f"perfdsl build: evaluated {bundle} first: {why}", file=sys.stderr)
-    return _read_json(path)
+    try:
+        return Evaluation.read(bundle).to_json()
+    except (OSError, ValueError, BundleFormatError) as error:
+        raise CommandError(str(error)) from None
 
 
 def _markdown(
@@ -223,7 +227,6 @@ def _imported_evaluation(bundle: Path, study_name: str) -> dict[str, Any]:
     """A wholly imported study's bundle, verified, evaluated afresh (it takes milliseconds), as JSON."""
     from perfdsl.bundle.files import BundleError
     from perfdsl.bundle.imported import IMPORTED
-    from perfdsl.evaluate.evaluation import to_plain
     from perfdsl.evaluate.imported import evaluate_imported_bundle, write_imported_evaluation
     from perfdsl.evaluate.inputs import EvaluateError
 
@@ -235,7 +238,7 @@ def _imported_evaluation(bundle: Path, study_name: str) -> dict[str, Any]:
         write_imported_evaluation(bundle, evaluation)
     except (EvaluateError, BundleError) as error:
         raise CommandError(str(error)) from None
-    return to_plain(evaluation)
+    return evaluation.to_json()
 
 
 def _imported_markdown(study: Study, evaluation: dict[str, Any], bundle: Path) -> str:

@@ -21,15 +21,15 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import attrs
 import numpy as np
 
 from perfdsl.bundle import versions
+from perfdsl.bundle.evaluation.imported import ImportedEvaluation, ImportedTiming, SideResult
+from perfdsl.bundle.evaluation.verdicts import PredictionResult
 from perfdsl.bundle.files import dumps, replace_file, verify_bundle
 from perfdsl.bundle.imported import ImportedOperation, ImportedRun, ImportedSide
-from perfdsl.evaluate.evaluation import to_plain
 from perfdsl.evaluate.inputs import EvaluateError
-from perfdsl.evaluate.predictions import PredictionResult, judge
+from perfdsl.evaluate.predictions import judge
 from perfdsl.imports.evidence import Entry, ImportedEvidence, ImportFormatError
 from perfdsl.imports.registry import parse_import
 from perfdsl.imports.select import select_entry
@@ -41,68 +41,6 @@ from perfdsl.stats.paired import compare_paired, pair_blocks, too_few_pairs
 from perfdsl.stats.unpaired import compare_unpaired
 
 ONE_BLOCK = "fewer than two blocks on a side: no spread between blocks, no interval"
-
-
-@attrs.frozen
-class SideResult:
-    """One imported side, labelled as the report prints it beside its number."""
-
-    entry: str
-    file: str
-    source: str
-    format: str
-    tool: str
-    tool_version: str | None
-    granularity: str
-    interleaved: str
-    environment: tuple[tuple[str, str], ...]
-    sha256: str
-    blocks: int
-    samples: int
-    calls_per_sample: int | None
-    median_ns: float | None
-    """The median of the block medians, or the file's own median when it holds statistics only."""
-
-
-@attrs.frozen
-class ImportedTiming:
-    """An operation's time ratio from imported entries, and how far it can be trusted."""
-
-    operation: str
-    method: str
-    """`paired`, `unpaired`, or `medians` (the files' own medians: a point, no interval)."""
-    ratio: float | None
-    low: float | None
-    high: float | None
-    indicated: str | None
-    """The statistical call (`faster`, ...) where an interval exists."""
-    evidence_grade: bool
-    caveats: tuple[str, ...]
-    verdict: str
-    """`indicated` when evidence-grade, else "not evidence-grade: <caveats>"."""
-    baseline: SideResult
-    change: SideResult
-
-
-@attrs.frozen
-class ImportedEvaluation:
-    """evaluation.json of a wholly imported study."""
-
-    schema: str
-    study: str
-    run_id: str
-    level: float
-    threshold: float
-    timings: tuple[ImportedTiming, ...]
-    sizes: dict[str, dict[str, int]]
-    """Operation -> the one shape its files measured."""
-    models: dict[str, dict[str, dict[str, float]]]
-    """Operation -> modelled quantity -> arm -> value, at the one shape."""
-    predictions: tuple[PredictionResult, ...]
-    correctness_not_run: str | None
-    end_to_end_not_run: str | None
-    decision: str | None
-    findings: tuple[str, ...]
 
 
 def evaluate_imported(bundle: Path, study: Study) -> ImportedEvaluation:
@@ -315,7 +253,7 @@ def evaluate_imported_bundle(bundle: Path) -> ImportedEvaluation:
 
 def write_imported_evaluation(bundle: Path, evaluation: ImportedEvaluation) -> Path:
     """Write evaluation.json (sorted keys, rounded floats) and update the manifest."""
-    return replace_file(bundle, versions.EVALUATION_FILE, dumps(to_plain(evaluation)).encode("utf-8"))
+    return replace_file(bundle, versions.EVALUATION_FILE, dumps(evaluation.to_json()).encode("utf-8"))
 
 
 def summary(evaluation: ImportedEvaluation) -> str:

@@ -17,10 +17,10 @@ from typing import Any
 
 import attrs
 
+from perfdsl.bundle.evaluation.verdicts import CurrentStudy
 from perfdsl.bundle.plan import Plan
 from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import Results
-from perfdsl.evaluate.registration import CurrentStudy
 from perfdsl.expectations import expectations
 from perfdsl.nodes import Condition, Study
 from perfdsl.report.html import Figure

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from perfdsl.evaluate.registration import CurrentStudy
+from perfdsl.bundle.evaluation.verdicts import CurrentStudy
 from perfdsl.nodes import Study
 from perfdsl.report import (
     correctness,
