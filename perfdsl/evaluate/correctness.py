@@ -14,6 +14,7 @@ from perfdsl.bundle.evaluation.correctness import (
     CorrectnessSummary,
     FailingCase,
     FailureKind,
+    ModelArm,
     ModelLevel,
 )
 from perfdsl.bundle.results import CorrectnessCase, CorrectnessRecord
@@ -85,10 +86,10 @@ def summarize_model_level(application: ApplicationRecord | None) -> ModelLevel:
     arms = {}
     for arm, result in sorted(record.arms.items()):
         output = result.output
-        arms[arm] = {
-            "passed": result.passed,
-            "rel_l2": output.rel_l2 if output else None,
-            "max_abs": output.max_abs if output else None,
-            "message": result.message or (output.problem if output else ""),
-        }
+        arms[arm] = ModelArm(
+            passed=result.passed,
+            rel_l2=output.rel_l2 if output else None,
+            max_abs=output.max_abs if output else None,
+            message=result.message or (output.problem if output else ""),
+        )
     return ModelLevel(record.passed, arms, None)

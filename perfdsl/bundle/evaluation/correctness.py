@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 
@@ -51,10 +51,20 @@ class CorrectnessSummary:
 
 
 @attrs.frozen
+class ModelArm:
+    """One arm's application output against its float64 run."""
+
+    passed: bool
+    rel_l2: float | None
+    max_abs: float | None
+    """None where the run recorded no output to compare."""
+    message: str
+
+
+@attrs.frozen
 class ModelLevel:
     """The application's output with each arm against its float64 run."""
 
     passed: bool | None
-    arms: dict[str, dict[str, Any]]
-    """Per arm: passed, rel_l2, max_abs, message (None where the run recorded none)."""
+    arms: dict[str, ModelArm]
     missing: str | None
