@@ -32,7 +32,8 @@ from types import ModuleType
 import attrs
 import numpy as np
 
-from perfdsl.evaluate.compare import Comparison, compare, compare_blocks
+from perfdsl.bundle.evaluation.kernels import Comparison
+from perfdsl.evaluate.compare import compare, compare_blocks
 from perfdsl.kernel import Variant
 from perfdsl.runtime.targets import make_target
 from perfdsl.runtime.timing import TimingSettings, prepare_arms, sample

@@ -18,7 +18,6 @@ its median; the minimum shows what a quiet machine gives.
 
 from __future__ import annotations
 
-import json
 import statistics
 import subprocess
 import sys
@@ -58,6 +57,7 @@ def split(bundle: Path) -> dict[str, float]:
 
 
 def _split(bundle: Path) -> dict[str, float]:
+    from perfdsl.bundle.evaluation.evaluation import Evaluation
     from perfdsl.evaluate.registration import check_current
     from perfdsl.parse import parse
     from perfdsl.report.context import draw_figures
@@ -68,18 +68,18 @@ def _split(bundle: Path) -> dict[str, float]:
 
     study = parse(Source.read(STUDY)).study
     assert study is not None
-    evaluation = json.loads((bundle / "evaluation.json").read_text(encoding="utf-8"))
+    evaluation = Evaluation.read(bundle)
     start = time.perf_counter()
     markdown, drawings = render_markdown(
         study,
         evaluation,
         bundle,
-        current=check_current(evaluation["registration"]["registered_hash"], STUDY),
+        current=check_current(evaluation.registration.registered_hash, STUDY),
     )
     after_markdown = time.perf_counter()
     figures = draw_figures(drawings)
     after_figures = time.perf_counter()
-    meta = ReportMeta(study.name.id, "benchmark", evaluation["run_id"], "0" * 12, datetime.now(UTC))
+    meta = ReportMeta(study.name.id, "benchmark", evaluation.run_id, "0" * 12, datetime.now(UTC))
     html = render_html(markdown, meta, figures, inline_figures=False)
     after_html = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:

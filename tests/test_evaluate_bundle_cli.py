@@ -152,3 +152,32 @@ def test_build_refuses_a_bundle_of_an_unknown_version_even_when_evaluated(
     done = _perfdsl("build", "--md", "studies/rmsnorm_fusion.perf", "--results", str(bundle), "-o", str(out))
     _one_line_refusal(done, "build")
     assert not out.exists()
+
+
+def _set_evaluation_version(bundle: Path, schema: str) -> None:
+    """Give evaluation.json another format version, the manifest updated to match."""
+    data = json.loads((bundle / versions.EVALUATION_FILE).read_text())
+    replace_file(bundle, versions.EVALUATION_FILE, json.dumps({**data, "schema": schema}).encode())
+
+
+def test_build_refuses_an_evaluation_of_an_unknown_version(bundle: Path, tmp_path: Path) -> None:
+    assert _perfdsl("evaluate", str(bundle)).returncode == 0
+    _set_evaluation_version(bundle, "perfdsl.evaluation/99")
+    out = tmp_path / "report.md"
+    done = _perfdsl("build", "--md", "studies/rmsnorm_fusion.perf", "--results", str(bundle), "-o", str(out))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("perfdsl build: error: ")
+    assert "evaluation.json: format version 'perfdsl.evaluation/99'" in line
+    assert not out.exists()
+
+
+def test_build_evaluates_an_evaluation_of_an_earlier_version_again(bundle: Path, tmp_path: Path) -> None:
+    assert _perfdsl("evaluate", str(bundle)).returncode == 0
+    _set_evaluation_version(bundle, "perfdsl.evaluation/4")
+    out = tmp_path / "report.md"
+    done = _perfdsl("build", "--md", "studies/rmsnorm_fusion.perf", "--results", str(bundle), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "evaluated" in done.stderr and out.is_file()
+    assert json.loads((bundle / versions.EVALUATION_FILE).read_text())["schema"] == versions.EVALUATION

@@ -7,13 +7,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from perfdsl.evaluate.compare import (
-    classify,
-    compare,
-    compare_blocks,
-    dispersion,
-    minimum_detectable_effect,
-)
+from perfdsl.evaluate.compare import classify, compare, compare_blocks, dispersion, minimum_detectable_effect
 
 RESAMPLES = 2_000  # enough for stable 95 % intervals, and keeps the tests fast
 

@@ -9,14 +9,14 @@ application time ratio the change can produce.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from evaluate_fixtures import make_bundle
 
-from perfdsl.evaluate.evaluation import Evaluation, evaluate, write_evaluation
+from perfdsl.bundle.evaluation.evaluation import Evaluation
+from perfdsl.evaluate.evaluation import evaluate, write_evaluation
 from perfdsl.parse import parse
 from perfdsl.report.markdown import render_markdown
 from perfdsl.source import Source
@@ -33,10 +33,10 @@ def _run(tmp: Path, **planted: Any) -> Evaluation:
 def _page(tmp: Path, **planted: Any) -> str:
     """The report's Markdown for a planted bundle, rendered from its evaluation.json."""
     bundle = make_bundle(tmp, **planted)
-    path = write_evaluation(bundle, evaluate(bundle))
+    write_evaluation(bundle, evaluate(bundle))
     study = parse(Source("study.perf", (bundle / "study.perf").read_text())).study
     assert study is not None
-    markdown, _ = render_markdown(study, json.loads(path.read_text()), bundle)
+    markdown, _ = render_markdown(study, Evaluation.read(bundle), bundle)
     return markdown
 
 

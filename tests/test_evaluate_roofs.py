@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from perfdsl.bundle.evaluation.mechanism import MechanismQuantity, Roof
 from perfdsl.bundle.results import ShapeRecord
-from perfdsl.evaluate.mechanism import MechanismQuantity, bandwidths
+from perfdsl.evaluate.mechanism import bandwidths
 from perfdsl.evaluate.quality import check_bandwidth
-from perfdsl.evaluate.roofs import Roof, measure_roofs, mix_roof
+from perfdsl.evaluate.roofs import measure_roofs, mix_roof
 from perfdsl.runtime.timing import CACHE, DRAM, MIXED, Rotation, regime
 
 GB = 1e9

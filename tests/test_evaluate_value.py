@@ -2,9 +2,9 @@
 
 import pytest
 
+from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.evaluate.value import capacity
 from perfdsl.stats.amdahl import reconcile
-from perfdsl.stats.bootstrap import Estimate
 from perfdsl.stats.value import value
 
 

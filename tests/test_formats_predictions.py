@@ -19,7 +19,8 @@ import attrs
 import pytest
 from evaluate_fixtures import make_bundle
 
-from perfdsl.evaluate.evaluation import Evaluation, evaluate
+from perfdsl.bundle.evaluation.evaluation import Evaluation
+from perfdsl.evaluate.evaluation import evaluate
 from perfdsl.formats import predictions
 from perfdsl.formats.predictions import PolicyError, failures, parse_fail_on, render_junit, render_summary
 

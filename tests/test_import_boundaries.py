@@ -62,12 +62,13 @@ def test_the_import_reader_sees_nested_and_relative_imports() -> None:
 
 
 def _modules_after(tmp_path: Path, *argv: str) -> tuple[int, list[str]]:
-    """Run the CLI in a fresh interpreter; its status and the perfdsl modules it loaded."""
+    """Run the CLI in a fresh interpreter; its status and the perfdsl, scipy and numba modules it loaded."""
     script = (
         "import json, sys\n"
         "from perfdsl.cli import main\n"
         f"status = main({list(argv)!r})\n"
-        "print(json.dumps([status, sorted(m for m in sys.modules if m.startswith('perfdsl'))]))\n"
+        "loaded = [m for m in sys.modules if m.startswith(('perfdsl', 'scipy', 'numba'))]\n"
+        "print(json.dumps([status, sorted(loaded)]))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=600
@@ -90,3 +91,30 @@ def test_run_loads_no_report_or_evaluate_module(tmp_path: Path) -> None:
     assert status == 0
     assert "perfdsl.runtime.execute" in modules
     assert [m for m in modules if m.startswith(("perfdsl.report", "perfdsl.evaluate"))] == []
+
+
+def test_building_an_evaluated_bundle_loads_neither_the_statistics_nor_scipy(tmp_path: Path) -> None:
+    """A current evaluation.json is read into its records (`bundle.evaluation`), not recomputed."""
+    study = "studies/transpose_bank_conflicts.perf"
+    argv = ("run", study, "--target", "cpu", "--quick", "--quiet", "--artifacts", str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-m", "perfdsl", *argv], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    bundle = done.stdout.strip().splitlines()[-1]
+    evaluated = subprocess.run(
+        [sys.executable, "-m", "perfdsl", "evaluate", bundle],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert evaluated.returncode == 0, evaluated.stderr[-3000:]
+    out = str(tmp_path / "report.md")
+    status, modules = _modules_after(tmp_path, "build", "--md", study, "--results", bundle, "-o", out)
+    assert status == 0
+    assert "perfdsl.bundle.evaluation.evaluation" in modules
+    loaded = [
+        m for m in modules if m.startswith(("scipy", "numba", "perfdsl.stats", "perfdsl.evaluate.evaluation"))
+    ]
+    assert loaded == []

@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 from run_support import IMPORTED_STUDIES, REPO, environment, read_json, run
 
+from perfdsl.bundle.evaluation.imported import ImportedEvaluation
 from perfdsl.commands import CommandError
 from perfdsl.commands.run import _run_imported
-from perfdsl.evaluate.imported import ImportedEvaluation, evaluate_imported_bundle
+from perfdsl.evaluate.imported import evaluate_imported_bundle
 from perfdsl.parse import parse
 from perfdsl.runtime.imported import run_imported
 from perfdsl.source import Source

@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 from run_support import REPO
 
+from perfdsl.bundle.evaluation.imported import ImportedEndToEnd, ImportedEvaluation
 from perfdsl.bundle.files import dumps
 from perfdsl.bundle.imported import ImportedApplication, ImportedSide
 from perfdsl.evaluate import imported
-from perfdsl.evaluate.evaluation import to_plain
 from perfdsl.evaluate.imported import ImportedTiming, SideResult, evaluate_imported
-from perfdsl.evaluate.imported_end_to_end import ImportedEndToEnd, evaluate_applications
+from perfdsl.evaluate.imported_end_to_end import evaluate_applications
 from perfdsl.imports.evidence import Entry, ImportedEvidence, Label
 from perfdsl.nodes import Study
 from perfdsl.parse import parse
@@ -209,8 +209,11 @@ ALTERNATING = (0.88, 0.92) * 6
 
 
 def _report(study: Study, evaluation: imported.ImportedEvaluation) -> str:
-    """The report's Markdown from evaluation.json's mapping, as `perfdsl build --md` renders it."""
-    return render_imported_markdown(study, json.loads(dumps(to_plain(evaluation))), "planted")
+    """The report's Markdown from evaluation.json read back, as `perfdsl build --md` renders it."""
+    written = json.loads(dumps(evaluation.to_json()))
+    return render_imported_markdown(
+        study, ImportedEvaluation.from_json(written, Path("evaluation.json")), "planted"
+    )
 
 
 def test_a_paired_imported_application_is_valued_and_reported(

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import pytest
 
-from perfdsl.evaluate.load_curve import CurvePoint, compare_arms, goodput
+from perfdsl.bundle.evaluation.load import (
+    Capacity,
+    CapacityInterval,
+    CurvePoint,
+    GeneratorLag,
+    Goodput,
+    LoadEvaluation,
+    RateResult,
+)
+from perfdsl.bundle.evaluation.plain import from_plain
+from perfdsl.evaluate.load_curve import compare_arms, goodput
 from perfdsl.evaluate.predictions import judge
 from perfdsl.report import formatting as fmt
-from perfdsl.stats.generator_lag import GeneratorLag
-from perfdsl.stats.load import RateResult
 
 SLO = 0.025
 
@@ -134,27 +143,17 @@ def test_two_lower_bounds_support_no_capacity_claim() -> None:
 
 
 def test_report_states_the_bound_and_why() -> None:
-    load = {
-        "capacity": {"change": 3.797, "fleet_fraction_freed": 0.737},
-        "capacity_bound": "at most",
-        "capacity_range": {"low": 0.0, "high": 3.797, "confirmed": False},
-        "arms": [
-            {
-                "arm": "baseline",
-                "goodput": 663.0,
-                "limited_by": ["generator lag"],
-                "curve": [
-                    {"rate": 663.0, "passed": True},
-                    {"rate": 757.0, "passed": False},
-                ],
-            }
-        ],
-    }
+    bracket = CapacityInterval(0.0, 3.797, False, (-math.inf, 0.737), "")
+    curve = (CurvePoint(0, 663.0, "search", None, None), CurvePoint(1, 757.0, "search", None, "behind"))
+    baseline = Goodput("baseline", 663.0, None, False, curve, ("generator lag",), True)
+    load = LoadEvaluation(0.025, 0.99, (baseline,), Capacity(3.797, 0.737), None, "at most", bracket)
     assert fmt.capacity_ratio(load) == "in [0, 3.797), unconfirmed (single-pass goodputs)"
     caveat = fmt.capacity_caveat(load) or ""
     assert "baseline's goodput is a lower bound" in caveat
     assert "at 757 rps the load generator fell behind its schedule" in caveat
-    confirmed = {"low": 1.24, "high": None, "confirmed": True}
-    assert fmt.capacity_ratio({**load, "capacity_range": confirmed}) == "in [1.240, ∞)"
-    assert fmt.capacity_caveat({**load, "capacity_bound": "exact"}) is None
+    # An unbounded upper end, as evaluation.json holds it: null.
+    plain = {"low": 1.24, "high": None, "confirmed": True, "fleet_fraction_freed": [0.19, 1.0], "message": ""}
+    confirmed = from_plain(CapacityInterval, plain)
+    assert fmt.capacity_ratio(attrs.evolve(load, capacity_range=confirmed)) == "in [1.240, ∞)"
+    assert fmt.capacity_caveat(attrs.evolve(load, capacity_bound="exact")) is None
     assert fmt.interval(3.797, None) == "[3.797, ∞)"

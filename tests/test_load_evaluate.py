@@ -8,15 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from perfdsl.stats.generator_lag import GeneratorLag
-from perfdsl.stats.load import (
-    RateResult,
-    capacity_change,
-    find_goodput,
-    min_completions,
-    p99_check,
-    summarize_rate,
-)
+from perfdsl.bundle.evaluation.load import GeneratorLag, RateResult
+from perfdsl.stats.load import capacity_change, find_goodput, min_completions, p99_check, summarize_rate
 
 
 def test_459_completions_without_a_miss_pass_458_do_not():

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from evaluate_fixtures import make_bundle
 
+from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.evaluate.evaluation import evaluate, write_evaluation
 from perfdsl.parse import parse
 from perfdsl.report.markdown import render_markdown
@@ -47,7 +47,8 @@ def test_a_rate_lost_to_the_generator_leaves_a_lower_bound(tmp_path: Path) -> No
 
 def test_the_report_names_the_generator_as_the_limit(tmp_path: Path) -> None:
     bundle = _planted(tmp_path)
-    evaluation = json.loads(write_evaluation(bundle, evaluate(bundle)).read_text())
+    write_evaluation(bundle, evaluate(bundle))
+    evaluation = Evaluation.read(bundle)
     study = parse(Source("study.perf", (bundle / "study.perf").read_text())).study
     assert study is not None
     markdown, _ = render_markdown(study, evaluation, bundle)

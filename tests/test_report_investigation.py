@@ -1,18 +1,26 @@
 """The investigation record quotes the evidence a rejected hypothesis cites, from the evaluation.
 
-Rendered from a small evaluation dict, not a bundle: the section reads only the
-study and evaluation.json, so the numbers it must print are known exactly.
+Rendered from a planted bundle's evaluation with its numbers set here: the
+section reads only the study and evaluation.json, so the numbers it must print
+are known exactly.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+
+import attrs
+import pytest
+from evaluate_fixtures import make_bundle
 
 from perfdsl.bundle import versions
+from perfdsl.bundle.evaluation.evaluation import Evaluation
+from perfdsl.bundle.evaluation.kernels import ShapeResult
+from perfdsl.bundle.evaluation.mechanism import KernelCounts
 from perfdsl.bundle.plan import CorrectnessPlan, Plan, TimingPlan
 from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import Results
+from perfdsl.evaluate.evaluation import evaluate, write_evaluation
 from perfdsl.parse import parse
 from perfdsl.report.context import Blocks, ReportContext
 from perfdsl.report.investigation import render_investigation
@@ -36,45 +44,70 @@ STUDY = """study s {
 NO_COUNTERS = "counters need --target cuda and Nsight Compute (ncu)"
 
 
-def _shape(label: str, roof_fractions: tuple[float, float], bytes_ratio: float) -> dict[str, Any]:
-    arms = zip(("baseline", "change"), roof_fractions, strict=True)
-    bandwidth = [{"arm": arm, "roof_fraction": f} for arm, f in arms]
-    return {
-        "label": label,
-        "mechanism": {
-            "bandwidth": bandwidth,
-            "quantities": [{"name": "bytes", "label": "modelled", "ratio": bytes_ratio}],
-            "counters_missing": NO_COUNTERS,
-        },
-    }
-
-
-EVALUATION: dict[str, Any] = {
-    "timings_valid": True,
-    "level": 0.95,
-    "operations": [
-        {
-            "name": "normalize",
-            "shapes": [_shape("64x4096", (0.91, 0.61), 0.4018), _shape("256x8192", (0.95, 0.92), 0.4001)],
-            "combined": None,
-            "combined_missing": "shape 64x4096 has no timing evidence: no weighted effect",
-            "static": {
-                "baseline": [
-                    {
-                        "kernel": "rmsnorm_reduce_kernel",
-                        "kind": "cuda",
-                        "counts": {"registers": 28, "shared_bytes": 2048, "global_loads": 9},
-                    }
-                ],
-                "change": [{"kernel": "rmsnorm_fused_cpu", "kind": "cpu", "counts": {"instructions": 132}}],
-            },
-        }
-    ],
-    "end_to_end": {
-        "application": "decode_step",
-        "comparison": {"ratio": 0.6481, "ci_low": 0.4867, "ci_high": 0.9869, "verdict": "faster"},
-    },
+SHAPES = (("64x4096", (0.91, 0.61), 0.4018), ("256x8192", (0.95, 0.92), 0.4001))
+STATIC = {
+    "baseline": (
+        KernelCounts(
+            "rmsnorm_reduce_kernel", "cuda", {"registers": 28, "shared_bytes": 2048, "global_loads": 9}
+        ),
+    ),
+    "change": (KernelCounts("rmsnorm_fused_cpu", "cpu", {"instructions": 132}),),
 }
+
+
+def _shape(
+    shape: ShapeResult, label: str, roof_fractions: tuple[float, float], bytes_ratio: float
+) -> ShapeResult:
+    mechanism = shape.mechanism
+    bandwidth = tuple(
+        attrs.evolve(b, roof_fraction=f, invalid=None)
+        for b, f in zip(mechanism.bandwidth, roof_fractions, strict=True)
+    )
+    (quantity,) = (q for q in mechanism.quantities if q.name == "bytes")
+    return attrs.evolve(
+        shape,
+        label=label,
+        mechanism=attrs.evolve(
+            mechanism,
+            bandwidth=bandwidth,
+            quantities=(attrs.evolve(quantity, label="modelled", ratio=bytes_ratio),),
+            counters_missing=NO_COUNTERS,
+        ),
+    )
+
+
+@pytest.fixture(scope="module")
+def evaluation(tmp_path_factory: pytest.TempPathFactory) -> Evaluation:
+    """A planted bundle's evaluation, its numbers set to the ones the tests quote.
+
+    A real record, read back from the evaluation.json it wrote, so the section
+    renders from exactly what a report reads.
+    """
+    bundle = make_bundle(tmp_path_factory.mktemp("planted"))
+    write_evaluation(bundle, evaluate(bundle))
+    base = Evaluation.read(bundle)
+    op = base.operations[0]
+    shapes = tuple(_shape(s, *planted) for s, planted in zip(op.shapes, SHAPES, strict=True))
+    assert base.end_to_end is not None and base.end_to_end.comparison is not None
+    comparison = attrs.evolve(
+        base.end_to_end.comparison, ratio=0.6481, ci_low=0.4867, ci_high=0.9869, verdict="faster"
+    )
+    return attrs.evolve(
+        base,
+        timings_valid=True,
+        level=0.95,
+        operations=(
+            attrs.evolve(
+                op,
+                name="normalize",
+                shapes=shapes,
+                combined=None,
+                combined_missing="shape 64x4096 has no timing evidence: no weighted effect",
+                static=STATIC,
+            ),
+        ),
+        end_to_end=attrs.evolve(base.end_to_end, application="decode_step", comparison=comparison),
+    )
 
 
 def _plan() -> Plan:
@@ -100,7 +133,7 @@ def _plan() -> Plan:
     )
 
 
-def _render(evaluation: dict[str, Any]) -> list[str]:
+def _render(evaluation: Evaluation) -> list[str]:
     """The section's bullets, one per rejected hypothesis."""
     study = parse(Source("s.perf", STUDY)).study
     assert study is not None
@@ -123,8 +156,8 @@ def _render(evaluation: dict[str, Any]) -> list[str]:
     return section.split("\n")
 
 
-def test_cited_evidence_is_quoted_from_the_evaluation() -> None:
-    occupancy, _, _ = _render(EVALUATION)
+def test_cited_evidence_is_quoted_from_the_evaluation(evaluation: Evaluation) -> None:
+    occupancy, _, _ = _render(evaluation)
     assert occupancy.startswith(r"- **Rejected:** Occupancy \*limits\* the unfused kernel.")  # escaped
     assert "baseline 91% to 95% (2 shapes), change 61% to 92% (2 shapes)" in occupancy
     assert "`normalize.bytes`: modelled ratio (change / baseline) 0.4001 to 0.4018 (2 shapes)" in occupancy
@@ -135,16 +168,16 @@ def test_cited_evidence_is_quoted_from_the_evaluation() -> None:
     assert end_to_end in occupancy
 
 
-def test_missing_evidence_is_stated_with_its_reason() -> None:
-    _, conflicts, launches = _render(EVALUATION)
+def test_missing_evidence_is_stated_with_its_reason(evaluation: Evaluation) -> None:
+    _, conflicts, launches = _render(evaluation)
     assert f"`normalize.bank_conflicts`: missing from this run ({NO_COUNTERS})" in conflicts
     assert "`normalize.time`: missing from this run (shape 64x4096 has no timing evidence" in conflicts
     assert launches.endswith("**Evidence:** no evidence named; argued from the evidence above.")
 
 
-def test_timings_that_are_not_evidence_give_no_timed_numbers() -> None:
+def test_timings_that_are_not_evidence_give_no_timed_numbers(evaluation: Evaluation) -> None:
     note = "timings on `cudasim` are not evidence: no timing result has a verdict"
-    occupancy, _, _ = _render({**EVALUATION, "timings_valid": False, "timings_note": note})
+    occupancy, _, _ = _render(attrs.evolve(evaluation, timings_valid=False, timings_note=note))
     assert "`normalize.bandwidth`: missing from this run (timings on `cudasim` are not evidence" in occupancy
     assert "`decode_step.time`: missing from this run" in occupancy
     assert "0.6481" not in occupancy and "91%" not in occupancy

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.stats.amdahl import (
     amdahl_speedup,
     amdahl_time_ratio,
@@ -14,7 +15,6 @@ from perfdsl.stats.amdahl import (
     reconcile,
     throughput_as_time_ratio,
 )
-from perfdsl.stats.bootstrap import Estimate
 
 P = Estimate.point
 

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
+from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.stats.amdahl import reconcile
-from perfdsl.stats.bootstrap import Estimate
 from perfdsl.stats.capacity import GoodputBracket, capacity_interval
 from perfdsl.stats.value import value
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from perfdsl.stats.bootstrap import Estimate
+from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.stats.mechanism import QuantityRatio, ShapeQuantity, combine_quantity, reconcile_mechanism
 
 MODELLED_BYTES = QuantityRatio(0.40, "modelled")

@@ -167,7 +167,7 @@ class ImportedRun:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], path: Path) -> ImportedRun:
-        schema = str(versions.check_version(data, path, (versions.IMPORTED,)))
+        schema = str(versions.check_version(data, path, versions.READABLE_IMPORTED))
         try:
             return cls(
                 schema=schema,

@@ -57,8 +57,9 @@ EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
 EVALUATION = "perfdsl.evaluation/5"
-"""evaluation.json's version; a file of another version is not refused but evaluated
-again (it is derived from the other files). Kept here rather than beside the
+"""evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
+not refused but evaluated again (it is derived from the other files), and one of a
+version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
 evaluation: `perfdsl build` asks whether a bundle's evaluation.json is current
 before anything else, and answering must not import the statistics (scipy
 alone costs a second of a fresh build).
@@ -87,16 +88,34 @@ alone costs a second of a fresh build).
 """
 
 
-IMPORTED = "perfdsl.imported/1"
+SUPERSEDED_EVALUATION = (
+    "perfdsl.evaluation/1",
+    "perfdsl.evaluation/2",
+    "perfdsl.evaluation/3",
+    "perfdsl.evaluation/4",
+)
+"""Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
+
+IMPORTED = "perfdsl.imported/2"
 """imported.json's version (a wholly imported study's index of copied files).
 
 * `perfdsl.imported/1`: the first layout.
+* `perfdsl.imported/2`: an operation's imported Nsight Compute profile (`counters`) and
+  applications timed by imported request times (`applications`); both optional, so a
+  `/1` file still reads.
 """
 
-IMPORTED_EVALUATION = "perfdsl.imported-evaluation/1"
-"""evaluation.json's version in a wholly imported study's bundle; derived like EVALUATION.
+READABLE_IMPORTED = ("perfdsl.imported/1", IMPORTED)
+"""imported.json versions this code reads."""
+
+IMPORTED_EVALUATION = "perfdsl.imported-evaluation/2"
+"""evaluation.json's version in a wholly imported study's bundle; derived like EVALUATION
+(`perfdsl build` evaluates such a bundle again every time, so no earlier one is read).
 
 * `perfdsl.imported-evaluation/1`: the first layout.
+* `perfdsl.imported-evaluation/2`: `counted` (mechanism evidence from imported profiles,
+  labelled "counted, imported") and `applications` (imported request times, with
+  Amdahl not established and the value they support).
 """
 
 

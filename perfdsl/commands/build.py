@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 from perfdsl import targets
 from perfdsl.atomic import replacing
 from perfdsl.bundle import versions
+from perfdsl.bundle.evaluation.evaluation import Evaluation
+from perfdsl.bundle.evaluation.imported import ImportedEvaluation
 from perfdsl.bundle.imported import is_imported_bundle
 from perfdsl.bundle.versions import BundleFormatError
 from perfdsl.collector import collector_paused
@@ -161,7 +163,7 @@ def _verify(bundle: Path, study_name: str) -> bool:
     return not evaluation_problems
 
 
-def _evaluation(bundle: Path, matches_manifest: bool) -> dict[str, Any]:
+def _evaluation(bundle: Path, matches_manifest: bool) -> Evaluation:
     """evaluation.json, evaluated first when missing, out of step with the manifest, or of another schema.
 
     The statistics are imported only when an evaluation is due: a current
@@ -178,7 +180,7 @@ def _evaluation(bundle: Path, matches_manifest: bool) -> dict[str, Any]:
             schema = _read_json(path).get("schema")
         except CommandError:
             schema = None
-        if schema != versions.EVALUATION:
+        if schema is None or schema in versions.SUPERSEDED_EVALUATION:
             why = f"its {versions.EVALUATION_FILE} has schema {schema!r}, not {versions.EVALUATION!r}"
     if why is not None:
         from perfdsl.bundle.files import BundleError
@@ -194,17 +196,20 @@ def _evaluation(bundle: Path, matches_manifest: bool) -> dict[str, Any]:
             where = error.filename or bundle
             raise CommandError(f"{where}: cannot write: {error.strerror or error}") from None
         print(f"perfdsl build: evaluated {bundle} first: {why}", file=sys.stderr)
-    return _read_json(path)
+    try:
+        return Evaluation.read(bundle)
+    except (OSError, ValueError, BundleFormatError) as error:
+        raise CommandError(str(error)) from None
 
 
 def _markdown(
-    study: Study, evaluation: dict[str, Any], bundle: Path, study_path: Path
+    study: Study, evaluation: Evaluation, bundle: Path, study_path: Path
 ) -> tuple[str, dict[str, FigureDrawing]]:
     """The report's Markdown and its figures' drawings, from an evaluated bundle."""
     from perfdsl.evaluate.registration import check_current
     from perfdsl.report.markdown import render_markdown
 
-    registered = (evaluation.get("registration") or {}).get("registered_hash")
+    registered = evaluation.registration.registered_hash
     try:
         return render_markdown(
             study,
@@ -219,11 +224,10 @@ def _markdown(
         raise CommandError(str(error)) from None
 
 
-def _imported_evaluation(bundle: Path, study_name: str) -> dict[str, Any]:
-    """A wholly imported study's bundle, verified, evaluated afresh (it takes milliseconds), as JSON."""
+def _imported_evaluation(bundle: Path, study_name: str) -> ImportedEvaluation:
+    """A wholly imported study's bundle, verified, evaluated afresh (it takes milliseconds), as written."""
     from perfdsl.bundle.files import BundleError
     from perfdsl.bundle.imported import IMPORTED
-    from perfdsl.evaluate.evaluation import to_plain
     from perfdsl.evaluate.imported import evaluate_imported_bundle, write_imported_evaluation
     from perfdsl.evaluate.inputs import EvaluateError
 
@@ -233,12 +237,13 @@ def _imported_evaluation(bundle: Path, study_name: str) -> dict[str, Any]:
     try:
         evaluation = evaluate_imported_bundle(bundle)
         write_imported_evaluation(bundle, evaluation)
-    except (EvaluateError, BundleError) as error:
+        # Read back: the report shows the file's numbers (rounded as written), not the unrounded ones.
+        return ImportedEvaluation.read(bundle)
+    except (EvaluateError, BundleError, BundleFormatError) as error:
         raise CommandError(str(error)) from None
-    return to_plain(evaluation)
 
 
-def _imported_markdown(study: Study, evaluation: dict[str, Any], bundle: Path) -> str:
+def _imported_markdown(study: Study, evaluation: ImportedEvaluation, bundle: Path) -> str:
     from perfdsl.report.imported import render_imported_markdown
 
     return render_imported_markdown(study, evaluation, _label(bundle))
@@ -247,7 +252,7 @@ def _imported_markdown(study: Study, evaluation: dict[str, Any], bundle: Path) -
 def _render(
     kind: str,
     study: Study,
-    evaluation: dict[str, Any],
+    evaluation: Evaluation | ImportedEvaluation,
     markdown: str,
     drawings: dict[str, FigureDrawing],
     bundle: Path,
@@ -267,7 +272,7 @@ def _render(
     meta = ReportMeta(
         study=study.name.id,
         title=study.title.value if study.title else study.name.id,
-        bundle_id=str(evaluation.get("run_id", bundle.name)),
+        bundle_id=evaluation.run_id,
         study_hash=hashlib.sha256(study.source.text.encode("utf-8")).hexdigest()[:STUDY_HASH_CHARS],
         generated_at=datetime.now(UTC).replace(microsecond=0),
     )

@@ -21,7 +21,9 @@ arrays and frozen records, with no knowledge of the study AST or the bundle layo
     predictions   every `predict` line: confirmed, refuted or inconclusive
     decision      the declared decision against the evidence
     registration  the registered `predict` hash, rechecked
-    evaluation    the Evaluation record and evaluation.json
+    evaluation    the whole evaluation, written as evaluation.json
+
+The records they build are evaluation.json's, in `perfdsl.bundle.evaluation`.
 
 Nothing is imported here, so `import perfdsl.evaluate` stays cheap; import the
 module you need (`from perfdsl.evaluate import compare`).

@@ -15,40 +15,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from perfdsl.evaluate.compare import Comparison, Verdict
-from perfdsl.stats.combine import ShapeShare, combine_shapes
-
-
-@attrs.frozen
-class Exclusion:
-    """A shape left out of a conclusion, and why."""
-
-    shape: str
-    reason: str
-
-
-@attrs.frozen
-class Combined:
-    """The weighted total-time ratio over the valid shapes, and what was left out."""
-
-    ratio: float
-    ci_low: float
-    ci_high: float
-    level: float
-    theta: float
-    verdict: Verdict
-    p_value: float
-    basis: str
-    """What the ratio is: "ratio of weighted total times"."""
-    shares: tuple[ShapeShare, ...]
-    """Each included shape's weight and share of the baseline's weighted total time."""
-    regressions: tuple[str, ...]
-    """Included shapes whose own verdict is "slower"."""
-    excluded: tuple[Exclusion, ...]
-    mde: float
-    """Smallest relative change of the total this run detects (`stats.combine`)."""
-    spread_log: float
-    """The spread of one round over all shapes, for the pairs a smaller effect needs."""
+from perfdsl.bundle.evaluation.kernels import Combined, Comparison, Exclusion
+from perfdsl.stats.combine import combine_shapes
 
 
 @attrs.frozen

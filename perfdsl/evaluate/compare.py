@@ -13,87 +13,19 @@ Ratios are time ratios, change / baseline: below 1 the change is faster.
 from __future__ import annotations
 
 from statistics import NormalDist
-from typing import Literal
 
-import attrs
 import numpy as np
 from scipy import stats
 
-from perfdsl.stats.paired import MIN_PAIRS, PairedComparison, compare_paired, pair_blocks, too_few_pairs
+from perfdsl.bundle.evaluation.kernels import Comparison, Dispersion, Verdict
+from perfdsl.stats.paired import MIN_PAIRS, compare_paired, pair_blocks, too_few_pairs
 from perfdsl.stats.power import minimum_detectable_effect as paired_mde
-
-Verdict = Literal["faster", "slower", "no meaningful change", "inconclusive"]
-Analysis = Literal["paired", "independent"]
 
 MIN_THRESHOLD = 0.01
 """The smallest practical threshold: criterion.rs's default noise threshold (1 %)."""
 
 DEFAULT_RESAMPLES = 10_000
 _CHUNK = 1_000  # resamples drawn at a time: bounds memory to _CHUNK x n floats
-
-
-@attrs.frozen
-class Dispersion:
-    """Spread of one arm's block medians, relative to their median.
-
-    `iqr_rel` is IQR / median (torch.utils.benchmark warns at 10 %); `mad_rel`
-    is the raw median absolute deviation / median (multiply by 1.4826 for a
-    normal-consistent sigma).
-    """
-
-    median: float
-    iqr_rel: float
-    mad_rel: float
-
-
-@attrs.frozen
-class Comparison:
-    """One baseline-vs-change comparison and everything a report must show with it."""
-
-    ratio: float
-    """median(change blocks) / median(baseline blocks); < 1 is faster."""
-    ci_low: float | None
-    """None when there are too few blocks for an interval (`interval_missing` says why)."""
-    ci_high: float | None
-    level: float
-    theta: float
-    """Practical threshold: max(1 %, the user's minimum effect)."""
-    verdict: Verdict
-    n_baseline: int
-    n_change: int
-    rank_p_value: float
-    """Two-sided Mann-Whitney U p-value on the block medians."""
-    rank_disagrees: bool
-    """The verdict is faster/slower but the rank test is not significant at 1 - level."""
-    baseline_dispersion: Dispersion
-    change_dispersion: Dispersion
-    sigma_log: float
-    """Pooled between-block standard deviation of log block medians."""
-    mde: float
-    """Minimum detectable effect as a relative change (80 % power by default)."""
-    effect_of_interest: float
-    underpowered: bool
-    """The MDE exceeds the effect of interest: "no change" cannot be claimed from power."""
-    seed: int
-    analysis: Analysis = "independent"
-    """"paired" (adjacent ABBA blocks, `stats.paired`) or "independent" (each arm on its own)."""
-    n_pairs: int = 0
-    """Block pairs the paired analysis rests on (0 for the independent one)."""
-    p_value: float | None = None
-    """The paired bootstrap-t p-value of ratio 1 (None for the independent analysis)."""
-    replicates: np.ndarray | None = attrs.field(default=None, eq=False, repr=False)
-    """Bootstrap replicates of the independent ratio (read-only); not written to evaluation.json."""
-    paired: PairedComparison | None = attrs.field(default=None, eq=False, repr=False)
-    """The paired analysis itself, for combining shapes by total time; not written out."""
-    interval_missing: str | None = None
-    """Why there is no interval (too few block pairs); the verdict is then inconclusive."""
-
-    @property
-    def interval(self) -> tuple[float, float] | None:
-        """The interval widened to hold the ratio, or None when there is none."""
-        if self.ci_low is None or self.ci_high is None:
-            return None
-        return min(self.ci_low, self.ratio), max(self.ci_high, self.ratio)
 
 
 def classify(ci_low: float, ci_high: float, theta: float) -> Verdict:

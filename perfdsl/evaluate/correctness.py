@@ -8,65 +8,16 @@ against its float64 run (model-level) is summarised the same way.
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
-import attrs
-
 from perfdsl.bundle.application import ApplicationRecord
+from perfdsl.bundle.evaluation.correctness import (
+    ArmCorrectness,
+    CorrectnessSummary,
+    FailingCase,
+    FailureKind,
+    ModelArm,
+    ModelLevel,
+)
 from perfdsl.bundle.results import CorrectnessCase, CorrectnessRecord
-
-FailureKind = Literal["unwritten", "NaN", "tolerance", "nondeterministic"]
-
-
-@attrs.frozen
-class FailingCase:
-    """One case that failed: enough to rerun it."""
-
-    arm: str
-    variant: str
-    shape: dict[str, int]
-    seed: int | None
-    adversarial: bool
-    rel_l2: float | None
-    max_abs: float | None
-    message: str
-    kinds: tuple[FailureKind, ...]
-    """What went wrong: outputs left unwritten, NaN or infinity, over tolerance, or
-    different results from the same inputs; page 1 names them."""
-
-
-@attrs.frozen
-class ArmCorrectness:
-    """One arm's cases, summarised."""
-
-    arm: str
-    passed: bool
-    cases: int
-    failed: int
-    adversarial_cases: int
-    worst_rel_l2: float | None
-    worst_max_abs: float | None
-
-
-@attrs.frozen
-class CorrectnessSummary:
-    """An operation's correctness evidence."""
-
-    passed: bool
-    tolerances: dict[str, float]
-    seeds: int | None
-    arms: tuple[ArmCorrectness, ...]
-    failing: tuple[FailingCase, ...]
-
-
-@attrs.frozen
-class ModelLevel:
-    """The application's output with each arm against its float64 run."""
-
-    passed: bool | None
-    arms: dict[str, dict[str, Any]]
-    """Per arm: passed, rel_l2, max_abs, message (None where the run recorded none)."""
-    missing: str | None
 
 
 def summarize_correctness(record: CorrectnessRecord) -> CorrectnessSummary:
@@ -135,10 +86,10 @@ def summarize_model_level(application: ApplicationRecord | None) -> ModelLevel:
     arms = {}
     for arm, result in sorted(record.arms.items()):
         output = result.output
-        arms[arm] = {
-            "passed": result.passed,
-            "rel_l2": output.rel_l2 if output else None,
-            "max_abs": output.max_abs if output else None,
-            "message": result.message or (output.problem if output else ""),
-        }
+        arms[arm] = ModelArm(
+            passed=result.passed,
+            rel_l2=output.rel_l2 if output else None,
+            max_abs=output.max_abs if output else None,
+            message=result.message or (output.problem if output else ""),
+        )
     return ModelLevel(record.passed, arms, None)

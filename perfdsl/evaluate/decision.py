@@ -15,21 +15,10 @@ combination over valid shapes only.
 
 from __future__ import annotations
 
-import attrs
-
-from perfdsl.evaluate.correctness import ModelLevel
-from perfdsl.evaluate.end_to_end import EndToEnd
-from perfdsl.evaluate.kernels import OperationResult
-from perfdsl.evaluate.predictions import PredictionResult
-
-
-@attrs.frozen
-class DecisionCheck:
-    """The declared decision and every piece of evidence that contradicts it."""
-
-    declared: str | None
-    consistent: bool
-    findings: tuple[str, ...]
+from perfdsl.bundle.evaluation.correctness import ModelLevel
+from perfdsl.bundle.evaluation.end_to_end import EndToEnd
+from perfdsl.bundle.evaluation.kernels import OperationResult
+from perfdsl.bundle.evaluation.verdicts import DecisionCheck, PredictionResult
 
 
 def check_decision(

@@ -14,8 +14,8 @@ import math
 
 import attrs
 
-from perfdsl.evaluate.end_to_end import EndToEnd
-from perfdsl.evaluate.kernels import OperationResult
+from perfdsl.bundle.evaluation.end_to_end import EndToEnd
+from perfdsl.bundle.evaluation.kernels import OperationResult
 from perfdsl.stats.power import pairs_needed
 
 

@@ -22,95 +22,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import attrs
 import numpy as np
 
 from perfdsl.bundle.application import ApplicationRecord, ArmShare
-from perfdsl.evaluate.compare import Comparison, compare_blocks
+from perfdsl.bundle.evaluation.end_to_end import Amdahl, EndToEnd, Share
+from perfdsl.bundle.evaluation.estimate import Estimate
+from perfdsl.bundle.evaluation.kernels import Comparison, OperationResult
+from perfdsl.evaluate.compare import compare_blocks
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
-from perfdsl.evaluate.kernels import ARMS, OperationResult, arm_findings, why_not_evidence
-from perfdsl.evaluate.quality import Finding
+from perfdsl.evaluate.kernels import ARMS, arm_findings, why_not_evidence
 from perfdsl.nodes import Study
-from perfdsl.stats.amdahl import (
-    Reconciliation,
-    ShareCheck,
-    check_declared_share,
-    measure_share,
-    operation_ratio_in_app,
-    reconcile,
-)
-from perfdsl.stats.bootstrap import Estimate
+from perfdsl.stats.amdahl import check_declared_share, measure_share, operation_ratio_in_app, reconcile
 from perfdsl.stats.power import pairs_needed
-
-
-@attrs.frozen
-class Share:
-    """f for one arm, from the instrumented requests."""
-
-    arm: str
-    f: float
-    requests: int
-    op_ns: int
-    total_ns: int
-
-
-CONTRADICTIONS = ("beyond_bound", "opposite_sign")
-"""Reconciliation outcomes under which the end-to-end effect cannot come from this change."""
-
-
-@attrs.frozen
-class Amdahl:
-    """Amdahl's bound from measured f and r, and how the end-to-end result sits against it."""
-
-    f: Estimate
-    """The operation's share of the baseline's request time, with its interval."""
-    op_ratio: Estimate
-    """r, the operation's time ratio at the application's operating point (s = 1 / r)."""
-    s: float
-    s_ci: tuple[float, float]
-    s_source: str
-    """Where r comes from: the in-app operation times of both arms, or what it was borrowed from."""
-    s_fallback: str | None
-    """Set when r was not measured inside the application: the finding that says so."""
-    bound: float
-    """Amdahl's speedup bound 1 / B."""
-    bound_time_ratio: float
-    """B = (1 - f) + f r: the smallest application time ratio the change can produce."""
-    bound_range: tuple[float, float]
-    """B over the f and r intervals."""
-    reconciliation: Reconciliation | None
-    reconciliation_missing: str | None
-    share_check: ShareCheck | None
-    """The study's declared share against the measured f; None when it declares none."""
-    theta: float
-    """The practical threshold the reconciliation's band was drawn with."""
-    power: str | None
-    """Set when the end-to-end design cannot see the effect Amdahl allows: its MDE is larger,
-    and how many block pairs would see it."""
-
-    @property
-    def contradicted(self) -> bool:
-        """The measured end-to-end effect cannot come from this change."""
-        return self.reconciliation is not None and self.reconciliation.status in CONTRADICTIONS
-
-
-@attrs.frozen
-class EndToEnd:
-    """The application's end-to-end evidence."""
-
-    application: str
-    operation: str | None
-    shape: dict[str, int]
-    comparison: Comparison | None
-    comparison_missing: str | None
-    baseline_median_ns: float | None
-    shares: tuple[Share, ...]
-    share_missing: str | None
-    amdahl: Amdahl | None
-    amdahl_missing: str | None
-    findings: tuple[Finding, ...]
-    requests_per_block: int | None = None
-    """Requests the baseline timed per block: what a number of block pairs costs in requests."""
 
 
 def evaluate_end_to_end(

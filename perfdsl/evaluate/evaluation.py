@@ -20,86 +20,26 @@ names:
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
-from typing import Any
-
-import attrs
 
 from perfdsl.bundle import versions
+from perfdsl.bundle.evaluation.end_to_end import EndToEnd
+from perfdsl.bundle.evaluation.evaluation import Evaluation
+from perfdsl.bundle.evaluation.load import CapacityInterval, LoadEvaluation
+from perfdsl.bundle.evaluation.value import Value, ValueResult
 from perfdsl.bundle.files import dumps, replace_file
-from perfdsl.evaluate.correctness import ModelLevel, summarize_model_level
-from perfdsl.evaluate.decision import DecisionCheck, check_decision
-from perfdsl.evaluate.end_to_end import EndToEnd, evaluate_end_to_end, measured_effect
+from perfdsl.evaluate.correctness import summarize_model_level
+from perfdsl.evaluate.decision import check_decision
+from perfdsl.evaluate.end_to_end import evaluate_end_to_end, measured_effect
 from perfdsl.evaluate.family import adjust
 from perfdsl.evaluate.inputs import BundleInputs, read_bundle
-from perfdsl.evaluate.kernels import OperationResult, evaluate_operations
-from perfdsl.evaluate.load_curve import LoadEvaluation, evaluate_load
-from perfdsl.evaluate.predictions import PredictionResult, evaluate_predictions
-from perfdsl.evaluate.quality import ContendedSummary, Finding, summarize_contention
-from perfdsl.evaluate.registration import Registration, check_registration
+from perfdsl.evaluate.kernels import evaluate_operations
+from perfdsl.evaluate.load_curve import evaluate_load
+from perfdsl.evaluate.predictions import evaluate_predictions
+from perfdsl.evaluate.quality import summarize_contention
+from perfdsl.evaluate.registration import check_registration
 from perfdsl.expectations import expectations
-from perfdsl.stats.capacity import CapacityInterval
-from perfdsl.stats.multiple import FamilyAdjustment
-from perfdsl.stats.value import Value, value
-
-_DIGITS = 12
-_NOT_WRITTEN = ("replicates", "paired")
-"""Fields too large for the file (bootstrap replicates, the pairs' arrays): the intervals summarise them."""
-
-
-@attrs.frozen
-class ValueResult:
-    """What the change is worth, from the end-to-end effect, and the capacity change."""
-
-    basis: str
-    frequency: float
-    frequency_unit: str
-    scale: float
-    scale_unit: str
-    per_unit: Value
-    fleet: Value
-    share_basis: str
-    """Which share of time the value extrapolates from, and how it stands against the measured f."""
-    capacity: CapacityInterval | None
-    capacity_missing: str | None
-
-
-@attrs.frozen
-class Evaluation:
-    """Everything `perfdsl evaluate` concludes from one bundle."""
-
-    schema: str
-    study: str
-    run_id: str
-    target: str
-    timings_valid: bool
-    timings_note: str | None
-    """Set when the target's timings are not evidence: every timing result says so."""
-    quick: bool
-    level: float
-    threshold: float
-    operations: tuple[OperationResult, ...]
-    model_level: ModelLevel
-    end_to_end: EndToEnd | None
-    end_to_end_missing: str | None
-    load: LoadEvaluation | None
-    load_missing: str | None
-    expectations_target: str
-    """The target whose predictions were judged (`cuda` for a cudasim run)."""
-    expectations_missing: str | None
-    """Set when no prediction applies to the run's target: "no expectations exist for target cpu"."""
-    predictions: tuple[PredictionResult, ...]
-    value: ValueResult | None
-    value_missing: str | None
-    decision: DecisionCheck
-    registration: Registration
-    quality: tuple[Finding, ...]
-    """Every measurement-quality finding, kernels first, then the application."""
-    family: FamilyAdjustment | None
-    """Holm's adjustment over every valid time comparison (see `evaluate.family`)."""
-    contended: ContendedSummary
-    """Whether the kernel verdicts rest on blocks that competed with other work (PQ009)."""
+from perfdsl.stats.value import value
 
 
 def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
@@ -260,34 +200,6 @@ def _capacity(
     return load.capacity_range, None
 
 
-def to_plain(item: Any) -> Any:
-    """An evaluation as JSON-ready values: records as dicts, floats rounded, no NaN.
-
-    Bootstrap replicates are left out (they are thousands of numbers, and the
-    interval already summarises them); `passed` properties are written out.
-    """
-    if attrs.has(type(item)):
-        out = {
-            f.name: to_plain(getattr(item, f.name))
-            for f in attrs.fields(type(item))
-            if f.name not in _NOT_WRITTEN
-        }
-        if isinstance(getattr(type(item), "passed", None), property):
-            out["passed"] = bool(item.passed)
-        return out
-    if isinstance(item, dict):
-        return {str(k): to_plain(v) for k, v in item.items()}
-    if isinstance(item, list | tuple):
-        return [to_plain(v) for v in item]
-    if isinstance(item, bool) or item is None or isinstance(item, str | int):
-        return item
-    if isinstance(item, float):
-        return float(f"{item:.{_DIGITS}g}") if math.isfinite(item) else None
-    if hasattr(item, "item"):  # a numpy scalar
-        return to_plain(item.item())
-    raise TypeError(f"cannot write a {type(item).__name__} into evaluation.json")
-
-
 def write_evaluation(bundle: Path, evaluation: Evaluation) -> Path:
     """Write evaluation.json into the bundle (sorted keys) and update its manifest."""
-    return replace_file(bundle, versions.EVALUATION_FILE, dumps(to_plain(evaluation)).encode("utf-8"))
+    return replace_file(bundle, versions.EVALUATION_FILE, dumps(evaluation.to_json()).encode("utf-8"))

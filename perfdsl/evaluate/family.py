@@ -9,9 +9,10 @@ Invalid comparisons are not in the family: no conclusion rests on them.
 
 from __future__ import annotations
 
-from perfdsl.evaluate.end_to_end import EndToEnd
-from perfdsl.evaluate.kernels import OperationResult
-from perfdsl.stats.multiple import FamilyAdjustment, holm
+from perfdsl.bundle.evaluation.end_to_end import EndToEnd
+from perfdsl.bundle.evaluation.kernels import OperationResult
+from perfdsl.bundle.evaluation.verdicts import FamilyAdjustment
+from perfdsl.stats.multiple import holm
 
 FAMILY = "time ratio = 1: every valid kernel shape of every operation, and the application's request time"
 

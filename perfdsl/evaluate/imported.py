@@ -21,21 +21,17 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import attrs
 import numpy as np
 
 from perfdsl.bundle import versions
+from perfdsl.bundle.evaluation.imported import ImportedCounted, ImportedEvaluation, ImportedTiming, SideResult
+from perfdsl.bundle.evaluation.verdicts import PredictionResult
 from perfdsl.bundle.files import dumps, replace_file, verify_bundle
 from perfdsl.bundle.imported import ImportedOperation, ImportedRun, ImportedSide
-from perfdsl.evaluate.evaluation import to_plain
-from perfdsl.evaluate.imported_end_to_end import (
-    AMDAHL_NOT_ESTABLISHED,
-    ImportedEndToEnd,
-    evaluate_applications,
-)
-from perfdsl.evaluate.imported_mechanism import LABEL, ImportedCounted, counted_imported
+from perfdsl.evaluate.imported_end_to_end import AMDAHL_NOT_ESTABLISHED, evaluate_applications
+from perfdsl.evaluate.imported_mechanism import LABEL, counted_imported
 from perfdsl.evaluate.inputs import EvaluateError
-from perfdsl.evaluate.predictions import PredictionResult, judge
+from perfdsl.evaluate.predictions import judge
 from perfdsl.imports.evidence import Entry, ImportedEvidence, ImportFormatError
 from perfdsl.imports.registry import parse_import
 from perfdsl.imports.select import select_entry
@@ -48,73 +44,6 @@ from perfdsl.stats.unpaired import compare_unpaired
 from perfdsl.vocabulary import AMDAHL
 
 ONE_BLOCK = "fewer than two blocks on a side: no spread between blocks, no interval"
-
-
-@attrs.frozen
-class SideResult:
-    """One imported side, labelled as the report prints it beside its number."""
-
-    entry: str
-    file: str
-    source: str
-    format: str
-    tool: str
-    tool_version: str | None
-    granularity: str
-    interleaved: str
-    environment: tuple[tuple[str, str], ...]
-    sha256: str
-    blocks: int
-    samples: int
-    calls_per_sample: int | None
-    median_ns: float | None
-    """The median of the block medians, or the file's own median when it holds statistics only."""
-
-
-@attrs.frozen
-class ImportedTiming:
-    """An operation's (or an application's) imported time ratio, and how far it can be trusted."""
-
-    operation: str
-    """The operation's name; an application's where this is its end-to-end timing."""
-    method: str
-    """`paired`, `unpaired`, or `medians` (the files' own medians: a point, no interval)."""
-    ratio: float | None
-    low: float | None
-    high: float | None
-    indicated: str | None
-    """The statistical call (`faster`, ...) where an interval exists."""
-    evidence_grade: bool
-    caveats: tuple[str, ...]
-    verdict: str
-    """`indicated` when evidence-grade, else "not evidence-grade: <caveats>"."""
-    baseline: SideResult
-    change: SideResult
-
-
-@attrs.frozen
-class ImportedEvaluation:
-    """evaluation.json of a wholly imported study."""
-
-    schema: str
-    study: str
-    run_id: str
-    level: float
-    threshold: float
-    timings: tuple[ImportedTiming, ...]
-    sizes: dict[str, dict[str, int]]
-    """Operation -> the one shape its files measured."""
-    models: dict[str, dict[str, dict[str, float]]]
-    """Operation -> modelled quantity -> arm -> value, at the one shape."""
-    predictions: tuple[PredictionResult, ...]
-    correctness_not_run: str | None
-    counted: tuple[ImportedCounted, ...]
-    """Operations' mechanism evidence from imported Nsight Compute profiles ("counted, imported")."""
-    applications: tuple[ImportedEndToEnd, ...]
-    """Applications timed by imported request times."""
-    end_to_end_not_run: str | None
-    decision: str | None
-    findings: tuple[str, ...]
 
 
 def evaluate_imported(bundle: Path, study: Study) -> ImportedEvaluation:
@@ -361,7 +290,7 @@ def evaluate_imported_bundle(bundle: Path) -> ImportedEvaluation:
 
 def write_imported_evaluation(bundle: Path, evaluation: ImportedEvaluation) -> Path:
     """Write evaluation.json (sorted keys, rounded floats) and update the manifest."""
-    return replace_file(bundle, versions.EVALUATION_FILE, dumps(to_plain(evaluation)).encode("utf-8"))
+    return replace_file(bundle, versions.EVALUATION_FILE, dumps(evaluation.to_json()).encode("utf-8"))
 
 
 def summary(evaluation: ImportedEvaluation) -> str:

@@ -27,21 +27,16 @@ test's goodput, which imported request times do not give (check refuses
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-import attrs
-
+from perfdsl.bundle.evaluation.estimate import Estimate
+from perfdsl.bundle.evaluation.imported import ImportedEndToEnd, ImportedTiming
+from perfdsl.bundle.evaluation.value import Value
 from perfdsl.bundle.imported import ImportedApplication, ImportedSide
 from perfdsl.nodes import Study
 from perfdsl.stats.amdahl import amdahl_time_ratio
-from perfdsl.stats.bootstrap import Estimate
-from perfdsl.stats.value import Value, value
+from perfdsl.stats.value import value
 
-if TYPE_CHECKING:
-    # evaluate.imported calls this module: the timing record is only named here, not imported at run time.
-    from perfdsl.evaluate.imported import ImportedTiming
-
-Compare = Callable[[str, ImportedSide, ImportedSide], "ImportedTiming"]
+Compare = Callable[[str, ImportedSide, ImportedSide], ImportedTiming]
 """The imported timing comparison (`evaluate.imported.compare_sides`) bound to a bundle and a level."""
 
 AMDAHL_NOT_ESTABLISHED = (
@@ -51,22 +46,6 @@ AMDAHL_NOT_ESTABLISHED = (
 NO_CAPACITY = (
     "not computed: capacity comes from a load test's goodput, and imported request times are no load test"
 )
-
-
-@attrs.frozen
-class ImportedEndToEnd:
-    """One imported application: its timing, what Amdahl can and cannot say, and its value."""
-
-    application: str
-    uses: tuple[str, ...]
-    timing: ImportedTiming
-    amdahl: str
-    declared_share: float | None
-    claimed_bound: float | None
-    """(1 - share) + share x r from the declared share and the operation's imported ratio: a claim."""
-    value: Value | None
-    value_missing: str | None
-    capacity_missing: str
 
 
 def evaluate_applications(

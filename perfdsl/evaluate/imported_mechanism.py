@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import attrs
-
 from perfdsl import vocabulary as words
+from perfdsl.bundle.evaluation.imported import CountedArm, CountedQuantity, ImportedCounted
 from perfdsl.bundle.imported import CounterSide, ImportedRun
 from perfdsl.imports.counted import COUNTER_FORMAT, count_arm, select_kernels
 from perfdsl.imports.evidence import ImportFormatError
@@ -29,47 +28,6 @@ from perfdsl.nodes import Study
 
 LABEL = "counted, imported"
 GPU_TARGET = "cuda"
-
-
-@attrs.frozen
-class CountedArm:
-    """One implementation's profiled launches."""
-
-    kernels: tuple[str, ...]
-    launches: int
-
-
-@attrs.frozen
-class CountedQuantity:
-    """One measure for both arms, from the profile; None where the profile lacks its metrics."""
-
-    name: str
-    baseline: float | None
-    change: float | None
-    ratio: float | None
-
-
-@attrs.frozen
-class ImportedCounted:
-    """An operation's imported counters: what they count, where from, and whether predictions rest on them."""
-
-    operation: str
-    label: str
-    source: str
-    file: str
-    sha256: str
-    tool: str
-    environment: tuple[tuple[str, str], ...]
-    baseline: CountedArm
-    change: CountedArm
-    quantities: tuple[CountedQuantity, ...]
-    judged: bool
-    """The counts describe what was timed: predictions on these quantities are judged on them."""
-    mismatch: str | None
-    """Why they are not (the profile is a GPU's, the timing is not); None when judged."""
-
-    def quantity(self, name: str) -> CountedQuantity | None:
-        return next((q for q in self.quantities if q.name == name), None)
 
 
 def counted_imported(bundle: Path, run: ImportedRun, study: Study) -> tuple[ImportedCounted, ...]:

@@ -23,85 +23,21 @@ from typing import Any
 import attrs
 import numpy as np
 
+from perfdsl.bundle.evaluation.kernels import ArmSummary, OperationResult, ShapeResult
+from perfdsl.bundle.evaluation.mechanism import Bandwidth, ShapeMechanism
 from perfdsl.bundle.results import OperationRecord, ShapeRecord
 from perfdsl.codes import CODES
 from perfdsl.evaluate import quality
-from perfdsl.evaluate.combination import Combined, ShapeInput, combine
-from perfdsl.evaluate.compare import Comparison, compare_blocks
-from perfdsl.evaluate.correctness import CorrectnessSummary, summarize_correctness
+from perfdsl.evaluate.combination import ShapeInput, combine
+from perfdsl.evaluate.compare import compare_blocks
+from perfdsl.evaluate.correctness import summarize_correctness
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
-from perfdsl.evaluate.mechanism import (
-    Bandwidth,
-    KernelCounts,
-    ShapeMechanism,
-    bandwidths,
-    explain_change,
-    preferred,
-    quantities,
-    static_counts,
-)
+from perfdsl.evaluate.mechanism import bandwidths, explain_change, preferred, quantities, static_counts
 from perfdsl.evaluate.roofs import ROOF_ARMS
 from perfdsl.vocabulary import MECHANISM_MEASURES
 
 ARMS = ("baseline", "change")
 EMPTY_ARM = "(empty)"
-
-
-@attrs.frozen
-class ArmSummary:
-    """One arm's timing at one shape."""
-
-    arm: str
-    blocks: int
-    samples: int
-    invalid: int
-    median_ns: float
-    """Median of the block medians."""
-    block_medians_ns: tuple[float, ...]
-
-
-@attrs.frozen
-class ShapeResult:
-    """One shape of one operation: the comparison (if evidence), quality and mechanism."""
-
-    label: str
-    sizes: dict[str, int]
-    weight: float
-    evidence: bool
-    missing: str | None
-    """Why there is no comparison: not timed, invalid samples, too few blocks."""
-    arms: tuple[ArmSummary, ...]
-    comparison: Comparison | None
-    invalid: str | None
-    """Why the comparison, though measured, may not be used in any conclusion; None when valid."""
-    findings: tuple[quality.Finding, ...]
-    mechanism: ShapeMechanism
-
-    @property
-    def usable(self) -> Comparison | None:
-        """The comparison when it is evidence and valid: the only one a conclusion may rest on."""
-        return None if self.invalid else self.comparison
-
-
-@attrs.frozen
-class OperationResult:
-    """Everything measured about one operation."""
-
-    name: str
-    baseline: str
-    change: str
-    shapes: tuple[ShapeResult, ...]
-    combined: Combined | None
-    combined_missing: str | None
-    regressions: tuple[str, ...]
-    """Valid shapes whose own verdict is "slower"."""
-    correctness: CorrectnessSummary
-    static: dict[str, tuple[KernelCounts, ...]]
-    """Per arm, counts read from its compiled kernels."""
-
-    def shape(self, sizes: Mapping[str, int]) -> ShapeResult | None:
-        """The shape with exactly these sizes, if it was planned."""
-        return next((s for s in self.shapes if s.sizes == dict(sizes)), None)
 
 
 def evaluate_operations(inputs: BundleInputs) -> tuple[OperationResult, ...]:

@@ -28,83 +28,21 @@ from __future__ import annotations
 
 import csv
 import math
-from typing import Literal
 
-import attrs
 import numpy as np
 
+from perfdsl.bundle.evaluation.load import (
+    CurvePoint,
+    Goodput,
+    LoadEvaluation,
+)
 from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
 from perfdsl.evaluate.inputs import BundleInputs
-from perfdsl.evaluate.value import Capacity, capacity
-from perfdsl.stats.capacity import CapacityInterval, GoodputBracket, capacity_interval
-from perfdsl.stats.load import RateResult, summarize_rate
+from perfdsl.evaluate.value import capacity
+from perfdsl.stats.capacity import GoodputBracket, capacity_interval
+from perfdsl.stats.load import summarize_rate
 
 ARMS = ("baseline", "change")
-CapacityBound = Literal["exact", "at most", "at least"]
-
-
-@attrs.frozen
-class CurvePoint:
-    """One probe: the rate, why it ran, and its summary recomputed from raw records."""
-
-    index: int
-    rate: float
-    phase: str
-    result: RateResult | None
-    missing: str | None
-    """Why the probe has no summary (fewer than three requests)."""
-
-    @property
-    def passed(self) -> bool:
-        return self.result is not None and self.result.passed
-
-
-@attrs.frozen
-class Goodput:
-    """The highest passing rate of one arm, and the bracket the search left it in."""
-
-    arm: str
-    goodput: float
-    """Requests per second; 0.0 when no rate passed."""
-    failing: float | None
-    """The lowest rate above the goodput that failed on the system's account (p99 or
-    throughput, with the generator keeping its schedule): the goodput lies in
-    [goodput, failing). None when no such rate closes the bracket (`lower_bound`)."""
-    confirmed: bool
-    """A second pass agreed at both ends: the goodput passed every time it ran (at
-    least twice) and, when the bracket is closed, `failing` failed every time (at
-    least twice); runs in which the generator fell behind are not counted."""
-    curve: tuple[CurvePoint, ...]
-    """Probes in rate order (ties in the order they ran)."""
-    limited_by: tuple[str, ...]
-    """What the lowest failing rate above the goodput failed: "p99", "throughput",
-    "generator lag"; empty when no rate above the goodput failed."""
-    lower_bound: bool
-    """The arm may serve more than `goodput` at the SLO: the rate above it failed
-    because the generator fell behind its schedule, or none above it failed. Such a
-    goodput is the generator's limit, never the arm's capacity."""
-
-
-@attrs.frozen
-class LoadEvaluation:
-    """Both arms' curves and goodputs, and the capacity change at the same SLO."""
-
-    slo_seconds: float
-    percentile: float
-    arms: tuple[Goodput, ...]
-    capacity: Capacity | None
-    capacity_missing: str | None
-    capacity_bound: CapacityBound | None
-    """"exact" when both goodputs are capacities; "at most" when the baseline's is
-    a lower bound (the ratio can only be smaller), "at least" when the change's is."""
-    capacity_range: CapacityInterval | None
-    """The capacity ratio as the interval both arms' goodput brackets allow."""
-
-    @property
-    def capacity_interval(self) -> tuple[float, float] | None:
-        """The capacity ratio as the interval it is known to lie in."""
-        r = self.capacity_range
-        return None if r is None else (r.low, r.high)
 
 
 def evaluate_load(inputs: BundleInputs, load: LoadRecord) -> LoadEvaluation:

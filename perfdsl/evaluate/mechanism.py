@@ -17,93 +17,27 @@ time ratio with the mechanism quantity's ratio (`stats.mechanism`, see `explain_
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
 
-import attrs
 import numpy as np
 
+from perfdsl.bundle.evaluation.estimate import Estimate
+from perfdsl.bundle.evaluation.kernels import Comparison
+from perfdsl.bundle.evaluation.mechanism import (
+    Bandwidth,
+    Explanation,
+    KernelCounts,
+    MechanismQuantity,
+    MixRoof,
+    Roof,
+)
 from perfdsl.bundle.results import ShapeRecord
 from perfdsl.bundle.static import CpuFunctionSummary, CudaKernelSummary, StaticCode
-from perfdsl.evaluate.compare import Comparison
-from perfdsl.evaluate.roofs import MixRoof, Roof, measure_roofs, mix_roof
-from perfdsl.stats.bootstrap import Estimate
+from perfdsl.evaluate.roofs import measure_roofs, mix_roof
 from perfdsl.stats.mechanism import QuantityRatio, reconcile_mechanism
 
-Label = Literal["modelled", "counted"]
 ROOF_ARM = "copy"
 CACHE = "cache"
 MIXED = "mixed"
-
-Explained = Literal[
-    "realised", "not realised", "contradicted", "unexplained", "no change", "not evidence", "invalid"
-]
-
-
-@attrs.frozen
-class MechanismQuantity:
-    """One mechanism quantity for both arms, and where the numbers come from."""
-
-    name: str
-    baseline: float
-    change: float
-    ratio: float | None
-    """change / baseline; None when the baseline is zero."""
-    label: Label
-
-
-@attrs.frozen
-class Bandwidth:
-    """An arm's achieved bandwidth from modelled bytes and its median block time."""
-
-    arm: str
-    bytes: float
-    median_ns: float
-    bytes_per_s: float
-    roof_fraction: float | None
-    invalid: str | None = None
-    """Set when the measurement shows this figure impossible (above the measured roof): it is then
-    the byte model that is wrong, and the figure is no bandwidth."""
-    """Of the roof for this arm's mix, in its regime; None with `roof_missing`."""
-    read_share: float | None = None
-    read_share_source: str = ""
-    regime: str | None = None
-    """"dram" or "cache": where this arm's rotated working set ran."""
-    roof: MixRoof | None = None
-    """The roof for this arm's mix; None with `roof_missing`."""
-    roof_missing: str | None = None
-
-
-@attrs.frozen
-class Explanation:
-    """Whether the time change is what the mechanism quantity's change explains."""
-
-    status: Explained
-    quantity: str | None
-    quantity_ratio: float | None
-    label: str | None
-    """Where the quantity comes from: "counted" or "modelled"."""
-    time_ratio: float | None
-    fraction_realised: Estimate | None
-    """(1 - t) / (1 - q): how much of the change the quantity allows the time realised."""
-    flagged: bool
-    """The time moved against the mechanism, or moved while the quantity did not."""
-    message: str
-
-
-@attrs.frozen
-class ShapeMechanism:
-    """Mechanism evidence for one shape."""
-
-    quantities: tuple[MechanismQuantity, ...]
-    counters_missing: str | None
-    """Why this shape has no counted quantities (not cuda, not the counted shape, no ncu)."""
-    roof_bytes_per_s: float | None
-    """The copy roof at this shape."""
-    roof_missing: str | None
-    bandwidth: tuple[Bandwidth, ...]
-    explanation: Explanation
-    roofs: tuple[Roof, ...] = ()
-    """Every roof measured at this shape (read, write, copy), with its spread and regime."""
 
 
 def preferred(found: tuple[MechanismQuantity, ...], name: str | None) -> MechanismQuantity | None:
@@ -239,15 +173,6 @@ def explain_change(
         found.status in ("contradicted", "unexplained"),
         found.message,
     )
-
-
-@attrs.frozen
-class KernelCounts:
-    """Counts read from one compiled kernel of an arm (labelled "static")."""
-
-    kernel: str
-    kind: Literal["cuda", "cpu"]
-    counts: dict[str, int]
 
 
 _SASS_GROUPS = ("global_loads", "global_stores", "shared_loads", "shared_stores")

@@ -33,44 +33,22 @@ against only its own target's predictions.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 
-from perfdsl.evaluate.combination import Exclusion
+from perfdsl.bundle.evaluation.end_to_end import EndToEnd
+from perfdsl.bundle.evaluation.estimate import Estimate
+from perfdsl.bundle.evaluation.kernels import Exclusion, OperationResult, ShapeResult
+from perfdsl.bundle.evaluation.load import LoadEvaluation
+from perfdsl.bundle.evaluation.verdicts import Basis, PredictionResult, PredictionVerdict
 from perfdsl.evaluate.detection import detectable_ratio, detection, too_small
-from perfdsl.evaluate.end_to_end import EndToEnd, ci_containing
-from perfdsl.evaluate.kernels import OperationResult, ShapeResult
-from perfdsl.evaluate.load_curve import LoadEvaluation
+from perfdsl.evaluate.end_to_end import ci_containing
 from perfdsl.evaluate.mechanism import preferred
 from perfdsl.nodes import Name, Num, Prediction, Study
 from perfdsl.stats.amdahl import judge_prediction, reconcile, throughput_as_time_ratio
-from perfdsl.stats.bootstrap import Estimate
 from perfdsl.stats.mechanism import ShapeQuantity, combine_quantity
 from perfdsl.vocabulary import AMDAHL
-
-PredictionVerdict = Literal["confirmed", "refuted", "inconclusive", "not evidence", "invalid"]
-Basis = Literal["measured", "modelled", "counted", "mixed", "none"]
-
-
-@attrs.frozen
-class PredictionResult:
-    """One `predict` line, its verdict and the numbers behind it."""
-
-    text: str
-    line: int
-    target: str
-    comparator: str
-    bound: float | None
-    bound_source: str
-    """"stated" or "amdahl (B = (1 - f) + f / s from measured f and s)"."""
-    value: float | None
-    ci: tuple[float, float] | None
-    basis: Basis
-    verdict: PredictionVerdict
-    message: str
-    detectable: float | None = None
-    """The smallest time ratio the run detects on the bound's side of 1 (`evaluate.detection`)."""
 
 
 @attrs.frozen

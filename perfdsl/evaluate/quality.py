@@ -12,15 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import Literal
 
-import attrs
 import numpy as np
 
+from perfdsl.bundle.evaluation.kernels import Finding
+from perfdsl.bundle.evaluation.verdicts import ContendedSummary
 from perfdsl.codes import CODES, Code
 from perfdsl.runtime.contention import Contention, contended_blocks, contention
-
-Severity = Literal["warning", "error"]
 
 
 class PQ(StrEnum):
@@ -39,17 +37,6 @@ class PQ(StrEnum):
 
 ROOF_MARGIN = 0.05
 """The least margin above a roof that is an error: the roof is measured, so noisy."""
-
-
-@attrs.frozen
-class Finding:
-    """One measurement-quality finding about a subject (an arm, a shape, a rate)."""
-
-    code: str = attrs.field(converter=str)
-    """A `PQ` code, stored as its plain string ("PQ001")."""
-    severity: Severity
-    message: str
-    subject: str
 
 
 # What each code means, why it matters and what to do lives in the one registry of
@@ -317,22 +304,6 @@ def check_contention(blocks: Sequence[Mapping[str, object]], subject: str) -> tu
             )
         )
     return tuple(out)
-
-
-@attrs.frozen
-class ContendedSummary:
-    """Whether the kernel verdicts rest on blocks that competed with other work (PQ009)."""
-
-    blocks: int
-    """Blocks (of every arm, roofs included) whose machine load was recorded."""
-    contended: int
-    """Of those, the blocks that competed with other work."""
-    shapes: tuple[str, ...]
-    """`operation shape` where a baseline or change block competed."""
-    verdicts_rest_on_contended: bool
-    """True when a shape with a baseline/change comparison has a contended baseline or change block."""
-    missing: str | None
-    """Why nothing was judged (a bundle from before the load was recorded), else None."""
 
 
 def summarize_contention(

@@ -12,36 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import attrs
-
+from perfdsl.bundle.evaluation.verdicts import CurrentStudy, Registration
 from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.nodes import Study
 from perfdsl.parse import parse
 from perfdsl.plan import predict_section_hash
 from perfdsl.source import Source
-
-
-@attrs.frozen
-class CurrentStudy:
-    """The study file a report is being built from, against the registered hash."""
-
-    path: str
-    predict_hash: str | None
-    matches: bool
-    message: str
-
-
-@attrs.frozen
-class Registration:
-    """The registered predict hash and what it was checked against."""
-
-    registered_hash: str | None
-    registered_at: str | None
-    bundle_hash: str
-    """The hash of the `predict` section of the bundle's study.perf."""
-    matches: bool
-    current: CurrentStudy | None
-    message: str
 
 
 def check_registration(

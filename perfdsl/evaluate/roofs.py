@@ -33,39 +33,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import attrs
 import numpy as np
+
+from perfdsl.bundle.evaluation.mechanism import MixRoof, Roof
 
 ROOF_ARMS = ("read", "write", "copy")
 
 ROOF_MARGIN = 0.05
 """The least margin above a roof before a kernel is "above" it: a measured roof is itself noisy."""
-
-
-@attrs.frozen
-class Roof:
-    """One measured roof at one shape."""
-
-    arm: str
-    bytes_per_s: float
-    spread: float
-    """How much slower its second-fastest block ran than its fastest, relative: the roof's own
-    measured spread at its best, within which a kernel above it is not distinguishable."""
-    regime: str | None
-    """"dram" or "cache", or None where the run did not record it."""
-    median_bytes_per_s: float
-    """Bytes over the median block: below the roof by whatever slowed the roof's blocks."""
-
-
-@attrs.frozen
-class MixRoof:
-    """The roof for one kernel's read/write mix, and how it was formed."""
-
-    bytes_per_s: float
-    spread: float
-    regime: str | None
-    basis: str
-    """In words: which measured roofs, in which shares."""
 
 
 def measure_roofs(

@@ -7,20 +7,8 @@ point ratio of the two passing rates, kept for the load test's own table.
 
 from __future__ import annotations
 
-import attrs
-
+from perfdsl.bundle.evaluation.load import Capacity
 from perfdsl.stats.load import capacity_change
-
-
-@attrs.frozen
-class Capacity:
-    """What the goodput change means for a fleet serving fixed demand at the SLO."""
-
-    change: float
-    """goodput(change) / goodput(baseline); above 1 serves more at the same SLO."""
-    fleet_fraction_freed: float
-    """1 - 1 / change: the share of machines no longer needed for the same load
-    (negative: more machines needed)."""
 
 
 def capacity(goodput_baseline: float, goodput_change: float) -> Capacity:

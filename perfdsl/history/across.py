@@ -17,8 +17,8 @@ from collections.abc import Mapping
 import attrs
 import numpy as np
 
-from perfdsl.evaluate.compare import Comparison, Verdict, classify, compare
-from perfdsl.evaluate.kernels import OperationResult, ShapeResult
+from perfdsl.bundle.evaluation.kernels import Comparison, OperationResult, ShapeResult, Verdict
+from perfdsl.evaluate.compare import classify, compare
 from perfdsl.history.runs import Run, environment_changes
 
 ARMS = ("baseline", "change")

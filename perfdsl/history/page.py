@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from html import escape
 
-from perfdsl.evaluate.combination import Combined
+from perfdsl.bundle.evaluation.kernels import Combined
 from perfdsl.history.across import NOT_INTERLEAVED
 from perfdsl.history.across import Combined as AcrossCombined
 from perfdsl.history.figure import VERDICT_COLOURS, ratio_figure

@@ -13,7 +13,8 @@ from pathlib import Path
 import attrs
 
 from perfdsl.bundle.environment import EnvironmentRecord
-from perfdsl.evaluate.evaluation import Evaluation, evaluate
+from perfdsl.bundle.evaluation.evaluation import Evaluation
+from perfdsl.evaluate.evaluation import evaluate
 from perfdsl.evaluate.inputs import EvaluateError
 
 

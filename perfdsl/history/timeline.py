@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import attrs
 
-from perfdsl.evaluate.combination import Combined
+from perfdsl.bundle.evaluation.kernels import Combined
 from perfdsl.history.across import Combined as AcrossCombined
 from perfdsl.history.across import compare_runs
 from perfdsl.history.runs import Run, environment_changes

@@ -1,9 +1,10 @@
 """What the report is rendered from: the study, the evaluation and the bundle's own files.
 
-The report reads evaluation.json (the evaluation's contract) as plain JSON
-values rather than the evaluation's records: a report must be rebuildable from
-an archived bundle without re-evaluating it, and reading the file is what
-makes the Markdown a deterministic function of the bundle. A few raw files are
+The report reads evaluation.json (the evaluation's contract) into its records
+(`bundle.evaluation`) rather than taking them from a fresh evaluation: a report
+must be rebuildable from an archived bundle without re-evaluating it, and
+reading the file is what makes the Markdown a deterministic function of the
+bundle. A few raw files are
 read for presentation only: the per-case correctness errors (results.json),
 the environment and the manifest hashes.
 """
@@ -17,10 +18,14 @@ from typing import Any
 
 import attrs
 
+from perfdsl.bundle.evaluation.end_to_end import EndToEnd
+from perfdsl.bundle.evaluation.evaluation import Evaluation
+from perfdsl.bundle.evaluation.kernels import OperationResult
+from perfdsl.bundle.evaluation.load import LoadEvaluation
+from perfdsl.bundle.evaluation.verdicts import CurrentStudy
 from perfdsl.bundle.plan import Plan
 from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import Results
-from perfdsl.evaluate.registration import CurrentStudy
 from perfdsl.expectations import expectations
 from perfdsl.nodes import Condition, Study
 from perfdsl.report.html import Figure
@@ -34,7 +39,7 @@ class ReportContext:
 
     study: Study
     """The study file the report is built from (its prose: title, limits, rejected)."""
-    evaluation: Mapping[str, Any]
+    evaluation: Evaluation
     """evaluation.json."""
     results: Results
     plan: Plan
@@ -51,31 +56,31 @@ class ReportContext:
 
     @property
     def run_id(self) -> str:
-        return str(self.evaluation.get("run_id", "?"))
+        return self.evaluation.run_id
 
     @property
-    def operations(self) -> list[Mapping[str, Any]]:
-        return list(self.evaluation.get("operations") or [])
+    def operations(self) -> tuple[OperationResult, ...]:
+        return self.evaluation.operations
 
     @property
-    def end_to_end(self) -> Mapping[str, Any] | None:
-        return self.evaluation.get("end_to_end")
+    def end_to_end(self) -> EndToEnd | None:
+        return self.evaluation.end_to_end
 
     @property
-    def load(self) -> Mapping[str, Any] | None:
-        return self.evaluation.get("load")
+    def load(self) -> LoadEvaluation | None:
+        return self.evaluation.load
 
     @property
     def timings_valid(self) -> bool:
-        return bool(self.evaluation.get("timings_valid"))
+        return self.evaluation.timings_valid
 
     @property
     def quick(self) -> bool:
-        return bool(self.evaluation.get("quick"))
+        return self.evaluation.quick
 
     @property
     def level(self) -> float:
-        return float(self.evaluation.get("level", 0.95))
+        return self.evaluation.level
 
     @property
     def predict_edited(self) -> bool:
@@ -111,23 +116,32 @@ def draw_figures(drawings: Mapping[str, FigureDrawing]) -> dict[str, Figure]:
     return {key: Figure(draw()) for key, draw in drawings.items()}
 
 
-def read_bundle_files(bundle: Path) -> dict[str, Any]:
-    """The bundle's JSON files the report presents; environment.json may be absent."""
-    loaded: dict[str, Any] = {
-        "results": Results.read(bundle),
-        "plan": Plan.read(bundle),
-        "registration": RegistrationRecord.read(bundle),
-    }
-    for name in ("manifest", "evaluation"):
-        loaded[name] = json.loads((bundle / f"{name}.json").read_text(encoding="utf-8"))
+@attrs.frozen
+class BundleFiles:
+    """The bundle's files the report presents besides evaluation.json."""
+
+    results: Results
+    plan: Plan
+    registration: RegistrationRecord
+    manifest: Mapping[str, Any]
+    environment: Mapping[str, Any] | None
+    """None when the bundle has no environment.json."""
+    study_text: str
+
+
+def read_bundle_files(bundle: Path) -> BundleFiles:
+    """The bundle's files the report presents; environment.json may be absent."""
     environment = bundle / "environment.json"
-    loaded["environment"] = (
-        json.loads(environment.read_text(encoding="utf-8")) if environment.is_file() else None
+    return BundleFiles(
+        results=Results.read(bundle),
+        plan=Plan.read(bundle),
+        registration=RegistrationRecord.read(bundle),
+        manifest=json.loads((bundle / "manifest.json").read_text(encoding="utf-8")),
+        environment=json.loads(environment.read_text(encoding="utf-8")) if environment.is_file() else None,
+        study_text=(bundle / "study.perf").read_text(encoding="utf-8"),
     )
-    loaded["study_text"] = (bundle / "study.perf").read_text(encoding="utf-8")
-    return loaded
 
 
 def run_objective(ctx: ReportContext) -> Condition | None:
     """The objective this run is held to: its target's own (`target cpu { objective }`), else the study's."""
-    return expectations(ctx.study, str(ctx.evaluation.get("target", ""))).objective
+    return expectations(ctx.study, ctx.evaluation.target).objective

@@ -24,30 +24,30 @@ from perfdsl.report.context import Blocks, ReportContext
 def render_correctness(ctx: ReportContext, out: Blocks) -> None:
     """Per arm and shape, the worst errors over seeds against the tolerance; failing cases."""
     for op in ctx.operations:
-        correctness = op.get("correctness") or {}
-        tolerances = correctness.get("tolerances") or {}
+        correctness = op.correctness
+        tolerances = correctness.tolerances
         stated = (
             ", ".join(f"{fmt.text(k)} ≤ {fmt.sci(v)}" for k, v in sorted(tolerances.items())) or "none stated"
         )
         out.add(
-            f"{fmt.code(op['name'])} against its float64 reference: tolerance {stated}; "
-            f"{fmt.count(correctness.get('seeds'))} seeds of fresh random inputs per shape, output poisoned "
+            f"{fmt.code(op.name)} against its float64 reference: tolerance {stated}; "
+            f"{fmt.count(correctness.seeds)} seeds of fresh random inputs per shape, output poisoned "
             "before each run."
         )
-        failing = correctness.get("failing") or []
-        if not correctness.get("passed"):
+        failing = correctness.failing
+        if not correctness.passed:
             out.add(
                 fmt.callout(
                     "WARNING",
                     [
-                        f"**Correctness failed** for {fmt.code(op['name'])}: {len(failing)} failing cases. "
+                        f"**Correctness failed** for {fmt.code(op.name)}: {len(failing)} failing cases. "
                         "A failure is evidence: each case below reruns with its shape and seed."
                     ],
                 )
             )
-        recorded = ctx.results.operation(op["name"])
+        recorded = ctx.results.operation(op.name)
         cases = list(recorded.correctness.cases) if recorded else []
-        out.add(_case_table(op["name"], cases, tolerances))
+        out.add(_case_table(op.name, cases, tolerances))
         if "rel_l2" not in tolerances:
             # The figure plots relative L2 against its tolerance; another metric is in the table.
             out.add("No error figure: the tolerance is not on relative L2 error; the table has every error.")
@@ -59,25 +59,25 @@ def render_correctness(ctx: ReportContext, out: Blocks) -> None:
             ]
         if plotted:
             out.figure(
-                f"error-{op['name']}",
+                f"error-{op.name}",
                 functools.partial(figures.error_per_shape, plotted),
-                f"Relative L2 error of the change {fmt.code(op['name'])} per shape (worst over seeds) "
+                f"Relative L2 error of the change {fmt.code(op.name)} per shape (worst over seeds) "
                 "against the tolerance; triangles are adversarial shapes, filled markers fail",
             )
         if failing:
             out.add(
                 fmt.table(
-                    f"Failing cases of {fmt.code(op['name'])}",
+                    f"Failing cases of {fmt.code(op.name)}",
                     ["Arm", "Shape", "Seed", "Adversarial", "Rel. L2", "Max abs", "Why"],
                     [
                         [
-                            f["arm"],
-                            fmt.text(_shape_label(f["shape"])),
-                            str(f.get("seed")),
-                            "yes" if f.get("adversarial") else "no",
-                            fmt.sci(f.get("rel_l2")),
-                            fmt.sci(f.get("max_abs")),
-                            fmt.message(f.get("message") or ""),
+                            f.arm,
+                            fmt.text(_shape_label(f.shape)),
+                            str(f.seed),
+                            "yes" if f.adversarial else "no",
+                            fmt.sci(f.rel_l2),
+                            fmt.sci(f.max_abs),
+                            fmt.message(f.message or ""),
                         ]
                         for f in failing
                     ],
@@ -140,18 +140,18 @@ def _worst_per_shape(cases: list[CorrectnessCase], arm: str) -> list[Correctness
 
 
 def _model_level(ctx: ReportContext) -> str:
-    model = ctx.evaluation.get("model_level") or {}
-    if model.get("missing"):
-        return f"Model-level check of the application's output: not run ({fmt.message(model['missing'])})."
-    arms = model.get("arms") or {}
+    model = ctx.evaluation.model_level
+    if model.missing:
+        return f"Model-level check of the application's output: not run ({fmt.message(model.missing)})."
+    arms = model.arms
     if not arms:
         return "Model-level check of the application's output: no per-arm result was recorded."
     rows = [
         [
             fmt.text(arm),
-            fmt.sci(r.get("rel_l2")),
-            fmt.sci(r.get("max_abs")),
-            "pass" if r.get("passed") else f"**FAIL** {fmt.message(r.get('message') or '')}",
+            fmt.sci(r.rel_l2),
+            fmt.sci(r.max_abs),
+            "pass" if r.passed else f"**FAIL** {fmt.message(r.message or '')}",
         ]
         for arm, r in sorted(arms.items())
     ]
@@ -161,7 +161,7 @@ def _model_level(ctx: ReportContext) -> str:
         rows,
         numeric=(1, 2),
     )
-    if model.get("passed") is False:
+    if model.passed is False:
         return (
             fmt.callout("WARNING", ["**The application's output fails its model-level check.**"])
             + "\n\n"

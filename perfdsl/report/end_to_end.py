@@ -9,9 +9,11 @@ arms, the SLO and the two goodputs.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
+from perfdsl.bundle.evaluation.end_to_end import EndToEnd
+from perfdsl.bundle.evaluation.estimate import Estimate
+from perfdsl.bundle.evaluation.load import CurvePoint
 from perfdsl.report import figures
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext
@@ -21,7 +23,7 @@ def render_end_to_end(ctx: ReportContext, out: Blocks) -> None:
     """Request time, f, s, Amdahl's bound against measured, and the offered-load curves."""
     end = ctx.end_to_end
     if end is None:
-        out.add(f"No end-to-end result: {fmt.message(ctx.evaluation.get('end_to_end_missing'))}.")
+        out.add(f"No end-to-end result: {fmt.message(ctx.evaluation.end_to_end_missing)}.")
         return
     if not ctx.timings_valid:
         out.add(
@@ -33,17 +35,17 @@ def render_end_to_end(ctx: ReportContext, out: Blocks) -> None:
                 ],
             )
         )
-    app = fmt.code(end["application"])
-    c = end.get("comparison")
+    app = fmt.code(end.application)
+    c = end.comparison
     if c is None:
-        out.add(f"Request time of {app}: not evidence ({fmt.message(end.get('comparison_missing'))}).")
+        out.add(f"Request time of {app}: not evidence ({fmt.message(end.comparison_missing)}).")
     else:
         out.add(
-            f"Request time of {app} at shape {fmt.text(_sizes(end.get('shape')))}: baseline median "
-            f"{fmt.duration(c['baseline_dispersion']['median'])}, "
-            f"change {fmt.duration(c['change_dispersion']['median'])}; "
-            f"ratio {fmt.ratio(c['ratio'])} {fmt.interval(c['ci_low'], c['ci_high'])}, **{c['verdict']}** "
-            f"({c['n_baseline']} and {c['n_change']} blocks; rank test p = {fmt.sig(c['rank_p_value'], 2)})."
+            f"Request time of {app} at shape {fmt.text(_sizes(end.shape))}: baseline median "
+            f"{fmt.duration(c.baseline_dispersion.median)}, "
+            f"change {fmt.duration(c.change_dispersion.median)}; "
+            f"ratio {fmt.ratio(c.ratio)} {fmt.interval(c.ci_low, c.ci_high)}, **{c.verdict}** "
+            f"({c.n_baseline} and {c.n_change} blocks; rank test p = {fmt.sig(c.rank_p_value, 2)})."
         )
     out.add(_amdahl(end))
     _load(ctx, out)
@@ -58,33 +60,33 @@ _STATUS = {
 }
 
 
-def _estimate(e: Mapping[str, Any], shown: Callable[[float | None], str] = fmt.ratio) -> str:
-    return f"{shown(e['value'])} [{shown(e['low'])}, {shown(e['high'])}]"
+def _estimate(e: Estimate, shown: Callable[[float | None], str] = fmt.ratio) -> str:
+    return f"{shown(e.value)} [{shown(e.low)}, {shown(e.high)}]"
 
 
-def _amdahl(end: Mapping[str, Any]) -> str:
+def _amdahl(end: EndToEnd) -> str:
     """Amdahl as a consistency test, all in time ratios, with every interval and its source."""
-    a = end.get("amdahl")
+    a = end.amdahl
     if a is None:
-        return f"Amdahl's bound: not computed ({fmt.message(end.get('amdahl_missing'))})."
-    low, high = a["bound_range"]
+        return f"Amdahl's bound: not computed ({fmt.message(end.amdahl_missing)})."
+    low, high = a.bound_range
     rows = [
-        ["f, the operation's share of baseline request time", _estimate(a["f"], fmt.percent), "measured"],
-        ["r = 1 / s, the operation's time ratio", _estimate(a["op_ratio"]), fmt.text(a["s_source"])],
+        ["f, the operation's share of baseline request time", _estimate(a.f, fmt.percent), "measured"],
+        ["r = 1 / s, the operation's time ratio", _estimate(a.op_ratio), fmt.text(a.s_source)],
         [
             f"B = (1 {fmt.MINUS} f) + f r, the smallest application time ratio the change can give",
-            f"{fmt.ratio(a['bound_time_ratio'])} [{fmt.ratio(low)}, {fmt.ratio(high)}]",
-            f"speedup at most {fmt.ratio(a['bound'])}",
+            f"{fmt.ratio(a.bound_time_ratio)} [{fmt.ratio(low)}, {fmt.ratio(high)}]",
+            f"speedup at most {fmt.ratio(a.bound)}",
         ],
     ]
-    r = a.get("reconciliation")
+    r = a.reconciliation
     if r:
         rows.append(
             [
                 "Measured application time ratio",
-                _estimate(r["measured"]),
-                f"{_STATUS.get(r['status'], fmt.text(r['status']))} (consistent band "
-                f"[{fmt.ratio(r['band_low'])}, {fmt.ratio(r['band_high'])}])",
+                _estimate(r.measured),
+                f"{_STATUS.get(r.status, fmt.text(r.status))} (consistent band "
+                f"[{fmt.ratio(r.band_low)}, {fmt.ratio(r.band_high)}])",
             ]
         )
     table = fmt.table(
@@ -94,15 +96,15 @@ def _amdahl(end: Mapping[str, Any]) -> str:
         rows,
         numeric=(1,),
     )
-    notes = [f"**s borrowed.** {fmt.message(a['s_fallback'])}."] if a.get("s_fallback") else []
-    check = a.get("share_check")
-    if check and not check.get("compatible"):
-        notes.append(f"**Declared share contradicted.** {fmt.message(check['message'])}.")
+    notes = [f"**s borrowed.** {fmt.message(a.s_fallback)}."] if a.s_fallback else []
+    check = a.share_check
+    if check and not check.compatible:
+        notes.append(f"**Declared share contradicted.** {fmt.message(check.message)}.")
     if r is None:
-        text = f"Reconciliation: not possible ({fmt.message(a.get('reconciliation_missing'))})."
+        text = f"Reconciliation: not possible ({fmt.message(a.reconciliation_missing)})."
         return "\n\n".join([table, text, *([fmt.callout("WARNING", notes)] if notes else [])])
-    message = fmt.message(r["message"]) + "."
-    if r["status"] in ("beyond_bound", "opposite_sign"):
+    message = fmt.message(r.message) + "."
+    if r.status in ("beyond_bound", "opposite_sign"):
         notes.insert(
             0,
             f"**Contradicts Amdahl's bound.** {message} The end-to-end effect cannot be credited to this "
@@ -117,29 +119,29 @@ def _amdahl(end: Mapping[str, Any]) -> str:
 def _load(ctx: ReportContext, out: Blocks) -> None:
     load = ctx.load
     if load is None:
-        out.add(f"Offered-load test: no result ({fmt.message(ctx.evaluation.get('load_missing'))}).")
+        out.add(f"Offered-load test: no result ({fmt.message(ctx.evaluation.load_missing)}).")
         return
-    slo_ms = load["slo_seconds"] * 1e3
+    slo_ms = load.slo_seconds * 1e3
     series: dict[str, list[tuple[float, float]]] = {}
     goodputs: dict[str, float] = {}
     rows = []
-    for g in load.get("arms") or []:
-        points = [(p["rate"], p["result"]["p99"] * 1e3) for p in g.get("curve") or [] if p.get("result")]
+    for g in load.arms:
+        points = [(p.rate, p.result.p99 * 1e3) for p in g.curve if p.result]
         if points:
-            series[g["arm"]] = points
-            if g["goodput"] > 0:
-                goodputs[g["arm"]] = g["goodput"]
-        limited = ", ".join(g.get("limited_by") or []) or "no failing rate probed"
-        failing = g.get("failing")
+            series[g.arm] = points
+            if g.goodput > 0:
+                goodputs[g.arm] = g.goodput
+        limited = ", ".join(g.limited_by) or "no failing rate probed"
+        failing = g.failing
         rows.append(
             [
-                g["arm"],
-                fmt.rate(g["goodput"])
-                + (" or more" if g.get("lower_bound") or failing is None else f", below {fmt.rate(failing)}"),
-                "yes" if g.get("confirmed") else "no",
+                g.arm,
+                fmt.rate(g.goodput)
+                + (" or more" if g.lower_bound or failing is None else f", below {fmt.rate(failing)}"),
+                "yes" if g.confirmed else "no",
                 limited,
-                _generator(g.get("curve") or []),
-                str(len(g.get("curve") or [])),
+                _generator(g.curve),
+                str(len(g.curve)),
             ]
         )
     out.add(
@@ -154,14 +156,14 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
             numeric=(1, 5),
         )
     )
-    if load.get("capacity"):
+    if load.capacity:
         caveat = fmt.capacity_caveat(load)
         out.add(
             f"Capacity change at the same SLO: goodput ratio {fmt.capacity_ratio(load)}"
             + (f" ({caveat})." if caveat else ".")
         )
     else:
-        out.add(f"Capacity change: not computed ({fmt.message(load.get('capacity_missing'))}).")
+        out.add(f"Capacity change: not computed ({fmt.message(load.capacity_missing)}).")
     if series:
         out.figure(
             "load",
@@ -171,17 +173,17 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
         )
 
 
-def _generator(curve: list[Mapping[str, Any]]) -> str:
+def _generator(curve: Sequence[CurvePoint]) -> str:
     """How the load generator kept its schedule over an arm's probes: the lowest rate where
     it fell behind, else its worst issue-lag p99 (wake-up jitter)."""
-    lags = [(p["rate"], p["result"]["generator"]) for p in curve if (p.get("result") or {}).get("generator")]
+    lags = [(p.rate, p.result.generator) for p in curve if p.result is not None]
     if not lags:
         return fmt.MISSING
-    behind = [(rate, lag) for rate, lag in lags if lag["verdict"] == "behind"]
+    behind = [(rate, lag) for rate, lag in lags if lag.verdict == "behind"]
     if behind:
         rate, lag = min(behind, key=lambda pair: pair[0])
-        return f"behind at {fmt.rate(rate)} (backlog grew {fmt.seconds(lag['backlog_growth'])})"
-    worst = max(lag["p99"] for _, lag in lags)
+        return f"behind at {fmt.rate(rate)} (backlog grew {fmt.seconds(lag.backlog_growth)})"
+    worst = max(lag.p99 for _, lag in lags)
     return f"kept up (issue-lag p99 up to {fmt.seconds(worst)})"
 
 

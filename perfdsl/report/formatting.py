@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from perfdsl.bundle.evaluation.load import LoadEvaluation
     from perfdsl.nodes import Study
     from perfdsl.source import Span
 
@@ -69,12 +70,12 @@ def ratio(x: float | None) -> str:
 def interval(low: float | None, high: float | None) -> str:
     """A confidence interval of ratios, `[0.3920, 0.4310]`; `[1.200, ∞)` when it has no upper end.
 
-    evaluation.json writes an infinite end as null; only an upper end can be
-    infinite (a ratio known only from below, such as a capacity change).
+    evaluation.json writes an infinite end as null, which reads back as NaN; only an
+    upper end can be infinite (a ratio known only from below, such as a capacity change).
     """
     if low is None:
         return MISSING
-    return f"[{ratio(low)}, ∞)" if high is None else f"[{ratio(low)}, {ratio(high)}]"
+    return f"[{ratio(low)}, ∞)" if high is None or math.isnan(high) else f"[{ratio(low)}, {ratio(high)}]"
 
 
 def duration(ns: float | None) -> str:
@@ -119,7 +120,7 @@ def rate(per_s: float | None) -> str:
     return MISSING if per_s is None else f"{sig(per_s)} rps"
 
 
-def capacity_ratio(load: Mapping[str, Any]) -> str:
+def capacity_ratio(load: LoadEvaluation) -> str:
     """The capacity ratio as the interval the goodput brackets allow: `in [1.24, 1.79), unconfirmed`.
 
     Never the quotient of the two passing rates alone: that is one point of the
@@ -127,36 +128,37 @@ def capacity_ratio(load: Mapping[str, Any]) -> str:
     change's goodput has no failing rate above it; "unconfirmed" when either
     goodput rests on a single pass.
     """
-    found = load.get("capacity_range")
-    if not found:
+    found = load.capacity_range
+    if found is None:
         return MISSING
-    high = found.get("high")
-    shown = f"in [{ratio(found['low'])}, {'∞' if high is None else ratio(high)})"
-    return shown if found.get("confirmed") else f"{shown}, unconfirmed (single-pass goodputs)"
+    # An infinite upper end is written as null and reads back as NaN.
+    high = found.high
+    shown = f"in [{ratio(found.low)}, {'∞' if not math.isfinite(high) else ratio(high)})"
+    return shown if found.confirmed else f"{shown}, unconfirmed (single-pass goodputs)"
 
 
-def capacity_caveat(load: Mapping[str, Any]) -> str | None:
+def capacity_caveat(load: LoadEvaluation) -> str | None:
     """Why the capacity ratio is only a bound, in a clause; None when it is exact."""
-    bound = load.get("capacity_bound")
+    bound = load.capacity_bound
     if bound not in ("at most", "at least"):
         return None
     arm = "baseline" if bound == "at most" else "change"
-    found = next((g for g in load.get("arms") or [] if g.get("arm") == arm), None)
+    found = next((g for g in load.arms if g.arm == arm), None)
     if found is None:
         return None
-    above = [p for p in found.get("curve") or [] if p["rate"] > found["goodput"] and not p.get("passed")]
+    above = [p for p in found.curve if p.rate > found.goodput and not p.passed]
     why = (
-        f"at {rate(above[0]['rate'])} the load generator fell behind its schedule"
-        if above and "generator lag" in (found.get("limited_by") or [])
+        f"at {rate(above[0].rate)} the load generator fell behind its schedule"
+        if above and "generator lag" in found.limited_by
         else "no higher rate failed on the SLO"
     )
-    judged = rate(found["goodput"])
+    judged = rate(found.goodput)
     return f"the {arm}'s goodput is a lower bound: {why}, so the SLO was not judged above {judged}"
 
 
 def sci(x: float | None) -> str:
     """A small quantity such as an error or tolerance: `9.5e-8`, exact zero as `0`."""
-    if x is None:
+    if x is None or math.isnan(x):  # NaN: a null in evaluation.json
         return MISSING
     if not math.isfinite(x):
         return str(x)

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
+from perfdsl.bundle.evaluation.imported import ImportedEvaluation, ImportedTiming, SideResult
+from perfdsl.bundle.evaluation.verdicts import PredictionResult
 from perfdsl.nodes import Study
 from perfdsl.report import formatting as fmt
 from perfdsl.report.imported_evidence import counted_blocks, decision_lines, end_to_end_blocks, value_blocks
@@ -28,19 +29,19 @@ _GRANULARITY = {"raw": "raw samples", "per_block": "one value per block", "aggre
 _HASH_CHARS = 16
 
 
-def render_imported_markdown(study: Study, evaluation: Mapping[str, Any], bundle_label: str) -> str:
+def render_imported_markdown(study: Study, evaluation: ImportedEvaluation, bundle_label: str) -> str:
     """The report's Markdown, sections in the order and with the headings of every report."""
     title = study.title.value if study.title else study.name.id
     sections = {
         "decision": _decision(study, evaluation),
         "workload": _workload(study, evaluation),
         "operation": _operation(study),
-        "correctness": [_not_run("Correctness", evaluation.get("correctness_not_run"))],
+        "correctness": [_not_run("Correctness", evaluation.correctness_not_run)],
         "mechanism": _mechanism(evaluation) + counted_blocks(evaluation),
         "timing": _timing(evaluation),
         "end_to_end": end_to_end_blocks(evaluation, _timing_block)
-        if evaluation.get("applications")
-        else [_not_run("End-to-end evidence", evaluation.get("end_to_end_not_run"))],
+        if evaluation.applications
+        else [_not_run("End-to-end evidence", evaluation.end_to_end_not_run)],
         "value": value_blocks(evaluation)
         or ["Not computed: the value is computed from the end-to-end effect, which was not measured."],
         "limitations": _limitations(study),
@@ -54,33 +55,33 @@ def render_imported_markdown(study: Study, evaluation: Mapping[str, Any], bundle
     return "\n\n".join(parts) + "\n"
 
 
-def _decision(study: Study, ev: Mapping[str, Any]) -> list[str]:
-    declared = ev.get("decision") or "none stated"
+def _decision(study: Study, ev: ImportedEvaluation) -> list[str]:
+    declared = ev.decision or "none stated"
     sentences = [
         f"**Decision: {fmt.text(declared)}.**",
         "Every timing below was imported from another harness.",
     ]
-    for t in ev.get("timings") or ():
-        sentences.append(f"`{t['operation']}`: time ratio (change / baseline) {_ratio(t)}.")
+    for t in ev.timings:
+        sentences.append(f"`{t.operation}`: time ratio (change / baseline) {_ratio(t)}.")
     sentences.extend(decision_lines(ev, _ratio))
     sentences.append("Correctness was not checked by perfdsl.")
     blocks = [" ".join(sentences)]
     warnings = [
-        f"`{t['operation']}` timing is **{fmt.message(t['verdict'])}** ({_method(t)})."
-        for t in [*(ev.get("timings") or ()), *(a["timing"] for a in ev.get("applications") or ())]
-        if not t["evidence_grade"]
+        f"`{t.operation}` timing is **{fmt.message(t.verdict)}** ({_method(t)})."
+        for t in [*ev.timings, *(a.timing for a in ev.applications)]
+        if not t.evidence_grade
     ]
-    warnings += [fmt.message(finding) for finding in ev.get("findings") or ()]
+    warnings += [fmt.message(finding) for finding in ev.findings]
     if warnings:
         blocks.append(fmt.callout("WARNING", warnings))
     rows = [
         [
-            fmt.text(p["text"]),
+            fmt.text(p.text),
             _prediction_value(p),
-            fmt.text(p["basis"]),
-            f"**{fmt.text(p['verdict'])}**" + _grade_note(p, ev),
+            fmt.text(p.basis),
+            f"**{fmt.text(p.verdict)}**" + _grade_note(p, ev),
         ]
-        for p in ev.get("predictions") or ()
+        for p in ev.predictions
     ]
     blocks.append(
         fmt.table(
@@ -90,51 +91,50 @@ def _decision(study: Study, ev: Mapping[str, Any]) -> list[str]:
     return blocks
 
 
-def _grade_note(prediction: Mapping[str, Any], ev: Mapping[str, Any]) -> str:
+def _grade_note(prediction: PredictionResult, ev: ImportedEvaluation) -> str:
     """Beside a time verdict: the reasons its timing is not evidence-grade."""
-    if prediction["basis"] != "measured":
+    if prediction.basis != "measured":
         return ""
-    subject = str(prediction["target"]).split(".")[0]
-    timings = [*(ev.get("timings") or ()), *(a["timing"] for a in ev.get("applications") or ())]
-    timing = next((t for t in timings if t["operation"] == subject), None)
-    if timing is None or timing["evidence_grade"]:
+    subject = str(prediction.target).split(".")[0]
+    timings = [*ev.timings, *(a.timing for a in ev.applications)]
+    timing = next((t for t in timings if t.operation == subject), None)
+    if timing is None or timing.evidence_grade:
         return ""
-    return f" ({fmt.message(timing['verdict'])})"
+    return f" ({fmt.message(timing.verdict)})"
 
 
-def _prediction_value(p: Mapping[str, Any]) -> str:
-    if p.get("value") is None:
-        return fmt.message(p.get("message") or "no value")
-    ci = p.get("ci")
-    shown = fmt.ratio(p["value"])
+def _prediction_value(p: PredictionResult) -> str:
+    if p.value is None:
+        return fmt.message(p.message or "no value")
+    ci = p.ci
+    shown = fmt.ratio(p.value)
     if ci and ci[0] != ci[1]:
         shown += f" {fmt.interval(ci[0], ci[1])}"
-    comparator = _COMPARATORS.get(p["comparator"], p["comparator"])
-    return f"{shown} (bound {comparator} {fmt.sig(p['bound'])})" if p.get("bound") is not None else shown
+    comparator = _COMPARATORS.get(p.comparator, p.comparator)
+    return f"{shown} (bound {comparator} {fmt.sig(p.bound)})" if p.bound is not None else shown
 
 
-def _ratio(t: Mapping[str, Any]) -> str:
-    if t.get("ratio") is None:
+def _ratio(t: ImportedTiming) -> str:
+    if t.ratio is None:
         return "not computed"
-    if t.get("low") is None:
-        return f"{fmt.ratio(t['ratio'])}, a ratio of the files' medians with no interval"
-    return f"{fmt.ratio(t['ratio'])} {fmt.interval(t['low'], t['high'])}, {fmt.text(t['indicated'])}"
+    if t.low is None:
+        return f"{fmt.ratio(t.ratio)}, a ratio of the files' medians with no interval"
+    return f"{fmt.ratio(t.ratio)} {fmt.interval(t.low, t.high)}, {fmt.text(t.indicated)}"
 
 
-def _method(t: Mapping[str, Any]) -> str:
+def _method(t: ImportedTiming) -> str:
     return {
         "paired": "paired comparison of interleaved blocks",
         "unpaired": "unpaired comparison of block medians",
         "medians": "the files' own medians",
-    }[t["method"]]
+    }[t.method]
 
 
-def _workload(study: Study, ev: Mapping[str, Any]) -> list[str]:
+def _workload(study: Study, ev: ImportedEvaluation) -> list[str]:
     workload = study.workload
     summary = fmt.text(workload.summary.value).rstrip(".") + "." if workload and workload.summary else ""
     shapes = "; ".join(
-        f"`{op}` at " + ", ".join(f"{k} = {v}" for k, v in sizes.items())
-        for op, sizes in (ev.get("sizes") or {}).items()
+        f"`{op}` at " + ", ".join(f"{k} = {v}" for k, v in sizes.items()) for op, sizes in ev.sizes.items()
     )
     return [f"{summary} The imported files measured one shape: {shapes or 'none'}.".strip()]
 
@@ -160,7 +160,7 @@ def _not_run(what: str, statement: str | None) -> str:
     )
 
 
-def _mechanism(ev: Mapping[str, Any]) -> list[str]:
+def _mechanism(ev: ImportedEvaluation) -> list[str]:
     rows = [
         [
             f"`{op}`",
@@ -169,12 +169,12 @@ def _mechanism(ev: Mapping[str, Any]) -> list[str]:
             fmt.sci(arms.get("change")),
             _model_ratio(arms),
         ]
-        for op, models in (ev.get("models") or {}).items()
+        for op, models in ev.models.items()
         for quantity, arms in models.items()
     ]
     if not rows:
         return ["No mechanism quantity is modelled."]
-    counted = "counted: see below" if ev.get("counted") else "not counted: no profiler file was imported"
+    counted = "counted: see below" if ev.counted else "not counted: no profiler file was imported"
     return [
         fmt.table(
             f"Modelled per call ({counted})",
@@ -190,61 +190,58 @@ def _model_ratio(arms: Mapping[str, float]) -> str:
     return fmt.ratio(change / base) if base and change is not None else "—"
 
 
-def _timing(ev: Mapping[str, Any]) -> list[str]:
-    blocks = [block for t in ev.get("timings") or () for block in _timing_block(t)]
+def _timing(ev: ImportedEvaluation) -> list[str]:
+    blocks = [block for t in ev.timings for block in _timing_block(t)]
     return blocks or ["No imported timing."]
 
 
-def _timing_block(t: Mapping[str, Any]) -> list[str]:
+def _timing_block(t: ImportedTiming) -> list[str]:
     """One imported comparison (an operation's, or an application's request times) with its labels."""
-    rows = [_side_row(arm, t[arm]) for arm in ("baseline", "change")]
+    rows = [_side_row("baseline", t.baseline), _side_row("change", t.change)]
     return [
         fmt.table(
-            f"`{t['operation']}`: imported evidence ({_method(t)})",
+            f"`{t.operation}`: imported evidence ({_method(t)})",
             ["arm", "entry", "median", "blocks x samples", "label"],
             rows,
             numeric=(2,),
         ),
-        f"Ratio {_ratio(t)}. Verdict: **{fmt.message(t['verdict'])}**.",
+        f"Ratio {_ratio(t)}. Verdict: **{fmt.message(t.verdict)}**.",
         fmt.bullets(_environment(t)),
     ]
 
 
-def _side_row(arm: str, side: Mapping[str, Any]) -> list[str]:
-    version = f" {side['tool_version']}" if side.get("tool_version") else ""
+def _side_row(arm: str, side: SideResult) -> list[str]:
+    version = f" {side.tool_version}" if side.tool_version else ""
     interleaved = {"yes": "interleaved", "no": "not interleaved"}.get(
-        side["interleaved"], "interleaving unknown"
+        side.interleaved, "interleaving unknown"
     )
-    granularity = _GRANULARITY.get(side["granularity"], side["granularity"])
-    label = f"{fmt.text(side['tool'] + version)}, {granularity}, {interleaved}"
-    calls = f", {side['calls_per_sample']} calls per sample" if side.get("calls_per_sample") else ""
+    granularity = _GRANULARITY.get(side.granularity, side.granularity)
+    label = f"{fmt.text(side.tool + version)}, {granularity}, {interleaved}"
+    calls = f", {side.calls_per_sample} calls per sample" if side.calls_per_sample else ""
     return [
         arm,
-        f"`{side['entry']}`",
-        fmt.duration(side.get("median_ns")),
-        f"{side['blocks']} x {_per_block(side)}{calls}",
+        f"`{side.entry}`",
+        fmt.duration(side.median_ns),
+        f"{side.blocks} x {_per_block(side)}{calls}",
         label,
     ]
 
 
-def _per_block(side: Mapping[str, Any]) -> str:
-    blocks, samples = side["blocks"], side["samples"]
+def _per_block(side: SideResult) -> str:
+    blocks, samples = side.blocks, side.samples
     return str(samples // blocks) if blocks and samples % blocks == 0 else f"{samples} in all"
 
 
-def _environment(t: Mapping[str, Any]) -> list[str]:
-    seen: dict[str, Mapping[str, Any]] = {}
-    for arm in ("baseline", "change"):
-        seen.setdefault(t[arm]["file"], t[arm])
+def _environment(t: ImportedTiming) -> list[str]:
+    seen: dict[str, SideResult] = {}
+    for side in (t.baseline, t.change):
+        seen.setdefault(side.file, side)
     lines = []
     for side in seen.values():
-        env = (
-            ", ".join(f"{fmt.text(k)} {fmt.text(v)}" for k, v in side.get("environment") or ())
-            or "none recorded"
-        )
+        env = ", ".join(f"{fmt.text(k)} {fmt.text(v)}" for k, v in side.environment) or "none recorded"
         lines.append(
-            f"`{side['source']}` (`{side['format']}`, SHA-256 `{side['sha256'][:_HASH_CHARS]}…`, "
-            f"copied to `{side['file']}`): environment the file records: {env}"
+            f"`{side.source}` (`{side.format}`, SHA-256 `{side.sha256[:_HASH_CHARS]}…`, "
+            f"copied to `{side.file}`): environment the file records: {env}"
         )
     return lines
 
@@ -267,15 +264,14 @@ def _investigation(study: Study) -> list[str]:
     return [fmt.bullets(items) if items else "No rejected hypothesis."]
 
 
-def _reproduction(study: Study, ev: Mapping[str, Any], bundle_label: str) -> list[str]:
-    timings = [*(ev.get("timings") or ()), *(a["timing"] for a in ev.get("applications") or ())]
+def _reproduction(study: Study, ev: ImportedEvaluation, bundle_label: str) -> list[str]:
+    timings = [*ev.timings, *(a.timing for a in ev.applications)]
     files: Sequence[str] = sorted(
-        {t[arm]["file"] for t in timings for arm in ("baseline", "change")}
-        | {c["file"] for c in ev.get("counted") or ()}
+        {side.file for t in timings for side in (t.baseline, t.change)} | {c.file for c in ev.counted}
     )
     study_file = Path(study.source.path).name
     return [
-        f"Bundle `{bundle_label}` (run `{ev.get('run_id')}`), from `perfdsl run {study_file}`: "
+        f"Bundle `{bundle_label}` (run `{ev.run_id}`), from `perfdsl run {study_file}`: "
         "the imported files were copied into it and no code was run. "
         f"`perfdsl verify` rechecks the copies ({', '.join(f'`{f}`' for f in files)}) against the manifest."
     ]

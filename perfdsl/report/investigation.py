@@ -9,15 +9,15 @@ it records one: an argument is never presented as a measurement.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 from perfdsl import vocabulary as words
+from perfdsl.bundle.evaluation.kernels import Combined, Comparison, OperationResult
 from perfdsl.nodes import QuantityRef
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import ARMS, Blocks, ReportContext
 
-Reader = Callable[[ReportContext, Mapping[str, Any]], str]
+Reader = Callable[[ReportContext, OperationResult], str]
 
 # Quantities read from timings: on a run whose timings are not evidence (the
 # simulator) they have no number to quote, whatever the evaluation holds.
@@ -61,10 +61,10 @@ def _reading(ctx: ReportContext, ref: QuantityRef) -> str:
 
 def _numbers(ctx: ReportContext, name: str, quantity: str) -> str:
     if quantity in _TIMED and not ctx.timings_valid:
-        return _missing(ctx.evaluation.get("timings_note"))
+        return _missing(ctx.evaluation.timings_note)
     if ctx.study.operation(name) is None and ctx.study.application(name) is not None:
         return _application(ctx, name, quantity)
-    op = next((o for o in ctx.operations if o.get("name") == name), None)
+    op = next((o for o in ctx.operations if o.name == name), None)
     if op is None:
         return _missing(f"the run measured no operation `{name}`")
     reader = _OPERATION_READERS.get(quantity)
@@ -82,41 +82,41 @@ def _spread(values: Sequence[float], show: Callable[[float], str]) -> str:
     return low if low == high else f"{low} to {high}"
 
 
-def _reasons(mechanisms: Sequence[Mapping[str, Any]], key: str) -> str:
-    """The distinct reasons the shapes record under `key`, once each: shapes usually share one."""
-    return "; ".join(sorted({str(m[key]) for m in mechanisms if m.get(key)}))
+def _reasons(reasons: Iterable[str | None]) -> str:
+    """The distinct reasons the shapes record, once each: shapes usually share one."""
+    return "; ".join(sorted({r for r in reasons if r}))
 
 
 def _shapes(n: int) -> str:
     return f"{n} shape{'' if n == 1 else 's'}"
 
 
-def _time(ctx: ReportContext, op: Mapping[str, Any]) -> str:
-    c = op.get("combined")
+def _time(ctx: ReportContext, op: OperationResult) -> str:
+    c = op.combined
     if c is None:
-        return _missing(op.get("combined_missing"))
+        return _missing(op.combined_missing)
     return _compared(ctx, "weighted kernel time", c)
 
 
-def _compared(ctx: ReportContext, what: str, c: Mapping[str, Any]) -> str:
+def _compared(ctx: ReportContext, what: str, c: Comparison | Combined) -> str:
     """A time ratio with its interval and verdict, as the timing sections state them."""
     return (
-        f"{what} ratio (change / baseline) {fmt.ratio(c['ratio'])}, {fmt.percent(ctx.level, 2)} "
-        f"interval {fmt.interval(c['ci_low'], c['ci_high'])}: **{fmt.text(c['verdict'])}**"
+        f"{what} ratio (change / baseline) {fmt.ratio(c.ratio)}, {fmt.percent(ctx.level, 2)} "
+        f"interval {fmt.interval(c.ci_low, c.ci_high)}: **{fmt.text(c.verdict)}**"
     )
 
 
-def _bandwidth(ctx: ReportContext, op: Mapping[str, Any]) -> str:
-    shapes = op.get("shapes") or []
+def _bandwidth(ctx: ReportContext, op: OperationResult) -> str:
+    shapes = op.shapes
     fractions: dict[str, list[float]] = {}
     for shape in shapes:
-        for b in (shape.get("mechanism") or {}).get("bandwidth") or []:
+        for b in shape.mechanism.bandwidth:
             # A figure above the measured roof is a wrong byte model, not a bandwidth to cite.
-            if isinstance(b.get("roof_fraction"), int | float) and not b.get("invalid"):
-                fractions.setdefault(b["arm"], []).append(float(b["roof_fraction"]))
+            if b.roof_fraction is not None and not b.invalid:
+                fractions.setdefault(b.arm, []).append(float(b.roof_fraction))
     if not fractions:
-        mechanisms = [s.get("mechanism") or {} for s in shapes]
-        return _missing(_reasons(mechanisms, "roof_missing") or "no shape has modelled bytes and a copy roof")
+        reasons = _reasons(s.mechanism.roof_missing for s in shapes)
+        return _missing(reasons or "no shape has modelled bytes and a copy roof")
     arms = ", ".join(
         f"{arm} {_spread(fractions[arm], fmt.percent)} ({_shapes(len(fractions[arm]))})"
         for arm in ARMS
@@ -125,18 +125,17 @@ def _bandwidth(ctx: ReportContext, op: Mapping[str, Any]) -> str:
     return f"achieved bandwidth (modelled bytes over median time) as a share of the copy roof: {arms}"
 
 
-def _static(ctx: ReportContext, op: Mapping[str, Any]) -> str:
-    static = op.get("static") or {}
+def _static(ctx: ReportContext, op: OperationResult) -> str:
     kernels = []
     for arm in ARMS:
-        for k in static.get(arm) or []:
-            counts = k.get("counts") or {}
+        for k in op.static.get(arm, ()):
+            counts = k.counts
             shown = [
                 label.format(fmt.count(counts[key]))
-                for key, label in _STATIC_SHOWN.get(k.get("kind"), ())
+                for key, label in _STATIC_SHOWN.get(k.kind, ())
                 if key in counts
             ]
-            kernels.append(f"{arm} {fmt.code(k.get('kernel'))} {', '.join(shown) or fmt.MISSING}")
+            kernels.append(f"{arm} {fmt.code(k.kernel)} {', '.join(shown) or fmt.MISSING}")
     if not kernels:
         return _missing("no static counts were recorded")
     return (
@@ -145,14 +144,14 @@ def _static(ctx: ReportContext, op: Mapping[str, Any]) -> str:
     )
 
 
-def _mechanism(op: Mapping[str, Any], quantity: str) -> str:
+def _mechanism(op: OperationResult, quantity: str) -> str:
     """A mechanism quantity's ratio over shapes: counted where counters ran, else modelled."""
-    mechanisms = [s.get("mechanism") or {} for s in op.get("shapes") or []]
-    found = [q for m in mechanisms for q in m.get("quantities") or [] if q.get("name") == quantity]
-    counted = [q for q in found if q.get("label") == "counted"]
+    mechanisms = [s.mechanism for s in op.shapes]
+    found = [q for m in mechanisms for q in m.quantities if q.name == quantity]
+    counted = [q for q in found if q.label == "counted"]
     basis, chosen = ("counted", counted) if counted else ("modelled", found)
-    ratios = [float(q["ratio"]) for q in chosen if isinstance(q.get("ratio"), int | float)]
-    not_counted = _reasons(mechanisms, "counters_missing")
+    ratios = [float(q.ratio) for q in chosen if q.ratio is not None]
+    not_counted = _reasons(m.counters_missing for m in mechanisms)
     if not ratios:
         return _missing(not_counted or f"`{quantity}` was neither counted nor modelled")
     said = f"{basis} ratio (change / baseline) {_spread(ratios, fmt.ratio)} ({_shapes(len(ratios))})"
@@ -171,19 +170,19 @@ _OPERATION_READERS: dict[str, Reader] = {"time": _time, words.BANDWIDTH: _bandwi
 def _application(ctx: ReportContext, name: str, quantity: str) -> str:
     end = ctx.end_to_end
     if end is None:
-        return _missing(ctx.evaluation.get("end_to_end_missing"))
-    if end.get("application") != name:
-        return _missing(f"the run measured application `{end.get('application')}`")
+        return _missing(ctx.evaluation.end_to_end_missing)
+    if end.application != name:
+        return _missing(f"the run measured application `{end.application}`")
     if quantity == "time":
-        c = end.get("comparison")
+        c = end.comparison
         if c is None:
-            return _missing(end.get("comparison_missing"))
+            return _missing(end.comparison_missing)
         return _compared(ctx, "request-time", c)
     load = ctx.load
     if load is None:
-        return _missing(ctx.evaluation.get("load_missing"))
-    capacity = load.get("capacity")
+        return _missing(ctx.evaluation.load_missing)
+    capacity = load.capacity
     if capacity is None:
-        return _missing(load.get("capacity_missing"))
-    goodputs = ", ".join(f"{fmt.text(g['arm'])} {fmt.rate(g.get('goodput'))}" for g in load.get("arms") or [])
+        return _missing(load.capacity_missing)
+    goodputs = ", ".join(f"{fmt.text(g.arm)} {fmt.rate(g.goodput)}" for g in load.arms)
     return f"goodput ratio (change / baseline) at the SLO {fmt.capacity_ratio(load)} ({goodputs})"

@@ -18,13 +18,13 @@ def render_limitations(ctx: ReportContext, out: Blocks) -> None:
         items.append(item)
     out.add(fmt.bullets(items) if items else "The study declares no limitations.")
     for op in ctx.operations:
-        if op.get("regressions"):
+        if op.regressions:
             out.add(
                 fmt.callout(
                     "WARNING",
                     [
-                        f"**Measured regression.** {fmt.code(op['name'])} is slower with the change at "
-                        + ", ".join(fmt.text(s) for s in op["regressions"])
+                        f"**Measured regression.** {fmt.code(op.name)} is slower with the change at "
+                        + ", ".join(fmt.text(s) for s in op.regressions)
                         + "."
                     ],
                 )

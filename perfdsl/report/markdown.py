@@ -17,11 +17,12 @@ same bytes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from perfdsl.evaluate.registration import CurrentStudy
+from perfdsl.bundle.evaluation.evaluation import Evaluation
+from perfdsl.bundle.evaluation.kernels import OperationResult
+from perfdsl.bundle.evaluation.verdicts import CurrentStudy
 from perfdsl.nodes import Study
 from perfdsl.report import (
     correctness,
@@ -70,7 +71,7 @@ _COMPARATORS = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
 
 def render_markdown(
     study: Study,
-    evaluation: Mapping[str, Any],
+    evaluation: Evaluation,
     bundle_path: Path,
     *,
     bundle_label: str | None = None,
@@ -78,25 +79,25 @@ def render_markdown(
 ) -> tuple[str, dict[str, FigureDrawing]]:
     """The report's Markdown and the drawings of the figures it refers to (`context.draw_figures`).
 
-    `evaluation` is evaluation.json's content; `bundle_path` a verified bundle;
+    `evaluation` is evaluation.json's record; `bundle_path` a verified bundle;
     `bundle_label` how the report prints its path (default: as given);
     `current` the study file's `predict` section checked against the
     registered hash (None: not checked, and the report says so).
     """
     files = read_bundle_files(bundle_path)
-    environment = files["environment"]
+    environment = files.environment
     ctx = ReportContext(
         study=study,
         evaluation=evaluation,
-        results=files["results"],
-        plan=files["plan"],
+        results=files.results,
+        plan=files.plan,
         environment=environment,
         environment_missing=None if environment is not None else "the bundle has no environment.json",
-        manifest=files["manifest"],
-        registration=files["registration"],
+        manifest=files.manifest,
+        registration=files.registration,
         bundle_label=bundle_label if bundle_label is not None else str(bundle_path),
         current=current,
-        bundle_study_text=files["study_text"],
+        bundle_study_text=files.study_text,
     )
     title = study.title.value if study.title else study.name.id
     parts = [f"# {fmt.text(title)}"]
@@ -131,10 +132,10 @@ def render_decision(ctx: ReportContext, out: Blocks) -> None:
 def _headline(ctx: ReportContext) -> list[str]:
     """The sentences of the first paragraph: decision, end to end, capacity, kernel, correctness."""
     ev = ctx.evaluation
-    decision = ev.get("decision") or {}
-    declared = ctx.study.decision.id if ctx.study.decision else decision.get("declared")
+    decision = ev.decision
+    declared = ctx.study.decision.id if ctx.study.decision else decision.declared
     sentences = [f"**Decision: {fmt.text(declared or 'none stated')}.**"]
-    if decision.get("consistent", True):
+    if decision.consistent:
         sentences.append("The evidence below does not contradict it.")
     else:
         sentences.append("**The evidence contradicts it** (see the warning below).")
@@ -148,35 +149,35 @@ def _headline(ctx: ReportContext) -> list[str]:
 def _end_to_end_sentence(ctx: ReportContext) -> str:
     end = ctx.end_to_end
     if end is None:
-        return f"End to end: no result ({fmt.message(ctx.evaluation.get('end_to_end_missing'))})."
-    app = fmt.code(end.get("application"))
-    c = end.get("comparison")
+        return f"End to end: no result ({fmt.message(ctx.evaluation.end_to_end_missing)})."
+    app = fmt.code(end.application)
+    c = end.comparison
     if c is None:
-        return f"End to end, {app}: no timing evidence ({fmt.message(end.get('comparison_missing'))})."
+        return f"End to end, {app}: no timing evidence ({fmt.message(end.comparison_missing)})."
     interval = (
-        f"{fmt.percent(ctx.level, 2)} interval {fmt.interval(c['ci_low'], c['ci_high'])}"
-        if c.get("ci_low") is not None
-        else f"no interval ({fmt.message(c.get('interval_missing'))})"
+        f"{fmt.percent(ctx.level, 2)} interval {fmt.interval(c.ci_low, c.ci_high)}"
+        if c.ci_low is not None
+        else f"no interval ({fmt.message(c.interval_missing)})"
     )
     shown = (
-        f"End to end, {app} request time (change / baseline) is {fmt.ratio(c['ratio'])}, "
-        f"{interval}: **{c['verdict']}**"
+        f"End to end, {app} request time (change / baseline) is {fmt.ratio(c.ratio)}, "
+        f"{interval}: **{c.verdict}**"
     )
-    amdahl = end.get("amdahl") or {}
-    r = amdahl.get("reconciliation")
+    amdahl = end.amdahl
+    r = amdahl.reconciliation if amdahl else None
     if amdahl and not r:
         return (
-            f"{shown}; against Amdahl's bound on it, {fmt.ratio(amdahl['bound_time_ratio'])}: **not "
-            f"established** ({fmt.message(amdahl.get('reconciliation_missing'))})."
+            f"{shown}; against Amdahl's bound on it, {fmt.ratio(amdahl.bound_time_ratio)}: **not "
+            f"established** ({fmt.message(amdahl.reconciliation_missing)})."
         )
-    if not r:
+    if amdahl is None or r is None:
         return f"{shown}."
-    low, high = amdahl["bound_range"]
-    status = _AMDAHL_STATUS.get(r["status"], fmt.text(r["status"]))
+    low, high = amdahl.bound_range
+    status = _AMDAHL_STATUS.get(r.status, fmt.text(r.status))
     return (
-        f"{shown}; against Amdahl's bound on it, {fmt.ratio(amdahl['bound_time_ratio'])} "
-        f"[{fmt.ratio(low)}, {fmt.ratio(high)}] (f = {fmt.percent(amdahl['f']['value'])}, operation "
-        f"time ratio {fmt.ratio(amdahl['op_ratio']['value'])}), it is **{status}**."
+        f"{shown}; against Amdahl's bound on it, {fmt.ratio(amdahl.bound_time_ratio)} "
+        f"[{fmt.ratio(low)}, {fmt.ratio(high)}] (f = {fmt.percent(amdahl.f.value)}, operation "
+        f"time ratio {fmt.ratio(amdahl.op_ratio.value)}), it is **{status}**."
     )
 
 
@@ -208,28 +209,27 @@ def _capacity_sentence(ctx: ReportContext) -> str:
     objective = objective_text(ctx)
     against = f" (objective {fmt.code(objective)})" if objective else ""
     if load is None:
-        return (
-            f"Capacity at the SLO{against}: not measured ({fmt.message(ctx.evaluation.get('load_missing'))})."
-        )
-    goodputs = {g["arm"]: g for g in load.get("arms") or []}
+        return f"Capacity at the SLO{against}: not measured ({fmt.message(ctx.evaluation.load_missing)})."
+    goodputs = {g.arm: g for g in load.arms}
     base, change = goodputs.get("baseline"), goodputs.get("change")
-    slo = f"p99 ≤ {fmt.seconds(load.get('slo_seconds'))}"
+    slo = f"p99 ≤ {fmt.seconds(load.slo_seconds)}"
     shown = (
-        f"goodput at the SLO ({slo}) goes from {fmt.rate(base['goodput'] if base else None)} "
-        f"to {fmt.rate(change['goodput'] if change else None)}"
+        f"goodput at the SLO ({slo}) goes from {fmt.rate(base.goodput if base else None)} "
+        f"to {fmt.rate(change.goodput if change else None)}"
     )
-    if load.get("capacity"):
+    if load.capacity:
         shown += f": capacity ratio {fmt.capacity_ratio(load)}"
         caveat = fmt.capacity_caveat(load)
         shown += f" ({caveat})" if caveat else ""
-        withdrawn = (ctx.evaluation.get("value") or {}).get("capacity_missing") or ""
+        worth = ctx.evaluation.value
+        withdrawn = (worth.capacity_missing if worth else None) or ""
         if withdrawn.startswith("not attributed"):
             shown += ", **not attributed to the change** (the end-to-end effect contradicts Amdahl's bound)"
     else:
-        shown += f": no capacity ratio ({fmt.message(load.get('capacity_missing'))})"
+        shown += f": no capacity ratio ({fmt.message(load.capacity_missing)})"
     rate = target_rate(ctx)
     if rate is not None and base and change:
-        meets = [arm for arm, g in (("baseline", base), ("change", change)) if g["goodput"] >= rate]
+        meets = [arm for arm, g in (("baseline", base), ("change", change)) if g.goodput >= rate]
         verdict = (
             " and ".join(meets) + (" meet" if len(meets) > 1 else " meets") if meets else "neither arm meets"
         )
@@ -237,39 +237,37 @@ def _capacity_sentence(ctx: ReportContext) -> str:
     return f"Under load{against}, {shown}."
 
 
-def _kernel_sentence(ctx: ReportContext, op: Mapping[str, Any]) -> str:
-    name = fmt.code(op.get("name"))
-    combined = op.get("combined")
+def _kernel_sentence(ctx: ReportContext, op: OperationResult) -> str:
+    name = fmt.code(op.name)
+    combined = op.combined
     if combined is None:
-        return f"Kernel {name}: no weighted effect ({fmt.message(op.get('combined_missing'))})."
-    shapes = len(combined.get("shares") or [])
-    excluded = combined.get("excluded") or []
+        return f"Kernel {name}: no weighted effect ({fmt.message(op.combined_missing)})."
+    shapes = len(combined.shares)
+    excluded = combined.excluded
     left_out = (
         f" ({len(excluded)} invalid shape{'s' if len(excluded) != 1 else ''} left out: "
-        + ", ".join(fmt.text(e["shape"]) for e in excluded)
+        + ", ".join(fmt.text(e.shape) for e in excluded)
         + ")"
         if excluded
         else ""
     )
-    regressions = op.get("regressions") or []
+    regressions = op.regressions
     slower = f" It is slower at {', '.join(fmt.text(r) for r in regressions)}." if regressions else ""
     return (
         f"The {name} kernel time ratio of weighted total times over {shapes} valid workload "
         f"shape{'s' if shapes != 1 else ''}{left_out} "
-        f"is {fmt.ratio(combined['ratio'])} {fmt.interval(combined['ci_low'], combined['ci_high'])}: "
-        f"**{combined['verdict']}**.{slower}"
+        f"is {fmt.ratio(combined.ratio)} {fmt.interval(combined.ci_low, combined.ci_high)}: "
+        f"**{combined.verdict}**.{slower}"
     )
 
 
 def _correctness_sentence(ctx: ReportContext) -> str:
-    failed = [op for op in ctx.operations if not (op.get("correctness") or {}).get("passed")]
-    cases = sum(a.get("cases", 0) for op in ctx.operations for a in op["correctness"].get("arms") or [])
-    adversarial = sum(
-        a.get("adversarial_cases", 0) for op in ctx.operations for a in op["correctness"].get("arms") or []
-    )
-    model = (ctx.evaluation.get("model_level") or {}).get("passed")
+    failed = [op for op in ctx.operations if not op.correctness.passed]
+    cases = sum(a.cases for op in ctx.operations for a in op.correctness.arms)
+    adversarial = sum(a.adversarial_cases for op in ctx.operations for a in op.correctness.arms)
+    model = ctx.evaluation.model_level.passed
     if failed or model is False:
-        what = [f"{fmt.code(op['name'])}: {_failing_cases(op)}" for op in failed]
+        what = [f"{fmt.code(op.name)}: {_failing_cases(op)}" for op in failed]
         if model is False:
             what.append("the application's output fails its model-level check")
         return f"Correctness: **FAILED** ({'; '.join(what)})."
@@ -278,40 +276,40 @@ def _correctness_sentence(ctx: ReportContext) -> str:
     return f"Correctness: **passed**, {shown}{application}."
 
 
-def _failing_cases(op: Mapping[str, Any]) -> str:
+def _failing_cases(op: OperationResult) -> str:
     """Each failing case named: variant, shape, seed and what went wrong."""
-    failing = op["correctness"].get("failing") or []
+    failing = op.correctness.failing
     if not failing:
         return "its correctness check failed"
     shown = []
     for case in failing:
-        shape = f" {fmt.TIMES} ".join(f"{k} = {v}" for k, v in (case.get("shape") or {}).items())
-        kinds = ", ".join(case.get("kinds") or ["tolerance"])
-        seed = "no seed" if case.get("seed") is None else f"seed {case['seed']}"
-        shown.append(
-            f"{fmt.code(case.get('variant') or case.get('arm'))} at {shape or 'its shape'}, {seed}: {kinds}"
-        )
+        shape = f" {fmt.TIMES} ".join(f"{k} = {v}" for k, v in case.shape.items())
+        kinds = ", ".join(case.kinds or ["tolerance"])
+        seed = "no seed" if case.seed is None else f"seed {case.seed}"
+        shown.append(f"{fmt.code(case.variant or case.arm)} at {shape or 'its shape'}, {seed}: {kinds}")
     return f"{len(failing)} failing case{'s' if len(failing) != 1 else ''} ({'; '.join(shown)})"
 
 
 def _amdahl_warnings(ctx: ReportContext) -> list[str]:
     """A contradiction of Amdahl's bound (it leads the page), a borrowed s, a contradicted share."""
-    amdahl = (ctx.end_to_end or {}).get("amdahl") or {}
+    amdahl = ctx.end_to_end.amdahl if ctx.end_to_end else None
+    if amdahl is None:
+        return []
     out = []
-    r = amdahl.get("reconciliation") or {}
-    if r.get("status") in ("beyond_bound", "opposite_sign"):
+    r = amdahl.reconciliation
+    if r is not None and r.status in ("beyond_bound", "opposite_sign"):
         out.append(
-            f"**End to end contradicts Amdahl's bound.** {fmt.message(r.get('message'))}. The end-to-end "
+            f"**End to end contradicts Amdahl's bound.** {fmt.message(r.message)}. The end-to-end "
             "effect cannot come from this change: no value, capacity attribution or decision rests on it."
         )
-    if amdahl.get("s_fallback"):
-        out.append(f"**s not at the operating point.** {fmt.message(amdahl['s_fallback'])}.")
-    if amdahl.get("power"):
-        out.append(f"**Underpowered end to end.** {fmt.message(amdahl['power'])}.")
-    check = amdahl.get("share_check") or {}
-    if check and not check.get("compatible"):
+    if amdahl.s_fallback:
+        out.append(f"**s not at the operating point.** {fmt.message(amdahl.s_fallback)}.")
+    if amdahl.power:
+        out.append(f"**Underpowered end to end.** {fmt.message(amdahl.power)}.")
+    check = amdahl.share_check
+    if check is not None and not check.compatible:
         out.append(
-            f"**Declared share contradicted.** {fmt.message(check.get('message'))}; the value section "
+            f"**Declared share contradicted.** {fmt.message(check.message)}; the value section "
             "says which share it extrapolates from."
         )
     return out
@@ -321,11 +319,11 @@ def _invalid_warnings(ctx: ReportContext) -> list[str]:
     """Every measured result left out of the conclusions, and why."""
     out = []
     for op in ctx.operations:
-        invalid = [s for s in op.get("shapes") or [] if s.get("invalid")]
+        invalid = [s for s in op.shapes if s.invalid]
         if invalid:
             out.append(
-                f"**Invalid results excluded** from every conclusion for {fmt.code(op['name'])}: "
-                + "; ".join(f"{fmt.text(s['label'])}: {fmt.message(s['invalid'])}" for s in invalid)
+                f"**Invalid results excluded** from every conclusion for {fmt.code(op.name)}: "
+                + "; ".join(f"{fmt.text(s.label)}: {fmt.message(s.invalid)}" for s in invalid)
                 + "."
             )
     return out
@@ -340,17 +338,17 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
             f"**Predictions edited after the run.** {fmt.message(ctx.current.message)}; the verdicts "
             "below judge the registered predictions, in the bundle's study."
         )
-    registration = ev.get("registration") or {}
-    if not registration.get("matches", True):
-        out.append(f"**Registration broken.** {fmt.message(registration.get('message'))}.")
-    decision = ev.get("decision") or {}
+    registration = ev.registration
+    if not registration.matches:
+        out.append(f"**Registration broken.** {fmt.message(registration.message)}.")
+    decision = ev.decision
     declared = ctx.study.decision.id if ctx.study.decision else None
-    if declared and decision.get("declared") and declared != decision["declared"]:
+    if declared and decision.declared and declared != decision.declared:
         out.append(
-            f"**Decision changed after the run**, from {fmt.code(decision['declared'])} to "
-            f"{fmt.code(declared)}: the check against the evidence is of {fmt.code(decision['declared'])}."
+            f"**Decision changed after the run**, from {fmt.code(decision.declared)} to "
+            f"{fmt.code(declared)}: the check against the evidence is of {fmt.code(decision.declared)}."
         )
-    for finding in decision.get("findings") or []:
+    for finding in decision.findings:
         out.append(f"**Decision contradicted.** {fmt.message(finding)}.")
     if ctx.quick:
         out.append(
@@ -360,29 +358,28 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
     if not ctx.timings_valid:
         out.append(
             "**Timings are not evidence.** "
-            f"{fmt.message(ev.get('timings_note') or 'the target does not time')}"
+            f"{fmt.message(ev.timings_note or 'the target does not time')}"
             ": no timing result has a verdict."
         )
     for op in ctx.operations:
-        if not (op.get("correctness") or {}).get("passed"):
-            out.append(f"**Correctness failed** for {fmt.code(op['name'])}: {_failing_cases(op)}.")
+        if not op.correctness.passed:
+            out.append(f"**Correctness failed** for {fmt.code(op.name)}: {_failing_cases(op)}.")
     out.extend(_invalid_warnings(ctx))
-    if (ev.get("model_level") or {}).get("passed") is False:
+    if ev.model_level.passed is False:
         out.append("**Correctness failed** for the application's output against its float64 run.")
-    for p in ev.get("predictions") or []:
-        if p.get("verdict") == "refuted":
+    for p in ev.predictions:
+        if p.verdict == "refuted":
             out.append(
-                f"**Prediction refuted** (line {p['line']}): {fmt.code(p['text'])}: "
-                f"{fmt.message(p['message'])}."
+                f"**Prediction refuted** (line {p.line}): {fmt.code(p.text)}: {fmt.message(p.message)}."
             )
-        elif p.get("verdict") == "invalid":
+        elif p.verdict == "invalid":
             out.append(
-                f"**Prediction rests on an invalid result** (line {p['line']}): {fmt.code(p['text'])}: "
-                f"{fmt.message(p['message'])}."
+                f"**Prediction rests on an invalid result** (line {p.line}): {fmt.code(p.text)}: "
+                f"{fmt.message(p.message)}."
             )
-        elif p.get("verdict") == "confirmed" and p.get("basis") == "modelled":
+        elif p.verdict == "confirmed" and p.basis == "modelled":
             out.append(
-                f"**Mechanism modelled, not counted** (line {p['line']}): {fmt.code(p['text'])} is "
+                f"**Mechanism modelled, not counted** (line {p.line}): {fmt.code(p.text)} is "
                 "confirmed from the study's own formulas; no counter measured it."
             )
     return out
@@ -394,32 +391,32 @@ def _bound(bound: float | None) -> str:
 
 
 def _prediction_table(ctx: ReportContext) -> list[str]:
-    predictions = list(ctx.evaluation.get("predictions") or [])
+    predictions = list(ctx.evaluation.predictions)
     if not predictions:
         return ["The study registers no predictions."]
     rows = []
     reasons = []
     for p in predictions:
-        ci = p.get("ci")
+        ci = p.ci
         shown_ci = fmt.MISSING if not ci or ci[0] == ci[1] else fmt.interval(ci[0], ci[1])
-        bound = f"{_COMPARATORS.get(p['comparator'], fmt.text(p['comparator']))} {_bound(p.get('bound'))}"
-        if str(p.get("bound_source", "")).startswith("amdahl"):
+        bound = f"{_COMPARATORS.get(p.comparator, fmt.text(p.comparator))} {_bound(p.bound)}"
+        if p.bound_source.startswith("amdahl"):
             bound += " (Amdahl)"
-        verdict = p["verdict"]
+        verdict = p.verdict
         rows.append(
             [
-                str(p["line"]),
-                fmt.code(p["text"]),
-                fmt.text(p.get("basis")),
-                fmt.ratio(p.get("value")),
+                str(p.line),
+                fmt.code(p.text),
+                fmt.text(p.basis),
+                fmt.ratio(p.value),
                 shown_ci,
                 bound,
-                fmt.ratio(p.get("detectable")),
+                fmt.ratio(p.detectable),
                 f"**{verdict}**" if verdict in ("refuted", "not evidence", "invalid") else verdict,
             ]
         )
-        if verdict in ("not evidence", "invalid") or "smaller than this run can detect" in p["message"]:
-            reasons.append(f"line {p['line']} ({verdict}): {fmt.message(p['message'])}")
+        if verdict in ("not evidence", "invalid") or "smaller than this run can detect" in p.message:
+            reasons.append(f"line {p.line} ({verdict}): {fmt.message(p.message)}")
     table = fmt.table(
         "Every registered prediction, its verdict and the smallest ratio the run could detect on the "
         "bound's side of 1 (ratios are change / baseline)",
@@ -433,14 +430,14 @@ def _prediction_table(ctx: ReportContext) -> list[str]:
 
 def _family(ctx: ReportContext) -> str:
     """Which family Holm's adjustment covered, and the calls it does not keep."""
-    family = ctx.evaluation.get("family")
+    family = ctx.evaluation.family
     if not family:
         return ""
-    names, rejected = family["names"], family["rejected"]
+    names, rejected = family.names, family.rejected
     lost = [
         n
-        for n, keep, p in zip(names, rejected, family["p_values"], strict=True)
-        if not keep and p < family["alpha"]
+        for n, keep, p in zip(names, rejected, family.p_values, strict=True)
+        if not keep and p < family.alpha
     ]
     shown = (
         f" Significant alone but not after the adjustment: {', '.join(fmt.text(n) for n in lost)}."
@@ -448,7 +445,7 @@ def _family(ctx: ReportContext) -> str:
         else ""
     )
     return (
-        f'Many comparisons: Holm\'s adjustment over the family "{fmt.text(family["family"])}" '
-        f"({len(names)} tests, family-wise error {fmt.percent(family['alpha'])}): "
+        f'Many comparisons: Holm\'s adjustment over the family "{fmt.text(family.family)}" '
+        f"({len(names)} tests, family-wise error {fmt.percent(family.alpha)}): "
         f"{sum(rejected)} remain significant.{shown}"
     )

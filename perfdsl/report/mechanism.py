@@ -10,9 +10,9 @@ what the change should do, not what the hardware did.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
 
+from perfdsl.bundle.evaluation.kernels import OperationResult, ShapeResult
 from perfdsl.report import figures
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import ARMS, Blocks, ReportContext
@@ -36,14 +36,14 @@ _STATIC_CPU_COLUMNS = (("instructions", "Instructions"),)
 def render_mechanism(ctx: ReportContext, out: Blocks) -> None:
     """Modelled and counted quantities, bandwidth against the roof, static code counts."""
     for op in ctx.operations:
-        shapes = op.get("shapes") or []
-        quantities = [q for s in shapes for q in (s.get("mechanism") or {}).get("quantities") or []]
-        if quantities and not any(q["label"] == "counted" for q in quantities):
+        shapes = op.shapes
+        quantities = [q for s in shapes for q in s.mechanism.quantities]
+        if quantities and not any(q.label == "counted" for q in quantities):
             out.add(
                 fmt.callout(
                     "WARNING",
                     [
-                        f"**Modelled, not counted.** Every mechanism figure of {fmt.code(op['name'])} below "
+                        f"**Modelled, not counted.** Every mechanism figure of {fmt.code(op.name)} below "
                         "comes from the study's own formulas; no hardware counter measured it on this "
                         "run, so these numbers say what the change should do, not what the hardware did."
                     ],
@@ -51,27 +51,27 @@ def render_mechanism(ctx: ReportContext, out: Blocks) -> None:
             )
         rows = [
             [
-                fmt.text(s["label"]),
-                fmt.text(q["name"]),
-                q["label"],
-                _quantity(q["name"], q["baseline"]),
-                _quantity(q["name"], q["change"]),
-                fmt.ratio(q.get("ratio")),
+                fmt.text(s.label),
+                fmt.text(q.name),
+                q.label,
+                _quantity(q.name, q.baseline),
+                _quantity(q.name, q.change),
+                fmt.ratio(q.ratio),
             ]
             for s in shapes
-            for q in (s.get("mechanism") or {}).get("quantities") or []
+            for q in s.mechanism.quantities
         ]
         if rows:
             out.add(
                 fmt.table(
-                    f"Mechanism quantities of {fmt.code(op['name'])} per call",
+                    f"Mechanism quantities of {fmt.code(op.name)} per call",
                     ["Shape", "Quantity", "Source", "Baseline", "Change", "Ratio"],
                     rows,
                     numeric=(3, 4, 5),
                 )
             )
         else:
-            out.add(f"No mechanism quantity of {fmt.code(op['name'])} was modelled or counted.")
+            out.add(f"No mechanism quantity of {fmt.code(op.name)} was modelled or counted.")
         _bandwidth(op, shapes, out)
         _explanations(op, shapes, out)
         _static(op, out)
@@ -81,7 +81,7 @@ def _quantity(name: str, value: float) -> str:
     return fmt.data_size(value) if name == "bytes" else fmt.sig(value, 4)
 
 
-def _bandwidth(op: Mapping[str, Any], shapes: list[Mapping[str, Any]], out: Blocks) -> None:
+def _bandwidth(op: OperationResult, shapes: Sequence[ShapeResult], out: Blocks) -> None:
     """Achieved bandwidth per shape and arm; one the measurement shows impossible is no bandwidth.
 
     Modelled bytes over the time that land above the measured roof mean the byte
@@ -90,50 +90,47 @@ def _bandwidth(op: Mapping[str, Any], shapes: list[Mapping[str, Any]], out: Bloc
     """
     rows, missing, impossible, roof_rows, mixes = [], [], [], [], {}
     for shape in shapes:
-        mech = shape.get("mechanism") or {}
-        if mech.get("roof_missing"):
-            missing.append(f"{fmt.message(shape['label'])}: {fmt.message(mech['roof_missing'])}")
-        for r in mech.get("roofs") or []:
+        mech = shape.mechanism
+        if mech.roof_missing:
+            missing.append(f"{fmt.message(shape.label)}: {fmt.message(mech.roof_missing)}")
+        for r in mech.roofs:
             roof_rows.append(
                 [
-                    fmt.text(shape["label"]),
-                    r["arm"],
-                    fmt.bandwidth(r["bytes_per_s"]),
-                    fmt.bandwidth(r.get("median_bytes_per_s")),
-                    fmt.percent(r.get("spread")),
-                    _regime(r.get("regime")),
+                    fmt.text(shape.label),
+                    r.arm,
+                    fmt.bandwidth(r.bytes_per_s),
+                    fmt.bandwidth(r.median_bytes_per_s),
+                    fmt.percent(r.spread),
+                    _regime(r.regime),
                 ]
             )
-        for b in mech.get("bandwidth") or []:
-            invalid = b.get("invalid")
+        for b in mech.bandwidth:
+            invalid = b.invalid
             if invalid:
-                impossible.append(f"{fmt.message(shape['label'])} {b['arm']}: {fmt.message(invalid)}")
-            roof = b.get("roof") or {}
-            if b.get("read_share") is not None:
-                mixes[b["arm"]] = (
-                    f"{b['arm']} {fmt.percent(b['read_share'])} reads "
-                    f"({fmt.message(b.get('read_share_source') or 'not recorded')})"
+                impossible.append(f"{fmt.message(shape.label)} {b.arm}: {fmt.message(invalid)}")
+            if b.read_share is not None:
+                mixes[b.arm] = (
+                    f"{b.arm} {fmt.percent(b.read_share)} reads "
+                    f"({fmt.message(b.read_share_source or 'not recorded')})"
                 )
-            if b.get("roof_missing"):
-                missing.append(f"{fmt.message(shape['label'])} {b['arm']}: {fmt.message(b['roof_missing'])}")
+            if b.roof_missing:
+                missing.append(f"{fmt.message(shape.label)} {b.arm}: {fmt.message(b.roof_missing)}")
             rows.append(
                 [
-                    fmt.text(shape["label"]),
-                    b["arm"],
-                    _regime(b.get("regime")),
-                    fmt.data_size(b["bytes"]),
-                    fmt.duration(b["median_ns"]),
-                    "impossible (PQ006)" if invalid else fmt.bandwidth(b["bytes_per_s"]),
-                    fmt.bandwidth(roof.get("bytes_per_s")),
-                    "above the roof: the byte model is wrong"
-                    if invalid
-                    else fmt.percent(b.get("roof_fraction")),
+                    fmt.text(shape.label),
+                    b.arm,
+                    _regime(b.regime),
+                    fmt.data_size(b.bytes),
+                    fmt.duration(b.median_ns),
+                    "impossible (PQ006)" if invalid else fmt.bandwidth(b.bytes_per_s),
+                    fmt.bandwidth(b.roof.bytes_per_s if b.roof else None),
+                    "above the roof: the byte model is wrong" if invalid else fmt.percent(b.roof_fraction),
                 ]
             )
     if roof_rows:
         out.add(
             fmt.table(
-                f"Roofs measured with {fmt.code(op['name'])}, per shape: bytes as a byte model counts "
+                f"Roofs measured with {fmt.code(op.name)}, per shape: bytes as a byte model counts "
                 "them over the fastest block's median (interference only slows a block; on a CPU the "
                 "write-allocate read is inside the write and copy roofs' time, as it is inside a "
                 "kernel's), the median block beside it; spread: the second-fastest block against the fastest",
@@ -145,7 +142,7 @@ def _bandwidth(op: Mapping[str, Any], shapes: list[Mapping[str, Any]], out: Bloc
     if rows:
         out.add(
             fmt.table(
-                f"Achieved bandwidth of {fmt.code(op['name'])} (modelled bytes over median time) against the "
+                f"Achieved bandwidth of {fmt.code(op.name)} (modelled bytes over median time) against the "
                 "roof for each arm's read/write mix, measured in the same run and in the same cache regime",
                 ["Shape", "Arm", "Regime", "Bytes", "Median", "Achieved", "Roof for mix", "Of roof"],
                 rows,
@@ -172,22 +169,18 @@ def _bandwidth(op: Mapping[str, Any], shapes: list[Mapping[str, Any]], out: Bloc
             )
         )
     points = [
-        (f"{shape['label']} {b['arm']}", b["bytes_per_s"] / 1e9)
+        (f"{shape.label} {b.arm}", b.bytes_per_s / 1e9)
         for shape in shapes
-        for b in (shape.get("mechanism") or {}).get("bandwidth") or []
-        if not b.get("invalid")
+        for b in shape.mechanism.bandwidth
+        if not b.invalid
     ]
-    roofs = [
-        s["mechanism"]["roof_bytes_per_s"]
-        for s in shapes
-        if (s.get("mechanism") or {}).get("roof_bytes_per_s")
-    ]
+    roofs = [s.mechanism.roof_bytes_per_s for s in shapes if s.mechanism.roof_bytes_per_s]
     if points and roofs:
         roof = max(roofs)
         out.figure(
-            f"roof-{op['name']}",
+            f"roof-{op.name}",
             functools.partial(figures.roofline, points, roof / 1e9),
-            f"Achieved bandwidth of {fmt.code(op['name'])} per shape and arm against the highest copy roof "
+            f"Achieved bandwidth of {fmt.code(op.name)} per shape and arm against the highest copy roof "
             f"measured, {fmt.bandwidth(roof)} (bytes are modelled)",
         )
 
@@ -199,18 +192,16 @@ def _regime(regime: object) -> str:
     )
 
 
-def _explanations(op: Mapping[str, Any], shapes: list[Mapping[str, Any]], out: Blocks) -> None:
+def _explanations(op: OperationResult, shapes: Sequence[ShapeResult], out: Blocks) -> None:
     items, flagged = [], []
     for shape in shapes:
-        e = (shape.get("mechanism") or {}).get("explanation") or {}
-        if not e:
-            continue
-        line = f"{fmt.message(shape['label'])}: **{fmt.message(e['status'])}**: {fmt.message(e['message'])}"
+        e = shape.mechanism.explanation
+        line = f"{fmt.message(shape.label)}: **{fmt.message(e.status)}**: {fmt.message(e.message)}"
         items.append(line)
-        if e.get("flagged"):
+        if e.flagged:
             flagged.append(line)
     if items:
-        out.add(f"Does the time change follow the mechanism of {fmt.code(op['name'])}?", fmt.bullets(items))
+        out.add(f"Does the time change follow the mechanism of {fmt.code(op.name)}?", fmt.bullets(items))
     if flagged:
         out.add(
             fmt.callout(
@@ -219,11 +210,10 @@ def _explanations(op: Mapping[str, Any], shapes: list[Mapping[str, Any]], out: B
         )
 
 
-def _static(op: Mapping[str, Any], out: Blocks) -> None:
-    static = op.get("static") or {}
-    kernels = [(arm, k) for arm in ARMS for k in static.get(arm) or []]
+def _static(op: OperationResult, out: Blocks) -> None:
+    kernels = [(arm, k) for arm in ARMS for k in op.static.get(arm, ())]
     if not kernels:
-        out.add(f"Static code counts of {fmt.code(op['name'])}: none recorded.")
+        out.add(f"Static code counts of {fmt.code(op.name)}: none recorded.")
         return
     for kind, columns, what in (
         (
@@ -234,16 +224,16 @@ def _static(op: Mapping[str, Any], out: Blocks) -> None:
         ),
         ("cpu", _STATIC_CPU_COLUMNS, "assembly of the CPU functions"),
     ):
-        chosen = [(arm, k) for arm, k in kernels if k.get("kind") == kind]
+        chosen = [(arm, k) for arm, k in kernels if k.kind == kind]
         if not chosen:
             continue
         rows = [
-            [arm, fmt.code(k["kernel"]), *(_static_cell(k["counts"], key) for key, _ in columns)]
+            [arm, fmt.code(k.kernel), *(_static_cell(k.counts, key) for key, _ in columns)]
             for arm, k in chosen
         ]
         out.add(
             fmt.table(
-                f"Static counts of {fmt.code(op['name'])} read from the {what} "
+                f"Static counts of {fmt.code(op.name)} read from the {what} "
                 "(labelled static: compiled, not run)",
                 ["Arm", "Kernel", *(title for _, title in columns)],
                 rows,

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from perfdsl.bundle.evaluation.kernels import OperationResult
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext
 
@@ -55,34 +53,34 @@ def _share_sentence(ctx: ReportContext) -> str:
     end = ctx.end_to_end
     if end is None:
         return ""
-    shares = {s["arm"]: s for s in end.get("shares") or []}
+    shares = {s.arm: s for s in end.shares}
     base = shares.get("baseline")
     if base is None:
-        return f"Share of critical time: not measured ({fmt.message(end.get('share_missing'))})."
+        return f"Share of critical time: not measured ({fmt.message(end.share_missing)})."
     return (
-        f"The operation {fmt.code(end.get('operation'))} holds {fmt.percent(base['f'])} of "
-        f"{fmt.code(end['application'])}'s baseline request time (f, measured over "
-        f"{fmt.count(base['requests'])} instrumented requests)."
+        f"The operation {fmt.code(end.operation)} holds {fmt.percent(base.f)} of "
+        f"{fmt.code(end.application)}'s baseline request time (f, measured over "
+        f"{fmt.count(base.requests)} instrumented requests)."
     )
 
 
-def _physical_change(op: Mapping[str, Any]) -> str:
+def _physical_change(op: OperationResult) -> str:
     """At the heaviest-weighted shape: each modelled quantity before and after."""
-    shapes = op.get("shapes") or []
+    shapes = op.shapes
     if not shapes:
         return ""
-    heaviest = max(shapes, key=lambda s: s.get("weight", 0.0))
-    quantities = (heaviest.get("mechanism") or {}).get("quantities") or []
+    heaviest = max(shapes, key=lambda s: s.weight)
+    quantities = heaviest.mechanism.quantities
     if not quantities:
         return ""
     said = []
     for q in quantities:
-        show = fmt.data_size if q["name"] == "bytes" else fmt.sig
+        show = fmt.data_size if q.name == "bytes" else fmt.sig
         said.append(
-            f"{fmt.text(q['name'])} from {show(q['baseline'])} to {show(q['change'])} "
-            f"(ratio {fmt.ratio(q.get('ratio'))}, {q['label']})"
+            f"{fmt.text(q.name)} from {show(q.baseline)} to {show(q.change)} "
+            f"(ratio {fmt.ratio(q.ratio)}, {q.label})"
         )
     return (
-        f"In physical terms, at the heaviest shape {fmt.text(heaviest['label'])} as run, one call of "
-        f"{fmt.code(op['name'])} goes " + "; ".join(said) + "."
+        f"In physical terms, at the heaviest shape {fmt.text(heaviest.label)} as run, one call of "
+        f"{fmt.code(op.name)} goes " + "; ".join(said) + "."
     )

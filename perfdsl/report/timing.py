@@ -8,9 +8,9 @@ the measurement-quality findings close the section, one row per code.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Sequence
 
+from perfdsl.bundle.evaluation.kernels import Finding, OperationResult
 from perfdsl.evaluate import quality
 from perfdsl.report import figures
 from perfdsl.report import formatting as fmt
@@ -21,9 +21,7 @@ def render_timing(ctx: ReportContext, out: Blocks) -> None:
     """Per-shape medians, ratio, interval, verdict and MDE; distributions; quality findings."""
     ev = ctx.evaluation
     if not ctx.timings_valid:
-        out.add(
-            fmt.callout("WARNING", [f"**Timings are not evidence.** {fmt.message(ev.get('timings_note'))}."])
-        )
+        out.add(fmt.callout("WARNING", [f"**Timings are not evidence.** {fmt.message(ev.timings_note)}."]))
     if ctx.quick:
         out.add(
             fmt.callout(
@@ -45,24 +43,20 @@ def render_timing(ctx: ReportContext, out: Blocks) -> None:
         _timing_table(ctx, op, out)
         _steady_state(ctx, op, out)
         panels = []
-        for shape in op.get("shapes") or []:
-            arms = {
-                a["arm"]: a["block_medians_ns"]
-                for a in shape.get("arms") or []
-                if a["arm"] in ARMS and a.get("block_medians_ns")
-            }
+        for shape in op.shapes:
+            arms = {a.arm: a.block_medians_ns for a in shape.arms if a.arm in ARMS and a.block_medians_ns}
             if arms:
                 scale, unit = _time_unit(max(max(v) for v in arms.values()))
                 scaled = {arm: [v / scale for v in values] for arm, values in arms.items()}
-                panels.append((str(shape["label"]), scaled, unit))
+                panels.append((str(shape.label), scaled, unit))
         if panels:
             out.figure(
-                f"timing-{op['name']}",
+                f"timing-{op.name}",
                 functools.partial(figures.timing_distributions, panels),
-                f"Block medians of {fmt.code(op['name'])} per shape: empirical distribution "
+                f"Block medians of {fmt.code(op.name)} per shape: empirical distribution "
                 "per arm, n blocks each (a curve further left is faster)",
             )
-    _quality(ev.get("quality") or [], out)
+    _quality(ev.quality, out)
 
 
 def _setting(name: str, value: object) -> str:
@@ -71,32 +65,32 @@ def _setting(name: str, value: object) -> str:
     return fmt.sig(value) if isinstance(value, int | float) else fmt.text(value)
 
 
-def _timing_table(ctx: ReportContext, op: Mapping[str, Any], out: Blocks) -> None:
+def _timing_table(ctx: ReportContext, op: OperationResult, out: Blocks) -> None:
     rows, missing, excluded = [], [], []
-    for shape in op.get("shapes") or []:
-        arms = {a["arm"]: a for a in shape.get("arms") or []}
-        c = shape.get("comparison")
+    for shape in op.shapes:
+        arms = {a.arm: a for a in shape.arms}
+        c = shape.comparison
         cells = [
-            fmt.text(shape["label"]),
-            fmt.sig(shape.get("weight", 0.0), 2),
-            fmt.duration(arms["baseline"]["median_ns"]) if "baseline" in arms else fmt.MISSING,
-            fmt.duration(arms["change"]["median_ns"]) if "change" in arms else fmt.MISSING,
+            fmt.text(shape.label),
+            fmt.sig(shape.weight, 2),
+            fmt.duration(arms["baseline"].median_ns) if "baseline" in arms else fmt.MISSING,
+            fmt.duration(arms["change"].median_ns) if "change" in arms else fmt.MISSING,
         ]
         if c is None:
-            missing.append(f"{fmt.message(shape['label'])}: {fmt.message(shape.get('missing'))}")
+            missing.append(f"{fmt.message(shape.label)}: {fmt.message(shape.missing)}")
             cells += [fmt.MISSING, fmt.MISSING, "not evidence", fmt.MISSING]
         else:
-            invalid = shape.get("invalid")
+            invalid = shape.invalid
             if invalid:
-                excluded.append(f"{fmt.message(shape['label'])}: {fmt.message(invalid)}")
+                excluded.append(f"{fmt.message(shape.label)}: {fmt.message(invalid)}")
             cells += [
-                fmt.ratio(c["ratio"]),
-                fmt.interval(c["ci_low"], c["ci_high"]),
-                "**invalid**" if invalid else _verdict(c["verdict"]),
-                fmt.percent(c["mde"]) + (" (underpowered)" if c.get("underpowered") else ""),
+                fmt.ratio(c.ratio),
+                fmt.interval(c.ci_low, c.ci_high),
+                "**invalid**" if invalid else _verdict(c.verdict),
+                fmt.percent(c.mde) + (" (underpowered)" if c.underpowered else ""),
             ]
         rows.append(cells)
-    combined = op.get("combined")
+    combined = op.combined
     if combined:
         rows.append(
             [
@@ -104,15 +98,15 @@ def _timing_table(ctx: ReportContext, op: Mapping[str, Any], out: Blocks) -> Non
                 "1",
                 fmt.MISSING,
                 fmt.MISSING,
-                f"**{fmt.ratio(combined['ratio'])}**",
-                fmt.interval(combined["ci_low"], combined["ci_high"]),
-                _verdict(combined["verdict"]),
+                f"**{fmt.ratio(combined.ratio)}**",
+                fmt.interval(combined.ci_low, combined.ci_high),
+                _verdict(combined.verdict),
                 fmt.MISSING,
             ]
         )
     out.add(
         fmt.table(
-            f"Kernel time of {fmt.code(op['name'])} per shape "
+            f"Kernel time of {fmt.code(op.name)} per shape "
             "(MDE: the smallest effect these blocks could detect)",
             ["Shape", "Weight", "Baseline", "Change", "Ratio", "Interval", "Verdict", "MDE"],
             rows,
@@ -127,20 +121,20 @@ def _timing_table(ctx: ReportContext, op: Mapping[str, Any], out: Blocks) -> Non
             "value and the decision: " + "; ".join(excluded) + "."
         )
     if not combined:
-        out.add(f"No weighted effect: {fmt.message(op.get('combined_missing'))}.")
-    if op.get("regressions"):
+        out.add(f"No weighted effect: {fmt.message(op.combined_missing)}.")
+    if op.regressions:
         out.add(
             fmt.callout(
                 "WARNING",
-                ["**Slower with the change** at " + ", ".join(fmt.text(s) for s in op["regressions"]) + "."],
+                ["**Slower with the change** at " + ", ".join(fmt.text(s) for s in op.regressions) + "."],
             )
         )
 
 
-def _steady_state(ctx: ReportContext, op: Mapping[str, Any], out: Blocks) -> None:
+def _steady_state(ctx: ReportContext, op: OperationResult, out: Blocks) -> None:
     """Per shape and arm: how long the warm-up ran and whether it settled, the cache regime,
     what the buffers cost, and how many blocks competed with other work."""
-    record = ctx.results.operation(str(op["name"]))
+    record = ctx.results.operation(op.name)
     if record is None:
         return
     rows = []
@@ -168,7 +162,7 @@ def _steady_state(ctx: ReportContext, op: Mapping[str, Any], out: Blocks) -> Non
         return
     out.add(
         fmt.table(
-            f"Steady state and machine of {fmt.code(op['name'])}: warm-up calls until the medians of two "
+            f"Steady state and machine of {fmt.code(op.name)}: warm-up calls until the medians of two "
             "consecutive windows of 5 calls agreed within 5% (or the cap), the cache regime of the rotated "
             "working set, the buffers' memory, and the blocks that competed with other work",
             ["Shape", "Arm", "Warm-up calls", "Regime", "Buffers", "Contended blocks"],
@@ -176,17 +170,15 @@ def _steady_state(ctx: ReportContext, op: Mapping[str, Any], out: Blocks) -> Non
             numeric=(4,),
         )
     )
-    contended = ctx.evaluation.get("contended") or {}
-    if contended.get("verdicts_rest_on_contended"):
+    contended = ctx.evaluation.contended
+    if contended.verdicts_rest_on_contended:
         out.add(
             fmt.callout(
                 "WARNING",
                 [
-                    f"**The machine was busy.** {contended.get('contended')} of {contended.get('blocks')} "
+                    f"**The machine was busy.** {contended.contended} of {contended.blocks} "
                     "blocks competed with other work (PQ009), among them baseline or change blocks of "
-                    "shapes with a verdict: "
-                    + ", ".join(fmt.text(s) for s in contended.get("shapes") or [])
-                    + "."
+                    "shapes with a verdict: " + ", ".join(fmt.text(s) for s in contended.shapes) + "."
                 ],
             )
         )
@@ -203,7 +195,7 @@ def _time_unit(largest_ns: float) -> tuple[float, str]:
     return 1.0, "ns"
 
 
-def _quality(findings: list[Mapping[str, Any]], out: Blocks) -> None:
+def _quality(findings: Sequence[Finding], out: Blocks) -> None:
     """Measurement-quality findings: one row per code with every subject it hit, then each error.
 
     A quick or noisy run raises the same warning on most arms; one row per
@@ -218,9 +210,9 @@ def _quality(findings: list[Mapping[str, Any]], out: Blocks) -> None:
         return
     grouped: dict[tuple[str, str], list[str]] = {}
     for f in findings:
-        subjects = grouped.setdefault((f["code"], f["severity"]), [])
-        if f["subject"] not in subjects:
-            subjects.append(f["subject"])
+        subjects = grouped.setdefault((f.code, f.severity), [])
+        if f.subject not in subjects:
+            subjects.append(f.subject)
     order = sorted(grouped, key=lambda key: (key[1] != "error", key[0]))
     rows = [
         [
@@ -239,14 +231,11 @@ def _quality(findings: list[Mapping[str, Any]], out: Blocks) -> None:
             rows,
         )
     )
-    errors = [f for f in findings if f["severity"] == "error"]
+    errors = [f for f in findings if f.severity == "error"]
     if errors:
         out.add(
             "Invalid results (errors):",
             fmt.bullets(
-                [
-                    f"{fmt.code(f['code'])} {fmt.message(f['subject'])}: {fmt.message(f['message'])}."
-                    for f in errors
-                ]
+                [f"{fmt.code(f.code)} {fmt.message(f.subject)}: {fmt.message(f.message)}." for f in errors]
             ),
         )

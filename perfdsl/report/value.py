@@ -2,41 +2,41 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import math
 
+from perfdsl.bundle.evaluation.value import Value, ValueResult
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext
 
 
 def render_value(ctx: ReportContext, out: Blocks) -> None:
     """Value = frequency x saved time x scale, or why it is not established; the share it rests on."""
-    value = ctx.evaluation.get("value")
+    value = ctx.evaluation.value
     if value is None:
-        out.add(f"Value: not computed ({fmt.message(ctx.evaluation.get('value_missing'))}).")
+        out.add(f"Value: not computed ({fmt.message(ctx.evaluation.value_missing)}).")
         return
-    per, fleet = value["per_unit"], value["fleet"]
-    basis = fmt.code(value["basis"])
+    per, fleet = value.per_unit, value.fleet
+    basis = fmt.code(value.basis)
     x = fmt.TIMES
     out.add(
         f"Value = frequency {x} saved time {x} scale, where the saved time is the measured end-to-end "
         f"saving of {basis} per run (baseline time {x} (1 {fmt.MINUS} end-to-end ratio)), never the "
         "kernel's, and only from an established effect that Amdahl's bound does not contradict."
     )
-    out.add(f"Share of time the value extrapolates from: {fmt.message(value.get('share_basis'))}.")
-    if not fleet.get("established"):
+    out.add(f"Share of time the value extrapolates from: {fmt.message(value.share_basis)}.")
+    if not fleet.established:
         out.add(
             fmt.callout(
                 "WARNING",
                 [
-                    f"**No value is claimed.** {fmt.message(fleet.get('reason'))}: it is not an effect to "
+                    f"**No value is claimed.** {fmt.message(fleet.reason)}: it is not an effect to "
                     "multiply a fleet by."
                 ],
             )
         )
     else:
         out.add(fmt.bullets(_figures(value, per, fleet)))
-        if fleet["value"]["low"] <= 0:
+        if fleet.value.low <= 0:
             out.add(
                 fmt.callout(
                     "WARNING",
@@ -46,31 +46,33 @@ def render_value(ctx: ReportContext, out: Blocks) -> None:
                     ],
                 )
             )
-    capacity = value.get("capacity")
-    if capacity:
-        low, high = capacity["fleet_fraction_freed"]
-        freed = f"{fmt.percent(low)} to {'100%' if high is None else fmt.percent(high)}"
-        unconfirmed = "" if capacity.get("confirmed") else "; unconfirmed: a goodput rests on a single pass"
+    capacity = value.capacity
+    if capacity is not None:
+        low, high = capacity.fleet_fraction_freed
+        # NaN: written as null, as the original infinity was.
+        freed = f"{fmt.percent(low)} to {'100%' if math.isnan(high) else fmt.percent(high)}"
+        unconfirmed = "" if capacity.confirmed else "; unconfirmed: a goodput rests on a single pass"
+        ratio = fmt.capacity_ratio(ctx.load) if ctx.load else fmt.MISSING
         out.add(
-            f"Capacity at the same SLO: goodput ratio {fmt.capacity_ratio(ctx.load or {})}; serving the "
+            f"Capacity at the same SLO: goodput ratio {ratio}; serving the "
             f"same demand needs between {freed} fewer machines{unconfirmed}."
         )
     else:
-        reason = value.get("capacity_missing") or ctx.evaluation.get("load_missing")
+        reason = value.capacity_missing or ctx.evaluation.load_missing
         out.add(f"Capacity: no figure ({fmt.message(reason)}).")
 
 
-def _figures(value: Mapping[str, Any], per: Mapping[str, Any], fleet: Mapping[str, Any]) -> list[str]:
-    level = fmt.percent(per["value"].get("level"), 2)
-    saved = per["saved_time"]
+def _figures(value: ValueResult, per: Value, fleet: Value) -> list[str]:
+    level = fmt.percent(per.value.level, 2)
+    saved = per.saved_time
     x = fmt.TIMES
-    freq_unit, scale_unit = fmt.text(value["frequency_unit"]), fmt.text(value["scale_unit"])
-    capped = " (capped by Amdahl at the declared share)" if fleet.get("capped") else ""
+    freq_unit, scale_unit = fmt.text(value.frequency_unit), fmt.text(value.scale_unit)
+    capped = " (capped by Amdahl at the declared share)" if fleet.capped else ""
     return [
-        f"Per unit of work: {fmt.sig(value['frequency'])} runs {freq_unit} {x} {fmt.seconds(saved['value'])} "
-        f"saved a run = **{fmt.seconds(per['value']['value'])} {freq_unit}** ({level} interval of the saving "
-        f"[{fmt.seconds(saved['low'])}, {fmt.seconds(saved['high'])}]){capped}.",
-        f"At scale: {fmt.sig(value['scale'])} {scale_unit} {x} (1 {fmt.MINUS} end-to-end ratio) = "
-        f"**{fmt.sig(fleet['value']['value'])} {scale_unit}** ({level} interval "
-        f"[{fmt.sig(fleet['value']['low'])}, {fmt.sig(fleet['value']['high'])}]){capped}.",
+        f"Per unit of work: {fmt.sig(value.frequency)} runs {freq_unit} {x} {fmt.seconds(saved.value)} "
+        f"saved a run = **{fmt.seconds(per.value.value)} {freq_unit}** ({level} interval of the saving "
+        f"[{fmt.seconds(saved.low)}, {fmt.seconds(saved.high)}]){capped}.",
+        f"At scale: {fmt.sig(value.scale)} {scale_unit} {x} (1 {fmt.MINUS} end-to-end ratio) = "
+        f"**{fmt.sig(fleet.value.value)} {scale_unit}** ({level} interval "
+        f"[{fmt.sig(fleet.value.low)}, {fmt.sig(fleet.value.high)}]){capped}.",
     ]

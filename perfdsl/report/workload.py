@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from perfdsl.bundle.evaluation.load import RateResult
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext, run_objective
 
@@ -25,7 +26,7 @@ def render_workload(ctx: ReportContext, out: Blocks) -> None:
         facts.append(f"objective {fmt.code(fmt.condition(fmt.snippet(ctx.study, workload.objective.span)))}")
     own = run_objective(ctx)
     if own is not None and own is not workload.objective:
-        target = ctx.evaluation.get("target", "")
+        target = ctx.evaluation.target
         facts.append(
             f"objective on {fmt.code(target)}, which this run is held to, "
             f"{fmt.code(fmt.condition(fmt.snippet(ctx.study, own.span)))}"
@@ -35,26 +36,26 @@ def render_workload(ctx: ReportContext, out: Blocks) -> None:
     ]
     out.add("; ".join(facts) + ".")
     out.add(
-        f"This run was on {fmt.code(ctx.evaluation.get('target'))}"
+        f"This run was on {fmt.code(ctx.evaluation.target)}"
         + (", with shapes scaled down by `--quick`." if ctx.quick else ".")
         + " Each operation's shapes carry the production weights below."
     )
     for op in ctx.operations:
         rows = []
-        for shape in op.get("shapes") or []:
-            arms = {a["arm"]: a for a in shape.get("arms") or []}
+        for shape in op.shapes:
+            arms = {a.arm: a for a in shape.arms}
             base = arms.get("baseline")
             rows.append(
                 [
-                    fmt.text(shape["label"]),
-                    fmt.sig(shape.get("weight", 0.0), 2),
-                    fmt.duration(base["median_ns"]) if base else fmt.MISSING,
-                    fmt.count(base["blocks"]) if base else fmt.MISSING,
+                    fmt.text(shape.label),
+                    fmt.sig(shape.weight, 2),
+                    fmt.duration(base.median_ns) if base else fmt.MISSING,
+                    fmt.count(base.blocks) if base else fmt.MISSING,
                 ]
             )
         out.add(
             fmt.table(
-                f"Shapes of {fmt.code(op['name'])} as run, with the baseline's kernel time",
+                f"Shapes of {fmt.code(op.name)} as run, with the baseline's kernel time",
                 ["Shape", "Weight", "Baseline median", "Blocks"],
                 rows,
                 numeric=(1, 2, 3),
@@ -70,58 +71,56 @@ def _baseline_operating_point(ctx: ReportContext) -> list[str]:
     if end is None:
         parts.append(
             f"Baseline operating point: no application result "
-            f"({fmt.message(ctx.evaluation.get('end_to_end_missing'))})."
+            f"({fmt.message(ctx.evaluation.end_to_end_missing)})."
         )
-    elif end.get("comparison"):
-        d = end["comparison"]["baseline_dispersion"]
+    elif end.comparison is not None:
+        d = end.comparison.baseline_dispersion
         parts.append(
-            f"Baseline operating point of {fmt.code(end['application'])} at shape "
-            f"{fmt.text(_sizes(end.get('shape')))}: median request time {fmt.duration(d['median'])} "
-            f"(interquartile range {fmt.percent(d['iqr_rel'])} of the median) over "
-            f"{end['comparison']['n_baseline']} blocks, one request at a time."
+            f"Baseline operating point of {fmt.code(end.application)} at shape "
+            f"{fmt.text(_sizes(end.shape))}: median request time {fmt.duration(d.median)} "
+            f"(interquartile range {fmt.percent(d.iqr_rel)} of the median) over "
+            f"{end.comparison.n_baseline} blocks, one request at a time."
         )
     else:
-        parts.append(f"Baseline request time: not evidence ({fmt.message(end.get('comparison_missing'))}).")
+        parts.append(f"Baseline request time: not evidence ({fmt.message(end.comparison_missing)}).")
     load = ctx.load
     if load is None:
-        parts.append(
-            f"Baseline under load: not measured ({fmt.message(ctx.evaluation.get('load_missing'))})."
-        )
+        parts.append(f"Baseline under load: not measured ({fmt.message(ctx.evaluation.load_missing)}).")
         return parts
-    baseline = next((g for g in load.get("arms") or [] if g["arm"] == "baseline"), None)
+    baseline = next((g for g in load.arms if g.arm == "baseline"), None)
     if baseline is None:
         return parts
     rows = []
-    for point in baseline.get("curve") or []:
-        r = point.get("result")
+    for point in baseline.curve:
+        r = point.result
         if r is None:
             rows.append(
                 [
-                    fmt.sig(point["rate"]),
+                    fmt.sig(point.rate),
                     fmt.MISSING,
                     fmt.MISSING,
                     fmt.MISSING,
                     fmt.MISSING,
-                    fmt.message(point.get("missing")),
+                    fmt.message(point.missing),
                 ]
             )
             continue
         rows.append(
             [
-                fmt.sig(point["rate"]),
-                fmt.sig(r["achieved_rate"]),
-                fmt.seconds(r["p50"]),
-                fmt.seconds(r["p99"]),
-                fmt.count(r["n"]),
+                fmt.sig(point.rate),
+                fmt.sig(r.achieved_rate),
+                fmt.seconds(r.p50),
+                fmt.seconds(r.p99),
+                fmt.count(r.n),
                 _verdict(r),
             ]
         )
     parts.append(
         fmt.table(
             f"The baseline under open-loop load: throughput and latency at each offered rate "
-            f"(SLO p99 ≤ {fmt.seconds(load.get('slo_seconds'))}; goodput {fmt.rate(baseline['goodput'])}"
-            f"{' or more' if baseline.get('lower_bound') else ''}"
-            f"{'' if baseline.get('confirmed') else ', unconfirmed'})",
+            f"(SLO p99 ≤ {fmt.seconds(load.slo_seconds)}; goodput {fmt.rate(baseline.goodput)}"
+            f"{' or more' if baseline.lower_bound else ''}"
+            f"{'' if baseline.confirmed else ', unconfirmed'})",
             ["Offered (rps)", "Achieved (rps)", "p50", "p99", "Requests", "SLO"],
             rows,
             numeric=(0, 1, 2, 3, 4),
@@ -134,14 +133,18 @@ def _sizes(sizes: Mapping[str, int] | None) -> str:
     return f" {fmt.TIMES} ".join(f"{k} = {v}" for k, v in (sizes or {}).items()) or "as planned"
 
 
-def _verdict(result: dict) -> str:
+def _verdict(result: RateResult) -> str:
     """`passes`, or `fails` with the criteria that failed, so a reader can tell a
     latency miss from a generator that fell behind."""
-    if result.get("passed"):
+    if result.passed:
         return "passes"
     failed = [
         name
-        for key, name in (("p99_ok", "p99"), ("throughput_ok", "throughput"), ("lag_ok", "generator lag"))
-        if result.get(key) is False
+        for ok, name in (
+            (result.p99_ok, "p99"),
+            (result.throughput_ok, "throughput"),
+            (result.lag_ok, "generator lag"),
+        )
+        if not ok
     ]
     return f"fails ({', '.join(failed)})" if failed else "fails"

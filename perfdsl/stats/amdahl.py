@@ -31,12 +31,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-import attrs
 import numpy as np
 
-from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, Estimate, index_chunks, studentized_interval
+from perfdsl.bundle.evaluation.end_to_end import Reconciliation, ShareCheck, Status
+from perfdsl.bundle.evaluation.estimate import Estimate
+from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, index_chunks, studentized_interval
 
-Status = Literal["consistent", "shortfall", "beyond_bound", "opposite_sign", "not_established"]
 PredictionVerdict = Literal["confirmed", "refuted", "inconclusive"]
 
 SHORTFALL_ALLOWANCE = 0.5
@@ -147,26 +147,6 @@ def bound_range(f: Estimate, op_ratio: Estimate) -> Estimate:
     )
 
 
-@attrs.frozen
-class Reconciliation:
-    """The application's measured time ratio set against Amdahl's bound, all as time ratios."""
-
-    f: Estimate
-    op_ratio: Estimate
-    bound: Estimate
-    """B = (1 - f) + f r and its corner range."""
-    band_low: float
-    """B's range low end divided by 1 + theta: below it the application is beyond the bound."""
-    band_high: float
-    """The worst consistent ratio: B's high end, plus the shortfall allowance (or times 1 + theta)."""
-    measured: Estimate
-    theta: float
-    status: Status
-    signs_disagree: bool
-    """The operation and the application moved in opposite directions, each beyond noise."""
-    message: str
-
-
 def reconcile(
     f: Estimate,
     op_ratio: Estimate,
@@ -254,16 +234,6 @@ def throughput_as_time_ratio(throughput_ratio: Estimate) -> Estimate:
         inverse(throughput_ratio.low),
         throughput_ratio.level,
     )
-
-
-@attrs.frozen
-class ShareCheck:
-    """A declared share against the measured f."""
-
-    declared: float
-    measured: Estimate
-    compatible: bool
-    message: str
 
 
 def check_declared_share(

@@ -30,25 +30,6 @@ _CHUNK = 1_000  # resamples drawn at a time: bounds memory to _CHUNK x n values
 
 
 @attrs.frozen
-class Estimate:
-    """A value with its interval at a confidence level (a point has low == value == high)."""
-
-    value: float
-    low: float
-    high: float
-    level: float
-
-    def __attrs_post_init__(self) -> None:
-        if not self.low <= self.value <= self.high:
-            raise ValueError(f"{self.value} must lie in its interval [{self.low}, {self.high}]")
-
-    @classmethod
-    def point(cls, value: float) -> Estimate:
-        """An exactly known value: an interval of one point."""
-        return cls(float(value), float(value), float(value), 1.0)
-
-
-@attrs.frozen
 class Stratum:
     """One shape's pairs: log block medians of baseline and change, pair by pair."""
 

@@ -21,6 +21,8 @@ import math
 
 import attrs
 
+from perfdsl.bundle.evaluation.load import CapacityInterval
+
 
 @attrs.frozen
 class GoodputBracket:
@@ -38,21 +40,6 @@ class GoodputBracket:
             raise ValueError(
                 f"a goodput bracket needs 0 < passing < failing, got {self.passing}, {self.failing}"
             )
-
-
-@attrs.frozen
-class CapacityInterval:
-    """The capacity ratio goodput(change) / goodput(baseline) as an interval."""
-
-    low: float
-    high: float
-    """inf when the change's goodput has no upper bound."""
-    confirmed: bool
-    """Both goodputs were confirmed; otherwise the interval rests on single passes."""
-    fleet_fraction_freed: tuple[float, float]
-    """1 - 1 / ratio over the interval: the share of machines no longer needed for the same
-    load (negative: more needed)."""
-    message: str
 
 
 def capacity_interval(baseline: GoodputBracket, change: GoodputBracket) -> CapacityInterval:

@@ -21,20 +21,11 @@ from collections.abc import Mapping
 import attrs
 import numpy as np
 
-from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, Estimate, Stratum, ratio_of_totals
-from perfdsl.stats.paired import PairedComparison, Verdict, classify
+from perfdsl.bundle.evaluation.estimate import Estimate
+from perfdsl.bundle.evaluation.kernels import ShapeShare, Verdict
+from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, Stratum, ratio_of_totals
+from perfdsl.stats.paired import PairedComparison, classify
 from perfdsl.stats.power import detectable_from_se
-
-
-@attrs.frozen
-class ShapeShare:
-    """One shape in the combination: its weight and its share of the baseline's total time."""
-
-    shape: str
-    weight: float
-    """The workload weight as given (how often the shape occurs)."""
-    time_share: float
-    """w_i t_base_i / sum_j w_j t_base_j: how much of the workload's time the shape is."""
 
 
 @attrs.frozen

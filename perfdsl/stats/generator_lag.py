@@ -49,10 +49,9 @@ would remove (jitter) is what this criterion already tells apart.
 
 from __future__ import annotations
 
-from typing import Literal
-
-import attrs
 import numpy as np
+
+from perfdsl.bundle.evaluation.load import GeneratorLag, LagVerdict
 
 MAX_ISSUE_LAG_FRACTION = 0.05
 """The lag budget, as a fraction of the SLO: a p99 issue lag above it is jitter worth
@@ -61,26 +60,6 @@ generator that fell behind."""
 MAX_BACKLOG_SLOPE = 0.02
 """Seconds of lag gained per second of schedule beyond which the generator issued at
 less than 98 % of the scheduled rate: the shortfall the throughput check allows."""
-
-LagVerdict = Literal["on time", "jitter", "behind"]
-
-
-@attrs.frozen
-class GeneratorLag:
-    """The generator's own lateness over one probe (seconds; the slope is seconds per second)."""
-
-    p50: float
-    p99: float
-    backlog_slope: float
-    """The resistant-line slope of issue lag against scheduled time: 0 for jitter,
-    (rate x per-issue cost - 1) for a dispatcher that cannot keep up."""
-    backlog_growth: float
-    """backlog_slope x the probe's span: the lag the trend added from first to last request."""
-    limit: float
-    """The lag budget the verdict used: 5 % of the SLO."""
-    verdict: LagVerdict
-    """`behind` when the growth exceeds the budget at a slope over 2 %; `jitter` when
-    the p99 exceeds the budget otherwise; `on time` when it does not."""
 
 
 def generator_lag(scheduled: np.ndarray, issued: np.ndarray, slo: float) -> GeneratorLag:

@@ -20,7 +20,8 @@ import attrs
 import numpy as np
 from scipy import stats
 
-from perfdsl.stats.generator_lag import GeneratorLag, generator_lag
+from perfdsl.bundle.evaluation.load import RateResult
+from perfdsl.stats.generator_lag import generator_lag
 
 MIN_ACHIEVED_FRACTION = 0.98
 """A rate passes only if completions keep up with at least 98 % of the schedule."""
@@ -54,44 +55,6 @@ def min_completions(misses: int, percentile: float = 0.99, confidence: float = 0
         else:
             lo = mid
     return hi
-
-
-@attrs.frozen
-class RateResult:
-    """One run at one offered rate, summarised; latencies from the scheduled arrival."""
-
-    offered_rate: float
-    """The rate asked for (the schedule's nominal Poisson rate)."""
-    scheduled_rate: float
-    """The rate the drawn schedule actually has: (n - 1) / its span."""
-    achieved_rate: float
-    """Completion rate: (n - 1) / the span of completion times."""
-    n: int
-    misses: int
-    """Completions over the SLO plus failed requests."""
-    errors: int
-    p50: float
-    p90: float
-    p99: float
-    max: float
-    generator: GeneratorLag
-    """The load generator's own issue lag: jitter, or falling behind its schedule."""
-    slo: float
-    p99_ok: bool
-    throughput_ok: bool
-    lag_ok: bool
-    """The generator did not fall behind (wake-up jitter alone does not invalidate a rate)."""
-
-    @property
-    def passed(self) -> bool:
-        """The rate meets the SLO: p99 check, throughput kept up, generator kept its schedule."""
-        return self.p99_ok and self.throughput_ok and self.lag_ok
-
-    @property
-    def generator_limited(self) -> bool:
-        """The probe says nothing about the system: the generator fell behind its schedule,
-        so late issues, not the system, set its throughput and its latency."""
-        return self.generator.verdict == "behind"
 
 
 def summarize_rate(

@@ -27,8 +27,9 @@ from typing import Literal
 
 import attrs
 
-from perfdsl.stats.bootstrap import Estimate
-from perfdsl.stats.paired import Verdict, classify
+from perfdsl.bundle.evaluation.estimate import Estimate
+from perfdsl.bundle.evaluation.kernels import Verdict
+from perfdsl.stats.paired import classify
 
 Label = Literal["counted", "modelled", "mixed"]
 Status = Literal["realised", "not realised", "contradicted", "unexplained", "no change"]

@@ -15,25 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import attrs
 import numpy as np
 
-
-@attrs.frozen
-class FamilyAdjustment:
-    """A family of hypotheses, named, with Holm-adjusted p-values and decisions."""
-
-    family: str
-    """What the family is, stated in the report (e.g. "kernel time, every shape of every operation")."""
-    names: tuple[str, ...]
-    p_values: tuple[float, ...]
-    adjusted: tuple[float, ...]
-    """Holm-adjusted p-values, in the order given."""
-    rejected: tuple[bool, ...]
-    """adjusted < alpha."""
-    alpha: float
-    interval_level: float
-    """The confidence level to give each interval: 1 - alpha / m."""
+from perfdsl.bundle.evaluation.verdicts import FamilyAdjustment
 
 
 def holm(

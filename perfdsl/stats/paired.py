@@ -37,16 +37,14 @@ Ratios are time ratios, change / baseline: below 1 the change is faster.
 
 from __future__ import annotations
 
-from typing import Literal
-
 import attrs
 import numpy as np
 from scipy import stats
 
-from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, Estimate, Stratum, ratio_of_totals
+from perfdsl.bundle.evaluation.estimate import Estimate
+from perfdsl.bundle.evaluation.kernels import Verdict
+from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, Stratum, ratio_of_totals
 from perfdsl.stats.power import minimum_detectable_effect
-
-Verdict = Literal["faster", "slower", "no meaningful change", "inconclusive"]
 
 MIN_PAIRS = 5
 """The fewest block pairs a ratio interval is computed from (see the module's calibration)."""

@@ -19,8 +19,10 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, Estimate, index_chunks, studentized_interval
-from perfdsl.stats.paired import Verdict, classify
+from perfdsl.bundle.evaluation.estimate import Estimate
+from perfdsl.bundle.evaluation.kernels import Verdict
+from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, index_chunks, studentized_interval
+from perfdsl.stats.paired import classify
 
 
 @attrs.frozen

@@ -27,28 +27,13 @@ share exists to avoid. So the study has to reconcile its share first.
 
 from __future__ import annotations
 
-import attrs
-
-from perfdsl.stats.amdahl import Reconciliation, ShareCheck, amdahl_time_ratio
-from perfdsl.stats.bootstrap import Estimate
-from perfdsl.stats.paired import Verdict
+from perfdsl.bundle.evaluation.end_to_end import Reconciliation, ShareCheck
+from perfdsl.bundle.evaluation.estimate import Estimate
+from perfdsl.bundle.evaluation.kernels import Verdict
+from perfdsl.bundle.evaluation.value import Value
+from perfdsl.stats.amdahl import amdahl_time_ratio
 
 _INCONSISTENT = ("beyond_bound", "opposite_sign")
-
-
-@attrs.frozen
-class Value:
-    """Value per period from the end-to-end effect, or why there is none."""
-
-    established: bool
-    reason: str | None
-    """Why the value is not established; None when it is."""
-    saved_time: Estimate | None
-    """Seconds saved per unit of work (negative: a loss), after the cap."""
-    value: Estimate | None
-    unit: str
-    capped: bool
-    """The Amdahl cap at the declared production share lowered the saving."""
 
 
 def value(

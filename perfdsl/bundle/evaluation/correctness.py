@@ -1,0 +1,70 @@
+"""evaluation.json's correctness evidence: per operation, and the application's model level."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+FailureKind = Literal["unwritten", "NaN", "tolerance", "nondeterministic"]
+
+
+@attrs.frozen
+class FailingCase:
+    """One case that failed: enough to rerun it."""
+
+    arm: str
+    variant: str
+    shape: dict[str, int]
+    seed: int | None
+    adversarial: bool
+    rel_l2: float | None
+    max_abs: float | None
+    message: str
+    kinds: tuple[FailureKind, ...]
+    """What went wrong: outputs left unwritten, NaN or infinity, over tolerance, or
+    different results from the same inputs; page 1 names them."""
+
+
+@attrs.frozen
+class ArmCorrectness:
+    """One arm's cases, summarised."""
+
+    arm: str
+    passed: bool
+    cases: int
+    failed: int
+    adversarial_cases: int
+    worst_rel_l2: float | None
+    worst_max_abs: float | None
+
+
+@attrs.frozen
+class CorrectnessSummary:
+    """An operation's correctness evidence."""
+
+    passed: bool
+    tolerances: dict[str, float]
+    seeds: int | None
+    arms: tuple[ArmCorrectness, ...]
+    failing: tuple[FailingCase, ...]
+
+
+@attrs.frozen
+class ModelArm:
+    """One arm's application output against its float64 run."""
+
+    passed: bool
+    rel_l2: float | None
+    max_abs: float | None
+    """None where the run recorded no output to compare."""
+    message: str
+
+
+@attrs.frozen
+class ModelLevel:
+    """The application's output with each arm against its float64 run."""
+
+    passed: bool | None
+    arms: dict[str, ModelArm]
+    missing: str | None

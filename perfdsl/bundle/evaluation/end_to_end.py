@@ -1,0 +1,110 @@
+"""evaluation.json's end-to-end evidence: the application's comparison, f, and Amdahl's check."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from perfdsl.bundle.evaluation.estimate import Estimate
+from perfdsl.bundle.evaluation.kernels import Comparison, Finding
+
+Status = Literal["consistent", "shortfall", "beyond_bound", "opposite_sign", "not_established"]
+CONTRADICTIONS = ("beyond_bound", "opposite_sign")
+"""Reconciliation outcomes under which the end-to-end effect cannot come from this change."""
+
+
+@attrs.frozen
+class Reconciliation:
+    """The application's measured time ratio set against Amdahl's bound, all as time ratios."""
+
+    f: Estimate
+    op_ratio: Estimate
+    bound: Estimate
+    """B = (1 - f) + f r and its corner range."""
+    band_low: float
+    """B's range low end divided by 1 + theta: below it the application is beyond the bound."""
+    band_high: float
+    """The worst consistent ratio: B's high end, plus the shortfall allowance (or times 1 + theta)."""
+    measured: Estimate
+    theta: float
+    status: Status
+    signs_disagree: bool
+    """The operation and the application moved in opposite directions, each beyond noise."""
+    message: str
+
+
+@attrs.frozen
+class ShareCheck:
+    """A declared share against the measured f."""
+
+    declared: float
+    measured: Estimate
+    compatible: bool
+    message: str
+
+
+@attrs.frozen
+class Share:
+    """f for one arm, from the instrumented requests."""
+
+    arm: str
+    f: float
+    requests: int
+    op_ns: int
+    total_ns: int
+
+
+@attrs.frozen
+class Amdahl:
+    """Amdahl's bound from measured f and r, and how the end-to-end result sits against it."""
+
+    f: Estimate
+    """The operation's share of the baseline's request time, with its interval."""
+    op_ratio: Estimate
+    """r, the operation's time ratio at the application's operating point (s = 1 / r)."""
+    s: float
+    s_ci: tuple[float, float]
+    s_source: str
+    """Where r comes from: the in-app operation times of both arms, or what it was borrowed from."""
+    s_fallback: str | None
+    """Set when r was not measured inside the application: the finding that says so."""
+    bound: float
+    """Amdahl's speedup bound 1 / B."""
+    bound_time_ratio: float
+    """B = (1 - f) + f r: the smallest application time ratio the change can produce."""
+    bound_range: tuple[float, float]
+    """B over the f and r intervals."""
+    reconciliation: Reconciliation | None
+    reconciliation_missing: str | None
+    share_check: ShareCheck | None
+    """The study's declared share against the measured f; None when it declares none."""
+    theta: float
+    """The practical threshold the reconciliation's band was drawn with."""
+    power: str | None
+    """Set when the end-to-end design cannot see the effect Amdahl allows: its MDE is larger,
+    and how many block pairs would see it."""
+
+    @property
+    def contradicted(self) -> bool:
+        """The measured end-to-end effect cannot come from this change."""
+        return self.reconciliation is not None and self.reconciliation.status in CONTRADICTIONS
+
+
+@attrs.frozen
+class EndToEnd:
+    """The application's end-to-end evidence."""
+
+    application: str
+    operation: str | None
+    shape: dict[str, int]
+    comparison: Comparison | None
+    comparison_missing: str | None
+    baseline_median_ns: float | None
+    shares: tuple[Share, ...]
+    share_missing: str | None
+    amdahl: Amdahl | None
+    amdahl_missing: str | None
+    findings: tuple[Finding, ...]
+    requests_per_block: int | None = None
+    """Requests the baseline timed per block: what a number of block pairs costs in requests."""

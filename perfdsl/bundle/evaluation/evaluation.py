@@ -1,0 +1,78 @@
+"""evaluation.json: the whole evaluation of one bundle, and how it is written and read."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from perfdsl.bundle import versions
+from perfdsl.bundle.evaluation.correctness import ModelLevel
+from perfdsl.bundle.evaluation.end_to_end import EndToEnd
+from perfdsl.bundle.evaluation.kernels import Finding, OperationResult
+from perfdsl.bundle.evaluation.load import LoadEvaluation
+from perfdsl.bundle.evaluation.plain import read_plain, to_plain
+from perfdsl.bundle.evaluation.value import ValueResult
+from perfdsl.bundle.evaluation.verdicts import (
+    ContendedSummary,
+    DecisionCheck,
+    FamilyAdjustment,
+    PredictionResult,
+    Registration,
+)
+
+
+@attrs.frozen
+class Evaluation:
+    """Everything `perfdsl evaluate` concludes from one bundle."""
+
+    schema: str
+    study: str
+    run_id: str
+    target: str
+    timings_valid: bool
+    timings_note: str | None
+    """Set when the target's timings are not evidence: every timing result says so."""
+    quick: bool
+    level: float
+    threshold: float
+    operations: tuple[OperationResult, ...]
+    model_level: ModelLevel
+    end_to_end: EndToEnd | None
+    end_to_end_missing: str | None
+    load: LoadEvaluation | None
+    load_missing: str | None
+    expectations_target: str
+    """The target whose predictions were judged (`cuda` for a cudasim run)."""
+    expectations_missing: str | None
+    """Set when no prediction applies to the run's target: "no expectations exist for target cpu"."""
+    predictions: tuple[PredictionResult, ...]
+    value: ValueResult | None
+    value_missing: str | None
+    decision: DecisionCheck
+    registration: Registration
+    quality: tuple[Finding, ...]
+    """Every measurement-quality finding, kernels first, then the application."""
+    family: FamilyAdjustment | None
+    """Holm's adjustment over every valid time comparison (see `evaluate.family`)."""
+    contended: ContendedSummary
+    """Whether the kernel verdicts rest on blocks that competed with other work (PQ009)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """evaluation.json's content as `bundle.files.dumps` writes it."""
+        return to_plain(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], path: Path) -> Evaluation:
+        """The record of a parsed evaluation.json; `path` names the file in a refusal."""
+        versions.check_version(data, path, (versions.EVALUATION,))
+        return read_plain(cls, data, path)
+
+    @classmethod
+    def read(cls, bundle: Path) -> Evaluation:
+        """Read and check a bundle's evaluation.json (OSError, ValueError or BundleFormatError)."""
+        path = Path(bundle) / versions.EVALUATION_FILE
+        return cls.from_json(json.loads(path.read_text(encoding="utf-8")), path)

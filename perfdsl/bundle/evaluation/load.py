@@ -1,0 +1,156 @@
+"""evaluation.json's load test: each arm's offered-load curve, goodput and the capacity change."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+LagVerdict = Literal["on time", "jitter", "behind"]
+CapacityBound = Literal["exact", "at most", "at least"]
+
+
+@attrs.frozen
+class GeneratorLag:
+    """The generator's own lateness over one probe (seconds; the slope is seconds per second)."""
+
+    p50: float
+    p99: float
+    backlog_slope: float
+    """The resistant-line slope of issue lag against scheduled time: 0 for jitter,
+    (rate x per-issue cost - 1) for a dispatcher that cannot keep up."""
+    backlog_growth: float
+    """backlog_slope x the probe's span: the lag the trend added from first to last request."""
+    limit: float
+    """The lag budget the verdict used: 5 % of the SLO."""
+    verdict: LagVerdict
+    """`behind` when the growth exceeds the budget at a slope over 2 %; `jitter` when
+    the p99 exceeds the budget otherwise; `on time` when it does not."""
+
+
+@attrs.frozen
+class RateResult:
+    """One run at one offered rate, summarised; latencies from the scheduled arrival."""
+
+    offered_rate: float
+    """The rate asked for (the schedule's nominal Poisson rate)."""
+    scheduled_rate: float
+    """The rate the drawn schedule actually has: (n - 1) / its span."""
+    achieved_rate: float
+    """Completion rate: (n - 1) / the span of completion times."""
+    n: int
+    misses: int
+    """Completions over the SLO plus failed requests."""
+    errors: int
+    p50: float
+    p90: float
+    p99: float
+    max: float
+    generator: GeneratorLag
+    """The load generator's own issue lag: jitter, or falling behind its schedule."""
+    slo: float
+    p99_ok: bool
+    throughput_ok: bool
+    lag_ok: bool
+    """The generator did not fall behind (wake-up jitter alone does not invalidate a rate)."""
+
+    @property
+    def passed(self) -> bool:
+        """The rate meets the SLO: p99 check, throughput kept up, generator kept its schedule."""
+        return self.p99_ok and self.throughput_ok and self.lag_ok
+
+    @property
+    def generator_limited(self) -> bool:
+        """The probe says nothing about the system: the generator fell behind its schedule,
+        so late issues, not the system, set its throughput and its latency."""
+        return self.generator.verdict == "behind"
+
+
+@attrs.frozen
+class CurvePoint:
+    """One probe: the rate, why it ran, and its summary recomputed from raw records."""
+
+    index: int
+    rate: float
+    phase: str
+    result: RateResult | None
+    missing: str | None
+    """Why the probe has no summary (fewer than three requests)."""
+
+    @property
+    def passed(self) -> bool:
+        return self.result is not None and self.result.passed
+
+
+@attrs.frozen
+class Goodput:
+    """The highest passing rate of one arm, and the bracket the search left it in."""
+
+    arm: str
+    goodput: float
+    """Requests per second; 0.0 when no rate passed."""
+    failing: float | None
+    """The lowest rate above the goodput that failed on the system's account (p99 or
+    throughput, with the generator keeping its schedule): the goodput lies in
+    [goodput, failing). None when no such rate closes the bracket (`lower_bound`)."""
+    confirmed: bool
+    """A second pass agreed at both ends: the goodput passed every time it ran (at
+    least twice) and, when the bracket is closed, `failing` failed every time (at
+    least twice); runs in which the generator fell behind are not counted."""
+    curve: tuple[CurvePoint, ...]
+    """Probes in rate order (ties in the order they ran)."""
+    limited_by: tuple[str, ...]
+    """What the lowest failing rate above the goodput failed: "p99", "throughput",
+    "generator lag"; empty when no rate above the goodput failed."""
+    lower_bound: bool
+    """The arm may serve more than `goodput` at the SLO: the rate above it failed
+    because the generator fell behind its schedule, or none above it failed. Such a
+    goodput is the generator's limit, never the arm's capacity."""
+
+
+@attrs.frozen
+class Capacity:
+    """What the goodput change means for a fleet serving fixed demand at the SLO."""
+
+    change: float
+    """goodput(change) / goodput(baseline); above 1 serves more at the same SLO."""
+    fleet_fraction_freed: float
+    """1 - 1 / change: the share of machines no longer needed for the same load
+    (negative: more machines needed)."""
+
+
+@attrs.frozen
+class CapacityInterval:
+    """The capacity ratio goodput(change) / goodput(baseline) as an interval."""
+
+    low: float
+    high: float
+    """inf when the change's goodput has no upper bound."""
+    confirmed: bool
+    """Both goodputs were confirmed; otherwise the interval rests on single passes."""
+    fleet_fraction_freed: tuple[float, float]
+    """1 - 1 / ratio over the interval: the share of machines no longer needed for the same
+    load (negative: more needed)."""
+    message: str
+
+
+@attrs.frozen
+class LoadEvaluation:
+    """Both arms' curves and goodputs, and the capacity change at the same SLO."""
+
+    slo_seconds: float
+    percentile: float
+    arms: tuple[Goodput, ...]
+    capacity: Capacity | None
+    capacity_missing: str | None
+    capacity_bound: CapacityBound | None
+    """"exact" when both goodputs are capacities; "at most" when the baseline's is
+    a lower bound (the ratio can only be smaller), "at least" when the change's is."""
+    capacity_range: CapacityInterval | None
+    """The capacity ratio as the interval both arms' goodput brackets allow."""
+
+    @property
+    def capacity_interval(self) -> tuple[float, float] | None:
+        """The capacity ratio as the interval it is known to lie in."""
+        r = self.capacity_range
+        return None if r is None else (r.low, r.high)

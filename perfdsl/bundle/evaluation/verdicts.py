@@ -1,0 +1,95 @@
+"""evaluation.json's judgements: predictions, the decision, registration, Holm's family, contention."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+PredictionVerdict = Literal["confirmed", "refuted", "inconclusive", "not evidence", "invalid"]
+Basis = Literal["measured", "modelled", "counted", "mixed", "none"]
+
+
+@attrs.frozen
+class PredictionResult:
+    """One `predict` line, its verdict and the numbers behind it."""
+
+    text: str
+    line: int
+    target: str
+    comparator: str
+    bound: float | None
+    bound_source: str
+    """"stated" or "amdahl (B = (1 - f) + f / s from measured f and s)"."""
+    value: float | None
+    ci: tuple[float, float] | None
+    basis: Basis
+    verdict: PredictionVerdict
+    message: str
+    detectable: float | None = None
+    """The smallest time ratio the run detects on the bound's side of 1 (`evaluate.detection`)."""
+
+
+@attrs.frozen
+class DecisionCheck:
+    """The declared decision and every piece of evidence that contradicts it."""
+
+    declared: str | None
+    consistent: bool
+    findings: tuple[str, ...]
+
+
+@attrs.frozen
+class CurrentStudy:
+    """The study file a report is being built from, against the registered hash."""
+
+    path: str
+    predict_hash: str | None
+    matches: bool
+    message: str
+
+
+@attrs.frozen
+class Registration:
+    """The registered predict hash and what it was checked against."""
+
+    registered_hash: str | None
+    registered_at: str | None
+    bundle_hash: str
+    """The hash of the `predict` section of the bundle's study.perf."""
+    matches: bool
+    current: CurrentStudy | None
+    message: str
+
+
+@attrs.frozen
+class FamilyAdjustment:
+    """A family of hypotheses, named, with Holm-adjusted p-values and decisions."""
+
+    family: str
+    """What the family is, stated in the report (e.g. "kernel time, every shape of every operation")."""
+    names: tuple[str, ...]
+    p_values: tuple[float, ...]
+    adjusted: tuple[float, ...]
+    """Holm-adjusted p-values, in the order given."""
+    rejected: tuple[bool, ...]
+    """adjusted < alpha."""
+    alpha: float
+    interval_level: float
+    """The confidence level to give each interval: 1 - alpha / m."""
+
+
+@attrs.frozen
+class ContendedSummary:
+    """Whether the kernel verdicts rest on blocks that competed with other work (PQ009)."""
+
+    blocks: int
+    """Blocks (of every arm, roofs included) whose machine load was recorded."""
+    contended: int
+    """Of those, the blocks that competed with other work."""
+    shapes: tuple[str, ...]
+    """`operation shape` where a baseline or change block competed."""
+    verdicts_rest_on_contended: bool
+    """True when a shape with a baseline/change comparison has a contended baseline or change block."""
+    missing: str | None
+    """Why nothing was judged (a bundle from before the load was recorded), else None."""
