@@ -12,7 +12,7 @@ from perfdsl.diagnostics import render_short
 from perfdsl.source import Source
 
 STUDIES = bundled_studies.PATHS
-EXPECTED_WARNINGS = {"batchnorm_imported": ("PD508",)}
+EXPECTED_WARNINGS = {"batchnorm_imported": ("PD508", "PD508")}
 
 
 def test_there_are_studies() -> None:
