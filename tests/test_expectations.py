@@ -6,11 +6,13 @@ from pathlib import Path
 
 from evaluate_fixtures import make_bundle, study_text
 
-from perfdsl.evaluate.evaluation import evaluate
+from perfdsl.bundle.evaluation.evaluation import Evaluation
+from perfdsl.evaluate.evaluation import evaluate, write_evaluation
 from perfdsl.expectations import expectations
 from perfdsl.nodes import Study
 from perfdsl.parse import parse
 from perfdsl.plan import plan, predict_section_hash
+from perfdsl.report.markdown import render_markdown
 from perfdsl.source import Source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,21 +96,39 @@ def test_the_registered_hash_covers_every_target_predictions() -> None:
     assert before == predict_section_hash(_study(["op.bytes ratio <= 0.45"], moved))
 
 
+def _page_one(bundle: Path) -> str:
+    """The report's first page (decision, warnings, predictions) as `perfdsl build --md` renders it."""
+    write_evaluation(bundle, evaluate(bundle))
+    study = parse(Source("study.perf", (bundle / "study.perf").read_text())).study
+    assert study is not None
+    markdown, _ = render_markdown(study, Evaluation.read(bundle), bundle)
+    return markdown.split("## Workload")[0]
+
+
 def test_a_gpu_only_expectation_set_is_not_applied_to_a_cpu_run(tmp_path: Path) -> None:
-    evaluation = evaluate(make_bundle(tmp_path, predictions=(), sections=CUDA_ONLY, kernel_ratio=0.8))
+    bundle = make_bundle(tmp_path, predictions=(), sections=CUDA_ONLY, kernel_ratio=0.8)
+    evaluation = evaluate(bundle)
     assert evaluation.target == "cpu"
     assert evaluation.expectations_target == "cpu"
     assert evaluation.predictions == ()
     assert evaluation.expectations_missing == "no expectations exist for target cpu"
+    page = _page_one(bundle)
+    assert "**No expectations for this target.** no expectations exist for target cpu" in page
+    assert "The study's predictions are stated for `cuda`" in page
+    assert "registers no predictions" not in page
 
 
 def test_a_cpu_expectation_is_applied_to_a_cpu_run(tmp_path: Path) -> None:
-    evaluation = evaluate(
-        make_bundle(tmp_path, predictions=("op.bytes ratio <= 0.45",), sections=PER_TARGET, kernel_ratio=0.8)
+    bundle = make_bundle(
+        tmp_path, predictions=("op.bytes ratio <= 0.45",), sections=PER_TARGET, kernel_ratio=0.8
     )
+    evaluation = evaluate(bundle)
     assert evaluation.expectations_target == "cpu"
     assert evaluation.expectations_missing is None
     verdicts = {p.text: p.verdict for p in evaluation.predictions}
     # cuda's `op.time ratio <= 0.5` would be refuted by a 0.8 ratio; cpu's own 0.9 is confirmed.
     assert verdicts == {"op.bytes ratio <= 0.45": "confirmed", "op.time ratio <= 0.9": "confirmed"}
     assert evaluation.registration.matches
+    page = _page_one(bundle)
+    assert "Judged against the expectations for target `cpu`." in page
+    assert "No expectations for this target" not in page

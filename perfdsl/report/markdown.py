@@ -350,6 +350,12 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
         )
     for finding in decision.findings:
         out.append(f"**Decision contradicted.** {fmt.message(finding)}.")
+    if ev.expectations_missing is not None and any(p.on is not None for p in ctx.study.predictions):
+        out.append(
+            f"**No expectations for this target.** {fmt.message(ev.expectations_missing)}: nothing this "
+            f"run measured confirms or refutes a prediction; add `predict {ev.expectations_target} {{ }}` "
+            "to the study to state what this target should show."
+        )
     if ctx.quick:
         out.append(
             "**Smoke run** (`--quick`). Shapes are scaled down and blocks are few: these numbers "
@@ -393,7 +399,7 @@ def _bound(bound: float | None) -> str:
 def _prediction_table(ctx: ReportContext) -> list[str]:
     predictions = list(ctx.evaluation.predictions)
     if not predictions:
-        return ["The study registers no predictions."]
+        return [_no_predictions(ctx)]
     rows = []
     reasons = []
     for p in predictions:
@@ -425,7 +431,30 @@ def _prediction_table(ctx: ReportContext) -> list[str]:
         numeric=(0, 3, 4, 6),
     )
     missing = f"Without a verdict, or below what the run detects: {'; '.join(reasons)}." if reasons else ""
-    return [table, missing, _family(ctx)]
+    return [table, _whose_expectations(ctx), missing, _family(ctx)]
+
+
+def _whose_expectations(ctx: ReportContext) -> str:
+    """Which target's predictions were judged: a run is held only to its own target's (SPEC 6a)."""
+    ev = ctx.evaluation
+    held = fmt.code(ev.expectations_target)
+    if ev.expectations_target != ev.target:
+        run = fmt.code(ev.target)
+        return f"Judged against the expectations for target {held}, which a {run} run is held to."
+    return f"Judged against the expectations for target {held}."
+
+
+def _no_predictions(ctx: ReportContext) -> str:
+    """No prediction was judged: either none exists, or none is this run's target's."""
+    ev = ctx.evaluation
+    elsewhere = sorted({p.on.id for p in ctx.study.predictions if p.on is not None})
+    if ev.expectations_missing is None or not elsewhere:
+        return "The study registers no predictions."
+    return (
+        f"No prediction was judged: {fmt.message(ev.expectations_missing)}. The study's predictions are "
+        f"stated for {', '.join(fmt.code(t) for t in elsewhere)}; a run is judged only against its own "
+        "target's expectations, never another target's."
+    )
 
 
 def _family(ctx: ReportContext) -> str:

@@ -61,10 +61,10 @@ class Bandwidth:
     median_ns: float
     bytes_per_s: float
     roof_fraction: float | None
+    """Of the roof for this arm's mix, in its regime; None with `roof_missing`."""
     invalid: str | None = None
     """Set when the measurement shows this figure impossible (above the measured roof): it is then
     the byte model that is wrong, and the figure is no bandwidth."""
-    """Of the roof for this arm's mix, in its regime; None with `roof_missing`."""
     read_share: float | None = None
     read_share_source: str = ""
     regime: str | None = None
