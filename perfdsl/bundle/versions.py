@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-RESULTS = "perfdsl.results/5"
+RESULTS = "perfdsl.results/6"
 """results.json's version. History:
 
 * `perfdsl.results/1`: the first layout.
@@ -34,6 +34,11 @@ RESULTS = "perfdsl.results/5"
   has `failures`, one entry per worker its code ended (a signal, an exit, a time
   or memory limit: `arm`, `phase`, `cause`, `detail`). Versions 1 to 4 still
   read, with no failures.
+* `perfdsl.results/6`: the load record states its confirmation `rule` (a goodput
+  passes twice; a failing repeat steps the search down) and each arm's search
+  outcome (`searches`: `arm`, `goodput`, `failing`, `confirmed`, and the `reason`
+  a goodput is unconfirmed). Versions 1 to 5 still read, with no rule and no
+  searches; their probes say everything the evaluation uses.
 """
 
 READABLE_RESULTS = (
@@ -41,6 +46,7 @@ READABLE_RESULTS = (
     "perfdsl.results/2",
     "perfdsl.results/3",
     "perfdsl.results/4",
+    "perfdsl.results/5",
     RESULTS,
 )
 

@@ -5,9 +5,9 @@ each is summarised again here with `summarize_rate` (latency from the
 *scheduled* arrival, p99 binomial check, throughput, and whether the generator
 fell behind its schedule), never taken from what the run concluded. The
 goodput of an arm is the highest rate at which every probe passed; it is
-"confirmed" when a second pass agreed at both ends of its bracket: the goodput
-passed again and the failing rate above it failed again (full runs repeat
-both). Otherwise the best single pass is reported, marked unconfirmed.
+"confirmed" when that rate passed in at least two probes
+(`stats.load.CONFIRMATION_RULE`: full runs repeat it, and step down when the
+repeat fails). Otherwise the best single pass is reported, marked unconfirmed.
 
 A goodput is the arm's capacity only when the first rate above it failed on the
 system's account (p99 over the SLO, or completions not keeping up) while the
@@ -71,9 +71,9 @@ class Goodput:
     throughput, with the generator keeping its schedule): the goodput lies in
     [goodput, failing). None when no such rate closes the bracket (`lower_bound`)."""
     confirmed: bool
-    """A second pass agreed at both ends: the goodput passed every time it ran (at
-    least twice) and, when the bracket is closed, `failing` failed every time (at
-    least twice); runs in which the generator fell behind are not counted."""
+    """The goodput passed every time it ran, at least twice; runs in which the
+    generator fell behind are not counted. One failure at `failing` closes the
+    bracket: a rate that fails once is not reliably served."""
     curve: tuple[CurvePoint, ...]
     """Probes in rate order (ties in the order they ran)."""
     limited_by: tuple[str, ...]
@@ -162,10 +162,7 @@ def goodput(arm: str, points: list[CurvePoint]) -> Goodput:
     limited_by = _criteria(failed)
     closes = any(_system_failure(p) for p in failed)
     failing = above if closes else None
-    confirmed = bool(repeated) and (
-        failing is None or (len(judged[failing]) > 1 and not any(p.passed for p in judged[failing]))
-    )
-    return Goodput(arm, best, failing, confirmed, curve, limited_by, not closes)
+    return Goodput(arm, best, failing, bool(repeated), curve, limited_by, not closes)
 
 
 def _generator_limited(point: CurvePoint) -> bool:

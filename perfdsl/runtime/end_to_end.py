@@ -30,7 +30,7 @@ from perfdsl.bundle.application import (
     ModelLevelRecord,
     OutputRecord,
 )
-from perfdsl.bundle.load import GeneratorLagRecord, LoadProbeRecord, LoadRecord
+from perfdsl.bundle.load import GeneratorLagRecord, GoodputSearchRecord, LoadProbeRecord, LoadRecord
 from perfdsl.bundle.plan import LoadPlan, Plan, TimingPlan
 from perfdsl.kernel import AppContext, Application, Variant
 from perfdsl.runtime.load_generator import LoadRun, run_open_loop
@@ -152,24 +152,27 @@ def search_load(
     load: LoadPlan,
     quick: bool,
     on_probe: Callable[[str, float, GeneratorLagRecord], None] | None = None,
-) -> tuple[list[LoadProbe], list[str]]:
+) -> tuple[list[LoadProbe], list[str], list[GoodputSearchRecord]]:
     """The declared sweep (full runs only), then the goodput search, for each arm.
 
-    Full runs sweep A then B and search B then A, so drift falls on both arms.
-    Every probe keeps its raw per-request records. Returns the probes and, for an
-    arm whose search ran out of its time budget, why it stopped.
+    Full runs sweep A then B and search B then A, so drift falls on both arms; each
+    arm's search judges a rate on its sweep's runs too, as the evaluation does.
+    Every probe keeps its raw per-request records. Returns the probes, why an arm's
+    search ran out of its time budget, and how each arm's search ended.
     """
-    from perfdsl.stats.load import find_goodput, min_completions, summarize_rate
+    from perfdsl.stats.load import RateResult, find_goodput, min_completions, summarize_rate
 
     if load.slo_seconds is None:
-        return [], []
+        return [], [], []
     # Fewer completions than the p99 check needs without a single miss could never pass.
     count = max(load.requests, min_completions(0))
     warmup = max(10, count // 20)
     budget = LOAD_BUDGET_S[quick]
     probes: list[LoadProbe] = []
     stopped: list[str] = []
+    searches: list[GoodputSearchRecord] = []
     deadline: dict[str, float] = {}
+    swept: dict[str, list[tuple[float, RateResult]]] = {}
 
     def run_rate(arm: str, rate: float, phase: str) -> Any:
         duration = 1.5 * (count + warmup) / rate + 2.0
@@ -194,7 +197,7 @@ def search_load(
         for arm in arms:
             try:
                 for rate in load.rates:
-                    run_rate(arm, rate, "sweep")
+                    swept.setdefault(arm, []).append((rate, run_rate(arm, rate, "sweep")))
             except LoadBudgetSpent as spent:
                 stopped.append(str(spent))
         arms.reverse()
@@ -204,6 +207,7 @@ def search_load(
             search = find_goodput(
                 lambda rate, arm=arm: run_rate(arm, rate, "search"),
                 _start_rate(requests[arm], load, quick),
+                prior=swept.get(arm, ()),
                 **(QUICK_LOAD if quick else FULL_LOAD),
             )
         except LoadBudgetSpent as spent:
@@ -211,7 +215,10 @@ def search_load(
             continue
         for offset, step in enumerate(search.probes):
             probes[first + offset] = attrs.evolve(probes[first + offset], phase=step.phase)
-    return probes, stopped
+        searches.append(
+            GoodputSearchRecord(arm, search.goodput, search.failing, search.confirmed, search.reason)
+        )
+    return probes, stopped, searches
 
 
 def _start_rate(request: Callable[[], Any], load: LoadPlan, quick: bool) -> float:
@@ -353,7 +360,7 @@ def run_application(
             load_missing=f"no rate can meet the SLO: one request alone takes {slowest * 1e3:.3g} ms "
             f"> {plan.load.slo_seconds * 1e3:.3g} ms",
         )
-    probes, stopped = search_load(
+    probes, stopped, searches = search_load(
         requests,
         plan.load,
         plan.quick,
@@ -362,6 +369,8 @@ def run_application(
             f"(issue lag p99 {lag.p99 * 1e3:.2f} ms, backlog growth {lag.backlog_growth * 1e3:.2f} ms)"
         ),
     )
+    from perfdsl.stats.load import CONFIRMATION_RULE
+
     load = LoadRecord(
         arrivals=plan.load.arrivals,
         seed=LOAD_SEED,
@@ -369,6 +378,8 @@ def run_application(
         percentile=plan.load.slo_percentile,
         probes=tuple(_write_probe(bundle, probe) for probe in probes),
         stopped=tuple(stopped),
+        rule=CONFIRMATION_RULE,
+        searches=tuple(searches),
     )
     return attrs.evolve(entry, load=load)
 

@@ -4,16 +4,17 @@ Modelled on MLPerf LoadGen's server scenario: latency runs from each request's
 *scheduled* arrival (no coordinated omission, as in wrk2), p99 must be within
 the SLO with 99 % binomial confidence (LoadGen's early-stopping criterion), and
 the peak rate is found by doubling then bisecting (`FindPeakPerformance`), then
-confirmed by repeating both ends of the bracket, because the result is not
-monotone in the rate. A rate also fails when the load generator fell behind its
-schedule (`stats.generator_lag`), which is its own limit, not the system's.
+confirmed by a second pass at the goodput, stepping down when the repeat fails,
+because on a shared machine the result is not monotone in the rate. A rate
+also fails when the load generator fell behind its schedule
+(`stats.generator_lag`), which is its own limit, not the system's.
 
 All times are in seconds; rates in requests per second.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import attrs
@@ -151,6 +152,13 @@ def summarize_rate(
 
 Phase = Literal["start", "step down", "double", "bisect", "confirm"]
 
+CONFIRMATION_RULE = (
+    "a goodput is confirmed when its rate met the SLO in two runs and failed in none; "
+    "a repeat that fails makes that rate the bracket's upper end and the search steps "
+    "down until a rate passes twice or the probe budget runs out"
+)
+"""The rule `find_goodput` confirms by, as results.json records it beside the probes."""
+
 
 @attrs.frozen
 class Probe:
@@ -163,15 +171,18 @@ class Probe:
 
 @attrs.frozen
 class GoodputSearch:
-    """The highest passing rate, and every probe made to find it (the offered-load curve)."""
+    """The highest confirmed rate, and every probe made to find it (the offered-load curve)."""
 
     goodput: float
-    """The highest rate that passed and was confirmed; 0.0 if no rate passed."""
+    """The highest rate that passed twice and failed never; when the search ends
+    unconfirmed, the best rate that passed at all (0.0 if none did)."""
     confirmed: bool
-    """The second pass agreed at both ends of the bracket: the goodput passed again and
-    the failing rate above it failed again. False when the budget ran out first or a
-    repeat disagreed; `goodput` is then the best unconfirmed candidate and must be
-    labelled so."""
+    """The goodput met the SLO in 1 + `confirmations` runs and failed in none."""
+    failing: float | None
+    """The lowest rate above the goodput that failed: the bracket's upper end (None
+    when no rate above it failed)."""
+    reason: str
+    """Why the goodput is unconfirmed; empty when it is confirmed."""
     probes: tuple[Probe, ...]
 
 
@@ -182,43 +193,77 @@ def find_goodput(
     rel_tol: float = 0.05,
     confirmations: int = 1,
     max_probes: int = 30,
+    prior: Sequence[tuple[float, RateResult]] = (),
 ) -> GoodputSearch:
-    """Find the highest rate that passes, as LoadGen's FindPeakPerformance does.
+    """Find the highest rate that passes reliably, as LoadGen's FindPeakPerformance does,
+    then confirm it by the rule a noisy machine allows (`CONFIRMATION_RULE`).
 
     1. Probe `start_rate`; while it fails, halve it (LoadGen needs a passing start).
     2. Double until a rate fails: the last pass and the first failure bracket the goodput.
     3. Bisect until (fail - pass) / pass <= `rel_tol`.
-    4. Repeat the best passing rate `confirmations` times (the research notes
-       recommend 3); if any repeat fails, step down by a factor 1 + rel_tol
-       and probe and confirm again. Then repeat the failing rate above it as
-       often: a bracket whose upper end passes on a second pass is not one.
+    4. Confirm: run the best passing rate again until it has passed
+       1 + `confirmations` times. If a repeat fails, that rate is the new upper end
+       of the bracket, and the search steps down by a factor 1 + `rel_tol` (or to
+       the highest lower rate that already passed), probing each rate until one
+       passes, then confirms it the same way.
 
-    A run in which the generator fell behind its schedule is run once more
-    before the search moves on: it is no evidence about the system either way.
+    Why the failing end is not repeated: one failure shows that a rate is not
+    reliably served at the SLO, and a capacity claim needs a rate that is. On a
+    shared machine, p99 near capacity flips between runs; asking the failing end
+    to fail twice as well leaves every such goodput unconfirmed without making
+    the passing end any more trustworthy. What a repeat protects against is a
+    lucky pass, and that is the end that is repeated.
 
-    At most `max_probes` calls of `run_rate`.
+    A rate is judged on every run at it: the search's and those in `prior` (a sweep
+    of the same arm), the pooled view the evaluation takes, so that a rate the sweep
+    saw fail is not confirmed by two passes here. A run in which the generator fell
+    behind its schedule is no evidence about the system either way: it is run once
+    more before the search moves on, and a rate is judged by its other runs when it
+    has any.
+
+    At most `max_probes` calls of `run_rate`; when they run out first, the result is
+    unconfirmed and `reason` says how far the search got.
     """
     if start_rate <= 0 or rel_tol <= 0 or max_probes < 1 or confirmations < 0:
         raise ValueError("need start_rate > 0, rel_tol > 0, max_probes >= 1, confirmations >= 0")
     probes: list[Probe] = []
-
-    def probe(rate: float, phase: Phase) -> bool:
-        result = run_rate(rate)
-        probes.append(Probe(rate=rate, phase=phase, result=result))
-        if result.generator_limited and budget():
-            # The generator fell behind: the run says nothing about the system, so run it again.
-            result = run_rate(rate)
-            probes.append(Probe(rate=rate, phase=phase, result=result))
-        return result.passed
+    runs: dict[float, list[RateResult]] = {}
+    for rate, result in prior:
+        runs.setdefault(rate, []).append(result)
+    needed = 1 + confirmations
 
     def budget() -> bool:
         return len(probes) < max_probes
+
+    def run(rate: float, phase: Phase) -> None:
+        result = run_rate(rate)
+        probes.append(Probe(rate=rate, phase=phase, result=result))
+        runs.setdefault(rate, []).append(result)
+
+    def passes(rate: float) -> int:
+        """Runs at `rate` that passed, or 0 when any of them failed."""
+        judged = [r for r in runs.get(rate, []) if not r.generator_limited] or runs.get(rate, [])
+        return len(judged) if judged and all(r.passed for r in judged) else 0
+
+    def probe(rate: float, phase: Phase) -> bool:
+        run(rate, phase)
+        if probes[-1].result.generator_limited and budget():
+            # The generator fell behind: the run says nothing about the system, so run it again.
+            run(rate, phase)
+        return passes(rate) > 0
+
+    def result(goodput: float, high: float | None, reason: str) -> GoodputSearch:
+        confirmed = not reason
+        return GoodputSearch(goodput, confirmed, high, reason, tuple(probes))
+
+    def out_of_budget(stage: str) -> str:
+        return f"the probe budget ({max_probes} runs) ran out {stage}"
 
     rate = start_rate
     phase: Phase = "start"
     while not probe(rate, phase):
         if not budget():
-            return GoodputSearch(goodput=0.0, confirmed=False, probes=tuple(probes))
+            return result(0.0, rate, out_of_budget(f"before any rate passed (lowest tried {rate:.4g} rps)"))
         rate, phase = rate / 2.0, "step down"
     low: float = rate
     high: float | None = None
@@ -234,27 +279,30 @@ def find_goodput(
         else:
             high = mid
     while True:
-        for _ in range(confirmations):
+        passed = passes(low)
+        if passed >= needed:
+            return result(low, high, "")
+        if passed:
             if not budget():
-                return GoodputSearch(goodput=low, confirmed=False, probes=tuple(probes))
-            if not probe(low, "confirm"):
-                break
-        else:
-            # The pass held; now the failing end must fail again, or the bracket is not known.
-            if high is not None:
-                for _ in range(confirmations):
-                    if not budget() or probe(high, "confirm"):
-                        return GoodputSearch(goodput=low, confirmed=False, probes=tuple(probes))
-            return GoodputSearch(goodput=low, confirmed=True, probes=tuple(probes))
-        # The rate is not reliably passing: it is the new failing end; step down and probe afresh.
-        high, candidate = low, low / (1.0 + rel_tol)
-        while budget():
+                stage = f"before {low:.4g} rps passed a second time ({passed} of {needed} passes)"
+                return result(low, high, out_of_budget(stage))
+            probe(low, "confirm")
+            continue
+        # A repeat failed: the rate is not reliably served. It closes the bracket; look below it.
+        high = low
+        floor = max((r for r in runs if r < low and passes(r)), default=0.0)
+        candidate = low / (1.0 + rel_tol)
+        while candidate > floor:
+            if not budget():
+                stage = f"stepping down below {high:.4g} rps, which failed a repeat"
+                return result(floor, high, out_of_budget(stage))
             if probe(candidate, "step down"):
-                low = candidate
                 break
             high, candidate = candidate, candidate / (1.0 + rel_tol)
         else:
-            return GoodputSearch(goodput=low, confirmed=False, probes=tuple(probes))
+            # A lower rate already passed: it is the next candidate, with its runs so far.
+            candidate = floor
+        low = candidate
 
 
 def capacity_change(goodput_baseline: float, goodput_change: float) -> float:
