@@ -16,6 +16,7 @@ Raw records go to the bundle; `perfdsl evaluate` recomputes every summary.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -41,6 +42,14 @@ from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, block_orde
 LOAD_SEED = 20261129
 """One schedule seed for every probe of both arms: the same arrivals for baseline and change."""
 SHARE_REQUESTS = 20
+"""The fewest requests per arm in the share pass."""
+SHARE_S = 0.5
+"""The share pass's length per arm, at the least: f is a ratio of sums, and on a shared machine
+one preemption of a few milliseconds among 20 requests of half a millisecond halved it."""
+SHARE_ROUNDS = 10
+"""The share pass alternates the arms this many times, so that drift falls on both arms' operation times."""
+REQUEST_BLOCK_S = 0.01
+"""The shortest block of requests the request timing takes: a few of the scheduler's slices."""
 QUICK_LOAD = {"rel_tol": 0.25, "confirmations": 0, "max_probes": 6}
 FULL_LOAD = {"rel_tol": 0.05, "confirmations": 1, "max_probes": 16}
 LOAD_BUDGET_S = {True: 60.0, False: 1200.0}
@@ -93,18 +102,43 @@ def _timed_op(op: Callable[..., None], target: Target, spent: list[int]) -> Call
     return timed
 
 
+def request_repeats(timing_repeats: int, request_s: float) -> int:
+    """Requests per timed block: a fifth of the kernels' repeats, at least 3, and enough to fill
+    `REQUEST_BLOCK_S`.
+
+    Each block's first request refills the caches the other arm displaced (640 against
+    400 us for a half-millisecond request), and a preemption on a busy machine stretches
+    the request it lands in by milliseconds. With three requests a block, one of each
+    made the block's median a cold or a stalled request; a block of ten milliseconds
+    keeps its median on the warm, unstalled requests. Requests of several milliseconds
+    keep the fifth of the kernels' repeats they had.
+    """
+    return max(3, timing_repeats // 5, math.ceil(REQUEST_BLOCK_S / max(request_s, 1e-6)))
+
+
+def share_requests(request_s: float, quick: bool) -> int:
+    """Requests per arm in the share pass: `SHARE_REQUESTS`, or `SHARE_S` worth if more (quick: 5)."""
+    if quick:
+        return 5
+    return max(SHARE_REQUESTS, math.ceil(SHARE_S / max(request_s, 1e-6)))
+
+
 def time_requests(
     target: Target,
     requests: dict[str, Callable[[], Any]],
     timing: TimingPlan,
+    request_s: float,
     on_block: Callable[[], dict[str, Any]] | None = None,
 ) -> TimingRecord:
-    """Request time in interleaved blocks, every sample kept; `on_block` as the sampler's (progress)."""
+    """Request time in interleaved blocks, every sample kept; `on_block` as the sampler's (progress).
+
+    `request_s` is the slowest arm's time per request, which sizes the blocks (`request_repeats`).
+    """
     arms = [Arm(name, (call,)) for name, call in requests.items()]
     settings = TimingSettings(
         warmup_calls=max(2, timing.warmup // 2),
         warmup_ms=100.0,
-        repeats=max(3, timing.repeats // 5),
+        repeats=request_repeats(timing.repeats, request_s),
         blocks=timing.blocks,
     )
     return sample(target, arms, settings, on_block=on_block)
@@ -118,22 +152,30 @@ def measure_share(
     dtype: Any,
     requests: int = SHARE_REQUESTS,
 ) -> dict[str, ArmShare]:
-    """f's raw data: each request's total time and the time its operation calls took."""
+    """f's raw data: each request's total time and the time its operation calls took.
+
+    The arms take turns, `SHARE_ROUNDS` of them (fewer when there are fewer requests),
+    so that r, the ratio of their operation times, does not compare two moments of a
+    machine whose load drifts.
+    """
     spent: dict[str, list[int]] = {}
     calls = build_requests(application, target, variants, shape, dtype, instrument=spent)
-    shares = {}
-    for arm, request in calls.items():
+    totals: dict[str, list[int]] = {arm: [] for arm in calls}
+    ops: dict[str, list[int]] = {arm: [] for arm in calls}
+    for request in calls.values():
         request()  # warm: compilation and first-touch stay out
+    for arm in calls:
         spent[arm].clear()
-        totals, ops = [], []
-        for _ in range(requests):
-            before = len(spent[arm])
-            start = time.perf_counter_ns()
-            request()
-            totals.append(time.perf_counter_ns() - start)
-            ops.append(sum(spent[arm][before:]))
-        shares[arm] = ArmShare(tuple(totals), tuple(ops))
-    return shares
+    rounds = min(SHARE_ROUNDS, requests)
+    for turn in range(rounds):
+        for arm, request in calls.items():
+            for _ in range(requests * (turn + 1) // rounds - requests * turn // rounds):
+                before = len(spent[arm])
+                start = time.perf_counter_ns()
+                request()
+                totals[arm].append(time.perf_counter_ns() - start)
+                ops[arm].append(sum(spent[arm][before:]))
+    return {arm: ArmShare(tuple(totals[arm]), tuple(ops[arm])) for arm in calls}
 
 
 def service_time_s(request: Callable[[], Any], calls: int = 5) -> float:
@@ -331,10 +373,12 @@ def run_application(
     progress(f"application `{app.name}`: request time")
     requests = build_requests(application, target, variants, app.shape, plan.dtype)
     key = application_key(plan)
+    slowest = max(service_time_s(request) for request in requests.values())
     record = time_requests(
         target,
         requests,
         plan.timing,
+        slowest,
         on_block=progress.blocks(key, block_order(list(requests), plan.timing.blocks)),
     )
     progress.finish_step(key)
@@ -347,13 +391,12 @@ def run_application(
 
     progress(f"application `{app.name}`: the operation's share of time")
     shares = measure_share(
-        application, target, variants, app.shape, plan.dtype, requests=5 if plan.quick else SHARE_REQUESTS
+        application, target, variants, app.shape, plan.dtype, requests=share_requests(slowest, plan.quick)
     )
     entry = attrs.evolve(entry, samples="samples/application.csv", timing=timing, share=shares)
 
     if plan.load is None:
         return attrs.evolve(entry, load_missing="the study declares no load")
-    slowest = max(service_time_s(request) for request in requests.values())
     if plan.load.slo_seconds is not None and slowest > plan.load.slo_seconds:
         return attrs.evolve(
             entry,
