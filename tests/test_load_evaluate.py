@@ -13,6 +13,8 @@ from perfdsl.stats.load import (
     RateResult,
     capacity_change,
     find_goodput,
+    goodput_search,
+    interleave,
     min_completions,
     p99_check,
     summarize_rate,
@@ -260,6 +262,34 @@ def test_an_unconfirmed_goodput_says_why():
     search = find_goodput(first_pass_only, start_rate=50.0, rel_tol=0.05, max_probes=9)
     assert not search.confirmed and len(search.probes) == 9
     assert search.reason.startswith("the probe budget (9 runs) ran out")
+
+
+def test_interleaved_searches_take_turns_and_find_what_each_finds_alone():
+    capacity = {"baseline": 300.0, "change": 731.0}
+    order: list[tuple[str, str]] = []
+
+    def run(arm: str, rate: float, phase: str) -> RateResult:
+        order.append((arm, phase))
+        return result_for(rate, rate <= capacity[arm])
+
+    both = interleave({arm: goodput_search(100.0, rel_tol=0.02) for arm in ("change", "baseline")}, run)
+    for arm, search in both.items():
+        alone = find_goodput(lambda r, arm=arm: result_for(r, r <= capacity[arm]), 100.0, rel_tol=0.02)
+        assert search == alone and search.confirmed
+    # Turns alternate while both run; the shorter search ends first and the other goes on alone.
+    shorter = min(len(s.probes) for s in both.values())
+    assert [arm for arm, _ in order[: 2 * shorter]] == ["change", "baseline"] * shorter
+    assert order[0] == ("change", "start") and order[-1][1] == "confirm"
+
+
+def test_an_interleaved_search_whose_budget_is_spent_ends_without_a_result():
+    def run(arm: str, rate: float, phase: str) -> RateResult | None:
+        if arm == "baseline" and rate > 200.0:
+            return None  # its time budget ran out before this probe
+        return result_for(rate, rate <= 731.0)
+
+    both = interleave({arm: goodput_search(100.0) for arm in ("baseline", "change")}, run)
+    assert list(both) == ["change"] and both["change"].confirmed
 
 
 def test_probe_budget_is_respected():

@@ -145,7 +145,7 @@ class LoadRecord:
     rule: str = ""
     """The confirmation rule the searches followed; empty in bundles before results version 6."""
     searches: tuple[GoodputSearchRecord, ...] = ()
-    """Each arm's search outcome, in the order they ran; empty before results version 6."""
+    """Each arm's search outcome, in the order the searches ended; empty before results version 6."""
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -53,12 +53,9 @@ REQUEST_BLOCK_S = 0.01
 QUICK_LOAD = {"rel_tol": 0.25, "confirmations": 0, "max_probes": 6}
 FULL_LOAD = {"rel_tol": 0.05, "confirmations": 1, "max_probes": 16}
 LOAD_BUDGET_S = {True: 60.0, False: 1200.0}
-"""Wall time one arm's load search may take (quick, full). Each halving of a failing
-rate doubles a probe's duration, so a search on a contended machine must be cut off."""
-
-
-class LoadBudgetSpent(Exception):
-    """The next probe would not finish inside the arm's load budget."""
+"""Wall time the load test may take per arm (quick, full); the arms take turns and share
+it. Each halving of a failing rate doubles a probe's duration, so a search on a contended
+machine must be cut off."""
 
 
 @attrs.frozen
@@ -195,34 +192,45 @@ def search_load(
     quick: bool,
     on_probe: Callable[[str, float, GeneratorLagRecord], None] | None = None,
 ) -> tuple[list[LoadProbe], list[str], list[GoodputSearchRecord]]:
-    """The declared sweep (full runs only), then the goodput search, for each arm.
+    """The declared sweep (full runs only), then the goodput searches, the arms taking turns.
 
-    Full runs sweep A then B and search B then A, so drift falls on both arms; each
-    arm's search judges a rate on its sweep's runs too, as the evaluation does.
-    Every probe keeps its raw per-request records. Returns the probes, why an arm's
-    search ran out of its time budget, and how each arm's search ended.
+    The sweep runs each rate for every arm before the next rate, and the searches
+    run one probe of each arm in turn (`stats.load.interleave`), the arm that went
+    second in the sweep going first, so that the machine's drift falls on both
+    arms. Each arm's search judges a rate on its sweep's runs too, as the
+    evaluation does. Every probe keeps its raw per-request records. Returns the
+    probes, why an arm stopped when the load test's time budget ran out, and how
+    each arm's search ended.
     """
-    from perfdsl.stats.load import RateResult, find_goodput, min_completions, summarize_rate
+    from perfdsl.stats.load import (
+        RateResult,
+        goodput_search,
+        interleave,
+        min_completions,
+        summarize_rate,
+    )
 
     if load.slo_seconds is None:
         return [], [], []
     # Fewer completions than the p99 check needs without a single miss could never pass.
     count = max(load.requests, min_completions(0))
     warmup = max(10, count // 20)
-    budget = LOAD_BUDGET_S[quick]
+    arms = list(requests)
+    # The arms take turns, so the budget is the load test's: each arm's share, together.
+    budget = LOAD_BUDGET_S[quick] * len(arms)
+    deadline = time.monotonic() + budget
     probes: list[LoadProbe] = []
     stopped: list[str] = []
-    searches: list[GoodputSearchRecord] = []
-    deadline: dict[str, float] = {}
-    swept: dict[str, list[tuple[float, RateResult]]] = {}
+    swept: dict[str, list[tuple[float, RateResult]]] = {arm: [] for arm in arms}
 
-    def run_rate(arm: str, rate: float, phase: str) -> Any:
+    def run_rate(arm: str, rate: float, phase: str) -> RateResult | None:
         duration = 1.5 * (count + warmup) / rate + 2.0
-        if time.monotonic() + duration > deadline.setdefault(arm, time.monotonic() + budget):
-            raise LoadBudgetSpent(
+        if time.monotonic() + duration > deadline:
+            stopped.append(
                 f"`{arm}` load search stopped: a probe at {rate:.3g} rps would take "
-                f"{duration:.0f} s, past the {budget:.0f} s budget"
+                f"{duration:.0f} s, past the load test's {budget:.0f} s budget"
             )
+            return None
         run = run_open_loop(
             requests[arm], rate, count=count, warmup=warmup, seed=LOAD_SEED, duration_s=duration
         )
@@ -234,32 +242,31 @@ def search_load(
             on_probe(arm, rate, lag)
         return result
 
-    arms = list(requests)
     if not quick:
-        for arm in arms:
-            try:
-                for rate in load.rates:
-                    swept.setdefault(arm, []).append((rate, run_rate(arm, rate, "sweep")))
-            except LoadBudgetSpent as spent:
-                stopped.append(str(spent))
+        sweeping = set(arms)
+        for rate in load.rates:
+            for arm in [a for a in arms if a in sweeping]:
+                result = run_rate(arm, rate, "sweep")
+                if result is None:
+                    sweeping.discard(arm)
+                else:
+                    swept[arm].append((rate, result))
         arms.reverse()
-    for arm in arms:
-        first = len(probes)
-        try:
-            search = find_goodput(
-                lambda rate, arm=arm: run_rate(arm, rate, "search"),
+    outcomes = interleave(
+        {
+            arm: goodput_search(
                 _start_rate(requests[arm], load, quick),
-                prior=swept.get(arm, ()),
+                prior=swept[arm],
                 **(QUICK_LOAD if quick else FULL_LOAD),
             )
-        except LoadBudgetSpent as spent:
-            stopped.append(str(spent))
-            continue
-        for offset, step in enumerate(search.probes):
-            probes[first + offset] = attrs.evolve(probes[first + offset], phase=step.phase)
-        searches.append(
-            GoodputSearchRecord(arm, search.goodput, search.failing, search.confirmed, search.reason)
-        )
+            for arm in arms
+        },
+        run_rate,
+    )
+    searches = [
+        GoodputSearchRecord(arm, search.goodput, search.failing, search.confirmed, search.reason)
+        for arm, search in outcomes.items()
+    ]
     return probes, stopped, searches
 
 

@@ -14,8 +14,8 @@ All times are in seconds; rates in requests per second.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Literal
+from collections.abc import Callable, Generator, Mapping, Sequence
+from typing import Literal, TypeVar
 
 import attrs
 import numpy as np
@@ -160,6 +160,11 @@ CONFIRMATION_RULE = (
 """The rule `find_goodput` confirms by, as results.json records it beside the probes."""
 
 
+_T = TypeVar("_T")
+SearchSteps = Generator[tuple[float, Phase], RateResult, _T]
+"""A search as a generator: yields (rate, phase) to run, is sent each run's result, returns `_T`."""
+
+
 @attrs.frozen
 class Probe:
     """One run made by the search: the rate, why it was run, and its result."""
@@ -186,17 +191,20 @@ class GoodputSearch:
     probes: tuple[Probe, ...]
 
 
-def find_goodput(
-    run_rate: Callable[[float], RateResult],
+def goodput_search(
     start_rate: float,
     *,
     rel_tol: float = 0.05,
     confirmations: int = 1,
     max_probes: int = 30,
     prior: Sequence[tuple[float, RateResult]] = (),
-) -> GoodputSearch:
+) -> SearchSteps[GoodputSearch]:
     """Find the highest rate that passes reliably, as LoadGen's FindPeakPerformance does,
     then confirm it by the rule a noisy machine allows (`CONFIRMATION_RULE`).
+
+    A generator: it yields each (rate, phase) to run, is sent that run's
+    `RateResult`, and returns the `GoodputSearch`. `find_goodput` runs one arm's
+    search; `interleave` runs several, one probe of each in turn.
 
     1. Probe `start_rate`; while it fails, halve it (LoadGen needs a passing start).
     2. Double until a rate fails: the last pass and the first failure bracket the goodput.
@@ -221,8 +229,8 @@ def find_goodput(
     more before the search moves on, and a rate is judged by its other runs when it
     has any.
 
-    At most `max_probes` calls of `run_rate`; when they run out first, the result is
-    unconfirmed and `reason` says how far the search got.
+    At most `max_probes` runs; when they run out first, the result is unconfirmed
+    and `reason` says how far the search got.
     """
     if start_rate <= 0 or rel_tol <= 0 or max_probes < 1 or confirmations < 0:
         raise ValueError("need start_rate > 0, rel_tol > 0, max_probes >= 1, confirmations >= 0")
@@ -235,8 +243,8 @@ def find_goodput(
     def budget() -> bool:
         return len(probes) < max_probes
 
-    def run(rate: float, phase: Phase) -> None:
-        result = run_rate(rate)
+    def run(rate: float, phase: Phase) -> Generator[tuple[float, Phase], RateResult, None]:
+        result = yield rate, phase
         probes.append(Probe(rate=rate, phase=phase, result=result))
         runs.setdefault(rate, []).append(result)
 
@@ -245,11 +253,11 @@ def find_goodput(
         judged = [r for r in runs.get(rate, []) if not r.generator_limited] or runs.get(rate, [])
         return len(judged) if judged and all(r.passed for r in judged) else 0
 
-    def probe(rate: float, phase: Phase) -> bool:
-        run(rate, phase)
+    def probe(rate: float, phase: Phase) -> SearchSteps[bool]:
+        yield from run(rate, phase)
         if probes[-1].result.generator_limited and budget():
             # The generator fell behind: the run says nothing about the system, so run it again.
-            run(rate, phase)
+            yield from run(rate, phase)
         return passes(rate) > 0
 
     def result(goodput: float, high: float | None, reason: str) -> GoodputSearch:
@@ -261,20 +269,20 @@ def find_goodput(
 
     rate = start_rate
     phase: Phase = "start"
-    while not probe(rate, phase):
+    while not (yield from probe(rate, phase)):
         if not budget():
             return result(0.0, rate, out_of_budget(f"before any rate passed (lowest tried {rate:.4g} rps)"))
         rate, phase = rate / 2.0, "step down"
     low: float = rate
     high: float | None = None
     while high is None and budget():
-        if probe(low * 2.0, "double"):
+        if (yield from probe(low * 2.0, "double")):
             low *= 2.0
         else:
             high = low * 2.0
     while high is not None and (high - low) / low > rel_tol and budget():
         mid = (low + high) / 2.0
-        if probe(mid, "bisect"):
+        if (yield from probe(mid, "bisect")):
             low = mid
         else:
             high = mid
@@ -286,7 +294,7 @@ def find_goodput(
             if not budget():
                 stage = f"before {low:.4g} rps passed a second time ({passed} of {needed} passes)"
                 return result(low, high, out_of_budget(stage))
-            probe(low, "confirm")
+            yield from probe(low, "confirm")
             continue
         # A repeat failed: the rate is not reliably served. It closes the bracket; look below it.
         high = low
@@ -296,13 +304,63 @@ def find_goodput(
             if not budget():
                 stage = f"stepping down below {high:.4g} rps, which failed a repeat"
                 return result(floor, high, out_of_budget(stage))
-            if probe(candidate, "step down"):
+            if (yield from probe(candidate, "step down")):
                 break
             high, candidate = candidate, candidate / (1.0 + rel_tol)
         else:
             # A lower rate already passed: it is the next candidate, with its runs so far.
             candidate = floor
         low = candidate
+
+
+def find_goodput(
+    run_rate: Callable[[float], RateResult],
+    start_rate: float,
+    *,
+    rel_tol: float = 0.05,
+    confirmations: int = 1,
+    max_probes: int = 30,
+    prior: Sequence[tuple[float, RateResult]] = (),
+) -> GoodputSearch:
+    """One search (`goodput_search`), each probe run by `run_rate`."""
+    search = goodput_search(
+        start_rate, rel_tol=rel_tol, confirmations=confirmations, max_probes=max_probes, prior=prior
+    )
+    try:
+        rate, _ = next(search)
+        while True:
+            rate, _ = search.send(run_rate(rate))
+    except StopIteration as done:
+        return done.value
+
+
+def interleave(
+    searches: Mapping[str, SearchSteps[GoodputSearch]],
+    run: Callable[[str, float, Phase], RateResult | None],
+) -> dict[str, GoodputSearch]:
+    """Run several searches one probe each in turn, in the mapping's order.
+
+    Run one after the other, two arms' searches see the machine at different times,
+    and on a shared machine its load drifts in minutes: a baseline searched while
+    other work ran came out at 40 % of the change's goodput, for a change that
+    makes a request 7 % faster. Taking turns puts the drift on both.
+
+    `run(name, rate, phase)` returns the probe's result, or None when that search
+    may not run any more (its time budget is spent): it ends there, without a result.
+    """
+    pending = {name: next(search) for name, search in searches.items()}
+    done: dict[str, GoodputSearch] = {}
+    while pending:
+        for name in list(pending):
+            rate, phase = pending.pop(name)
+            result = run(name, rate, phase)
+            if result is None:
+                continue
+            try:
+                pending[name] = searches[name].send(result)
+            except StopIteration as finished:
+                done[name] = finished.value
+    return done
 
 
 def capacity_change(goodput_baseline: float, goodput_change: float) -> float:
