@@ -94,6 +94,21 @@ def test_errors_count_as_misses_and_a_generator_behind_invalidates():
     assert behind.generator_limited and not steady.generator_limited
 
 
+def test_jitter_that_alone_decides_the_p99_check_makes_the_probe_the_generators():
+    sched = np.arange(1_000) / 500.0
+    late = np.zeros(1_000)
+    late[::33] = 0.040  # 31 wake-ups 40 ms late, no growing backlog
+    issued = sched + late
+    # The server answers 1 ms after each issue: it met the SLO for every request it was sent.
+    jittered = summarize_rate(500, sched, issued, issued + 0.001, slo=0.025)
+    assert jittered.generator.verdict == "jitter" and not jittered.p99_ok
+    assert not jittered.lag_ok and jittered.generator_limited and not jittered.passed
+    # The same lateness in front of a server that is itself slow for those requests is the system's.
+    slow = issued + 0.001 + np.where(late > 0, 0.030, 0.0)
+    system = summarize_rate(500, sched, issued, slow, slo=0.025)
+    assert not system.p99_ok and system.lag_ok and not system.generator_limited
+
+
 ON_TIME = GeneratorLag(p50=0.0, p99=0.0, backlog_slope=0.0, backlog_growth=0.0, limit=0.05, verdict="on time")
 
 

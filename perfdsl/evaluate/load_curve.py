@@ -12,8 +12,9 @@ repeat fails). Otherwise the best single pass is reported, marked unconfirmed.
 A goodput is the arm's capacity only when the first rate above it failed on the
 system's account (p99 over the SLO, or completions not keeping up) while the
 generator kept its schedule. When that rate failed because the load generator
-fell behind (a growing issue lag, `stats.generator_lag`; wake-up jitter alone
-does not count), or no rate above it was probed, the SLO was never judged
+fell behind (a growing issue lag, `stats.generator_lag`) or woke so late that
+its lateness alone decided the p99 check (`stats.load.summarize_rate`), or no
+rate above it was probed, the SLO was never judged
 above the goodput: it is a lower bound, and the capacity change built on it is
 a bound too, never a number to multiply a fleet by.
 
