@@ -7,9 +7,10 @@ through `AppContext.op`:
 * the operation's share of critical time, f, measured *inside* the
   application by timing each call of the operation (synchronised on a GPU),
   in a separate instrumented pass so the timers do not perturb the others;
-* the open-loop load search: Poisson arrivals from a fixed seed, the same
-  schedule for baseline and change, latency from the scheduled arrival,
-  and the goodput found by doubling then bisecting (LoadGen's server scenario).
+* the open-loop load search (`runtime.load_search`): Poisson arrivals from a
+  fixed seed, the same schedule for baseline and change, latency from the
+  scheduled arrival, and the goodput found by doubling then bisecting
+  (LoadGen's server scenario).
 
 Raw records go to the bundle; `perfdsl evaluate` recomputes every summary.
 """
@@ -31,16 +32,14 @@ from perfdsl.bundle.application import (
     ModelLevelRecord,
     OutputRecord,
 )
-from perfdsl.bundle.load import GeneratorLagRecord, GoodputSearchRecord, LoadProbeRecord, LoadRecord
-from perfdsl.bundle.plan import LoadPlan, Plan, TimingPlan
+from perfdsl.bundle.load import LoadRecord
+from perfdsl.bundle.plan import Plan, TimingPlan
 from perfdsl.kernel import AppContext, Application, Variant
-from perfdsl.runtime.load_generator import LoadRun, run_open_loop
+from perfdsl.runtime.load_search import LOAD_SEED, probe_record, search_load, service_time_s
 from perfdsl.runtime.progress import Progress, application_key
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, block_order, sample, seeded_rng
 
-LOAD_SEED = 20261129
-"""One schedule seed for every probe of both arms: the same arrivals for baseline and change."""
 SHARE_REQUESTS = 20
 """The fewest requests per arm in the share pass."""
 SHARE_S = 0.5
@@ -50,23 +49,6 @@ SHARE_ROUNDS = 10
 """The share pass alternates the arms this many times, so that drift falls on both arms' operation times."""
 REQUEST_BLOCK_S = 0.01
 """The shortest block of requests the request timing takes: a few of the scheduler's slices."""
-QUICK_LOAD = {"rel_tol": 0.25, "confirmations": 0, "max_probes": 6}
-FULL_LOAD = {"rel_tol": 0.05, "confirmations": 1, "max_probes": 16}
-LOAD_BUDGET_S = {True: 60.0, False: 1200.0}
-"""Wall time the load test may take per arm (quick, full); the arms take turns and share
-it. Each halving of a failing rate doubles a probe's duration, so a search on a contended
-machine must be cut off."""
-
-
-@attrs.frozen
-class LoadProbe:
-    arm: str
-    index: int
-    rate: float
-    phase: str
-    run: LoadRun
-    generator: GeneratorLagRecord
-    """The generator's own lag over this probe, as judged when it ran."""
 
 
 def build_requests(
@@ -173,113 +155,6 @@ def measure_share(
                 totals[arm].append(time.perf_counter_ns() - start)
                 ops[arm].append(sum(spent[arm][before:]))
     return {arm: ArmShare(tuple(totals[arm]), tuple(ops[arm])) for arm in calls}
-
-
-def service_time_s(request: Callable[[], Any], calls: int = 5) -> float:
-    """The median time of one request, to start the load search near capacity."""
-    request()
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter_ns()
-        request()
-        times.append(time.perf_counter_ns() - start)
-    return float(np.median(times)) / 1e9
-
-
-def search_load(
-    requests: dict[str, Callable[[], Any]],
-    load: LoadPlan,
-    quick: bool,
-    on_probe: Callable[[str, float, GeneratorLagRecord], None] | None = None,
-) -> tuple[list[LoadProbe], list[str], list[GoodputSearchRecord]]:
-    """The declared sweep (full runs only), then the goodput searches, the arms taking turns.
-
-    The sweep runs each rate for every arm before the next rate, and the searches
-    run one probe of each arm in turn (`stats.load.interleave`), the arm that went
-    second in the sweep going first, so that the machine's drift falls on both
-    arms. Each arm's search judges a rate on its sweep's runs too, as the
-    evaluation does. Every probe keeps its raw per-request records. Returns the
-    probes, why an arm stopped when the load test's time budget ran out, and how
-    each arm's search ended.
-    """
-    from perfdsl.stats.load import (
-        RateResult,
-        goodput_search,
-        interleave,
-        min_completions,
-        summarize_rate,
-    )
-
-    if load.slo_seconds is None:
-        return [], [], []
-    # Fewer completions than the p99 check needs without a single miss could never pass.
-    count = max(load.requests, min_completions(0))
-    warmup = max(10, count // 20)
-    arms = list(requests)
-    # The arms take turns, so the budget is the load test's: each arm's share, together.
-    budget = LOAD_BUDGET_S[quick] * len(arms)
-    deadline = time.monotonic() + budget
-    probes: list[LoadProbe] = []
-    stopped: list[str] = []
-    swept: dict[str, list[tuple[float, RateResult]]] = {arm: [] for arm in arms}
-
-    def run_rate(arm: str, rate: float, phase: str) -> RateResult | None:
-        duration = 1.5 * (count + warmup) / rate + 2.0
-        if time.monotonic() + duration > deadline:
-            stopped.append(
-                f"`{arm}` load search stopped: a probe at {rate:.3g} rps would take "
-                f"{duration:.0f} s, past the load test's {budget:.0f} s budget"
-            )
-            return None
-        run = run_open_loop(
-            requests[arm], rate, count=count, warmup=warmup, seed=LOAD_SEED, duration_s=duration
-        )
-        scheduled, issued, _, completed = run.seconds()
-        result = summarize_rate(rate, scheduled, issued, completed, load.slo_seconds, run.ok)
-        lag = GeneratorLagRecord(**attrs.asdict(result.generator))
-        probes.append(LoadProbe(arm, len(probes), rate, phase, run, lag))
-        if on_probe:
-            on_probe(arm, rate, lag)
-        return result
-
-    if not quick:
-        sweeping = set(arms)
-        for rate in load.rates:
-            for arm in [a for a in arms if a in sweeping]:
-                result = run_rate(arm, rate, "sweep")
-                if result is None:
-                    sweeping.discard(arm)
-                else:
-                    swept[arm].append((rate, result))
-        arms.reverse()
-    outcomes = interleave(
-        {
-            arm: goodput_search(
-                _start_rate(requests[arm], load, quick),
-                prior=swept[arm],
-                **(QUICK_LOAD if quick else FULL_LOAD),
-            )
-            for arm in arms
-        },
-        run_rate,
-    )
-    searches = [
-        GoodputSearchRecord(arm, search.goodput, search.failing, search.confirmed, search.reason)
-        for arm, search in outcomes.items()
-    ]
-    return probes, stopped, searches
-
-
-def _start_rate(request: Callable[[], Any], load: LoadPlan, quick: bool) -> float:
-    """Where the search starts: the declared lowest rate, or half the single-request capacity.
-
-    Quick runs start near capacity, where a few probes bracket the goodput; full
-    runs start where the study says, unless that is already past capacity.
-    """
-    capacity = 1.0 / max(service_time_s(request), 1e-6)
-    if quick or not load.rates:
-        return max(1.0, capacity / 2)
-    return max(1.0, min(load.rates[0], capacity / 2))
 
 
 def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> ModelLevelRecord:
@@ -426,34 +301,9 @@ def run_application(
         seed=LOAD_SEED,
         slo_seconds=plan.load.slo_seconds,
         percentile=plan.load.slo_percentile,
-        probes=tuple(_write_probe(bundle, probe) for probe in probes),
+        probes=tuple(probe_record(bundle, probe) for probe in probes),
         stopped=tuple(stopped),
         rule=CONFIRMATION_RULE,
         searches=tuple(searches),
     )
     return attrs.evolve(entry, load=load)
-
-
-def _write_probe(bundle: Any, probe: LoadProbe) -> LoadProbeRecord:
-    path = f"load/{probe.arm}-{probe.index:03d}.csv"
-    run = probe.run
-    rows = zip(
-        run.scheduled_ns.tolist(),
-        run.issued_ns.tolist(),
-        run.started_ns.tolist(),
-        run.completed_ns.tolist(),
-        run.ok.astype(int).tolist(),
-        strict=True,
-    )
-    bundle.write_csv(path, ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok"), rows)
-    return LoadProbeRecord(
-        arm=probe.arm,
-        index=probe.index,
-        rate=probe.rate,
-        phase=probe.phase,
-        records=path,
-        warmup=run.warmup,
-        truncated=run.truncated,
-        first_error=run.first_error,
-        generator=probe.generator,
-    )

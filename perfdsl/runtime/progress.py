@@ -361,9 +361,10 @@ def _block_seconds() -> float:
 
 def estimate_calibrated(plan: Plan, calibrations: Sequence[Calibration]) -> RunEstimate:
     """The run's length from every worker's calibration (a worker that died gave none)."""
-    from perfdsl.runtime.end_to_end import LOAD_BUDGET_S
+    from perfdsl.runtime.load_search import load_budget_s
 
     kernels = {key: arms for c in calibrations for key, arms in c.kernels.items()}
     requests = {arm: s for c in calibrations for arm, s in c.requests.items()} or None
     block_s = max((c.block_s for c in calibrations), default=0.0)
-    return estimate_run(plan, kernels, requests, LOAD_BUDGET_S[plan.quick], block_s)
+    budget = 0.0 if plan.load is None else load_budget_s(plan.load, plan.quick)
+    return estimate_run(plan, kernels, requests, budget, block_s)
