@@ -51,34 +51,53 @@ REQUEST_BLOCK_S = 0.01
 """The shortest block of requests the request timing takes: a few of the scheduler's slices."""
 
 
+@attrs.define
+class OpTimer:
+    """Times the operation's calls inside one arm's requests while `on`; passes them through otherwise.
+
+    The request time, the share pass and the load test use the same prepared
+    requests, the timer switched on for the share pass only. Prepared twice, the
+    same arm's request differed by 1 % between preparations (where its arrays
+    landed in memory), which moved the request time ratio away from the f and r
+    the share pass measured on the other preparation by more than Amdahl's check
+    allows.
+    """
+
+    target: Target
+    on: bool = False
+    spent: list[int] = attrs.Factory(list)
+
+    def wrap(self, op: Callable[..., None]) -> Callable[..., None]:
+        def timed(**arrays: Any) -> None:
+            if not self.on:
+                op(**arrays)
+                return
+            self.target.synchronize()
+            start = time.perf_counter_ns()
+            op(**arrays)
+            self.target.synchronize()
+            self.spent.append(time.perf_counter_ns() - start)
+
+        return timed
+
+
 def build_requests(
     application: Application,
     target: Target,
     variants: dict[str, Variant],
     shape: dict[str, int],
     dtype: Any,
-    instrument: dict[str, list[int]] | None = None,
+    timers: dict[str, OpTimer] | None = None,
 ) -> dict[str, Callable[[], Any]]:
-    """One prepared `request()` per arm; with `instrument`, op time is added to its list."""
+    """One prepared `request()` per arm; with `timers`, each arm's operation goes through its timer."""
     requests = {}
     for arm, variant in variants.items():
         op = target.op(variant)
-        if instrument is not None:
-            op = _timed_op(op, target, instrument.setdefault(arm, []))
+        if timers is not None:
+            op = timers.setdefault(arm, OpTimer(target)).wrap(op)
         context = AppContext(target.name, op, shape, seeded_rng(0, shape, 7), np.dtype(dtype))
         requests[arm] = application.prepare(context)
     return requests
-
-
-def _timed_op(op: Callable[..., None], target: Target, spent: list[int]) -> Callable[..., None]:
-    def timed(**arrays: Any) -> None:
-        target.synchronize()
-        start = time.perf_counter_ns()
-        op(**arrays)
-        target.synchronize()
-        spent.append(time.perf_counter_ns() - start)
-
-    return timed
 
 
 def request_repeats(timing_repeats: int, request_s: float) -> int:
@@ -124,37 +143,35 @@ def time_requests(
 
 
 def measure_share(
-    application: Application,
-    target: Target,
-    variants: dict[str, Variant],
-    shape: dict[str, int],
-    dtype: Any,
-    requests: int = SHARE_REQUESTS,
+    requests: dict[str, Callable[[], Any]], timers: dict[str, OpTimer], count: int = SHARE_REQUESTS
 ) -> dict[str, ArmShare]:
     """f's raw data: each request's total time and the time its operation calls took.
 
-    The arms take turns, `SHARE_ROUNDS` of them (fewer when there are fewer requests),
-    so that r, the ratio of their operation times, does not compare two moments of a
-    machine whose load drifts.
+    The requests are warm (the request time ran them); `timers` are theirs
+    (`build_requests`), switched on for this pass only. The arms take turns,
+    `SHARE_ROUNDS` of them (fewer when there are fewer requests), so that r, the
+    ratio of their operation times, does not compare two moments of a machine
+    whose load drifts.
     """
-    spent: dict[str, list[int]] = {}
-    calls = build_requests(application, target, variants, shape, dtype, instrument=spent)
-    totals: dict[str, list[int]] = {arm: [] for arm in calls}
-    ops: dict[str, list[int]] = {arm: [] for arm in calls}
-    for request in calls.values():
-        request()  # warm: compilation and first-touch stay out
-    for arm in calls:
-        spent[arm].clear()
-    rounds = min(SHARE_ROUNDS, requests)
-    for turn in range(rounds):
-        for arm, request in calls.items():
-            for _ in range(requests * (turn + 1) // rounds - requests * turn // rounds):
-                before = len(spent[arm])
-                start = time.perf_counter_ns()
-                request()
-                totals[arm].append(time.perf_counter_ns() - start)
-                ops[arm].append(sum(spent[arm][before:]))
-    return {arm: ArmShare(tuple(totals[arm]), tuple(ops[arm])) for arm in calls}
+    totals: dict[str, list[int]] = {arm: [] for arm in requests}
+    ops: dict[str, list[int]] = {arm: [] for arm in requests}
+    rounds = min(SHARE_ROUNDS, count)
+    for timer in timers.values():
+        timer.on = True
+    try:
+        for turn in range(rounds):
+            for arm, request in requests.items():
+                spent = timers[arm].spent
+                for _ in range(count * (turn + 1) // rounds - count * turn // rounds):
+                    before = len(spent)
+                    start = time.perf_counter_ns()
+                    request()
+                    totals[arm].append(time.perf_counter_ns() - start)
+                    ops[arm].append(sum(spent[before:]))
+    finally:
+        for timer in timers.values():
+            timer.on = False
+    return {arm: ArmShare(tuple(totals[arm]), tuple(ops[arm])) for arm in requests}
 
 
 def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> ModelLevelRecord:
@@ -253,7 +270,8 @@ def run_application(
         return attrs.evolve(entry, samples_missing=reason, share_missing=reason, load_missing=reason)
 
     progress(f"application `{app.name}`: request time")
-    requests = build_requests(application, target, variants, app.shape, plan.dtype)
+    timers: dict[str, OpTimer] = {}
+    requests = build_requests(application, target, variants, app.shape, plan.dtype, timers)
     key = application_key(plan)
     slowest = max(service_time_s(request) for request in requests.values())
     record = time_requests(
@@ -272,9 +290,7 @@ def run_application(
     }
 
     progress(f"application `{app.name}`: the operation's share of time")
-    shares = measure_share(
-        application, target, variants, app.shape, plan.dtype, requests=share_requests(slowest, plan.quick)
-    )
+    shares = measure_share(requests, timers, share_requests(slowest, plan.quick))
     entry = attrs.evolve(entry, samples="samples/application.csv", timing=timing, share=shares)
 
     if plan.load is None:
