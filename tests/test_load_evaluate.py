@@ -267,6 +267,12 @@ def test_a_rate_the_sweep_saw_fail_is_not_confirmed_by_the_search():
     )
 
 
+def test_a_search_asked_for_no_second_pass_is_unconfirmed():
+    quick = find_goodput(lambda r: result_for(r, r <= 731.0), start_rate=100.0, rel_tol=0.25, confirmations=0)
+    assert not quick.confirmed and quick.reason == "no second pass was asked for"
+    assert "confirm" not in [p.phase for p in quick.probes]
+
+
 def test_an_unconfirmed_goodput_says_why():
     seen: dict[float, int] = {}
 

@@ -194,7 +194,7 @@ class GoodputSearch:
     """The highest rate that passed twice and failed never; when the search ends
     unconfirmed, the best rate that passed at all (0.0 if none did)."""
     confirmed: bool
-    """The goodput met the SLO in 1 + `confirmations` runs and failed in none."""
+    """The goodput met the SLO in 1 + `confirmations` runs, at least two, and failed in none."""
     failing: float | None
     """The lowest rate above the goodput that failed: the bracket's upper end (None
     when no rate above it failed)."""
@@ -301,7 +301,8 @@ def goodput_search(
     while True:
         passed = passes(low)
         if passed >= needed:
-            return result(low, high, "")
+            # With no second pass asked for (a quick run), a single pass is all there is.
+            return result(low, high, "" if passed > 1 else "no second pass was asked for")
         if passed:
             if not budget():
                 stage = f"before {low:.4g} rps passed a second time ({passed} of {needed} passes)"
