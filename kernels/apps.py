@@ -8,6 +8,8 @@ dtype, so the same application also runs in float64 for model-level comparison.
 
     decoder_step         RMSNorm (`rmsnorm` shapes M, N) before each of two
                          residual MLP layers and once at the end: 3 calls
+    decoder_step_one_core  the same, each request on the one thread that calls
+                         it (a CPU server with one request per core): 3 calls
     transpose_pipeline   scale+tanh along rows, transpose (R, C), scale+tanh: 1 call
     reduction_pipeline   prediction, squared error, sum (N), mean: 1 call
 
@@ -22,6 +24,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numba
 import numpy as np
 from numba import cuda
 
@@ -201,6 +204,28 @@ def _prepare_decoder_step(ctx: AppContext) -> Callable[[], np.ndarray]:
     return request
 
 
+def _prepare_decoder_step_one_core(ctx: AppContext) -> Callable[[], np.ndarray]:
+    """decoder_step as a CPU inference server runs it with one request per core.
+
+    Such a server gives each request one thread for all of its work: `perfdsl
+    run` already keeps BLAS to one thread, and this keeps Numba's parallel
+    loops to the calling thread too. With two threads, every parallel call of
+    the operation waits for the other core; on a machine running other work
+    that wait grew with the machine's load, and the operation's share of a
+    request with it (9-34 % across runs). Numba's thread count is a setting of
+    the calling thread, and the load generator calls each request from a
+    worker thread of its own, so every request sets it (under a microsecond).
+    On a GPU target it changes nothing: the operation's work is on the device.
+    """
+    request = _prepare_decoder_step(ctx)
+
+    def one_core_request() -> np.ndarray:
+        numba.set_num_threads(1)
+        return request()
+
+    return one_core_request
+
+
 def _prepare_transpose_pipeline(ctx: AppContext) -> Callable[[], np.ndarray]:
     """Work along the rows of x (R, C), transpose, then work along the rows of x.T."""
     r, c = ctx.shape["R"], ctx.shape["C"]
@@ -241,5 +266,6 @@ def _prepare_reduction_pipeline(ctx: AppContext) -> Callable[[], np.ndarray]:
 
 
 decoder_step = Application(name="decoder_step", prepare=_prepare_decoder_step)
+decoder_step_one_core = Application(name="decoder_step_one_core", prepare=_prepare_decoder_step_one_core)
 transpose_pipeline = Application(name="transpose_pipeline", prepare=_prepare_transpose_pipeline)
 reduction_pipeline = Application(name="reduction_pipeline", prepare=_prepare_reduction_pipeline)

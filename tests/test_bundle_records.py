@@ -18,7 +18,13 @@ from perfdsl.bundle.application import (
     OutputRecord,
 )
 from perfdsl.bundle.files import replace_file
-from perfdsl.bundle.load import OLDER_BUNDLE, GeneratorLagRecord, LoadProbeRecord, LoadRecord
+from perfdsl.bundle.load import (
+    OLDER_BUNDLE,
+    GeneratorLagRecord,
+    GoodputSearchRecord,
+    LoadProbeRecord,
+    LoadRecord,
+)
 from perfdsl.bundle.plan import Plan
 from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import (
@@ -56,7 +62,19 @@ LAGGED = LoadProbeRecord(
     None,
     GeneratorLagRecord(2e-4, 1.8e-3, 1e-4, 2e-4, 1.25e-3, "jitter"),
 )
-LOAD = LoadRecord("poisson", 7, 0.025, 0.99, (PROBE, LAGGED), ("`baseline` load search stopped",))
+LOAD = LoadRecord(
+    "poisson",
+    7,
+    0.025,
+    0.99,
+    (PROBE, LAGGED),
+    ("`baseline` load search stopped",),
+    "a goodput passes twice",
+    (
+        GoodputSearchRecord("change", 562.5, 575.0, True, ""),
+        GoodputSearchRecord("baseline", 400.0, None, False, "the probe budget (16 runs) ran out"),
+    ),
+)
 OUTPUT = OutputRecord("out", 1e-7, None, 0, 2, "2 NaN or Inf")
 MODEL_LEVEL = ModelLevelRecord(
     rule="change error <= baseline error + tolerance",

@@ -47,3 +47,26 @@ def test_unknown_target_is_rejected():
     app, _, variant, shape = APP_CASES["transpose_pipeline"]
     with pytest.raises(ValueError, match="unknown target"):
         serve(app, "tpu", variant.cpu, shape, np.float32)
+
+
+def test_one_core_decoder_step_runs_the_operation_on_the_calling_thread_alone():
+    numba = pytest.importorskip("numba")
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one Numba thread in all: nothing to restrict")
+    from kernels import apps, rmsnorm
+
+    shape = {"M": 3, "N": 20}
+    threads = []
+
+    def watching_op(**arrays):
+        threads.append(numba.get_num_threads())
+        rmsnorm.fused.cpu(**arrays)
+
+    numba.set_num_threads(2)  # what a thread starts with on a 2-core machine
+    try:
+        one_core = serve(apps.decoder_step_one_core, "cpu", watching_op, shape, np.float32)
+    finally:
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    assert threads == [1, 1, 1]
+    both_cores = serve(apps.decoder_step, "cpu", rmsnorm.fused.cpu, shape, np.float32)
+    assert np.array_equal(one_core, both_cores)

@@ -89,15 +89,27 @@ def test_a_rate_is_judged_by_its_runs_where_the_generator_kept_up() -> None:
     assert g.limited_by == ("p99",)
 
 
-def test_a_goodput_is_confirmed_only_when_both_ends_of_its_bracket_repeat() -> None:
-    both = goodput(
-        "baseline", [probe(0, 400), probe(1, 500, p99=False), probe(2, 400), probe(3, 500, p99=False)]
-    )
-    assert (both.goodput, both.failing, both.confirmed) == (400, 500, True)
+def test_a_goodput_is_confirmed_when_it_passed_twice_and_one_failure_closes_its_bracket() -> None:
     once_above = goodput("baseline", [probe(0, 400), probe(1, 500, p99=False), probe(2, 400)])
-    assert (once_above.failing, once_above.confirmed) == (500, False)
+    assert (once_above.goodput, once_above.failing, once_above.confirmed) == (400, 500, True)
+    # A rate above that fails once and passes once is not reliably served: it still closes the bracket.
     flaky_above = goodput("baseline", [probe(0, 400), probe(1, 500, p99=False), probe(2, 400), probe(3, 500)])
-    assert (flaky_above.goodput, flaky_above.failing, flaky_above.confirmed) == (400, 500, False)
+    assert (flaky_above.goodput, flaky_above.failing, flaky_above.confirmed) == (400, 500, True)
+    single = goodput("baseline", [probe(0, 400), probe(1, 500, p99=False)])
+    assert (single.goodput, single.confirmed) == (400, False)
+    # The search's step-down: 500 failed its repeat, 476 passed twice; the bracket is [476, 500).
+    stepped = goodput(
+        "baseline",
+        [
+            probe(0, 400),
+            probe(1, 500),
+            probe(2, 600, p99=False),
+            probe(3, 500, p99=False),
+            probe(4, 476),
+            probe(5, 476),
+        ],
+    )
+    assert (stepped.goodput, stepped.failing, stepped.confirmed) == (476, 500, True)
     open_bracket = goodput("baseline", [probe(0, 400), probe(1, 400)])
     assert (open_bracket.failing, open_bracket.confirmed, open_bracket.lower_bound) == (None, True, True)
 

@@ -9,7 +9,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from perfdsl.bundle.evaluation.load import GeneratorLag, RateResult
-from perfdsl.stats.load import capacity_change, find_goodput, min_completions, p99_check, summarize_rate
+from perfdsl.stats.load import (
+    capacity_change,
+    find_goodput,
+    goodput_search,
+    interleave,
+    min_completions,
+    p99_check,
+    summarize_rate,
+)
 
 
 def test_459_completions_without_a_miss_pass_458_do_not():
@@ -85,6 +93,21 @@ def test_errors_count_as_misses_and_a_generator_behind_invalidates():
     assert behind.generator_limited and not steady.generator_limited
 
 
+def test_jitter_that_alone_decides_the_p99_check_makes_the_probe_the_generators():
+    sched = np.arange(1_000) / 500.0
+    late = np.zeros(1_000)
+    late[::33] = 0.040  # 31 wake-ups 40 ms late, no growing backlog
+    issued = sched + late
+    # The server answers 1 ms after each issue: it met the SLO for every request it was sent.
+    jittered = summarize_rate(500, sched, issued, issued + 0.001, slo=0.025)
+    assert jittered.generator.verdict == "jitter" and not jittered.p99_ok
+    assert not jittered.lag_ok and jittered.generator_limited and not jittered.passed
+    # The same lateness in front of a server that is itself slow for those requests is the system's.
+    slow = issued + 0.001 + np.where(late > 0, 0.030, 0.0)
+    system = summarize_rate(500, sched, issued, slow, slo=0.025)
+    assert not system.p99_ok and system.lag_ok and not system.generator_limited
+
+
 ON_TIME = GeneratorLag(p50=0.0, p99=0.0, backlog_slope=0.0, backlog_growth=0.0, limit=0.05, verdict="on time")
 
 
@@ -114,10 +137,11 @@ def test_search_on_a_sharp_capacity():
     assert 731.0 / 1.02 <= search.goodput <= 731.0
     phases = [p.phase for p in search.probes]
     assert phases[0] == "start" and phases[-1] == "confirm" and "bisect" in phases
-    # The second pass repeats both ends of the bracket: the goodput, then the failing rate above it.
+    # The second pass repeats the goodput only; the rate above it failed once, which closes the bracket.
     confirms = [p for p in search.probes if p.phase == "confirm"]
-    assert [p.result.passed for p in confirms] == [True, False]
-    assert confirms[0].rate == search.goodput and confirms[1].rate > 731.0
+    assert [(p.rate, p.result.passed) for p in confirms] == [(search.goodput, True)]
+    assert search.failing is not None and 731.0 < search.failing <= 1.02 * search.goodput
+    assert search.reason == ""
     assert [p.rate for p in search.probes][:4] == [10.0, 20.0, 40.0, 80.0]
 
 
@@ -161,19 +185,131 @@ def test_a_run_the_generator_fell_behind_in_is_run_again_before_the_search_moves
     assert search.confirmed and 731.0 / 1.02 <= search.goodput <= 731.0
 
 
-def test_a_failing_rate_that_passes_on_its_second_pass_leaves_the_goodput_unconfirmed():
+def planted(runs: dict[float, list[bool]]):
+    """A server whose runs at each rate pass or fail as planted, in order; any other rate raises."""
+    outcomes = {rate: iter(passes) for rate, passes in runs.items()}
+    return lambda rate: result_for(rate, next(outcomes[rate]))
+
+
+def test_a_repeat_that_fails_steps_down_until_a_rate_passes_twice():
+    # A shared machine near capacity: p99 flips between runs at the same rate.
+    search = find_goodput(
+        planted(
+            {
+                100.0: [True],
+                200.0: [True],
+                400.0: [False],
+                300.0: [True, False],
+                350.0: [False],
+                240.0: [True, True],
+            }
+        ),
+        start_rate=100.0,
+        rel_tol=0.25,
+    )
+    assert [(p.rate, p.phase, p.result.passed) for p in search.probes] == [
+        (100.0, "start", True),
+        (200.0, "double", True),
+        (400.0, "double", False),
+        (300.0, "bisect", True),
+        (350.0, "bisect", False),
+        (300.0, "confirm", False),  # the repeat failed: 300 closes the bracket
+        (240.0, "step down", True),
+        (240.0, "confirm", True),
+    ]
+    assert (search.goodput, search.failing, search.confirmed, search.reason) == (240.0, 300.0, True, "")
+
+
+def test_stepping_down_past_a_rate_that_already_passed_repeats_that_rate():
+    # 240 fails its repeat too; the next step (192) is below 200, which passed once: 200 is repeated.
+    search = find_goodput(
+        planted(
+            {
+                100.0: [True],
+                200.0: [True, True],
+                400.0: [False],
+                300.0: [True, False],
+                350.0: [False],
+                240.0: [True, False],
+            }
+        ),
+        start_rate=100.0,
+        rel_tol=0.25,
+    )
+    assert [(p.rate, p.phase) for p in search.probes][-3:] == [
+        (240.0, "step down"),
+        (240.0, "confirm"),
+        (200.0, "confirm"),
+    ]
+    assert (search.goodput, search.failing, search.confirmed) == (200.0, 240.0, True)
+
+
+def test_a_rate_the_sweep_saw_fail_is_not_confirmed_by_the_search():
+    # The sweep failed 400 once; the search passes it twice, but the pooled runs at 400
+    # include a failure, so the search steps below it, as the evaluation would.
+    search = find_goodput(
+        lambda r: result_for(r, r <= 400.0),
+        start_rate=100.0,
+        rel_tol=0.05,
+        prior=[(400.0, result_for(400.0, False)), (200.0, result_for(200.0, True))],
+    )
+    assert search.confirmed and 400.0 / 1.05 <= search.goodput < 400.0 and search.failing == 400.0
+    # Where the sweep already passed a rate, one more pass confirms it: no extra run.
+    swept = find_goodput(
+        lambda r: result_for(r, r <= 100.0),
+        start_rate=100.0,
+        rel_tol=1.5,  # no bisection: the bracket [100, 200) is left as it is
+        prior=[(100.0, result_for(100.0, True))],
+    )
+    assert (
+        swept.confirmed and swept.goodput == 100.0 and [p.phase for p in swept.probes] == ["start", "double"]
+    )
+
+
+def test_a_search_asked_for_no_second_pass_is_unconfirmed():
+    quick = find_goodput(lambda r: result_for(r, r <= 731.0), start_rate=100.0, rel_tol=0.25, confirmations=0)
+    assert not quick.confirmed and quick.reason == "no second pass was asked for"
+    assert "confirm" not in [p.phase for p in quick.probes]
+
+
+def test_an_unconfirmed_goodput_says_why():
     seen: dict[float, int] = {}
 
-    def flaky_above(rate: float) -> RateResult:
-        # Up to 100 passes; above it a rate fails the first time and passes the second.
+    def first_pass_only(rate: float) -> RateResult:
         seen[rate] = seen.get(rate, 0) + 1
-        return result_for(rate, rate <= 100.0 or seen[rate] > 1)
+        return result_for(rate, rate <= 100.0 and seen[rate] == 1)
 
-    search = find_goodput(flaky_above, start_rate=25.0, rel_tol=0.05)
-    assert not search.confirmed
-    assert 100.0 / 1.05 <= search.goodput <= 100.0
-    last = search.probes[-1]
-    assert last.phase == "confirm" and last.rate > search.goodput and last.result.passed
+    search = find_goodput(first_pass_only, start_rate=50.0, rel_tol=0.05, max_probes=9)
+    assert not search.confirmed and len(search.probes) == 9
+    assert search.reason.startswith("the probe budget (9 runs) ran out")
+
+
+def test_interleaved_searches_take_turns_and_find_what_each_finds_alone():
+    capacity = {"baseline": 300.0, "change": 731.0}
+    order: list[tuple[str, str]] = []
+
+    def run(arm: str, rate: float, phase: str) -> RateResult:
+        order.append((arm, phase))
+        return result_for(rate, rate <= capacity[arm])
+
+    both = interleave({arm: goodput_search(100.0, rel_tol=0.02) for arm in ("change", "baseline")}, run)
+    for arm, search in both.items():
+        alone = find_goodput(lambda r, arm=arm: result_for(r, r <= capacity[arm]), 100.0, rel_tol=0.02)
+        assert search == alone and search.confirmed
+    # Turns alternate while both run; the shorter search ends first and the other goes on alone.
+    shorter = min(len(s.probes) for s in both.values())
+    assert [arm for arm, _ in order[: 2 * shorter]] == ["change", "baseline"] * shorter
+    assert order[0] == ("change", "start") and order[-1][1] == "confirm"
+
+
+def test_an_interleaved_search_whose_budget_is_spent_ends_without_a_result():
+    def run(arm: str, rate: float, phase: str) -> RateResult | None:
+        if arm == "baseline" and rate > 200.0:
+            return None  # its time budget ran out before this probe
+        return result_for(rate, rate <= 731.0)
+
+    both = interleave({arm: goodput_search(100.0) for arm in ("baseline", "change")}, run)
+    assert list(both) == ["change"] and both["change"].confirmed
 
 
 def test_probe_budget_is_respected():
@@ -200,11 +336,11 @@ def test_search_on_a_simulated_mm1_server():
         start_rate=100.0,
         rel_tol=0.02,
     )
-    # Both ends were repeated. Within 2 % of capacity a queue's runs are long and
-    # autocorrelated, so the failing end may pass its repeat (seed-dependent): the
-    # search then says unconfirmed rather than trusting one pass.
-    ends = [p.rate for p in search.probes if p.phase == "confirm"]
-    assert ends[0] == search.goodput and ends[-1] > search.goodput
+    # The goodput passed twice; within 2 % of capacity a queue's runs are long and
+    # autocorrelated, so a repeat may fail and the search step down (seed-dependent).
+    assert search.confirmed
+    assert [p.rate for p in search.probes if p.phase == "confirm"][-1] == search.goodput
+    assert search.failing is not None and search.failing > search.goodput
     # The binomial check demands evidence that p99 is below the SLO, so the
     # goodput sits a little under the analytic capacity, never above it by much.
     assert 0.9 * capacity <= search.goodput <= 1.02 * capacity

@@ -42,12 +42,13 @@ def test_estimate_is_the_plans_calls_times_the_calibrated_time(tiny) -> None:
     keys = step_keys(tiny)
     assert keys == ["op 64x4096", "op 256x1024"]
     calls = {keys[0]: {"baseline": 0.002, "change": 0.001}, keys[1]: {"baseline": 0.004, "change": 0.002}}
-    estimate = estimate_run(tiny, calls, {"baseline": 0.01, "change": 0.01}, 20, 1200.0, 0.1)
+    estimate = estimate_run(tiny, calls, {"baseline": 0.01, "change": 0.01}, 1200.0, 0.1)
     # Shape 1: warm-up max(0.2 s, 10 x 0.003 s) = 0.2 s; blocks 4 x (5 x 0.002 + 0.1) + 4 x (5 x 0.001 + 0.1).
     first = 0.2 + 4 * (5 * 0.002 + 0.1) + 4 * (5 * 0.001 + 0.1)
     second = 0.2 + 4 * (5 * 0.004 + 0.1) + 4 * (5 * 0.002 + 0.1)
-    # Requests: warm-up max(0.1 s, 5 x 0.02 s); 4 blocks of max(3, 5 // 5) = 3 per arm; 20 share requests.
-    application = 0.1 + 2 * 4 * (3 * 0.01 + 0.1) + 20 * 0.02
+    # Requests: warm-up max(0.1 s, 5 x 0.02 s); 4 blocks of max(3, 5 // 5, 10 ms / 10 ms) = 3 per
+    # arm; 0.5 s / 0.01 s = 50 share requests per arm.
+    application = 0.1 + 2 * 4 * (3 * 0.01 + 0.1) + 50 * 0.02
     assert [s.seconds for s in estimate.steps] == pytest.approx([first, second, application])
     assert estimate.seconds == pytest.approx(first + second + application)
     assert estimate.load_budget_s == 2400.0
@@ -55,8 +56,8 @@ def test_estimate_is_the_plans_calls_times_the_calibrated_time(tiny) -> None:
 
 def test_a_long_run_is_announced_with_a_warning(tiny) -> None:
     keys = step_keys(tiny)
-    long = estimate_run(tiny, {k: {"baseline": 10.0, "change": 10.0} for k in keys}, None, 20, 60.0, 0.0)
-    short = estimate_run(tiny, {k: {"baseline": 1e-4, "change": 1e-4} for k in keys}, None, 20, 60.0, 0.0)
+    long = estimate_run(tiny, {k: {"baseline": 10.0, "change": 10.0} for k in keys}, None, 60.0, 0.0)
+    short = estimate_run(tiny, {k: {"baseline": 1e-4, "change": 1e-4} for k in keys}, None, 60.0, 0.0)
     for estimate, warned in ((long, True), (short, False)):
         out = io.StringIO()
         RunProgress(out, live=False).announce(estimate)
@@ -78,7 +79,7 @@ def test_plain_lines_when_not_a_terminal(tiny) -> None:
     out, clock = io.StringIO(), _Clock()
     progress = RunProgress(out, live=False, interval_s=30.0, clock=clock)
     keys = step_keys(tiny)
-    progress.announce(estimate_run(tiny, {k: {"baseline": 0.5, "change": 0.5} for k in keys}, None, 20, 0, 0))
+    progress.announce(estimate_run(tiny, {k: {"baseline": 0.5, "change": 0.5} for k in keys}, None, 0, 0))
     out.truncate(0), out.seek(0)
     hook = progress.blocks(keys[0], ("baseline", "change", "change", "baseline"))
     for _ in range(4):

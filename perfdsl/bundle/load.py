@@ -56,8 +56,9 @@ class LoadProbeRecord:
     index: int
     rate: float
     phase: str
-    """`start`, `step down`, `double`, `bisect`, `confirm` (the search; a goodput's second
-    pass repeats both the goodput and the failing rate above it) or `sweep` (the declared rates)."""
+    """`start`, `step down`, `double`, `bisect`, `confirm` (the search; `confirm` is a
+    goodput's second pass, `step down` also a rate tried below one whose repeat failed)
+    or `sweep` (the declared rates)."""
     records: str
     """The CSV of its requests, relative to the bundle."""
     warmup: int
@@ -99,6 +100,38 @@ class LoadProbeRecord:
 
 
 @attrs.frozen
+class GoodputSearchRecord:
+    """How one arm's goodput search ended, as the run judged it (`stats.load.find_goodput`).
+
+    `perfdsl evaluate` recomputes the goodput from the probes; this keeps what the
+    run concluded and, for a goodput it could not confirm, why.
+    """
+
+    arm: str
+    goodput: float
+    """Requests per second: the confirmed goodput, or the best unconfirmed candidate."""
+    failing: float | None
+    """The lowest rate above the goodput that failed in the search, if any."""
+    confirmed: bool
+    reason: str
+    """Why the goodput is unconfirmed (the probe budget ran out, and where); empty if confirmed."""
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> GoodputSearchRecord:
+        failing = data.get("failing")
+        return cls(
+            arm=str(data["arm"]),
+            goodput=float(data["goodput"]),
+            failing=None if failing is None else float(failing),
+            confirmed=bool(data["confirmed"]),
+            reason=str(data.get("reason", "")),
+        )
+
+
+@attrs.frozen
 class LoadRecord:
     """How the load was offered and every probe the search ran."""
 
@@ -109,6 +142,10 @@ class LoadRecord:
     probes: tuple[LoadProbeRecord, ...]
     stopped: tuple[str, ...] = ()
     """Why an arm's search stopped early (its time budget ran out), one line each."""
+    rule: str = ""
+    """The confirmation rule the searches followed; empty in bundles before results version 6."""
+    searches: tuple[GoodputSearchRecord, ...] = ()
+    """Each arm's search outcome, in the order the searches ended; empty before results version 6."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -118,6 +155,8 @@ class LoadRecord:
             "percentile": self.percentile,
             "probes": [p.to_json() for p in self.probes],
             "stopped": list(self.stopped),
+            "rule": self.rule,
+            "searches": [search.to_json() for search in self.searches],
         }
 
     @classmethod
@@ -130,4 +169,6 @@ class LoadRecord:
             percentile=float(data.get("percentile", 0.99)),
             probes=tuple(LoadProbeRecord.from_json(p) for p in data.get("probes") or ()),
             stopped=tuple(str(s) for s in data.get("stopped") or ()),
+            rule=str(data.get("rule", "")),
+            searches=tuple(GoodputSearchRecord.from_json(s) for s in data.get("searches") or ()),
         )

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-RESULTS = "perfdsl.results/5"
+RESULTS = "perfdsl.results/6"
 """results.json's version. History:
 
 * `perfdsl.results/1`: the first layout.
@@ -34,6 +34,11 @@ RESULTS = "perfdsl.results/5"
   has `failures`, one entry per worker its code ended (a signal, an exit, a time
   or memory limit: `arm`, `phase`, `cause`, `detail`). Versions 1 to 4 still
   read, with no failures.
+* `perfdsl.results/6`: the load record states its confirmation `rule` (a goodput
+  passes twice; a failing repeat steps the search down) and each arm's search
+  outcome (`searches`: `arm`, `goodput`, `failing`, `confirmed`, and the `reason`
+  a goodput is unconfirmed). Versions 1 to 5 still read, with no rule and no
+  searches; their probes say everything the evaluation uses.
 """
 
 READABLE_RESULTS = (
@@ -41,6 +46,7 @@ READABLE_RESULTS = (
     "perfdsl.results/2",
     "perfdsl.results/3",
     "perfdsl.results/4",
+    "perfdsl.results/5",
     RESULTS,
 )
 
@@ -56,7 +62,7 @@ READABLE_PLAN = (None, PLAN)
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/5"
+EVALUATION = "perfdsl.evaluation/6"
 """evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
 not refused but evaluated again (it is derived from the other files), and one of a
 version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
@@ -85,6 +91,10 @@ alone costs a second of a fresh build).
   competed with other work); each bandwidth is held to the roof for its arm's
   read/write mix and regime (`read_share`, `regime`, `roof`, `roof_missing`), and
   each shape's mechanism lists every measured roof (`roofs`).
+* `perfdsl.evaluation/6`: the same fields, two meanings changed: a goodput is
+  `confirmed` when its rate met the SLO in two passes and failed in none (the
+  failing end is no longer repeated), and a probe whose generator's lateness alone
+  decided the p99 check is the generator's (`lag_ok` false, `generator_limited`).
 """
 
 
@@ -93,6 +103,7 @@ SUPERSEDED_EVALUATION = (
     "perfdsl.evaluation/2",
     "perfdsl.evaluation/3",
     "perfdsl.evaluation/4",
+    "perfdsl.evaluation/5",
 )
 """Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 

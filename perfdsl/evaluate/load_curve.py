@@ -5,15 +5,16 @@ each is summarised again here with `summarize_rate` (latency from the
 *scheduled* arrival, p99 binomial check, throughput, and whether the generator
 fell behind its schedule), never taken from what the run concluded. The
 goodput of an arm is the highest rate at which every probe passed; it is
-"confirmed" when a second pass agreed at both ends of its bracket: the goodput
-passed again and the failing rate above it failed again (full runs repeat
-both). Otherwise the best single pass is reported, marked unconfirmed.
+"confirmed" when that rate passed in at least two probes
+(`stats.load.CONFIRMATION_RULE`: full runs repeat it, and step down when the
+repeat fails). Otherwise the best single pass is reported, marked unconfirmed.
 
 A goodput is the arm's capacity only when the first rate above it failed on the
 system's account (p99 over the SLO, or completions not keeping up) while the
 generator kept its schedule. When that rate failed because the load generator
-fell behind (a growing issue lag, `stats.generator_lag`; wake-up jitter alone
-does not count), or no rate above it was probed, the SLO was never judged
+fell behind (a growing issue lag, `stats.generator_lag`) or woke so late that
+its lateness alone decided the p99 check (`stats.load.summarize_rate`), or no
+rate above it was probed, the SLO was never judged
 above the goodput: it is a lower bound, and the capacity change built on it is
 a bound too, never a number to multiply a fleet by.
 
@@ -100,10 +101,7 @@ def goodput(arm: str, points: list[CurvePoint]) -> Goodput:
     limited_by = _criteria(failed)
     closes = any(_system_failure(p) for p in failed)
     failing = above if closes else None
-    confirmed = bool(repeated) and (
-        failing is None or (len(judged[failing]) > 1 and not any(p.passed for p in judged[failing]))
-    )
-    return Goodput(arm, best, failing, confirmed, curve, limited_by, not closes)
+    return Goodput(arm, best, failing, bool(repeated), curve, limited_by, not closes)
 
 
 def _generator_limited(point: CurvePoint) -> bool:

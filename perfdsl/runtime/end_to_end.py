@@ -7,15 +7,17 @@ through `AppContext.op`:
 * the operation's share of critical time, f, measured *inside* the
   application by timing each call of the operation (synchronised on a GPU),
   in a separate instrumented pass so the timers do not perturb the others;
-* the open-loop load search: Poisson arrivals from a fixed seed, the same
-  schedule for baseline and change, latency from the scheduled arrival,
-  and the goodput found by doubling then bisecting (LoadGen's server scenario).
+* the open-loop load search (`runtime.load_search`): Poisson arrivals from a
+  fixed seed, the same schedule for baseline and change, latency from the
+  scheduled arrival, and the goodput found by doubling then bisecting
+  (LoadGen's server scenario).
 
 Raw records go to the bundle; `perfdsl evaluate` recomputes every summary.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -30,37 +32,53 @@ from perfdsl.bundle.application import (
     ModelLevelRecord,
     OutputRecord,
 )
-from perfdsl.bundle.load import GeneratorLagRecord, LoadProbeRecord, LoadRecord
-from perfdsl.bundle.plan import LoadPlan, Plan, TimingPlan
+from perfdsl.bundle.load import LoadRecord
+from perfdsl.bundle.plan import Plan, TimingPlan
 from perfdsl.kernel import AppContext, Application, Variant
-from perfdsl.runtime.load_generator import LoadRun, run_open_loop
+from perfdsl.runtime.load_search import LOAD_SEED, probe_record, search_load, service_time_s
 from perfdsl.runtime.progress import Progress, application_key
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, block_order, sample, seeded_rng
 
-LOAD_SEED = 20261129
-"""One schedule seed for every probe of both arms: the same arrivals for baseline and change."""
 SHARE_REQUESTS = 20
-QUICK_LOAD = {"rel_tol": 0.25, "confirmations": 0, "max_probes": 6}
-FULL_LOAD = {"rel_tol": 0.05, "confirmations": 1, "max_probes": 16}
-LOAD_BUDGET_S = {True: 60.0, False: 1200.0}
-"""Wall time one arm's load search may take (quick, full). Each halving of a failing
-rate doubles a probe's duration, so a search on a contended machine must be cut off."""
+"""The fewest requests per arm in the share pass."""
+SHARE_S = 0.5
+"""The share pass's length per arm, at the least: f is a ratio of sums, and on a shared machine
+one preemption of a few milliseconds among 20 requests of half a millisecond halved it."""
+SHARE_ROUNDS = 10
+"""The share pass alternates the arms this many times, so that drift falls on both arms' operation times."""
+REQUEST_BLOCK_S = 0.01
+"""The shortest block of requests the request timing takes: a few of the scheduler's slices."""
 
 
-class LoadBudgetSpent(Exception):
-    """The next probe would not finish inside the arm's load budget."""
+@attrs.define
+class OpTimer:
+    """Times the operation's calls inside one arm's requests while `on`; passes them through otherwise.
 
+    The request time, the share pass and the load test use the same prepared
+    requests, the timer switched on for the share pass only. Prepared twice, the
+    same arm's request differed by 1 % between preparations (where its arrays
+    landed in memory), which moved the request time ratio away from the f and r
+    the share pass measured on the other preparation by more than Amdahl's check
+    allows.
+    """
 
-@attrs.frozen
-class LoadProbe:
-    arm: str
-    index: int
-    rate: float
-    phase: str
-    run: LoadRun
-    generator: GeneratorLagRecord
-    """The generator's own lag over this probe, as judged when it ran."""
+    target: Target
+    on: bool = False
+    spent: list[int] = attrs.Factory(list)
+
+    def wrap(self, op: Callable[..., None]) -> Callable[..., None]:
+        def timed(**arrays: Any) -> None:
+            if not self.on:
+                op(**arrays)
+                return
+            self.target.synchronize()
+            start = time.perf_counter_ns()
+            op(**arrays)
+            self.target.synchronize()
+            self.spent.append(time.perf_counter_ns() - start)
+
+        return timed
 
 
 def build_requests(
@@ -69,161 +87,91 @@ def build_requests(
     variants: dict[str, Variant],
     shape: dict[str, int],
     dtype: Any,
-    instrument: dict[str, list[int]] | None = None,
+    timers: dict[str, OpTimer] | None = None,
 ) -> dict[str, Callable[[], Any]]:
-    """One prepared `request()` per arm; with `instrument`, op time is added to its list."""
+    """One prepared `request()` per arm; with `timers`, each arm's operation goes through its timer."""
     requests = {}
     for arm, variant in variants.items():
         op = target.op(variant)
-        if instrument is not None:
-            op = _timed_op(op, target, instrument.setdefault(arm, []))
+        if timers is not None:
+            op = timers.setdefault(arm, OpTimer(target)).wrap(op)
         context = AppContext(target.name, op, shape, seeded_rng(0, shape, 7), np.dtype(dtype))
         requests[arm] = application.prepare(context)
     return requests
 
 
-def _timed_op(op: Callable[..., None], target: Target, spent: list[int]) -> Callable[..., None]:
-    def timed(**arrays: Any) -> None:
-        target.synchronize()
-        start = time.perf_counter_ns()
-        op(**arrays)
-        target.synchronize()
-        spent.append(time.perf_counter_ns() - start)
+def request_repeats(timing_repeats: int, request_s: float) -> int:
+    """Requests per timed block: a fifth of the kernels' repeats, at least 3, and enough to fill
+    `REQUEST_BLOCK_S`.
 
-    return timed
+    Each block's first request refills the caches the other arm displaced (640 against
+    400 us for a half-millisecond request), and a preemption on a busy machine stretches
+    the request it lands in by milliseconds. With three requests a block, one of each
+    made the block's median a cold or a stalled request; a block of ten milliseconds
+    keeps its median on the warm, unstalled requests. Requests of several milliseconds
+    keep the fifth of the kernels' repeats they had.
+    """
+    return max(3, timing_repeats // 5, math.ceil(REQUEST_BLOCK_S / max(request_s, 1e-6)))
+
+
+def share_requests(request_s: float, quick: bool) -> int:
+    """Requests per arm in the share pass: `SHARE_REQUESTS`, or `SHARE_S` worth if more (quick: 5)."""
+    if quick:
+        return 5
+    return max(SHARE_REQUESTS, math.ceil(SHARE_S / max(request_s, 1e-6)))
 
 
 def time_requests(
     target: Target,
     requests: dict[str, Callable[[], Any]],
     timing: TimingPlan,
+    request_s: float,
     on_block: Callable[[], dict[str, Any]] | None = None,
 ) -> TimingRecord:
-    """Request time in interleaved blocks, every sample kept; `on_block` as the sampler's (progress)."""
+    """Request time in interleaved blocks, every sample kept; `on_block` as the sampler's (progress).
+
+    `request_s` is the slowest arm's time per request, which sizes the blocks (`request_repeats`).
+    """
     arms = [Arm(name, (call,)) for name, call in requests.items()]
     settings = TimingSettings(
         warmup_calls=max(2, timing.warmup // 2),
         warmup_ms=100.0,
-        repeats=max(3, timing.repeats // 5),
+        repeats=request_repeats(timing.repeats, request_s),
         blocks=timing.blocks,
     )
     return sample(target, arms, settings, on_block=on_block)
 
 
 def measure_share(
-    application: Application,
-    target: Target,
-    variants: dict[str, Variant],
-    shape: dict[str, int],
-    dtype: Any,
-    requests: int = SHARE_REQUESTS,
+    requests: dict[str, Callable[[], Any]], timers: dict[str, OpTimer], count: int = SHARE_REQUESTS
 ) -> dict[str, ArmShare]:
-    """f's raw data: each request's total time and the time its operation calls took."""
-    spent: dict[str, list[int]] = {}
-    calls = build_requests(application, target, variants, shape, dtype, instrument=spent)
-    shares = {}
-    for arm, request in calls.items():
-        request()  # warm: compilation and first-touch stay out
-        spent[arm].clear()
-        totals, ops = [], []
-        for _ in range(requests):
-            before = len(spent[arm])
-            start = time.perf_counter_ns()
-            request()
-            totals.append(time.perf_counter_ns() - start)
-            ops.append(sum(spent[arm][before:]))
-        shares[arm] = ArmShare(tuple(totals), tuple(ops))
-    return shares
+    """f's raw data: each request's total time and the time its operation calls took.
 
-
-def service_time_s(request: Callable[[], Any], calls: int = 5) -> float:
-    """The median time of one request, to start the load search near capacity."""
-    request()
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter_ns()
-        request()
-        times.append(time.perf_counter_ns() - start)
-    return float(np.median(times)) / 1e9
-
-
-def search_load(
-    requests: dict[str, Callable[[], Any]],
-    load: LoadPlan,
-    quick: bool,
-    on_probe: Callable[[str, float, GeneratorLagRecord], None] | None = None,
-) -> tuple[list[LoadProbe], list[str]]:
-    """The declared sweep (full runs only), then the goodput search, for each arm.
-
-    Full runs sweep A then B and search B then A, so drift falls on both arms.
-    Every probe keeps its raw per-request records. Returns the probes and, for an
-    arm whose search ran out of its time budget, why it stopped.
+    The requests are warm (the request time ran them); `timers` are theirs
+    (`build_requests`), switched on for this pass only. The arms take turns,
+    `SHARE_ROUNDS` of them (fewer when there are fewer requests), so that r, the
+    ratio of their operation times, does not compare two moments of a machine
+    whose load drifts.
     """
-    from perfdsl.stats.load import find_goodput, min_completions, summarize_rate
-
-    if load.slo_seconds is None:
-        return [], []
-    # Fewer completions than the p99 check needs without a single miss could never pass.
-    count = max(load.requests, min_completions(0))
-    warmup = max(10, count // 20)
-    budget = LOAD_BUDGET_S[quick]
-    probes: list[LoadProbe] = []
-    stopped: list[str] = []
-    deadline: dict[str, float] = {}
-
-    def run_rate(arm: str, rate: float, phase: str) -> Any:
-        duration = 1.5 * (count + warmup) / rate + 2.0
-        if time.monotonic() + duration > deadline.setdefault(arm, time.monotonic() + budget):
-            raise LoadBudgetSpent(
-                f"`{arm}` load search stopped: a probe at {rate:.3g} rps would take "
-                f"{duration:.0f} s, past the {budget:.0f} s budget"
-            )
-        run = run_open_loop(
-            requests[arm], rate, count=count, warmup=warmup, seed=LOAD_SEED, duration_s=duration
-        )
-        scheduled, issued, _, completed = run.seconds()
-        result = summarize_rate(rate, scheduled, issued, completed, load.slo_seconds, run.ok)
-        lag = GeneratorLagRecord(**attrs.asdict(result.generator))
-        probes.append(LoadProbe(arm, len(probes), rate, phase, run, lag))
-        if on_probe:
-            on_probe(arm, rate, lag)
-        return result
-
-    arms = list(requests)
-    if not quick:
-        for arm in arms:
-            try:
-                for rate in load.rates:
-                    run_rate(arm, rate, "sweep")
-            except LoadBudgetSpent as spent:
-                stopped.append(str(spent))
-        arms.reverse()
-    for arm in arms:
-        first = len(probes)
-        try:
-            search = find_goodput(
-                lambda rate, arm=arm: run_rate(arm, rate, "search"),
-                _start_rate(requests[arm], load, quick),
-                **(QUICK_LOAD if quick else FULL_LOAD),
-            )
-        except LoadBudgetSpent as spent:
-            stopped.append(str(spent))
-            continue
-        for offset, step in enumerate(search.probes):
-            probes[first + offset] = attrs.evolve(probes[first + offset], phase=step.phase)
-    return probes, stopped
-
-
-def _start_rate(request: Callable[[], Any], load: LoadPlan, quick: bool) -> float:
-    """Where the search starts: the declared lowest rate, or half the single-request capacity.
-
-    Quick runs start near capacity, where a few probes bracket the goodput; full
-    runs start where the study says, unless that is already past capacity.
-    """
-    capacity = 1.0 / max(service_time_s(request), 1e-6)
-    if quick or not load.rates:
-        return max(1.0, capacity / 2)
-    return max(1.0, min(load.rates[0], capacity / 2))
+    totals: dict[str, list[int]] = {arm: [] for arm in requests}
+    ops: dict[str, list[int]] = {arm: [] for arm in requests}
+    rounds = min(SHARE_ROUNDS, count)
+    for timer in timers.values():
+        timer.on = True
+    try:
+        for turn in range(rounds):
+            for arm, request in requests.items():
+                spent = timers[arm].spent
+                for _ in range(count * (turn + 1) // rounds - count * turn // rounds):
+                    before = len(spent)
+                    start = time.perf_counter_ns()
+                    request()
+                    totals[arm].append(time.perf_counter_ns() - start)
+                    ops[arm].append(sum(spent[before:]))
+    finally:
+        for timer in timers.values():
+            timer.on = False
+    return {arm: ArmShare(tuple(totals[arm]), tuple(ops[arm])) for arm in requests}
 
 
 def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> ModelLevelRecord:
@@ -322,12 +270,15 @@ def run_application(
         return attrs.evolve(entry, samples_missing=reason, share_missing=reason, load_missing=reason)
 
     progress(f"application `{app.name}`: request time")
-    requests = build_requests(application, target, variants, app.shape, plan.dtype)
+    timers: dict[str, OpTimer] = {}
+    requests = build_requests(application, target, variants, app.shape, plan.dtype, timers)
     key = application_key(plan)
+    slowest = max(service_time_s(request) for request in requests.values())
     record = time_requests(
         target,
         requests,
         plan.timing,
+        slowest,
         on_block=progress.blocks(key, block_order(list(requests), plan.timing.blocks)),
     )
     progress.finish_step(key)
@@ -339,21 +290,18 @@ def run_application(
     }
 
     progress(f"application `{app.name}`: the operation's share of time")
-    shares = measure_share(
-        application, target, variants, app.shape, plan.dtype, requests=5 if plan.quick else SHARE_REQUESTS
-    )
+    shares = measure_share(requests, timers, share_requests(slowest, plan.quick))
     entry = attrs.evolve(entry, samples="samples/application.csv", timing=timing, share=shares)
 
     if plan.load is None:
         return attrs.evolve(entry, load_missing="the study declares no load")
-    slowest = max(service_time_s(request) for request in requests.values())
     if plan.load.slo_seconds is not None and slowest > plan.load.slo_seconds:
         return attrs.evolve(
             entry,
             load_missing=f"no rate can meet the SLO: one request alone takes {slowest * 1e3:.3g} ms "
             f"> {plan.load.slo_seconds * 1e3:.3g} ms",
         )
-    probes, stopped = search_load(
+    probes, stopped, searches = search_load(
         requests,
         plan.load,
         plan.quick,
@@ -362,37 +310,16 @@ def run_application(
             f"(issue lag p99 {lag.p99 * 1e3:.2f} ms, backlog growth {lag.backlog_growth * 1e3:.2f} ms)"
         ),
     )
+    from perfdsl.stats.load import CONFIRMATION_RULE
+
     load = LoadRecord(
         arrivals=plan.load.arrivals,
         seed=LOAD_SEED,
         slo_seconds=plan.load.slo_seconds,
         percentile=plan.load.slo_percentile,
-        probes=tuple(_write_probe(bundle, probe) for probe in probes),
+        probes=tuple(probe_record(bundle, probe) for probe in probes),
         stopped=tuple(stopped),
+        rule=CONFIRMATION_RULE,
+        searches=tuple(searches),
     )
     return attrs.evolve(entry, load=load)
-
-
-def _write_probe(bundle: Any, probe: LoadProbe) -> LoadProbeRecord:
-    path = f"load/{probe.arm}-{probe.index:03d}.csv"
-    run = probe.run
-    rows = zip(
-        run.scheduled_ns.tolist(),
-        run.issued_ns.tolist(),
-        run.started_ns.tolist(),
-        run.completed_ns.tolist(),
-        run.ok.astype(int).tolist(),
-        strict=True,
-    )
-    bundle.write_csv(path, ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok"), rows)
-    return LoadProbeRecord(
-        arm=probe.arm,
-        index=probe.index,
-        rate=probe.rate,
-        phase=probe.phase,
-        records=path,
-        warmup=run.warmup,
-        truncated=run.truncated,
-        first_error=run.first_error,
-        generator=probe.generator,
-    )

@@ -42,7 +42,7 @@ LONG_RUN_S = 600.0
 CALIBRATION_CALLS = 3
 """Timed calls per arm and shape (after one untimed call that compiles and warms)."""
 
-REQUEST_BLOCK_REPEATS_MIN, REQUEST_WARMUP_MIN = 3, 2
+REQUEST_WARMUP_MIN = 2
 """The application's request blocks: at least this many requests a block, this many warm-up calls."""
 
 
@@ -90,7 +90,6 @@ def estimate_run(
     plan: Plan,
     kernel_call_s: Mapping[str, Mapping[str, float]],
     request_s: Mapping[str, float] | None,
-    share_requests: int,
     load_budget_s: float,
     block_s: float,
 ) -> RunEstimate:
@@ -116,11 +115,14 @@ def estimate_run(
     ]
     load = 0.0
     if request_s:
-        repeats = max(REQUEST_BLOCK_REPEATS_MIN, t.repeats // 5)
+        from perfdsl.runtime.end_to_end import request_repeats, share_requests
+
+        slowest = max(request_s.values())
+        repeats = request_repeats(t.repeats, slowest)
         requests = timing_seconds(
             request_s, max(REQUEST_WARMUP_MIN, t.warmup // 2), 100.0, t.blocks, repeats, block_s
         )
-        share = share_requests * sum(request_s.values())
+        share = share_requests(slowest, plan.quick) * sum(request_s.values())
         steps.append(StepEstimate(application_key(plan), requests + share))
         load = load_budget_s * len(request_s) if plan.load is not None and plan.load.slo_seconds else 0.0
     return RunEstimate(tuple(steps), load)
@@ -359,9 +361,10 @@ def _block_seconds() -> float:
 
 def estimate_calibrated(plan: Plan, calibrations: Sequence[Calibration]) -> RunEstimate:
     """The run's length from every worker's calibration (a worker that died gave none)."""
-    from perfdsl.runtime.end_to_end import LOAD_BUDGET_S, SHARE_REQUESTS
+    from perfdsl.runtime.load_search import load_budget_s
 
     kernels = {key: arms for c in calibrations for key, arms in c.kernels.items()}
     requests = {arm: s for c in calibrations for arm, s in c.requests.items()} or None
     block_s = max((c.block_s for c in calibrations), default=0.0)
-    return estimate_run(plan, kernels, requests, SHARE_REQUESTS, LOAD_BUDGET_S[plan.quick], block_s)
+    budget = 0.0 if plan.load is None else load_budget_s(plan.load, plan.quick)
+    return estimate_run(plan, kernels, requests, budget, block_s)

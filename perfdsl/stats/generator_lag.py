@@ -19,7 +19,10 @@ not arrive when the schedule said, so both the throughput check (completions
 cannot outpace issues) and the latency (measured from the schedule) report
 the generator. Jitter is recorded but judged as the system's: latency is
 measured from the scheduled arrival, so a late issue can only make the system
-look slower, never let a rate pass that should fail.
+look slower, never let a rate pass that should fail. The exception is jitter
+that alone decides the p99 check (requests within the SLO from their issue,
+over it from their schedule): `stats.load.summarize_rate` makes that probe the
+generator's too.
 
 The trend is Tukey's resistant line: the slope between the medians of the
 first and last thirds of the probe (requests in schedule order). Medians of

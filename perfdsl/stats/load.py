@@ -4,17 +4,18 @@ Modelled on MLPerf LoadGen's server scenario: latency runs from each request's
 *scheduled* arrival (no coordinated omission, as in wrk2), p99 must be within
 the SLO with 99 % binomial confidence (LoadGen's early-stopping criterion), and
 the peak rate is found by doubling then bisecting (`FindPeakPerformance`), then
-confirmed by repeating both ends of the bracket, because the result is not
-monotone in the rate. A rate also fails when the load generator fell behind its
-schedule (`stats.generator_lag`), which is its own limit, not the system's.
+confirmed by a second pass at the goodput, stepping down when the repeat fails,
+because on a shared machine the result is not monotone in the rate. A rate
+also fails when the load generator fell behind its schedule
+(`stats.generator_lag`), which is its own limit, not the system's.
 
 All times are in seconds; rates in requests per second.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Literal
+from collections.abc import Callable, Generator, Mapping, Sequence
+from typing import Literal, TypeVar
 
 import attrs
 import numpy as np
@@ -75,8 +76,15 @@ def summarize_rate(
     The throughput check compares the completion rate with the rate of the
     schedule actually drawn, not the nominal one: a Poisson schedule of a few
     hundred arrivals is several percent off its nominal rate by chance alone.
-    The issue lags (issued - scheduled) are judged by `generator_lag`: only a
-    growing backlog fails the rate, not wake-up jitter.
+    The issue lags (issued - scheduled) are judged by `generator_lag`: a growing
+    backlog makes the probe the generator's. So does jitter that decides the p99
+    check: the requests met the SLO counted from when they were issued, and
+    missed it only counted from when they were due. On a machine shared with
+    other work the dispatcher, sleeping between arrivals, woke 20-330 ms late
+    while the one-core server it fed stayed idle, and such probes sent the goodput
+    search to a quarter of the rate the server sustained in quieter probes. Smaller
+    jitter stays the system's: latency counts from the schedule, so a late issue
+    only makes the system look slower.
     """
     sched = np.asarray(scheduled, dtype=float)
     iss = np.asarray(issued, dtype=float)
@@ -87,6 +95,10 @@ def summarize_rate(
         raise ValueError("need at least three requests, with one timestamp of each kind per request")
     latency = np.where(good, done - sched, np.inf)
     misses = int(np.sum(latency > slo))
+    p99_ok = p99_check(n, misses)
+    # Counted from the issue, latency leaves out the generator's own lateness.
+    since_issue = np.where(good, done - iss, np.inf)
+    lateness_decided = not p99_ok and p99_check(n, int(np.sum(since_issue > slo)))
     # "higher" reports an observed latency, never an interpolation, and stays inf-safe.
     p50, p90, p99 = (float(q) for q in np.quantile(latency, [0.5, 0.9, 0.99], method="higher"))
     lag = generator_lag(sched, iss, slo)
@@ -106,13 +118,25 @@ def summarize_rate(
         max=float(latency.max()),
         generator=lag,
         slo=float(slo),
-        p99_ok=p99_check(n, misses),
+        p99_ok=p99_ok,
         throughput_ok=achieved >= MIN_ACHIEVED_FRACTION * scheduled_rate,
-        lag_ok=lag.verdict != "behind",
+        lag_ok=lag.verdict != "behind" and not lateness_decided,
     )
 
 
 Phase = Literal["start", "step down", "double", "bisect", "confirm"]
+
+CONFIRMATION_RULE = (
+    "a goodput is confirmed when its rate met the SLO in two runs and failed in none; "
+    "a repeat that fails makes that rate the bracket's upper end and the search steps "
+    "down until a rate passes twice or the probe budget runs out"
+)
+"""The rule `goodput_search` confirms by, as results.json records it beside the probes."""
+
+
+_T = TypeVar("_T")
+SearchSteps = Generator[tuple[float, Phase], RateResult, _T]
+"""A search as a generator: yields (rate, phase) to run, is sent each run's result, returns `_T`."""
 
 
 @attrs.frozen
@@ -126,16 +150,142 @@ class Probe:
 
 @attrs.frozen
 class GoodputSearch:
-    """The highest passing rate, and every probe made to find it (the offered-load curve)."""
+    """The highest confirmed rate, and every probe made to find it (the offered-load curve)."""
 
     goodput: float
-    """The highest rate that passed and was confirmed; 0.0 if no rate passed."""
+    """The highest rate that passed twice and failed never; when the search ends
+    unconfirmed, the best rate that passed at all (0.0 if none did)."""
     confirmed: bool
-    """The second pass agreed at both ends of the bracket: the goodput passed again and
-    the failing rate above it failed again. False when the budget ran out first or a
-    repeat disagreed; `goodput` is then the best unconfirmed candidate and must be
-    labelled so."""
+    """The goodput met the SLO in 1 + `confirmations` runs, at least two, and failed in none."""
+    failing: float | None
+    """The lowest rate above the goodput that failed: the bracket's upper end (None
+    when no rate above it failed)."""
+    reason: str
+    """Why the goodput is unconfirmed; empty when it is confirmed."""
     probes: tuple[Probe, ...]
+
+
+def goodput_search(
+    start_rate: float,
+    *,
+    rel_tol: float = 0.05,
+    confirmations: int = 1,
+    max_probes: int = 30,
+    prior: Sequence[tuple[float, RateResult]] = (),
+) -> SearchSteps[GoodputSearch]:
+    """Find the highest rate that passes reliably, as LoadGen's FindPeakPerformance does,
+    then confirm it by the rule a noisy machine allows (`CONFIRMATION_RULE`).
+
+    A generator: it yields each (rate, phase) to run, is sent that run's
+    `RateResult`, and returns the `GoodputSearch`. `find_goodput` runs one arm's
+    search; `interleave` runs several, one probe of each in turn.
+
+    1. Probe `start_rate`; while it fails, halve it (LoadGen needs a passing start).
+    2. Double until a rate fails: the last pass and the first failure bracket the goodput.
+    3. Bisect until (fail - pass) / pass <= `rel_tol`.
+    4. Confirm: run the best passing rate again until it has passed
+       1 + `confirmations` times. If a repeat fails, that rate is the new upper end
+       of the bracket, and the search steps down by a factor 1 + `rel_tol` (or to
+       the highest lower rate that already passed), probing each rate until one
+       passes, then confirms it the same way.
+
+    Why the failing end is not repeated: one failure shows that a rate is not
+    reliably served at the SLO, and a capacity claim needs a rate that is. On a
+    shared machine, p99 near capacity flips between runs; asking the failing end
+    to fail twice as well leaves every such goodput unconfirmed without making
+    the passing end any more trustworthy. What a repeat protects against is a
+    lucky pass, and that is the end that is repeated.
+
+    A rate is judged on every run at it: the search's and those in `prior` (a sweep
+    of the same arm), the pooled view the evaluation takes, so that a rate the sweep
+    saw fail is not confirmed by two passes here. A run in which the generator fell
+    behind its schedule is no evidence about the system either way: it is run once
+    more before the search moves on, and a rate is judged by its other runs when it
+    has any.
+
+    At most `max_probes` runs; when they run out first, the result is unconfirmed
+    and `reason` says how far the search got.
+    """
+    if start_rate <= 0 or rel_tol <= 0 or max_probes < 1 or confirmations < 0:
+        raise ValueError("need start_rate > 0, rel_tol > 0, max_probes >= 1, confirmations >= 0")
+    probes: list[Probe] = []
+    runs: dict[float, list[RateResult]] = {}
+    for rate, result in prior:
+        runs.setdefault(rate, []).append(result)
+    needed = 1 + confirmations
+
+    def budget() -> bool:
+        return len(probes) < max_probes
+
+    def run(rate: float, phase: Phase) -> Generator[tuple[float, Phase], RateResult, None]:
+        result = yield rate, phase
+        probes.append(Probe(rate=rate, phase=phase, result=result))
+        runs.setdefault(rate, []).append(result)
+
+    def passes(rate: float) -> int:
+        """Runs at `rate` that passed, or 0 when any of them failed."""
+        judged = [r for r in runs.get(rate, []) if not r.generator_limited] or runs.get(rate, [])
+        return len(judged) if judged and all(r.passed for r in judged) else 0
+
+    def probe(rate: float, phase: Phase) -> SearchSteps[bool]:
+        yield from run(rate, phase)
+        if probes[-1].result.generator_limited and budget():
+            # The generator fell behind: the run says nothing about the system, so run it again.
+            yield from run(rate, phase)
+        return passes(rate) > 0
+
+    def result(goodput: float, high: float | None, reason: str) -> GoodputSearch:
+        confirmed = not reason
+        return GoodputSearch(goodput, confirmed, high, reason, tuple(probes))
+
+    def out_of_budget(stage: str) -> str:
+        return f"the probe budget ({max_probes} runs) ran out {stage}"
+
+    rate = start_rate
+    phase: Phase = "start"
+    while not (yield from probe(rate, phase)):
+        if not budget():
+            return result(0.0, rate, out_of_budget(f"before any rate passed (lowest tried {rate:.4g} rps)"))
+        rate, phase = rate / 2.0, "step down"
+    low: float = rate
+    high: float | None = None
+    while high is None and budget():
+        if (yield from probe(low * 2.0, "double")):
+            low *= 2.0
+        else:
+            high = low * 2.0
+    while high is not None and (high - low) / low > rel_tol and budget():
+        mid = (low + high) / 2.0
+        if (yield from probe(mid, "bisect")):
+            low = mid
+        else:
+            high = mid
+    while True:
+        passed = passes(low)
+        if passed >= needed:
+            # With no second pass asked for (a quick run), a single pass is all there is.
+            return result(low, high, "" if passed > 1 else "no second pass was asked for")
+        if passed:
+            if not budget():
+                stage = f"before {low:.4g} rps passed a second time ({passed} of {needed} passes)"
+                return result(low, high, out_of_budget(stage))
+            yield from probe(low, "confirm")
+            continue
+        # A repeat failed: the rate is not reliably served. It closes the bracket; look below it.
+        high = low
+        floor = max((r for r in runs if r < low and passes(r)), default=0.0)
+        candidate = low / (1.0 + rel_tol)
+        while candidate > floor:
+            if not budget():
+                stage = f"stepping down below {high:.4g} rps, which failed a repeat"
+                return result(floor, high, out_of_budget(stage))
+            if (yield from probe(candidate, "step down")):
+                break
+            high, candidate = candidate, candidate / (1.0 + rel_tol)
+        else:
+            # A lower rate already passed: it is the next candidate, with its runs so far.
+            candidate = floor
+        low = candidate
 
 
 def find_goodput(
@@ -145,79 +295,47 @@ def find_goodput(
     rel_tol: float = 0.05,
     confirmations: int = 1,
     max_probes: int = 30,
+    prior: Sequence[tuple[float, RateResult]] = (),
 ) -> GoodputSearch:
-    """Find the highest rate that passes, as LoadGen's FindPeakPerformance does.
+    """One search (`goodput_search`), each probe run by `run_rate`."""
+    search = goodput_search(
+        start_rate, rel_tol=rel_tol, confirmations=confirmations, max_probes=max_probes, prior=prior
+    )
+    try:
+        rate, _ = next(search)
+        while True:
+            rate, _ = search.send(run_rate(rate))
+    except StopIteration as done:
+        return done.value
 
-    1. Probe `start_rate`; while it fails, halve it (LoadGen needs a passing start).
-    2. Double until a rate fails: the last pass and the first failure bracket the goodput.
-    3. Bisect until (fail - pass) / pass <= `rel_tol`.
-    4. Repeat the best passing rate `confirmations` times (the research notes
-       recommend 3); if any repeat fails, step down by a factor 1 + rel_tol
-       and probe and confirm again. Then repeat the failing rate above it as
-       often: a bracket whose upper end passes on a second pass is not one.
 
-    A run in which the generator fell behind its schedule is run once more
-    before the search moves on: it is no evidence about the system either way.
+def interleave(
+    searches: Mapping[str, SearchSteps[GoodputSearch]],
+    run: Callable[[str, float, Phase], RateResult | None],
+) -> dict[str, GoodputSearch]:
+    """Run several searches one probe each in turn, in the mapping's order.
 
-    At most `max_probes` calls of `run_rate`.
+    Run one after the other, two arms' searches see the machine at different times,
+    and on a shared machine its load drifts in minutes: a baseline searched while
+    other work ran came out at 40 % of the change's goodput, for a change that
+    makes a request 7 % faster. Taking turns puts the drift on both.
+
+    `run(name, rate, phase)` returns the probe's result, or None when that search
+    may not run any more (its time budget is spent): it ends there, without a result.
     """
-    if start_rate <= 0 or rel_tol <= 0 or max_probes < 1 or confirmations < 0:
-        raise ValueError("need start_rate > 0, rel_tol > 0, max_probes >= 1, confirmations >= 0")
-    probes: list[Probe] = []
-
-    def probe(rate: float, phase: Phase) -> bool:
-        result = run_rate(rate)
-        probes.append(Probe(rate=rate, phase=phase, result=result))
-        if result.generator_limited and budget():
-            # The generator fell behind: the run says nothing about the system, so run it again.
-            result = run_rate(rate)
-            probes.append(Probe(rate=rate, phase=phase, result=result))
-        return result.passed
-
-    def budget() -> bool:
-        return len(probes) < max_probes
-
-    rate = start_rate
-    phase: Phase = "start"
-    while not probe(rate, phase):
-        if not budget():
-            return GoodputSearch(goodput=0.0, confirmed=False, probes=tuple(probes))
-        rate, phase = rate / 2.0, "step down"
-    low: float = rate
-    high: float | None = None
-    while high is None and budget():
-        if probe(low * 2.0, "double"):
-            low *= 2.0
-        else:
-            high = low * 2.0
-    while high is not None and (high - low) / low > rel_tol and budget():
-        mid = (low + high) / 2.0
-        if probe(mid, "bisect"):
-            low = mid
-        else:
-            high = mid
-    while True:
-        for _ in range(confirmations):
-            if not budget():
-                return GoodputSearch(goodput=low, confirmed=False, probes=tuple(probes))
-            if not probe(low, "confirm"):
-                break
-        else:
-            # The pass held; now the failing end must fail again, or the bracket is not known.
-            if high is not None:
-                for _ in range(confirmations):
-                    if not budget() or probe(high, "confirm"):
-                        return GoodputSearch(goodput=low, confirmed=False, probes=tuple(probes))
-            return GoodputSearch(goodput=low, confirmed=True, probes=tuple(probes))
-        # The rate is not reliably passing: it is the new failing end; step down and probe afresh.
-        high, candidate = low, low / (1.0 + rel_tol)
-        while budget():
-            if probe(candidate, "step down"):
-                low = candidate
-                break
-            high, candidate = candidate, candidate / (1.0 + rel_tol)
-        else:
-            return GoodputSearch(goodput=low, confirmed=False, probes=tuple(probes))
+    pending = {name: next(search) for name, search in searches.items()}
+    done: dict[str, GoodputSearch] = {}
+    while pending:
+        for name in list(pending):
+            rate, phase = pending.pop(name)
+            result = run(name, rate, phase)
+            if result is None:
+                continue
+            try:
+                pending[name] = searches[name].send(result)
+            except StopIteration as finished:
+                done[name] = finished.value
+    return done
 
 
 def capacity_change(goodput_baseline: float, goodput_change: float) -> float:

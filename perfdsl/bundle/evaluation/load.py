@@ -52,7 +52,8 @@ class RateResult:
     p99_ok: bool
     throughput_ok: bool
     lag_ok: bool
-    """The generator did not fall behind (wake-up jitter alone does not invalidate a rate)."""
+    """The generator kept its schedule well enough for the p99 check to be the system's: it
+    did not fall behind, and its wake-up jitter did not decide the check (see `stats.load.summarize_rate`)."""
 
     @property
     def passed(self) -> bool:
@@ -62,8 +63,8 @@ class RateResult:
     @property
     def generator_limited(self) -> bool:
         """The probe says nothing about the system: the generator fell behind its schedule,
-        so late issues, not the system, set its throughput and its latency."""
-        return self.generator.verdict == "behind"
+        or issued so late that its lateness alone decided the p99 check."""
+        return not self.lag_ok
 
 
 @attrs.frozen
@@ -94,9 +95,9 @@ class Goodput:
     throughput, with the generator keeping its schedule): the goodput lies in
     [goodput, failing). None when no such rate closes the bracket (`lower_bound`)."""
     confirmed: bool
-    """A second pass agreed at both ends: the goodput passed every time it ran (at
-    least twice) and, when the bracket is closed, `failing` failed every time (at
-    least twice); runs in which the generator fell behind are not counted."""
+    """The goodput passed every time it ran, at least twice; runs in which the
+    generator fell behind are not counted. One failure at `failing` closes the
+    bracket: a rate that fails once is not reliably served."""
     curve: tuple[CurvePoint, ...]
     """Probes in rate order (ties in the order they ran)."""
     limited_by: tuple[str, ...]

@@ -1,0 +1,192 @@
+"""The open-loop load test of an application: the declared sweep, then each arm's goodput search.
+
+Poisson arrivals from a fixed seed, the same schedule for baseline and change,
+latency from the scheduled arrival (`runtime.load_generator`); the search and
+its confirmation rule are `stats.load.goodput_search`. The arms take turns, so
+that a shared machine's drift falls on both, and the whole test has a time
+budget derived from the study's own sweep.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import numpy as np
+
+from perfdsl.bundle.load import GeneratorLagRecord, GoodputSearchRecord, LoadProbeRecord
+from perfdsl.bundle.plan import LoadPlan
+from perfdsl.runtime.load_generator import LoadRun, run_open_loop
+
+LOAD_SEED = 20261129
+"""One schedule seed for every probe of both arms: the same arrivals for baseline and change."""
+QUICK_LOAD = {"rel_tol": 0.25, "confirmations": 0, "max_probes": 6}
+FULL_LOAD = {"rel_tol": 0.05, "confirmations": 1, "max_probes": 16}
+QUICK_LOAD_BUDGET_S = 60.0
+"""Wall time a quick run's load test may take per arm, and the least a full run's may."""
+
+
+def probe_count(load: LoadPlan) -> tuple[int, int]:
+    """Requests a probe measures and the warm-up requests it discards before them.
+
+    Fewer completions than the p99 check needs without a single miss could never pass.
+    """
+    from perfdsl.stats.load import min_completions
+
+    count = max(load.requests, min_completions(0))
+    return count, max(10, count // 20)
+
+
+def load_budget_s(load: LoadPlan, quick: bool) -> float:
+    """Wall time the load test may take per arm: a full search's probes at the lowest declared rate.
+
+    The sweep says where the study expects its capacities; a search that steps far
+    below its lowest rate is measuring a machine busy with other work, and each
+    halving doubles a probe's length, so it is cut off there, its goodput marked
+    unconfirmed with the reason. At least `QUICK_LOAD_BUDGET_S`; a quick run gets that.
+    """
+    if quick or not load.rates:
+        return QUICK_LOAD_BUDGET_S
+    count, warmup = probe_count(load)
+    return max(QUICK_LOAD_BUDGET_S, FULL_LOAD["max_probes"] * (count + warmup) / min(load.rates))
+
+
+@attrs.frozen
+class LoadProbe:
+    """One probe the load test ran: which arm, at what rate, why, and its raw records."""
+
+    arm: str
+    index: int
+    rate: float
+    phase: str
+    run: LoadRun
+    generator: GeneratorLagRecord
+    """The generator's own lag over this probe, as judged when it ran."""
+
+
+def service_time_s(request: Callable[[], Any], calls: int = 5) -> float:
+    """The median time of one request, to start the load search near capacity."""
+    request()
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter_ns()
+        request()
+        times.append(time.perf_counter_ns() - start)
+    return float(np.median(times)) / 1e9
+
+
+def search_load(
+    requests: dict[str, Callable[[], Any]],
+    load: LoadPlan,
+    quick: bool,
+    on_probe: Callable[[str, float, GeneratorLagRecord], None] | None = None,
+) -> tuple[list[LoadProbe], list[str], list[GoodputSearchRecord]]:
+    """The declared sweep (full runs only), then the goodput searches, the arms taking turns.
+
+    The sweep runs each rate for every arm before the next rate, and the searches
+    run one probe of each arm in turn (`stats.load.interleave`), the arm that went
+    second in the sweep going first, so that the machine's drift falls on both
+    arms. Each arm's search judges a rate on its sweep's runs too, as the
+    evaluation does. Every probe keeps its raw per-request records. Returns the
+    probes, why an arm stopped when the load test's time budget ran out, and how
+    each arm's search ended.
+    """
+    from perfdsl.bundle.evaluation.load import RateResult
+    from perfdsl.stats.load import goodput_search, interleave, summarize_rate
+
+    if load.slo_seconds is None:
+        return [], [], []
+    count, warmup = probe_count(load)
+    arms = list(requests)
+    # The arms take turns, so the budget is the load test's: each arm's share, together.
+    budget = load_budget_s(load, quick) * len(arms)
+    deadline = time.monotonic() + budget
+    probes: list[LoadProbe] = []
+    stopped: list[str] = []
+    swept: dict[str, list[tuple[float, RateResult]]] = {arm: [] for arm in arms}
+
+    def run_rate(arm: str, rate: float, phase: str) -> RateResult | None:
+        duration = 1.5 * (count + warmup) / rate + 2.0
+        if time.monotonic() + duration > deadline:
+            stopped.append(
+                f"`{arm}` load search stopped: a probe at {rate:.3g} rps would take "
+                f"{duration:.0f} s, past the load test's {budget:.0f} s budget"
+            )
+            return None
+        run = run_open_loop(
+            requests[arm], rate, count=count, warmup=warmup, seed=LOAD_SEED, duration_s=duration
+        )
+        scheduled, issued, _, completed = run.seconds()
+        result = summarize_rate(rate, scheduled, issued, completed, load.slo_seconds, run.ok)
+        lag = GeneratorLagRecord(**attrs.asdict(result.generator))
+        probes.append(LoadProbe(arm, len(probes), rate, phase, run, lag))
+        if on_probe:
+            on_probe(arm, rate, lag)
+        return result
+
+    if not quick:
+        sweeping = set(arms)
+        for rate in load.rates:
+            for arm in [a for a in arms if a in sweeping]:
+                result = run_rate(arm, rate, "sweep")
+                if result is None:
+                    sweeping.discard(arm)
+                else:
+                    swept[arm].append((rate, result))
+        arms.reverse()
+    outcomes = interleave(
+        {
+            arm: goodput_search(
+                _start_rate(requests[arm], load, quick),
+                prior=swept[arm],
+                **(QUICK_LOAD if quick else FULL_LOAD),
+            )
+            for arm in arms
+        },
+        run_rate,
+    )
+    searches = [
+        GoodputSearchRecord(arm, search.goodput, search.failing, search.confirmed, search.reason)
+        for arm, search in outcomes.items()
+    ]
+    return probes, stopped, searches
+
+
+def _start_rate(request: Callable[[], Any], load: LoadPlan, quick: bool) -> float:
+    """Where the search starts: the declared lowest rate, or half the single-request capacity.
+
+    Quick runs start near capacity, where a few probes bracket the goodput; full
+    runs start where the study says, unless that is already past capacity.
+    """
+    capacity = 1.0 / max(service_time_s(request), 1e-6)
+    if quick or not load.rates:
+        return max(1.0, capacity / 2)
+    return max(1.0, min(load.rates[0], capacity / 2))
+
+
+def probe_record(bundle: Any, probe: LoadProbe) -> LoadProbeRecord:
+    """Write the probe's per-request records into the bundle; its entry in results.json."""
+    path = f"load/{probe.arm}-{probe.index:03d}.csv"
+    run = probe.run
+    rows = zip(
+        run.scheduled_ns.tolist(),
+        run.issued_ns.tolist(),
+        run.started_ns.tolist(),
+        run.completed_ns.tolist(),
+        run.ok.astype(int).tolist(),
+        strict=True,
+    )
+    bundle.write_csv(path, ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok"), rows)
+    return LoadProbeRecord(
+        arm=probe.arm,
+        index=probe.index,
+        rate=probe.rate,
+        phase=probe.phase,
+        records=path,
+        warmup=run.warmup,
+        truncated=run.truncated,
+        first_error=run.first_error,
+        generator=probe.generator,
+    )
