@@ -193,3 +193,16 @@ def test_declared_share_against_measured_f():
     contradicted = check_declared_share(0.09, measured)
     assert not contradicted.compatible
     assert "contradicts" in contradicted.message
+
+
+def test_a_consistent_interval_across_the_band_edge_says_which_side_it_reaches() -> None:
+    # B = 0.95, corners [0.9485, 0.9515]; the faster edge of the band is 0.9485 / 1.01 = 0.9391.
+    f, op = Estimate(0.1, 0.099, 0.101, 0.95), Estimate(0.5, 0.49, 0.51, 0.95)
+    crossing = reconcile(f, op, Estimate(0.945, 0.935, 0.955, 0.95), theta=0.01)
+    assert crossing.status == "consistent" and judge_prediction(crossing) == "inconclusive"
+    assert "at the edge: part of its interval is faster than the bound allows (band from 0.9391)" in (
+        crossing.message
+    )
+    inside = reconcile(f, op, Estimate(0.95, 0.945, 0.955, 0.95), theta=0.01)
+    assert inside.status == "consistent" and judge_prediction(inside) == "confirmed"
+    assert inside.message.endswith(": consistent")

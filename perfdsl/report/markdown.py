@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from perfdsl.bundle.evaluation.end_to_end import straddle_note
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.evaluation.kernels import OperationResult
 from perfdsl.bundle.evaluation.verdicts import CurrentStudy
@@ -174,10 +175,11 @@ def _end_to_end_sentence(ctx: ReportContext) -> str:
         return f"{shown}."
     low, high = amdahl.bound_range
     status = _AMDAHL_STATUS.get(r.status, fmt.text(r.status))
+    edge = straddle_note(r.measured, r.band_low, r.band_high) if r.status == "consistent" else ""
     return (
         f"{shown}; against Amdahl's bound on it, {fmt.ratio(amdahl.bound_time_ratio)} "
         f"[{fmt.ratio(low)}, {fmt.ratio(high)}] (f = {fmt.percent(amdahl.f.value)}, operation "
-        f"time ratio {fmt.ratio(amdahl.op_ratio.value)}), it is **{status}**."
+        f"time ratio {fmt.ratio(amdahl.op_ratio.value)}), it is **{status}**{fmt.text(edge)}."
     )
 
 

@@ -33,7 +33,7 @@ from typing import Literal
 
 import numpy as np
 
-from perfdsl.bundle.evaluation.end_to_end import Reconciliation, ShareCheck, Status
+from perfdsl.bundle.evaluation.end_to_end import Reconciliation, ShareCheck, Status, straddle_note
 from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, index_chunks, studentized_interval
 
@@ -196,7 +196,7 @@ def reconcile(
         message = f"{shown}: the interval is too wide to tell"
     else:
         status = "consistent"
-        message = f"{shown}: consistent"
+        message = f"{shown}: consistent{straddle_note(measured, low, high)}"
     return Reconciliation(f, op_ratio, bound, low, high, measured, theta, status, signs_disagree, message)
 
 

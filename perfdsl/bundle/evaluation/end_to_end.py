@@ -14,6 +14,22 @@ CONTRADICTIONS = ("beyond_bound", "opposite_sign")
 """Reconciliation outcomes under which the end-to-end effect cannot come from this change."""
 
 
+def straddle_note(measured: Estimate, band_low: float, band_high: float) -> str:
+    """What a consistent interval that crosses an edge of the band leaves open; "" inside it.
+
+    Consistent means "not contradicted", not "confirmed": an interval that reaches
+    past the band's faster edge still allows an effect the change alone cannot
+    make, and one past its slower edge a bottleneck, so a reader is told which.
+    """
+    if measured.low < band_low:
+        return (
+            f", at the edge: part of its interval is faster than the bound allows (band from {band_low:.4g})"
+        )
+    if measured.high > band_high:
+        return f", at the edge: part of its interval lies short of the band (band to {band_high:.4g})"
+    return ""
+
+
 @attrs.frozen
 class Reconciliation:
     """The application's measured time ratio set against Amdahl's bound, all as time ratios."""
