@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from perfdsl import codes
+from perfdsl.bundle.sampling import BlockReading, BlockRecord, LoadReading, WarmupRecord
 from perfdsl.cli import main
 from perfdsl.commands.check import diagnose
 from perfdsl.evaluate import quality
@@ -69,6 +70,12 @@ def test_a_diagnostic_takes_its_severity_from_the_rule() -> None:
         codes.diagnostic("PD999", "m", source, source.end)
 
 
+def _load(wall: float, busy: float, total: float, own: float) -> BlockReading:
+    """A block edge that read the machine's load (load average 3) and no clocks."""
+    load = LoadReading(wall_s=wall, busy_s=busy, steal_s=0, total_s=total, self_s=own, load1=3)
+    return BlockReading(None, None, None, None, None, None, None, load)
+
+
 def _quality_messages() -> list[str]:
     """A message of every PQ code, from planted measurements."""
     times = np.full(10, 1e-3)
@@ -80,15 +87,11 @@ def _quality_messages() -> list[str]:
         *quality.check_throttling([0, 0x4], "baseline"),
         *quality.check_bandwidth(4200.0, 3350.0, "fused"),
         *quality.check_block_count(3, "baseline"),
-        *quality.check_warmup([{"arm": "baseline", "calls": 500, "settled": False}], "shape (64, 4096)"),
+        *quality.check_warmup(
+            [WarmupRecord.from_json({"arm": "baseline", "calls": 500, "settled": False})], "shape (64, 4096)"
+        ),
         *quality.check_contention(
-            [
-                {
-                    "arm": "baseline",
-                    "start": {"wall_s": 0, "busy_s": 0, "steal_s": 0, "total_s": 0, "self_s": 0, "load1": 3},
-                    "end": {"wall_s": 1, "busy_s": 2, "steal_s": 0, "total_s": 2, "self_s": 1, "load1": 3},
-                }
-            ],
+            [BlockRecord(None, "baseline", None, _load(0, 0, 0, 0), _load(1, 2, 2, 1), None, False)],
             "shape (64, 4096)",
         ),
     ]

@@ -7,14 +7,17 @@ the fake has no setter at all, so a call that changed a GPU setting would fail.
 from __future__ import annotations
 
 import json
+import platform
 import shutil
 import subprocess
 import sys
 import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from perfdsl.bundle.environment import EnvironmentRecord
 from perfdsl.runtime import environment
 from perfdsl.runtime.environment import (
     ClockReading,
@@ -220,3 +223,22 @@ def test_clock_event_reason_names_keeps_unknown_bits():
     assert clock_event_reason_names(0) == ()
     assert clock_event_reason_names(0x41) == ("gpu_idle", "hw_thermal_slowdown")
     assert clock_event_reason_names(0x1000) == ("0x1000",)
+
+
+def test_the_record_reads_what_the_report_shows_from_a_capture(git_repository, no_gpu):
+    captured = capture_environment(git_repository, argv=["perfdsl", "run", "s.perf"])
+    record = EnvironmentRecord.from_json(captured)
+    assert record.command_line == ("perfdsl", "run", "s.perf")
+    assert record.python == f"{platform.python_implementation()} {platform.python_version()}"
+    assert record.system.startswith(platform.system()) and record.cpu_model
+    assert record.usable_cores is not None and record.usable_cores >= 1
+    assert record.gpu is None and record.gpu_missing and "NVML unavailable" in record.gpu_missing
+    assert dict(record.packages)["numpy"] == np.__version__
+    assert [name for name, _ in record.packages] == sorted(name for name, _ in record.packages)
+    assert record.commit and record.dirty is False
+
+
+def test_the_gpu_is_described_by_its_devices_and_driver(fake_nvml):
+    record = EnvironmentRecord.from_json(capture_environment())
+    assert record.gpu is not None and record.gpu_missing is None
+    assert record.gpu.description == "NVIDIA H200, driver 590.48, CUDA 13.1"

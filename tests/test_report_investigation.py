@@ -17,6 +17,7 @@ from perfdsl.bundle import versions
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.evaluation.kernels import ShapeResult
 from perfdsl.bundle.evaluation.mechanism import KernelCounts
+from perfdsl.bundle.manifest import Manifest
 from perfdsl.bundle.plan import CorrectnessPlan, Plan, TimingPlan
 from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import Results
@@ -144,7 +145,7 @@ def _render(evaluation: Evaluation) -> list[str]:
         plan=_plan(),
         environment=None,
         environment_missing=None,
-        manifest={},
+        manifest=Manifest(None, ()),
         registration=RegistrationRecord(None, None, None),
         bundle_label="bundle",
         current=None,

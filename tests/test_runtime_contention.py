@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from perfdsl.bundle.sampling import BlockRecord
 from perfdsl.evaluate.quality import check_contention, summarize_contention
 from perfdsl.runtime.contention import contended_blocks, contention, parse_proc_stat, read_load
 
@@ -79,6 +80,11 @@ def test_a_block_is_contended_when_other_work_takes_half_a_core_or_steal_five_pe
     assert stolen is not None and stolen.contended and stolen.steal_share == pytest.approx(0.06)
 
 
+def _records(blocks: list[dict[str, object]]) -> list[BlockRecord]:
+    """The block log as the evaluation reads it from results.json."""
+    return [BlockRecord.from_json(b) for b in blocks]
+
+
 def _pieces(block: dict[str, object]) -> tuple[object, object]:
     return block["start"], block["end"]
 
@@ -90,17 +96,18 @@ def test_short_blocks_are_judged_together_not_one_tick_at_a_time():
     readings = [contention(b["start"], b["end"]) for b in short]  # type: ignore[arg-type]
     assert readings[0].contended  # type: ignore[union-attr]
     assert contended_blocks(readings) == [False] * 8  # type: ignore[arg-type]
-    assert check_contention(short, "op s") == ()
+    assert check_contention(_records(short), "op s") == ()
 
 
 def test_contended_blocks_are_a_finding_and_the_summary_says_the_verdict_rests_on_them():
     blocks = [_block("baseline", 0, 1.0, 0.9), _block("change", 1, 1.0, 0.0), _block("copy", 2, 1.0, 0.0)]
-    (finding,) = check_contention(blocks, "normalize 4096x8192")
+    (finding,) = check_contention(_records(blocks), "normalize 4096x8192")
     assert finding.code == "PQ009" and finding.subject == "normalize 4096x8192 baseline"
     assert "1 of 1 blocks" in finding.message
-    summary = summarize_contention([("normalize 4096x8192", blocks, True)])
+    summary = summarize_contention([("normalize 4096x8192", _records(blocks), True)])
     assert (summary.blocks, summary.contended, summary.verdicts_rest_on_contended) == (3, 1, True)
     assert summary.shapes == ("normalize 4096x8192",)
     roof_only = [_block("copy", 0, 1.0, 0.9), _block("baseline", 1, 1.0, 0.0)]
-    assert not summarize_contention([("s", roof_only, True)]).verdicts_rest_on_contended
-    assert summarize_contention([("s", [{"arm": "A", "start": {}, "end": {}}], True)]).missing
+    assert not summarize_contention([("s", _records(roof_only), True)]).verdicts_rest_on_contended
+    unloaded = _records([{"arm": "A", "start": {}, "end": {}}])
+    assert summarize_contention([("s", unloaded, True)]).missing

@@ -10,7 +10,8 @@ facts differ. Readings that change on every run (the current clock and
 temperature of an idle GPU, the time, the working directory) are left out:
 they would mark every run as changed. The git commit of the study's repository
 is kept apart, because a new commit is what a history is made of, not a
-change of machine.
+change of machine. The rest of the record is what a report's reproduction
+section shows (the command line, the versions, the GPUs by name).
 """
 
 from __future__ import annotations
@@ -35,8 +36,37 @@ _GPU_FACTS = (
 
 
 @attrs.frozen
+class GpuSummary:
+    """The GPUs a run saw, as a report names them: the driver and each device's name."""
+
+    driver_version: str | None
+    cuda_driver_version: str | None
+    """The CUDA version the driver supports, "13.0" (NVML only)."""
+    names: tuple[str, ...]
+
+    @property
+    def description(self) -> str:
+        """One line: every device's name, then the driver and CUDA versions that were read."""
+        shown = [
+            *self.names,
+            *([f"driver {self.driver_version}"] if self.driver_version else []),
+            *([f"CUDA {self.cuda_driver_version}"] if self.cuda_driver_version else []),
+        ]
+        return ", ".join(shown) or "recorded"
+
+    @classmethod
+    def from_json(cls, gpu: Mapping[str, Any]) -> GpuSummary:
+        devices = [d for d in gpu.get("devices") or () if isinstance(d, Mapping)]
+        return cls(
+            driver_version=_optional_text(gpu.get("driver_version")),
+            cuda_driver_version=_optional_text(gpu.get("cuda_driver_version")),
+            names=tuple(str(d["name"]) for d in devices if d.get("name")),
+        )
+
+
+@attrs.frozen
 class EnvironmentRecord:
-    """The facts of one run's machine and software, and the commit of the study's repository."""
+    """One run's machine and software: the facts compared across runs, and what a report shows."""
 
     facts: tuple[tuple[str, str], ...]
     """(name, value) in a fixed order; a value the run could not read is "unknown"."""
@@ -46,6 +76,22 @@ class EnvironmentRecord:
     """Whether that work tree had changes not in the commit (untracked files count)."""
     captured: str | None
     """When the environment was captured (UTC, ISO 8601)."""
+    perfdsl: str | None
+    command_line: tuple[str, ...] | None
+    python: str
+    """Implementation and version, "CPython 3.11.7"; empty where neither was read."""
+    system: str
+    """OS name, release and machine, "Linux 6.8.0 x86_64"; empty where none was read."""
+    cpu_model: str | None
+    usable_cores: int | None
+    """CPUs the run's process could use (affinity, cpusets), which can be fewer than exist."""
+    gpu: GpuSummary | None
+    gpu_missing: str | None
+    """Why no GPU was read (no NVML, no nvidia-smi), as the run said it."""
+    packages: tuple[tuple[str, str | None], ...]
+    """(distribution, version) by name; None for one not installed."""
+    variables: tuple[tuple[str, str], ...]
+    """(name, value) by name: the environment variables that change the device or the compilation."""
 
     @property
     def short_commit(self) -> str:
@@ -73,11 +119,25 @@ class EnvironmentRecord:
         commit = git.get("commit")
         dirty = git.get("dirty")
         captured = data.get("time_utc")
+        command = data.get("command_line")
+        gpu = data.get("gpu")
+        cores = _get(data, "cpu", "usable_cores")
+        named = variables if isinstance(variables, Mapping) else {}
         return cls(
             facts=tuple(facts),
             commit=commit if isinstance(commit, str) else None,
             dirty=dirty if isinstance(dirty, bool) else None,
             captured=captured if isinstance(captured, str) else None,
+            perfdsl=_optional_text(data.get("perfdsl")),
+            command_line=tuple(str(a) for a in command) if isinstance(command, list) and command else None,
+            python=_joined(data, "python", ("implementation", "version")),
+            system=_joined(data, "os", ("system", "release", "machine")),
+            cpu_model=_optional_text(_get(data, "cpu", "model")),
+            usable_cores=cores if isinstance(cores, int) else None,
+            gpu=GpuSummary.from_json(gpu) if isinstance(gpu, Mapping) else None,
+            gpu_missing=_optional_text(data.get("gpu_missing")),
+            packages=tuple((str(name), _optional_text(v)) for name, v in sorted(packages.items())),
+            variables=tuple((str(name), str(value)) for name, value in sorted(named.items())),
         )
 
     @classmethod
@@ -121,3 +181,12 @@ def _get(data: Mapping[str, Any], section: str, key: str) -> Any:
 
 def _text(value: Any, absent: str = "unknown") -> str:
     return absent if value is None else str(value)
+
+
+def _optional_text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _joined(data: Mapping[str, Any], section: str, keys: tuple[str, ...]) -> str:
+    """The section's values at `keys`, space-separated, those not read left out."""
+    return " ".join(str(v) for v in (_get(data, section, k) for k in keys) if v is not None)

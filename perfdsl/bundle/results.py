@@ -18,6 +18,7 @@ import attrs
 from perfdsl import targets
 from perfdsl.bundle import versions
 from perfdsl.bundle.application import ApplicationRecord
+from perfdsl.bundle.sampling import BlockRecord, WarmupRecord
 from perfdsl.bundle.static import StaticCode
 
 RESULTS = "results.json"
@@ -177,9 +178,9 @@ class ShapeRecord:
         return self._per_arm("buffer_bytes")
 
     @property
-    def warmups(self) -> list[Mapping[str, Any]]:
-        """Per arm, the warm-up's calls, whether it settled and its curve (`durations_ns`, version 3)."""
-        return list((self.timing or {}).get("warmup") or [])
+    def warmups(self) -> list[WarmupRecord]:
+        """Per arm, the warm-up's calls, whether it settled and its curve (`durations_ns`, version 4)."""
+        return [WarmupRecord.from_json(w) for w in (self.timing or {}).get("warmup") or []]
 
     @property
     def worker_failures(self) -> list[str]:
@@ -188,9 +189,9 @@ class ShapeRecord:
         return [str(f.get("message", "")) for f in failures if f.get("phase") == WORKER_PHASE]
 
     @property
-    def blocks(self) -> list[Mapping[str, Any]]:
-        """The sampler's block log, in the interleaved order (clocks at each block's ends)."""
-        return list((self.timing or {}).get("blocks") or [])
+    def blocks(self) -> list[BlockRecord]:
+        """The sampler's block log, in the interleaved order (clocks and load at each block's ends)."""
+        return [BlockRecord.from_json(b) for b in (self.timing or {}).get("blocks") or []]
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -18,7 +18,6 @@ throttled, ...), or whose operation fails its correctness check, is
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import attrs
 import numpy as np
@@ -26,6 +25,7 @@ import numpy as np
 from perfdsl.bundle.evaluation.kernels import ArmSummary, OperationResult, ShapeResult
 from perfdsl.bundle.evaluation.mechanism import Bandwidth, ShapeMechanism
 from perfdsl.bundle.results import OperationRecord, ShapeRecord
+from perfdsl.bundle.sampling import BlockRecord
 from perfdsl.codes import CODES
 from perfdsl.evaluate import quality
 from perfdsl.evaluate.combination import ShapeInput, combine
@@ -245,17 +245,17 @@ def _findings(
 
 
 def _clock_findings(
-    samples: Mapping[str, ArmSamples], blocks: list[Mapping[str, Any]], subject: str
+    samples: Mapping[str, ArmSamples], blocks: list[BlockRecord], subject: str
 ) -> list[quality.Finding]:
     """PQ004 and PQ005 from the block hook's clock readings (a CUDA run's only)."""
-    by_index = {b["index"]: b for b in blocks if isinstance(b, Mapping) and "index" in b}
+    by_index = {b.index: b for b in blocks if b.index is not None}
     out: list[quality.Finding] = []
     clocks: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for arm in ARMS:
         if arm not in samples:
             continue
-        readings = [by_index.get(i, {}) for i in samples[arm].block_indices]
-        reasons = [_reading(b, "clock_event_reasons") for b in readings]
+        readings = [by_index.get(i) for i in samples[arm].block_indices]
+        reasons = [_reasons(b) for b in readings]
         if any(r is not None for r in reasons):
             out += quality.check_throttling([int(r or 0) for r in reasons], f"{subject} {arm}")
         mhz = [_mean_clock(b) for b in readings]
@@ -267,18 +267,15 @@ def _clock_findings(
     return out
 
 
-def _mean_clock(block: Mapping[str, Any]) -> float | None:
+def _mean_clock(block: BlockRecord | None) -> float | None:
     """The SM clock over a block: the mean of its start and end readings."""
-    found = [float(v) for v in _edges(block, "sm_clock_mhz")]
+    edges = () if block is None else (block.start.sm_clock_mhz, block.end.sm_clock_mhz)
+    found = [float(v) for v in edges if v is not None]
     return sum(found) / len(found) if found else None
 
 
-def _reading(block: Mapping[str, Any], key: str) -> int | None:
+def _reasons(block: BlockRecord | None) -> int | None:
     """Clock-event reason bits seen at either edge of a block (OR), or None if unread."""
-    found = [int(v) for v in _edges(block, key)]
+    edges = () if block is None else (block.start.clock_event_reasons, block.end.clock_event_reasons)
+    found = [v for v in edges if v is not None]
     return None if not found else int(np.bitwise_or.reduce(found))
-
-
-def _edges(block: Mapping[str, Any], key: str) -> list[int | float]:
-    values = ((block.get(edge) or {}).get(key) for edge in ("start", "end"))
-    return [v for v in values if isinstance(v, int | float)]

@@ -10,13 +10,14 @@ why it matters and what to do, for `perfdsl explain`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from enum import StrEnum
 
 import numpy as np
 
 from perfdsl.bundle.evaluation.kernels import Finding
 from perfdsl.bundle.evaluation.verdicts import ContendedSummary
+from perfdsl.bundle.sampling import BlockRecord, WarmupRecord
 from perfdsl.codes import CODES, Code
 from perfdsl.runtime.contention import Contention, contended_blocks, contention
 
@@ -251,41 +252,41 @@ def check_block_count(n_blocks: int, subject: str, floor: int = 10) -> tuple[Fin
     return (Finding(PQ.FEW_BLOCKS, "warning", f"{n_blocks} blocks, fewer than {floor}", subject),)
 
 
-def check_warmup(warmups: Sequence[Mapping[str, object]], subject: str) -> tuple[Finding, ...]:
+def check_warmup(warmups: Sequence[WarmupRecord], subject: str) -> tuple[Finding, ...]:
     """PQ008: an arm whose warm-up reached its cap before its timing settled (`runtime.warmup`).
 
     A record without `settled` (a bundle from before the rule) is not judged.
     """
     out = []
     for warm in warmups:
-        if warm.get("settled") is False:
+        if warm.settled is False:
             out.append(
                 Finding(
                     PQ.UNSETTLED,
                     "warning",
-                    f"warm-up never settled: {warm.get('calls')} calls without two consecutive "
+                    f"warm-up never settled: {warm.calls} calls without two consecutive "
                     "windows agreeing, so the first blocks may still be warming up",
-                    f"{subject} {warm.get('arm')}",
+                    f"{subject} {warm.arm}",
                 )
             )
     return tuple(out)
 
 
-def block_contention(blocks: Sequence[Mapping[str, object]]) -> dict[str, list[tuple[Contention, bool]]]:
+def block_contention(blocks: Sequence[BlockRecord]) -> dict[str, list[tuple[Contention, bool]]]:
     """Arm -> each of its blocks that recorded the machine's load: its reading, and whether it
     competed with other work (`runtime.contention.contended_blocks`)."""
     readings: dict[str, list[Contention]] = {}
     for block in blocks:
-        start, end = block.get("start"), block.get("end")
-        if not isinstance(start, Mapping) or not isinstance(end, Mapping):
+        start, end = block.start.load, block.end.load
+        if start is None or end is None:
             continue
-        found = contention(start, end)
+        found = contention(start.as_reading(), end.as_reading())
         if found is not None:
-            readings.setdefault(str(block.get("arm")), []).append(found)
+            readings.setdefault(block.arm, []).append(found)
     return {arm: list(zip(r, contended_blocks(r), strict=True)) for arm, r in readings.items()}
 
 
-def check_contention(blocks: Sequence[Mapping[str, object]], subject: str) -> tuple[Finding, ...]:
+def check_contention(blocks: Sequence[BlockRecord], subject: str) -> tuple[Finding, ...]:
     """PQ009: blocks of an arm that competed with other work (`runtime.contention`)."""
     out = []
     for arm, judged in block_contention(blocks).items():
@@ -307,7 +308,7 @@ def check_contention(blocks: Sequence[Mapping[str, object]], subject: str) -> tu
 
 
 def summarize_contention(
-    shapes: Sequence[tuple[str, Sequence[Mapping[str, object]], bool]],
+    shapes: Sequence[tuple[str, Sequence[BlockRecord], bool]],
     compared_arms: Sequence[str] = ("baseline", "change"),
 ) -> ContendedSummary:
     """From (subject, block log, has a comparison) per shape: the run's contention summary."""

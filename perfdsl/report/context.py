@@ -4,25 +4,25 @@ The report reads evaluation.json (the evaluation's contract) into its records
 (`bundle.evaluation`) rather than taking them from a fresh evaluation: a report
 must be rebuildable from an archived bundle without re-evaluating it, and
 reading the file is what makes the Markdown a deterministic function of the
-bundle. A few raw files are
-read for presentation only: the per-case correctness errors (results.json),
-the environment and the manifest hashes.
+bundle. The other files it presents (the per-case correctness errors in
+results.json, the environment, the manifest hashes) are read through their
+records too (`perfdsl.bundle`), never by key here.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 import attrs
 
+from perfdsl.bundle.environment import ENVIRONMENT, EnvironmentRecord
 from perfdsl.bundle.evaluation.end_to_end import EndToEnd
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.evaluation.kernels import OperationResult
 from perfdsl.bundle.evaluation.load import LoadEvaluation
 from perfdsl.bundle.evaluation.verdicts import CurrentStudy
+from perfdsl.bundle.manifest import Manifest
 from perfdsl.bundle.plan import Plan
 from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import Results
@@ -43,9 +43,9 @@ class ReportContext:
     """evaluation.json."""
     results: Results
     plan: Plan
-    environment: Mapping[str, Any] | None
+    environment: EnvironmentRecord | None
     environment_missing: str | None
-    manifest: Mapping[str, Any]
+    manifest: Manifest
     registration: RegistrationRecord
     bundle_label: str
     """The bundle's path as the report prints it."""
@@ -123,21 +123,20 @@ class BundleFiles:
     results: Results
     plan: Plan
     registration: RegistrationRecord
-    manifest: Mapping[str, Any]
-    environment: Mapping[str, Any] | None
+    manifest: Manifest
+    environment: EnvironmentRecord | None
     """None when the bundle has no environment.json."""
     study_text: str
 
 
 def read_bundle_files(bundle: Path) -> BundleFiles:
     """The bundle's files the report presents; environment.json may be absent."""
-    environment = bundle / "environment.json"
     return BundleFiles(
         results=Results.read(bundle),
         plan=Plan.read(bundle),
         registration=RegistrationRecord.read(bundle),
-        manifest=json.loads((bundle / "manifest.json").read_text(encoding="utf-8")),
-        environment=json.loads(environment.read_text(encoding="utf-8")) if environment.is_file() else None,
+        manifest=Manifest.read(bundle),
+        environment=EnvironmentRecord.read(bundle) if (bundle / ENVIRONMENT).is_file() else None,
         study_text=(bundle / "study.perf").read_text(encoding="utf-8"),
     )
 

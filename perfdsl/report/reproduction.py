@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
 
+from perfdsl.bundle.environment import EnvironmentRecord
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext
 
@@ -15,9 +14,9 @@ _MANIFEST_HASH_CHARS = 16
 
 def render_reproduction(ctx: ReportContext, out: Blocks) -> None:
     """The exact commands, the environment, the bundle and its manifest hashes."""
-    env = ctx.environment or {}
+    env = ctx.environment
     study_path = ctx.plan.study_path or f"{ctx.study.name.id}.perf"
-    command = env.get("command_line")
+    command = None if env is None else env.command_line
     ran = " ".join(command) if command else f"perfdsl run {study_path}"
     commands = [
         ran,
@@ -27,18 +26,18 @@ def render_reproduction(ctx: ReportContext, out: Blocks) -> None:
     out.add("The run, its evaluation and this report:", _fenced(commands))
     out.add(f"Bundle: {fmt.code(ctx.bundle_label)} (run {fmt.code(ctx.run_id)}).")
     out.add(_registration_paragraph(ctx))
-    if ctx.environment is None:
+    if env is None:
         out.add(f"Environment: not recorded ({fmt.message(ctx.environment_missing)}).")
     else:
         out.add(fmt.table("Environment of the run", ["Item", "Value"], _environment_rows(env)))
-    files = sorted((ctx.manifest.get("files") or {}).items())
+    files = ctx.manifest.files
     # A fixed-width listing, not a table: it reads like `sha256sum` output, and a
     # bundle has dozens of files, which as table rows would triple the PDF's layout time.
-    width = max((len(fmt.count(entry.get("size"))) for _, entry in files), default=1)
+    width = max((len(fmt.count(entry.size)) for entry in files), default=1)
     listing = [
-        f"{str(entry.get('sha256', ''))[:_MANIFEST_HASH_CHARS]:<{_MANIFEST_HASH_CHARS}}  "
-        f"{fmt.count(entry.get('size')):>{width}}  {' '.join(name.split())}"
-        for name, entry in files
+        f"{entry.sha256[:_MANIFEST_HASH_CHARS]:<{_MANIFEST_HASH_CHARS}}  "
+        f"{fmt.count(entry.size):>{width}}  {' '.join(entry.path.split())}"
+        for entry in files
     ]
     out.add(
         f"Manifest: every file of the bundle, with the first {_MANIFEST_HASH_CHARS} hex digits of its "
@@ -75,50 +74,24 @@ def _registration_paragraph(ctx: ReportContext) -> str:
     return "; ".join(parts) + "."
 
 
-def _environment_rows(env: Mapping[str, Any]) -> list[list[str]]:
-    python = env.get("python") or {}
-    system = env.get("os") or {}
-    cpu = env.get("cpu") or {}
-    gpu = env.get("gpu")
-    git = env.get("git") or {}
+def _environment_rows(env: EnvironmentRecord) -> list[list[str]]:
+    cores = "?" if env.usable_cores is None else env.usable_cores
+    gpu = env.gpu.description if env.gpu else f"none ({env.gpu_missing or 'not recorded'})"
     rows = [
-        ["perfdsl", fmt.text(env.get("perfdsl", fmt.MISSING))],
-        [
-            "Python",
-            fmt.text(
-                f"{python.get('implementation', '')} {python.get('version', '')}".strip() or fmt.MISSING
-            ),
-        ],
-        [
-            "OS",
-            fmt.text(
-                f"{system.get('system', '')} {system.get('release', '')} {system.get('machine', '')}".strip()
-                or fmt.MISSING
-            ),
-        ],
-        ["CPU", fmt.text(f"{cpu.get('model', '?')}, {cpu.get('usable_cores', '?')} usable cores")],
-        ["GPU", fmt.message(_gpu(gpu) if gpu else f"none ({env.get('gpu_missing', 'not recorded')})")],
+        ["perfdsl", fmt.text(env.perfdsl or fmt.MISSING)],
+        ["Python", fmt.text(env.python or fmt.MISSING)],
+        ["OS", fmt.text(env.system or fmt.MISSING)],
+        ["CPU", fmt.text(f"{env.cpu_model or '?'}, {cores} usable cores")],
+        ["GPU", fmt.message(gpu)],
         [
             "git",
             fmt.text(
-                f"{str(git.get('commit', ''))[:12] or fmt.MISSING}"
-                f"{' (uncommitted changes)' if git.get('dirty') else ''}"
+                f"{(env.commit or '')[:12] or fmt.MISSING}{' (uncommitted changes)' if env.dirty else ''}"
             ),
         ],
-        ["Run started", fmt.text(env.get("time_utc", fmt.MISSING))],
+        ["Run started", fmt.text(env.captured or fmt.MISSING)],
     ]
-    rows += [
-        [fmt.text(name), fmt.text(version)] for name, version in sorted((env.get("packages") or {}).items())
-    ]
-    rows += [
-        [fmt.code(name), fmt.code(value)]
-        for name, value in sorted((env.get("environment_variables") or {}).items())
-    ]
+    # A distribution not installed reads "None", as the run recorded it.
+    rows += [[fmt.text(name), fmt.text(version)] for name, version in env.packages]
+    rows += [[fmt.code(name), fmt.code(value)] for name, value in env.variables]
     return rows
-
-
-def _gpu(gpu: Any) -> str:
-    if isinstance(gpu, Mapping):
-        shown = [str(gpu.get(k)) for k in ("name", "driver", "compute_capability") if gpu.get(k)]
-        return ", ".join(shown) or "recorded"
-    return str(gpu)

@@ -139,18 +139,19 @@ def _steady_state(ctx: ReportContext, op: OperationResult, out: Blocks) -> None:
         return
     rows = []
     for shape in record.shapes:
-        warm = {str(w.get("arm")): w for w in shape.warmups}
+        warm = {w.arm: w for w in shape.warmups}
         judged = quality.block_contention(shape.blocks)
         for arm, regime in shape.regimes.items():
-            w = warm.get(arm, {})
-            settled = w.get("settled")
+            w = warm.get(arm)
+            settled = None if w is None else w.settled
+            calls = None if w is None else w.calls
             note = " (settled)" if settled is True else " (**never settled**)" if settled is False else ""
             busy = judged.get(arm, [])
             rows.append(
                 [
                     fmt.text(shape.label),
                     arm,
-                    f"{w.get('calls', fmt.MISSING)}{note}",
+                    f"{fmt.MISSING if calls is None else calls}{note}",
                     {"dram": "DRAM", "cache": "cache-resident", "mixed": "DRAM, scratch in cache"}.get(
                         regime, fmt.text(regime)
                     ),

@@ -1,0 +1,147 @@
+"""The sampler's warm-ups and block log inside results.json, as records.
+
+The runtime writes each shape's `timing` whole (`perfdsl.runtime.timing.TimingRecord`,
+through `attrs.asdict`), and `ShapeRecord` keeps that JSON as it is, so the
+bytes a run writes do not depend on this module. What the evaluation and the
+report judge from it (whether a warm-up settled, the clocks and the machine's
+load at each block's ends) is read here, once, into typed fields: a key the
+writer renames then fails in one place instead of reading as "not recorded"
+everywhere. Older bundles lack fields (results/4 added `settled`, the curve and
+the load readings): those read as None, and the judgements that need them are
+not made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+_LOAD_FIELDS = ("wall_s", "busy_s", "steal_s", "total_s", "self_s", "load1")
+"""`perfdsl.runtime.contention.read_load`'s reading, every one needed to judge a block."""
+
+
+@attrs.frozen
+class WarmupRecord:
+    """What the warm-up did for one arm (`perfdsl.runtime.warmup.Warmup`)."""
+
+    arm: str
+    calls: int | None
+    elapsed_ns: int | None
+    durations_ns: tuple[int, ...]
+    """Every warm-up call's duration, in order (empty before results/4)."""
+    settled: bool | None
+    """Whether the settle rule held when the warm-up ended; None before results/4."""
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> WarmupRecord:
+        settled = data.get("settled")
+        return cls(
+            arm=str(data.get("arm")),
+            calls=_integer(data.get("calls")),
+            elapsed_ns=_integer(data.get("elapsed_ns")),
+            durations_ns=tuple(int(d) for d in data.get("durations_ns") or ()),
+            settled=settled if isinstance(settled, bool) else None,
+        )
+
+
+@attrs.frozen
+class LoadReading:
+    """The machine's CPU times at one edge of a block (results/4; Linux only)."""
+
+    wall_s: float
+    busy_s: float
+    steal_s: float
+    total_s: float
+    self_s: float
+    """This process's own CPU time, which is not other work."""
+    load1: float
+
+    def as_reading(self) -> dict[str, float]:
+        """The reading as `perfdsl.runtime.contention.contention` takes it."""
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LoadReading | None:
+        """The load part of a block hook's reading, or None unless every field is a number."""
+        values = [data.get(name) for name in _LOAD_FIELDS]
+        if not all(_is_number(v) for v in values):
+            return None
+        return cls(*values)
+
+
+@attrs.frozen
+class BlockReading:
+    """The block hook's reading at one edge of a block (`perfdsl.runtime.worker._block_hook`).
+
+    The clock fields are a CUDA run's only (`perfdsl.runtime.environment.ClockReading`);
+    a field the run could not read is None. Numbers keep the type the JSON gave them.
+    """
+
+    monotonic_s: float | None
+    sm_clock_mhz: float | None
+    mem_clock_mhz: float | None
+    power_w: float | None
+    clock_event_reasons: int | None
+    """NVML's clock-event bitmask (`perfdsl.runtime.environment.CLOCK_EVENT_REASONS`)."""
+    temperature_c: float | None
+    missing: str | None
+    """Why a clock field is None, as the run said it."""
+    load: LoadReading | None
+    """None where the reading has no load (not Linux, or before results/4)."""
+
+    @classmethod
+    def from_json(cls, data: Any) -> BlockReading:
+        reading: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
+        reasons = reading.get("clock_event_reasons")
+        missing = reading.get("missing")
+        return cls(
+            monotonic_s=_number(reading.get("monotonic_s")),
+            sm_clock_mhz=_number(reading.get("sm_clock_mhz")),
+            mem_clock_mhz=_number(reading.get("mem_clock_mhz")),
+            power_w=_number(reading.get("power_w")),
+            clock_event_reasons=int(reasons) if _is_number(reasons) else None,
+            temperature_c=_number(reading.get("temperature_c")),
+            missing=None if missing is None else str(missing),
+            load=LoadReading.from_json(reading),
+        )
+
+
+@attrs.frozen
+class BlockRecord:
+    """One block of the interleaved order (`perfdsl.runtime.timing.Block`)."""
+
+    index: int | None
+    """The block's index in the interleaved order: the sample CSV's `block`."""
+    arm: str
+    arm_block: int | None
+    """The arm's own count of blocks: 0, 1, ..."""
+    start: BlockReading
+    end: BlockReading
+    samples: int | None
+    failed: bool
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BlockRecord:
+        return cls(
+            index=_integer(data.get("index")),
+            arm=str(data.get("arm")),
+            arm_block=_integer(data.get("arm_block")),
+            start=BlockReading.from_json(data.get("start")),
+            end=BlockReading.from_json(data.get("end")),
+            samples=_integer(data.get("samples")),
+            failed=bool(data.get("failed")),
+        )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float)
+
+
+def _number(value: Any) -> float | None:
+    return value if _is_number(value) else None
+
+
+def _integer(value: Any) -> int | None:
+    return int(value) if _is_number(value) else None
