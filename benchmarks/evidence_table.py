@@ -18,28 +18,27 @@ import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.evaluation.kernels import OperationResult, ShapeResult
 from perfdsl.bundle.results import Results
+from perfdsl.bundle.sampling import WarmupRecord
 
 _GB = 1e9
 _ROOF_ARMS = ("copy", "read", "write")
 
 
-def _warmups(results: Results, operation: str, label: str) -> Mapping[str, Mapping[str, Any]]:
+def _warmups(results: Results, operation: str, label: str) -> Mapping[str, WarmupRecord]:
     """Per arm, the warm-up record `perfdsl run` kept for this shape."""
     record = next(op for op in results.operations if op.name == operation)
     shape = next((s for s in record.shapes if s.label == label), None)
-    return {str(w["arm"]): w for w in shape.warmups} if shape is not None else {}
+    return {w.arm: w for w in shape.warmups} if shape is not None else {}
 
 
-def _warmup_text(warmup: Mapping[str, Any] | None) -> str:
+def _warmup_text(warmup: WarmupRecord | None) -> str:
     if warmup is None:
         return "-"
-    settled = warmup.get("settled")
-    return f"{warmup['calls']}" + ("" if settled or settled is None else " (never settled)")
+    return f"{warmup.calls}" + ("" if warmup.settled is not False else " (never settled)")
 
 
 def shape_rows(op: OperationResult, shape: ShapeResult, results: Results) -> list[list[str]]:
