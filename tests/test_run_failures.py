@@ -133,11 +133,15 @@ def test_sigkill_midway_leaves_no_bundle(tmp_path: Path) -> None:
     assert run("verify", str(left[0]), timeout=120).returncode != 0
 
 
-def test_sigint_midway_stops_cleanly(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("sent", "status", "said"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 128 + signal.SIGTERM, "terminated")],
+)
+def test_a_signal_midway_stops_cleanly(tmp_path: Path, sent: int, status: int, said: str) -> None:
     process = _start_and_wait_for_tmp(tmp_path)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(sent)
     _, stderr = process.communicate(timeout=120)
-    assert process.returncode == 130
+    assert process.returncode == status
     assert "Traceback" not in stderr
-    assert stderr.strip().splitlines()[-1] == "perfdsl run: interrupted; nothing half-written was kept"
+    assert stderr.strip().splitlines()[-1] == f"perfdsl run: {said}; nothing half-written was kept"
     assert bundle_dirs(tmp_path, "broken_scale") == []
