@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -139,10 +140,37 @@ def inspect_cuda_kernel(
         else:
             with tempfile.TemporaryDirectory(prefix="perfdsl-sass-") as workdir:
                 sass, tools["nvdisasm"], sass_missing = disassemble(cubin, Path(workdir))
-    properties = function_properties(log, symbol) if symbol else {}
+    return static_kernel(
+        name=name or pyfunc.__name__,
+        signature=signature,
+        arch=arch,
+        symbol=symbol,
+        code=(ptx, ptx_missing, cubin, cubin_missing, sass, sass_missing),
+        properties=function_properties(log, symbol) if symbol else {},
+        tools=tools,
+    )
+
+
+def static_kernel(
+    *,
+    name: str,
+    signature: str,
+    arch: str,
+    symbol: str | None,
+    code: tuple[str | None, str | None, bytes | None, str | None, str | None, str | None],
+    properties: Mapping[str, int],
+    tools: Mapping[str, str | None],
+) -> StaticKernel:
+    """One kernel's record from its code (PTX, cubin, SASS, each with why it is missing).
+
+    The counts, the shared-memory sizes and the tool versions are read the same way
+    whoever compiled the kernel (Numba here, a foreign compiler in `static_code.foreign`);
+    `properties` holds what the compiler or the cubin says of registers, stack and spills.
+    """
+    ptx, ptx_missing, cubin, cubin_missing, sass, sass_missing = code
     sections = elf_section_sizes(cubin) if cubin else {}
     return StaticKernel(
-        name=name or pyfunc.__name__,
+        name=name,
         signature=signature,
         arch=arch,
         symbol=symbol,

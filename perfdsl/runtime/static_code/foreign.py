@@ -15,10 +15,9 @@ import tempfile
 from pathlib import Path
 
 from perfdsl.kernel import KernelCode
-from perfdsl.runtime.static_code.counts import count_ptx, count_sass
 from perfdsl.runtime.static_code.cubin import function_attributes
-from perfdsl.runtime.static_code.cuda import DEFAULT_CC, StaticKernel, function_properties, shared_declared
-from perfdsl.runtime.static_code.toolchain import disassemble, elf_section_sizes, link
+from perfdsl.runtime.static_code.cuda import DEFAULT_CC, StaticKernel, function_properties, static_kernel
+from perfdsl.runtime.static_code.toolchain import disassemble, link
 
 _PTX_TARGET = re.compile(r"^\.target\s+(sm_\w+)", re.MULTILINE)
 _PTX_ISA = re.compile(r"^\.version\s+(\S+)", re.MULTILINE)
@@ -53,29 +52,17 @@ def inspect_kernel_code(code: KernelCode, *, cc: tuple[int, int] = DEFAULT_CC) -
     else:
         with tempfile.TemporaryDirectory(prefix="perfdsl-sass-") as workdir:
             sass, tools["nvdisasm"], sass_missing = disassemble(cubin, Path(workdir))
-    attributes = function_attributes(cubin, code.name) if cubin else {}
+    # The cubin's own `.nv.info` says registers and stack; the link log, where there is one, spills.
     spills = function_properties(log, code.name) if log else {}
-    sections = elf_section_sizes(cubin) if cubin else {}
-    return StaticKernel(
+    attributes = function_attributes(cubin, code.name) if cubin else {}
+    return static_kernel(
         name=code.name,
         signature=code.signature,
         arch=arch,
         symbol=code.name,
-        ptx=ptx,
-        ptx_missing=ptx_missing,
-        cubin=cubin,
-        cubin_missing=cubin_missing,
-        sass=sass,
-        sass_missing=sass_missing,
-        ptx_counts=count_ptx(ptx) if ptx else None,
-        sass_counts=count_sass(sass) if sass else None,
-        registers=attributes.get("registers"),
-        shared_bytes_declared=shared_declared(ptx) if ptx else None,
-        shared_bytes=sections.get(f".nv.shared.{code.name}", 0) if sections else None,
-        local_bytes=attributes.get("local_bytes"),
-        spill_store_bytes=spills.get("spill_store_bytes"),
-        spill_load_bytes=spills.get("spill_load_bytes"),
-        tools=tuple((tool, v) for tool, v in tools.items() if v is not None),
+        code=(ptx, ptx_missing, cubin, cubin_missing, sass, sass_missing),
+        properties={**spills, **attributes},
+        tools=tools,
     )
 
 
