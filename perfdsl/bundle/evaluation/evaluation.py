@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from perfdsl.bundle.evaluation.correctness import ModelLevel
 from perfdsl.bundle.evaluation.end_to_end import EndToEnd
 from perfdsl.bundle.evaluation.kernels import Finding, OperationResult
 from perfdsl.bundle.evaluation.load import LoadEvaluation
-from perfdsl.bundle.evaluation.plain import read_plain, to_plain
+from perfdsl.bundle.evaluation.plain import read_evaluation_file, read_versioned, to_plain
 from perfdsl.bundle.evaluation.value import ValueResult
 from perfdsl.bundle.evaluation.verdicts import (
     ContendedSummary,
@@ -68,11 +67,9 @@ class Evaluation:
     @classmethod
     def from_json(cls, data: Mapping[str, Any], path: Path) -> Evaluation:
         """The record of a parsed evaluation.json; `path` names the file in a refusal."""
-        versions.check_version(data, path, (versions.EVALUATION,))
-        return read_plain(cls, data, path)
+        return read_versioned(cls, data, path, versions.EVALUATION)
 
     @classmethod
     def read(cls, bundle: Path) -> Evaluation:
         """Read and check a bundle's evaluation.json (OSError, ValueError or BundleFormatError)."""
-        path = Path(bundle) / versions.EVALUATION_FILE
-        return cls.from_json(json.loads(path.read_text(encoding="utf-8")), path)
+        return read_evaluation_file(cls, bundle, versions.EVALUATION)

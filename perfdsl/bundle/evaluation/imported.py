@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 import attrs
 
 from perfdsl.bundle import versions
-from perfdsl.bundle.evaluation.plain import read_plain, to_plain
+from perfdsl.bundle.evaluation.plain import read_evaluation_file, read_versioned, to_plain
 from perfdsl.bundle.evaluation.value import Value
 from perfdsl.bundle.evaluation.verdicts import PredictionResult
 
@@ -145,11 +144,9 @@ class ImportedEvaluation:
     @classmethod
     def from_json(cls, data: Mapping[str, Any], path: Path) -> ImportedEvaluation:
         """The record of a parsed imported study's evaluation.json; `path` names the file in a refusal."""
-        versions.check_version(data, path, (versions.IMPORTED_EVALUATION,))
-        return read_plain(cls, data, path)
+        return read_versioned(cls, data, path, versions.IMPORTED_EVALUATION)
 
     @classmethod
     def read(cls, bundle: Path) -> ImportedEvaluation:
         """Read and check an imported study's evaluation.json (OSError, ValueError or BundleFormatError)."""
-        path = Path(bundle) / versions.EVALUATION_FILE
-        return cls.from_json(json.loads(path.read_text(encoding="utf-8")), path)
+        return read_evaluation_file(cls, bundle, versions.IMPORTED_EVALUATION)

@@ -19,6 +19,7 @@ object is used so that two records read from the same bytes compare equal.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import sys
 import types
@@ -144,6 +145,18 @@ def _hints(kind: type) -> Mapping[str, Any]:
     """
     namespace = vars(sys.modules[kind.__module__])
     return {f.name: eval(f.type, namespace) if isinstance(f.type, str) else f.type for f in _written(kind)}
+
+
+def read_versioned(kind: type[T], data: Mapping[str, Any], path: Path, version: str) -> T:
+    """A parsed evaluation.json of `version` as its record; another version refused in one line."""
+    versions.check_version(data, path, (version,))
+    return read_plain(kind, data, path)
+
+
+def read_evaluation_file(kind: type[T], bundle: Path, version: str) -> T:
+    """A bundle's evaluation.json as its record (OSError, ValueError or BundleFormatError)."""
+    path = Path(bundle) / versions.EVALUATION_FILE
+    return read_versioned(kind, json.loads(path.read_text(encoding="utf-8")), path, version)
 
 
 def read_plain(kind: type[T], data: Mapping[str, Any], path: Path) -> T:
