@@ -247,6 +247,7 @@ def test_a_paired_imported_application_is_valued_and_reported(
         f"From `head`: {fmt.sig(v.value)} s per request saved {fmt.interval(v.low, v.high)}" in value_section
     )
     assert "capped" not in value_section
+    assert "faster than its declared share allows" not in page_one
 
 
 def test_a_paired_imported_effect_past_the_declared_share_is_capped_in_the_report(
@@ -263,5 +264,14 @@ def test_a_paired_imported_effect_past_the_declared_share_is_capped_in_the_repor
     assert head.value is not None and head.value.capped
     v = head.value.value
     assert (v.value, v.low, v.high) == pytest.approx((baseline_s * (1 - floor),) * 3)
-    value_section = _report(study, evaluation).split("## Value\n")[1].split("\n## ")[0]
+    report = _report(study, evaluation)
+    value_section = report.split("## Value\n")[1].split("\n## ")[0]
     assert "(capped at the declared share)" in value_section
+    # Page 1 says the effect contradicts the declared share, not only the Value section.
+    edge = floor / (1 + evaluation.threshold)
+    assert head.timing.high < edge
+    warning = (
+        f"`head` is faster than its declared share allows: its time ratio interval ends at "
+        f"{head.timing.high:.4g}, below {edge:.4g}, the fastest a 30% share with `normalize`"
+    )
+    assert warning in report.split("## Workload")[0]

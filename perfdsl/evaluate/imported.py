@@ -28,7 +28,11 @@ from perfdsl.bundle.evaluation.imported import ImportedCounted, ImportedEvaluati
 from perfdsl.bundle.evaluation.verdicts import PredictionResult
 from perfdsl.bundle.files import dumps, replace_file, verify_bundle
 from perfdsl.bundle.imported import ImportedOperation, ImportedRun, ImportedSide
-from perfdsl.evaluate.imported_end_to_end import AMDAHL_NOT_ESTABLISHED, evaluate_applications
+from perfdsl.evaluate.imported_end_to_end import (
+    AMDAHL_NOT_ESTABLISHED,
+    beyond_declared_share,
+    evaluate_applications,
+)
 from perfdsl.evaluate.imported_mechanism import LABEL, counted_imported
 from perfdsl.evaluate.inputs import EvaluateError
 from perfdsl.evaluate.predictions import judge
@@ -79,6 +83,8 @@ def evaluate_imported(bundle: Path, study: Study) -> ImportedEvaluation:
         f"`decision adopt` rests on {t.operation}'s timing, which is {t.verdict}"
         for t in timings + tuple(a.timing for a in applications)
         if declared == "adopt" and not t.evidence_grade
+    ) + tuple(
+        finding for a in applications if (finding := beyond_declared_share(a, timings, threshold)) is not None
     )
     return ImportedEvaluation(
         schema=versions.IMPORTED_EVALUATION,

@@ -119,3 +119,29 @@ def _value(
         ),
         None,
     )
+
+
+def beyond_declared_share(
+    app: ImportedEndToEnd, operations: tuple[ImportedTiming, ...], threshold: float
+) -> str | None:
+    """A finding when the application got faster than its declared share lets the change make it.
+
+    With f unmeasurable, the declared share is the only Amdahl claim there is; an
+    interval wholly below the fastest it allows (the share with the operation's
+    most favourable ratio, less the practical threshold, as `stats.amdahl.reconcile`
+    draws its band) contradicts the claim: the share is larger than declared, or
+    something besides this change sped the application up. None otherwise.
+    """
+    share, high = app.declared_share, app.timing.high
+    op = next((t for t in operations if t.operation in app.uses), None)
+    if share is None or high is None or op is None or op.low is None or op.low <= 0:
+        return None
+    floor = amdahl_time_ratio(share, op.low) / (1.0 + threshold)
+    if high >= floor:
+        return None
+    return (
+        f"`{app.application}` is faster than its declared share allows: its time ratio interval ends at "
+        f"{high:.4g}, below {floor:.4g}, the fastest a {share:.0%} share with `{op.operation}` at "
+        f"{op.low:.4g} can make it; the share is larger than declared, or something besides this change "
+        "sped it up"
+    )
