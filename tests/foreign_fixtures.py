@@ -3,7 +3,8 @@
 It reads its arrays through `__cuda_array_interface__` and nothing else (no
 Numba, no GPU library), so it runs wherever the interface points at host
 memory: under the simulator, and on the plain host objects below. It counts its
-bindings, which is what the contract's "once per buffer set" is about.
+bindings, which is what the contract's "once per buffer set" is about. Host arrays are
+handed over through `runtime.foreign.SimulatedCudaArray`, the same view the simulator uses.
 """
 
 from __future__ import annotations
@@ -32,25 +33,6 @@ def cai_view(array: Any) -> np.ndarray:
     extent = sum((n - 1) * s for n, s in zip(shape, strides, strict=True)) + dtype.itemsize
     buffer = np.ctypeslib.as_array((ctypes.c_byte * max(extent, 1)).from_address(interface["data"][0]))
     return np.ndarray(shape, dtype, buffer=buffer, strides=strides)
-
-
-class HostCudaArray:
-    """A host NumPy array exposing `__cuda_array_interface__` v3, as a device array would."""
-
-    def __init__(self, array: np.ndarray) -> None:
-        self.array = array
-
-    @property
-    def __cuda_array_interface__(self) -> dict[str, Any]:
-        host = self.array.__array_interface__
-        return {
-            "shape": host["shape"],
-            "typestr": host["typestr"],
-            "data": (host["data"][0], False),
-            "strides": host["strides"],
-            "version": 3,
-            "stream": None,
-        }
 
 
 def _rmsnorm_bind(stream: CudaStream, x: Any, w: Any, y: Any) -> Any:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from foreign_fixtures import HostCudaArray, cai_view, rmsnorm_cai
+from foreign_fixtures import cai_view, rmsnorm_cai
 
 from perfdsl.kernel import CudaStream, KernelCode, Variant
 from perfdsl.runtime.foreign import SimulatedCudaArray, bind_foreign, stream_of
@@ -72,9 +72,8 @@ def test_bind_hands_over_arrays_as_they_are_with_the_stream() -> None:
     w = rng.uniform(0.5, 1.5, 8).astype(np.float32)
     y = np.full((4, 8), np.nan, dtype=np.float32)
     stream = CudaStream(handle=1234)
-    call = bind_foreign(
-        rmsnorm_cai, stream, {"x": HostCudaArray(x), "w": HostCudaArray(w), "y": HostCudaArray(y)}, False
-    )
+    arrays = {name: SimulatedCudaArray(a) for name, a in (("x", x), ("w", w), ("y", y))}
+    call = bind_foreign(rmsnorm_cai, stream, arrays, False)
     assert np.isnan(y).all()  # binding runs nothing
     call()
     expected = x * w / np.sqrt(np.mean(x.astype(np.float64) ** 2, axis=1, keepdims=True) + 1e-6)
