@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-RESULTS = "perfdsl.results/6"
+RESULTS = "perfdsl.results/7"
 """results.json's version. History:
 
 * `perfdsl.results/1`: the first layout.
@@ -39,6 +39,12 @@ RESULTS = "perfdsl.results/6"
   outcome (`searches`: `arm`, `goodput`, `failing`, `confirmed`, and the `reason`
   a goodput is unconfirmed). Versions 1 to 5 still read, with no rule and no
   searches; their probes say everything the evaluation uses.
+* `perfdsl.results/7`: each arm's share pass records the round of every request
+  (`application.share.<arm>.rounds`), the unit its statistics resample; each load
+  probe records the arrival schedule's `seed` (a fresh schedule per repeat, the
+  same for both arms at a repeat). Versions 1 to 6 still read: their rounds are
+  rebuilt from the rule those runs followed (`bundle.application.legacy_rounds`)
+  and their probes all used the one seed the load record states.
 """
 
 READABLE_RESULTS = (
@@ -47,6 +53,7 @@ READABLE_RESULTS = (
     "perfdsl.results/3",
     "perfdsl.results/4",
     "perfdsl.results/5",
+    "perfdsl.results/6",
     RESULTS,
 )
 
@@ -62,7 +69,7 @@ READABLE_PLAN = (None, PLAN)
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/6"
+EVALUATION = "perfdsl.evaluation/7"
 """evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
 not refused but evaluated again (it is derived from the other files), and one of a
 version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
@@ -95,6 +102,14 @@ alone costs a second of a fresh build).
   `confirmed` when its rate met the SLO in two passes and failed in none (the
   failing end is no longer repeated), and a probe whose generator's lateness alone
   decided the p99 check is the generator's (`lag_ok` false, `generator_limited`).
+* `perfdsl.evaluation/7`: the whole request is measured: `amdahl.decomposition`
+  (f, r, the rest of the request's ratio, the share pass's own request ratio, each a
+  t interval over the share pass's paired rounds; f and r were request-level
+  bootstraps) with `decomposition_missing`; the reconciliation's `rest` and `agrees`,
+  and its statuses `cross_effect` and `accounting_broken` (`beyond_bound` now only
+  with the rest unmeasured); the value's `explained` and `cross_effect` shares and
+  every reason it is withheld, not the first; the decision's `unsupported` (missing
+  evidence, apart from the `findings` that contradict it).
 """
 
 
@@ -104,6 +119,7 @@ SUPERSEDED_EVALUATION = (
     "perfdsl.evaluation/3",
     "perfdsl.evaluation/4",
     "perfdsl.evaluation/5",
+    "perfdsl.evaluation/6",
 )
 """Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 

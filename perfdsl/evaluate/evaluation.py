@@ -7,7 +7,7 @@ a platform's `log` must not change the file) and non-finite values as null.
 
 Value uses the application's measured end-to-end effect, never a kernel's, and
 only an established one (`stats.value`): none from an inconclusive effect, one
-below the threshold, or one Amdahl's reconciliation contradicts; capped at
+below the threshold, or one whose numbers do not add up against Amdahl's bound; capped at
 what Amdahl allows at the study's declared production share, which the value
 names:
 
@@ -86,6 +86,7 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
             model_level,
             end_to_end,
             predictions,
+            end_to_end_missing=None if end_to_end else results.application_missing,
         ),
         registration=check_registration(inputs.registration, inputs.study, current_study),
         quality=tuple(
@@ -149,6 +150,7 @@ def _value(
             production_share=share,
             op_ratio=reconciliation.op_ratio if reconciliation else None,
             share_check=amdahl.share_check if amdahl else None,
+            decomposition=amdahl.decomposition if amdahl else None,
         )
 
     capacity, capacity_missing = _capacity(end_to_end, load)
@@ -188,14 +190,17 @@ def _share_basis(end_to_end: EndToEnd) -> str:
 def _capacity(
     end_to_end: EndToEnd, load: LoadEvaluation | None
 ) -> tuple[CapacityInterval | None, str | None]:
-    """The capacity interval, unless the end-to-end effect it would be attributed to is contradicted."""
+    """The capacity bracket, unless the end-to-end effect it would be attributed to does not add up.
+
+    A cross-effect keeps it: the arms differ only by the change, so what the change
+    does to the rest of the request is the change's too."""
     if load is None or load.capacity_range is None:
         return None, (load.capacity_missing if load else None) or "no load test"
     amdahl = end_to_end.amdahl
     if amdahl is not None and amdahl.contradicted and amdahl.reconciliation is not None:
         return None, (
-            "not attributed to the change: the end-to-end effect contradicts Amdahl's bound "
-            f"({amdahl.reconciliation.message})"
+            "not attributed to the change: the end-to-end effect does not add up against Amdahl's "
+            f"bound ({amdahl.reconciliation.message})"
         )
     return load.capacity_range, None
 

@@ -53,8 +53,10 @@ def render_end_to_end(ctx: ReportContext, out: Blocks) -> None:
 
 _STATUS = {
     "consistent": "consistent with the bound",
-    "shortfall": "short of the bound: another bottleneck absorbs the gain",
-    "beyond_bound": "BEYOND the bound: faster than the change can make it",
+    "cross_effect": "beyond the bound, explained by the rest of the request moving: a cross-effect",
+    "shortfall": "short of the bound, where the measured split does not place the loss",
+    "accounting_broken": "NOT ADDING UP: the timed ratio misses the measured split too",
+    "beyond_bound": "BEYOND the bound, with the rest of the request unmeasured: unexplained",
     "opposite_sign": "OPPOSITE SIGN: the operation got faster, the application slower",
     "not_established": "not established: the interval is too wide to tell",
 }
@@ -79,6 +81,29 @@ def _amdahl(end: EndToEnd) -> str:
             f"speedup at most {fmt.ratio(a.bound)}",
         ],
     ]
+    d = a.decomposition
+    if d is not None:
+        rows += [
+            [
+                f"{fmt.RHO}, the rest of the request's time ratio (request time {fmt.MINUS} operation time)",
+                _estimate(d.rest_ratio),
+                f"mean rest {fmt.duration(d.baseline_rest_ns)} baseline, {fmt.duration(d.change_rest_ns)} "
+                f"change; faster in {d.rest_faster_rounds} of {d.rounds} rounds",
+            ],
+            [
+                f"D = (1 {fmt.MINUS} f) {fmt.RHO} + f r, the share pass's own request time ratio",
+                _estimate(d.request_ratio),
+                f"{d.requests[0]} and {d.requests[1]} instrumented requests, {d.rounds} paired rounds",
+            ],
+        ]
+    else:
+        rows.append(
+            [
+                "The rest of the request",
+                fmt.MISSING,
+                f"not measured: {fmt.message(a.decomposition_missing or 'no share pass in both arms')}",
+            ]
+        )
     r = a.reconciliation
     if r:
         rows.append(
@@ -90,8 +115,9 @@ def _amdahl(end: EndToEnd) -> str:
             ]
         )
     table = fmt.table(
-        "Amdahl as a consistency test: the measured f and r against the measured end-to-end time ratio "
-        "(all time ratios, change / baseline)",
+        "Amdahl as a consistency test, its premise measured: f, r and the rest of the request from the "
+        "share pass (ratios of mean times per request, t intervals over its paired rounds) against the "
+        "timed pass's ratio of block medians (all time ratios, change / baseline)",
         ["Quantity", "Value", "Note"],
         rows,
         numeric=(1,),
@@ -104,12 +130,15 @@ def _amdahl(end: EndToEnd) -> str:
         text = f"Reconciliation: not possible ({fmt.message(a.reconciliation_missing)})."
         return "\n\n".join([table, text, *([fmt.callout("WARNING", notes)] if notes else [])])
     message = fmt.message(r.message) + "."
-    if r.status in ("beyond_bound", "opposite_sign"):
+    if a.contradicted:
         notes.insert(
             0,
-            f"**Contradicts Amdahl's bound.** {message} The end-to-end effect cannot be credited to this "
-            "change: no value, capacity attribution or decision rests on it.",
+            f"**Does not add up.** {message} Until it does, the end-to-end effect cannot be credited to "
+            "this change: no value, capacity attribution or decision rests on it.",
         )
+        return table + "\n\n" + fmt.callout("WARNING", notes)
+    if r.cross_effect_loss:
+        notes.insert(0, f"**A cost outside the operation.** {message}")
         return table + "\n\n" + fmt.callout("WARNING", notes)
     return "\n\n".join(
         [table, f"{message[0].upper()}{message[1:]}", *([fmt.callout("WARNING", notes)] if notes else [])]

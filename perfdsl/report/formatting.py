@@ -25,9 +25,10 @@ if TYPE_CHECKING:
     from perfdsl.source import Span
 
 MISSING = "—"
+"""What a cell shows for a number that does not exist (the reason is given beside it)."""
 TIMES = "\N{MULTIPLICATION SIGN}"
 MINUS = "\N{MINUS SIGN}"
-"""What a cell shows for a number that does not exist (the reason is given beside it)."""
+RHO = "\N{GREEK SMALL LETTER RHO}"
 
 # Every character CommonMark gives meaning to inside a line (emphasis, code, links,
 # images, autolinks and raw HTML, entities, GFM table cells and strikethrough).
