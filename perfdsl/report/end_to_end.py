@@ -167,7 +167,11 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
                 g.arm,
                 fmt.rate(g.goodput)
                 + (" or more" if g.lower_bound or failing is None else f", below {fmt.rate(failing)}"),
-                "yes" if g.confirmed else "no",
+                "yes"
+                if g.confirmed
+                else "no: " + ", ".join(fmt.rate(r) for r in g.passed_above) + " passed above a failure"
+                if g.passed_above
+                else "no",
                 limited,
                 _generator(g.curve),
                 str(len(g.curve)),
@@ -175,9 +179,12 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
         )
     out.add(
         fmt.table(
-            f"Goodput: the highest offered rate whose p99 met the SLO (p99 ≤ {fmt.sig(slo_ms)} ms) and the "
-            "lowest rate above it that failed on the system's account; confirmed when a second pass "
-            "repeated both. The generator fell behind when its issue lag grew over a probe by more "
+            f"Goodput: the highest offered rate at and below which every probe's p99 met the SLO (p99 ≤ "
+            f"{fmt.sig(slo_ms)} ms at 99 % confidence over the requests' effective number: latencies under "
+            "load are serially correlated, so n / tau of them count, tau measured per probe) and the "
+            "lowest rate above it that failed on the system's account; confirmed when a second pass, on a "
+            "fresh arrival schedule, repeated the goodput and no higher rate passed after a failure. "
+            "The generator fell behind when its issue lag grew over a probe by more "
             f"than {fmt.sig(slo_ms * 0.05)} ms (5 % of the SLO) and by more than 2 % of the time elapsed: "
             "a rate lost that way leaves the goodput a lower bound; wake-up jitter does not",
             ["Arm", "Goodput", "Confirmed", "Limited by", "Load generator", "Probes"],

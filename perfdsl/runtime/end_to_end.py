@@ -8,7 +8,7 @@ through `AppContext.op`:
   application by timing each call of the operation (synchronised on a GPU),
   in a separate instrumented pass so the timers do not perturb the others;
 * the open-loop load search (`runtime.load_search`): Poisson arrivals from a
-  fixed seed, the same schedule for baseline and change, latency from the
+  seed per repeat, the same schedule for both arms at a repeat, latency from the
   scheduled arrival, and the goodput found by doubling then bisecting
   (LoadGen's server scenario).
 
