@@ -433,3 +433,34 @@ def test_value_is_capped_at_what_amdahl_allows_at_the_declared_share(tmp_path: P
     saved_at_cap = 1 - (0.9 + 0.1 * ev.end_to_end.amdahl.reconciliation.op_ratio.low)
     baseline_s = ev.end_to_end.baseline_median_ns * 1e-9
     assert fleet.saved_time.high == pytest.approx(baseline_s * saved_at_cap, rel=1e-6)
+
+
+# ------------------------------------------------------------------ a failing change
+
+
+def test_a_failing_change_is_not_a_result(tmp_path: Path) -> None:
+    """A change that fails correctness: page 1 opened 'does not contradict it' for `investigate`,
+    and a bytes prediction about the wrong change stayed 'confirmed'."""
+    lines = ("op.time ratio <= 0.9", "op.bytes ratio <= 0.45")
+    planted = {"failing": {"nonfinite": 3, "rel_l2": None}, "predictions": lines, "decision": "investigate"}
+    ev = _run(tmp_path, **planted)
+    assert {p.text: p.verdict for p in ev.predictions} == {lines[0]: "invalid", lines[1]: "invalid"}
+    assert all("fails its correctness check" in p.message for p in ev.predictions)
+    one = _page_one(_page(tmp_path / "page", **planted))
+    assert "does not contradict it" not in one
+    assert "**The change fails its correctness check**" in one
+
+
+def test_the_worst_seed_of_a_shape_is_the_failing_one() -> None:
+    from perfdsl.bundle.results import CorrectnessCase
+    from perfdsl.report.correctness import _case_table
+
+    def case(seed: int, passed: bool, rel_l2: float | None) -> CorrectnessCase:
+        nonfinite = 0 if passed else 4
+        return CorrectnessCase(
+            "change", "fused", {"N": 8}, False, seed, passed, rel_l2, rel_l2, 0, nonfinite, True, ""
+        )
+
+    table = _case_table("op", [case(0, True, 1e-8), case(1, False, None)], {"rel_l2": 1e-5})
+    row = next(line for line in table.splitlines() if line.startswith("| change"))
+    assert "non-finite" in row and "1e-08" not in row and "1.000e-08" not in row

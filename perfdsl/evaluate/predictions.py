@@ -143,6 +143,11 @@ def _one(
             return _none(
                 base, None, "unreadable", "not evidence", "the bound is neither a number nor `amdahl`"
             )
+        if subject in ops and not ops[subject].correctness.passed:
+            raise Unusable(
+                f"operation `{subject}` fails its correctness check: nothing about a change that "
+                "computes the wrong answer is confirmed or refuted"
+            )
         if subject in ops:
             evidence, missing = _operation_evidence(ops[subject], quantity)
         else:
