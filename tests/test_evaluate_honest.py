@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from evaluate_fixtures import make_bundle
 
@@ -397,8 +398,63 @@ def test_holm_covers_every_valid_time_comparison_and_names_its_family(tmp_path: 
     ev = _run(tmp_path, kernel_ratio=0.8, app_ratio=0.9)
     family = ev.family
     assert family is not None and "every valid kernel shape" in family.family
-    assert family.names == ("op 64x4096", "op 256x1024", "app")
+    assert family.names == ("op 64x4096", "op 256x1024", "op (combined)", "app")
     assert all(family.rejected)
+
+
+def test_a_verdict_holm_does_not_keep_is_inconclusive_everywhere(tmp_path: Path) -> None:
+    """Holm was computed and printed, and nothing read it: a shape 'slower' alone stayed slower
+    on page 1 and in the regressions. Planted: the second shape 10 % slower, and a family in
+    which its p-value (0.04, the third smallest of 4: adjusted 2 x 0.04 = 0.08) does not survive."""
+    from perfdsl.evaluate.family import apply
+    from perfdsl.stats.multiple import holm
+
+    ev = _run(tmp_path, kernel_ratio=(0.5, 1.10), app_ratio=0.9)
+    op = ev.operations[0]
+    slow = op.shapes[1]
+    assert slow.comparison.verdict == "slower" and op.regressions == (slow.label,)
+    names = ("op 64x4096", f"op {slow.label}", "op (combined)", "app")
+    family = holm("planted", names, [1e-6, 0.04, 1e-6, 0.3])
+    (held,), end = apply(family, ev.operations, ev.end_to_end)
+    dropped = held.shapes[1].comparison
+    assert dropped.verdict == "inconclusive"
+    assert dropped.family == (
+        "not kept after Holm's adjustment over the family of 4 comparisons (adjusted p = 0.08)"
+    )
+    assert held.regressions == () and held.combined.regressions == ()
+    assert held.shapes[0].comparison.verdict == op.shapes[0].comparison.verdict  # kept
+    # The application's 0.3 is not kept either: its "faster" is withdrawn before value reads it.
+    assert ev.end_to_end.comparison.verdict == "faster" and end.comparison.verdict == "inconclusive"
+
+
+def test_holm_keeps_an_aa_family_at_its_error_rate() -> None:
+    """Twelve A/A comparisons of 10 pairs each, judged at theta = 0 (significance): a false call
+    anywhere in the family in at most 5 % of 200 seeded families after Holm, against 40 % or so
+    without it (the planted fault)."""
+    from stats_simulation import abba_pairs
+
+    from perfdsl.stats.multiple import holm
+    from perfdsl.stats.paired import compare_paired
+
+    adjusted = unadjusted = 0
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        found = [compare_paired(abba_pairs(rng, 10, 1.0, 0.02), theta=0.0, resamples=400) for _ in range(12)]
+        calls = [c.verdict in ("faster", "slower") for c in found]
+        kept = holm("aa", [str(i) for i in range(12)], [c.p_value for c in found]).rejected
+        unadjusted += any(calls)
+        adjusted += any(k and call for k, call in zip(kept, calls, strict=True))
+    assert adjusted / 200 <= 0.05
+    assert unadjusted / 200 > 0.25
+
+
+def test_a_p_value_at_the_bootstrap_floor_is_resolved_analytically(tmp_path: Path) -> None:
+    from perfdsl.evaluate.family import BOOTSTRAP_FLOOR, resolved_p
+
+    ev = _run(tmp_path, kernel_ratio=0.5, noise=0.01)
+    c = ev.operations[0].shapes[0].comparison
+    assert c.p_value <= BOOTSTRAP_FLOOR * 1.5  # a 2x effect in 1 % noise: every resample agrees
+    assert resolved_p(c) < 1e-10
 
 
 def test_holm_leaves_invalid_comparisons_out_of_the_family(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ from perfdsl.bundle.files import dumps, replace_file
 from perfdsl.evaluate.correctness import summarize_model_level
 from perfdsl.evaluate.decision import check_decision
 from perfdsl.evaluate.end_to_end import evaluate_end_to_end, measured_effect
-from perfdsl.evaluate.family import adjust
+from perfdsl.evaluate.family import adjust, apply
 from perfdsl.evaluate.inputs import BundleInputs, read_bundle
 from perfdsl.evaluate.kernels import evaluate_operations
 from perfdsl.evaluate.load_curve import evaluate_load
@@ -49,6 +49,8 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
     level, theta = inputs.plan.timing.confidence, inputs.plan.timing.threshold
     operations = evaluate_operations(inputs)
     end_to_end = evaluate_end_to_end(inputs, operations, level, theta)
+    family = adjust(operations, end_to_end, level)
+    operations, end_to_end = apply(family, operations, end_to_end)
     load, load_missing = _load(inputs)
     expected = expectations(inputs.study, results.target)
     predictions = evaluate_predictions(inputs.study, expected.predictions, operations, end_to_end, load)
@@ -93,7 +95,7 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
             [f for op in operations for s in op.shapes for f in s.findings]
             + list(end_to_end.findings if end_to_end else ())
         ),
-        family=adjust(operations, end_to_end, level),
+        family=family,
         contended=summarize_contention(
             [
                 (f"{op.name} {s.label}", shape.blocks, s.comparison is not None)

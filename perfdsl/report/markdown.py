@@ -174,7 +174,7 @@ def _end_to_end_sentence(ctx: ReportContext) -> str:
     )
     shown = (
         f"End to end, {app} request time (change / baseline) is {fmt.ratio(c.ratio)}, "
-        f"{interval}: **{c.verdict}**"
+        f"{interval}: **{c.verdict}**{_family_note(c.family)}"
     )
     amdahl = end.amdahl
     r = amdahl.reconciliation if amdahl else None
@@ -307,8 +307,13 @@ def _kernel_sentence(ctx: ReportContext, op: OperationResult) -> str:
         f"The {name} kernel time ratio of weighted total times over {shapes} valid workload "
         f"shape{'s' if shapes != 1 else ''}{left_out} "
         f"is {fmt.ratio(combined.ratio)} {fmt.interval(combined.ci_low, combined.ci_high)}: "
-        f"**{combined.verdict}**.{slower}"
+        f"**{combined.verdict}**{_family_note(combined.family)}.{slower}"
     )
+
+
+def _family_note(family: str | None) -> str:
+    """Why an interval that cleared the band is inconclusive: Holm did not keep it."""
+    return f" (the interval alone clears the band, but it is {fmt.message(family)})" if family else ""
 
 
 def _correctness_sentence(ctx: ReportContext) -> str:
