@@ -105,6 +105,41 @@ def _clock_readings(reasons: int | None, count: int) -> list[dict[str, object]]:
     return [{"index": i, "start": edge, "end": edge} for i in range(count)]
 
 
+def _machine(busy: bool, wall_s: float = 1.0) -> dict[str, dict[str, float]]:
+    """A load probe's machine readings at both ends: idle, or another process on one core."""
+    start = {"wall_s": 100.0, "busy_s": 50.0, "steal_s": 0.0, "total_s": 200.0, "self_s": 10.0, "load1": 1.0}
+    other = 1.0 if busy else 0.0
+    end = {
+        "wall_s": 100.0 + wall_s,
+        "busy_s": 50.0 + wall_s * (1.0 + other),
+        "steal_s": 0.0,
+        "total_s": 200.0 + 2 * wall_s,
+        "self_s": 10.0 + wall_s,
+        "load1": 1.0 + other,
+    }
+    return {"machine_start": start, "machine_end": end}
+
+
+def _app_blocks(blocks: int, busy: bool) -> list[dict[str, object]]:
+    """The application's block log (ABBA), each block's machine readings idle or busy."""
+    out = []
+    for index in range(2 * blocks):
+        arm = ("baseline", "change")[(index + index // 2) % 2]
+        readings = _machine(busy, wall_s=0.5)
+        out.append(
+            {
+                "index": index,
+                "arm": arm,
+                "arm_block": index // 2,
+                "start": readings["machine_start"],
+                "end": readings["machine_end"],
+                "samples": 5,
+                "failed": False,
+            }
+        )
+    return out
+
+
 def _load_rows(
     rng: np.random.Generator, rate: float, capacity: float, behind: bool, n: int = 500
 ) -> list[tuple]:
@@ -151,13 +186,16 @@ def make_bundle(
     seed: int = 0,
     environment: dict | None = None,
     run_id: str | None = None,
+    busy: dict[str, tuple[float, ...]] | None = None,
 ) -> Path:
     """Write a synthetic bundle with planted effects; returns its path.
 
     `counters` is recorded as counted at the first shape (as ncu counts one).
     `environment` is written as environment.json when given; `run_id` fixes
     the bundle's id (ids sort by time, so it orders bundles of a history).
-    `behind` names, per arm, the probe rates at which the load generator fell behind.
+    `behind` names, per arm, the probe rates at which the load generator fell behind; `busy`,
+    per arm, the probe rates at which another process took a core (and, under the key
+    "application", that it did so during every request block).
     `valid=False` marks every sample invalid; `target="cudasim"` also makes the
     run's timings not evidence (`timings_valid` false), as the simulator does.
     `kernel_ratio` may be one ratio per shape. The share pass times `share_requests`
@@ -253,6 +291,7 @@ def make_bundle(
                             "phase": "search",
                             "records": path,
                             "warmup": 10,
+                            **_machine(busy and rate in busy.get(arm, ())),
                         }
                     )
             load = {
@@ -333,6 +372,7 @@ def make_bundle(
                     "samples": "samples/application.csv",
                     "model_level": {"passed": True, "arms": {}},
                     "share": share_record,
+                    "timing": {"blocks": _app_blocks(blocks, "application" in (busy or {}))},
                     "load": load,
                     "load_missing": load_missing,
                 },

@@ -180,7 +180,9 @@ def test_invalid_samples_on_a_valid_target_are_not_evidence(tmp_path: Path) -> N
 
 
 def test_value_comes_from_the_end_to_end_effect(tmp_path: Path) -> None:
-    evaluation = evaluate(make_bundle(tmp_path, app_ratio=0.9, kernel_ratio=0.5))
+    # The operation 0.8x at a 50 % share: B = 0.9, which the request measures; the kernel alone
+    # would claim 1000 x (1 - 0.8).
+    evaluation = evaluate(make_bundle(tmp_path, app_ratio=0.9, kernel_ratio=0.8))
     worth = evaluation.value
     assert worth.basis == "app"
     assert worth.fleet.established and worth.per_unit.established

@@ -95,20 +95,26 @@ def test_all_equal_blocks():
     assert (result.ratio, result.ci_low, result.ci_high) == (1.0, 1.0, 1.0)
     assert result.verdict == "no meaningful change"
     assert result.rank_p_value == 1.0
-    assert result.mde == 0.0
+    assert result.mde == pytest.approx(0.01)  # no spread: the threshold alone must be cleared
 
 
 def test_mde_formula():
     z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
-    assert minimum_detectable_effect(0.01, 20, 20) == pytest.approx(np.expm1(z * 0.01 * 0.1**0.5))
-    # Research notes 5.4: n = 20, sigma = 1 % gives about 0.9 %.
-    assert minimum_detectable_effect(0.01, 20, 20) == pytest.approx(0.0089, abs=0.0002)
+    ratio_one = minimum_detectable_effect(0.01, 20, 20, threshold=0.0)
+    assert ratio_one == pytest.approx(np.expm1(z * 0.01 * 0.1**0.5))
+    # Research notes 5.4: n = 20, sigma = 1 % gives about 0.9 % for a test of ratio 1 ...
+    assert minimum_detectable_effect(0.01, 20, 20, threshold=0.0) == pytest.approx(0.0089, abs=0.0002)
+    # ... and the verdict must also clear the threshold.
+    assert minimum_detectable_effect(0.01, 20, 20, threshold=0.01) == pytest.approx(
+        np.expm1(np.log1p(0.01) + z * 0.01 * 0.1**0.5)
+    )
     result = compare(blocks(13, 25, 0.02), blocks(14, 25, 0.02), resamples=RESAMPLES)
     logs = np.log(np.concatenate([blocks(13, 25, 0.02), blocks(14, 25, 0.02)]))
     assert result.sigma_log == pytest.approx(
         np.sqrt((np.var(logs[:25], ddof=1) + np.var(logs[25:], ddof=1)) / 2)
     )
-    assert result.mde == pytest.approx(np.expm1(z * result.sigma_log * np.sqrt(2 / 25)))
+    # compare's threshold is at least 1 %: the MDE clears it.
+    assert result.mde == pytest.approx(np.expm1(np.log1p(0.01) + z * result.sigma_log * np.sqrt(2 / 25)))
 
 
 def test_underpowered_against_effect_of_interest():

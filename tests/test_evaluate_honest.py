@@ -534,3 +534,44 @@ def test_bytes_removed_is_credited_only_near_the_roof(tmp_path: Path) -> None:
     assert "**The mechanism does not explain the time change**" in page
     near = _run(tmp_path / "near", copy_level=0.3)  # the baseline at 73 % of its roof
     assert all(s.mechanism.explanation.status == "realised" for s in near.operations[0].shapes)
+
+
+# ------------------------------------------------------------------ a busy machine
+
+
+def test_a_busy_machine_is_seen_in_request_blocks_and_load_probes(tmp_path: Path) -> None:
+    """Another process took a core during every request block and the probes that decide the
+    goodputs: only kernel blocks were ever read, and page 1 printed the capacity as it came."""
+    busy = {"application": (), "baseline": (300.0, 450.0), "change": (600.0,)}
+    probes = {"baseline": (300.0, 300.0, 450.0), "change": (600.0, 600.0, 900.0)}
+    ev = _run(tmp_path, busy=busy, probes=probes)
+    assert any(f.code == "PQ009" and f.subject.startswith("app ") for f in ev.end_to_end.findings)
+    assert "app" in ev.contended.shapes and ev.contended.verdicts_rest_on_contended
+    contended = {g.arm: g.contended for g in ev.load.arms}
+    assert contended == {"baseline": (300.0, 450.0), "change": (600.0,)}
+    one = _page_one(_page(tmp_path / "page", busy=busy, probes=probes))
+    assert "**The machine was busy.**" in one and "app" in one.split("**The machine was busy.**")[1]
+    assert "**Load probes competed with other work** (baseline at 300 rps, 450 rps; change at 600 rps)" in one
+    quiet = _run(tmp_path / "quiet", probes=probes)
+    assert not quiet.contended.verdicts_rest_on_contended
+    assert all(g.contended == () for g in quiet.load.arms)
+
+
+def test_a_capacity_that_does_not_follow_the_request_time_is_a_finding(tmp_path: Path) -> None:
+    """A 3 % faster request with a capacity bracket of [1.44, 1.55): the load test measured
+    something else. Planted: the request 10 % faster, the goodput tripled (bracket [2.4, 4.3))."""
+    tripled = {
+        "app_ratio": 0.9,
+        "capacities": {"baseline": 400.0, "change": 1200.0},
+        "probes": {"baseline": (300.0, 300.0, 450.0), "change": (1100.0, 1100.0, 1300.0)},
+    }
+    ev = _run(tmp_path, **tripled)
+    assert ev.load.service_mismatch and "lies far from" in ev.load.service_mismatch
+    one = _page_one(_page(tmp_path / "page", **tripled))
+    assert "**Capacity does not follow the request time.**" in one
+    matched = {
+        "app_ratio": 0.9,
+        "capacities": {"baseline": 400.0, "change": 440.0},
+        "probes": {"baseline": (300.0, 300.0, 450.0), "change": (330.0, 330.0, 500.0)},
+    }
+    assert _run(tmp_path / "matched", **matched).load.service_mismatch is None

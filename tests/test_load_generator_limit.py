@@ -35,9 +35,12 @@ def test_a_rate_lost_to_the_generator_leaves_a_lower_bound(tmp_path: Path) -> No
     arms = {g.arm: g for g in load.arms}
     change, baseline = arms["change"], arms["baseline"]
     at_900 = [p.result for p in change.curve if p.rate == 900.0]
-    assert all(r is not None and r.generator_limited and r.p99_ok for r in at_900)
+    # Counted from when each request was issued, every one met the SLO: the lateness is the generator's.
+    assert all(r is not None and r.generator_limited for r in at_900)
     # Issues 20 ms behind by the end also cost throughput: the generator's loss, not the change's.
-    assert change.goodput == 600.0 and change.limited_by == ("throughput", "generator lag")
+    # Its p99 counts as failed too (the growing lag correlates the latencies: few independent
+    # requests), all on the generator's account.
+    assert change.goodput == 600.0 and change.limited_by == ("p99", "throughput", "generator lag")
     assert change.lower_bound and change.failing is None
     assert (baseline.goodput, baseline.failing, baseline.confirmed) == (300.0, 450.0, True)
     assert not baseline.lower_bound

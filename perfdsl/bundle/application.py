@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from perfdsl.bundle.load import LoadRecord
+from perfdsl.bundle.sampling import BlockRecord
 
 
 @attrs.frozen
@@ -169,6 +170,11 @@ class ApplicationRecord:
     share_missing: str | None = None
     load: LoadRecord | None = None
     load_missing: str | None = None
+
+    @property
+    def blocks(self) -> tuple[BlockRecord, ...]:
+        """The request timing's block log as records, with each block's machine load."""
+        return tuple(BlockRecord.from_json(b) for b in (self.timing or {}).get("blocks") or ())
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -11,6 +11,8 @@ from typing import Any
 
 import attrs
 
+from perfdsl.bundle.sampling import LoadReading
+
 OLDER_BUNDLE = "not recorded: the bundle predates results version 3"
 
 
@@ -70,10 +72,15 @@ class LoadProbeRecord:
     seed: int | None = None
     """The arrival schedule's seed: one per repeat at a rate, the same for both arms at a
     repeat; None in a bundle older than results/7, whose probes all used the load record's."""
+    machine_start: LoadReading | None = None
+    """The machine's CPU times when the probe started (results/7 on; Linux only)."""
+    machine_end: LoadReading | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "seed": self.seed,
+            "machine_start": None if self.machine_start is None else self.machine_start.as_reading(),
+            "machine_end": None if self.machine_end is None else self.machine_end.as_reading(),
             "arm": self.arm,
             "index": self.index,
             "rate": self.rate,
@@ -101,6 +108,8 @@ class LoadProbeRecord:
             generator=None if generator is None else GeneratorLagRecord.from_json(generator),
             generator_missing=data.get("generator_missing", None if generator else OLDER_BUNDLE),
             seed=None if data.get("seed") is None else int(data["seed"]),
+            machine_start=LoadReading.from_json(data.get("machine_start") or {}),
+            machine_end=LoadReading.from_json(data.get("machine_end") or {}),
         )
 
 

@@ -31,6 +31,7 @@ from perfdsl.bundle.evaluation.kernels import Comparison, OperationResult
 from perfdsl.evaluate.compare import compare_blocks
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.kernels import ARMS, arm_findings, why_not_evidence
+from perfdsl.evaluate.quality import check_contention
 from perfdsl.nodes import Study
 from perfdsl.stats.amdahl import check_declared_share, reconcile
 from perfdsl.stats.decomposition import DecompositionError, decompose, share_of_time
@@ -85,7 +86,8 @@ def evaluate_end_to_end(
         share_missing=share_missing,
         amdahl=amdahl,
         amdahl_missing=amdahl_missing,
-        findings=tuple(arm_findings(samples, ARMS, app.name, inputs.results.timer_resolution_ns)),
+        findings=tuple(arm_findings(samples, ARMS, app.name, inputs.results.timer_resolution_ns))
+        + check_contention(app.blocks, app.name),
         requests_per_block=_requests_per_block(samples) if comparison else None,
     )
 

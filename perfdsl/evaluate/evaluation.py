@@ -22,12 +22,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
+
 from perfdsl.bundle import versions
+from perfdsl.bundle.application import ApplicationRecord
 from perfdsl.bundle.evaluation.end_to_end import EndToEnd
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.evaluation.load import CapacityInterval, LoadEvaluation
 from perfdsl.bundle.evaluation.value import Value, ValueResult
 from perfdsl.bundle.files import dumps, replace_file
+from perfdsl.bundle.sampling import BlockRecord
 from perfdsl.evaluate.correctness import summarize_model_level
 from perfdsl.evaluate.decision import check_decision
 from perfdsl.evaluate.end_to_end import evaluate_end_to_end, measured_effect
@@ -39,6 +43,7 @@ from perfdsl.evaluate.predictions import evaluate_predictions
 from perfdsl.evaluate.quality import summarize_contention
 from perfdsl.evaluate.registration import check_registration
 from perfdsl.expectations import expectations
+from perfdsl.stats.capacity import service_mismatch
 from perfdsl.stats.value import value
 
 
@@ -52,6 +57,7 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
     family = adjust(operations, end_to_end, level)
     operations, end_to_end = apply(family, operations, end_to_end)
     load, load_missing = _load(inputs)
+    load = _check_service(load, end_to_end)
     expected = expectations(inputs.study, results.target)
     predictions = evaluate_predictions(inputs.study, expected.predictions, operations, end_to_end, load)
     model_level = summarize_model_level(results.application)
@@ -102,8 +108,28 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
                 for op, record in zip(operations, results.operations, strict=True)
                 for s, shape in zip(op.shapes, record.shapes, strict=True)
             ]
+            + _application_blocks(results.application, end_to_end)
         ),
     )
+
+
+def _application_blocks(
+    app: ApplicationRecord | None, end_to_end: EndToEnd | None
+) -> list[tuple[str, tuple[BlockRecord, ...], bool]]:
+    """The application's request blocks, judged for contention like a kernel shape's."""
+    if app is None or end_to_end is None:
+        return []
+    return [(app.name, app.blocks, end_to_end.comparison is not None)]
+
+
+def _check_service(load: LoadEvaluation | None, end_to_end: EndToEnd | None) -> LoadEvaluation | None:
+    """The capacity bracket set against the request time ratio it should follow."""
+    c = end_to_end.comparison if end_to_end else None
+    service_ns = end_to_end.baseline_median_ns if end_to_end else None
+    if load is None or load.capacity_range is None or c is None or c.interval is None or not service_ns:
+        return load
+    found = service_mismatch(load.capacity_range, service_ns * 1e-9, c.interval, load.slo_seconds)
+    return attrs.evolve(load, service_mismatch=found)
 
 
 def _load(inputs: BundleInputs) -> tuple[LoadEvaluation | None, str | None]:

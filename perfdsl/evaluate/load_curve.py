@@ -43,6 +43,7 @@ from perfdsl.bundle.evaluation.load import (
 )
 from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
 from perfdsl.evaluate.inputs import BundleInputs
+from perfdsl.evaluate.quality import span_contended
 from perfdsl.evaluate.value import capacity
 from perfdsl.stats.capacity import GoodputBracket, capacity_interval
 from perfdsl.stats.load import summarize_rate
@@ -109,7 +110,9 @@ def goodput(arm: str, points: list[CurvePoint]) -> Goodput:
     closes = any(_system_failure(p) for p in failed)
     failing = above if closes else None
     confirmed = bool(repeated) and not passed_above
-    return Goodput(arm, best, failing, confirmed, curve, limited_by, not closes, passed_above)
+    deciding = {best, above}
+    contended = tuple(sorted({p.rate for p in curve if p.rate in deciding and p.contended}))
+    return Goodput(arm, best, failing, confirmed, curve, limited_by, not closes, passed_above, contended)
 
 
 def _generator_limited(point: CurvePoint) -> bool:
@@ -155,7 +158,9 @@ def _point(inputs: BundleInputs, probe: LoadProbeRecord, slo: float) -> CurvePoi
         slo,
         columns["ok"].astype(bool),
     )
-    return CurvePoint(index, rate, phase, result, None)
+    return CurvePoint(
+        index, rate, phase, result, None, span_contended(probe.machine_start, probe.machine_end)
+    )
 
 
 def _columns(inputs: BundleInputs, relpath: str) -> dict[str, np.ndarray]:

@@ -17,7 +17,7 @@ import numpy as np
 
 from perfdsl.bundle.evaluation.kernels import Finding
 from perfdsl.bundle.evaluation.verdicts import ContendedSummary
-from perfdsl.bundle.sampling import BlockRecord, WarmupRecord
+from perfdsl.bundle.sampling import BlockRecord, LoadReading, WarmupRecord
 from perfdsl.codes import CODES, Code
 from perfdsl.runtime.contention import Contention, contended_blocks, contention
 
@@ -284,6 +284,15 @@ def block_contention(blocks: Sequence[BlockRecord]) -> dict[str, list[tuple[Cont
         if found is not None:
             readings.setdefault(block.arm, []).append(found)
     return {arm: list(zip(r, contended_blocks(r), strict=True)) for arm, r in readings.items()}
+
+
+def span_contended(start: LoadReading | None, end: LoadReading | None) -> bool | None:
+    """Whether other work competed with a span of the run read at both ends (a load probe);
+    None where a reading is missing. Judged alone: a probe lasts long enough to resolve it."""
+    if start is None or end is None:
+        return None
+    found = contention(start.as_reading(), end.as_reading())
+    return None if found is None else found.contended
 
 
 def check_contention(blocks: Sequence[BlockRecord], subject: str) -> tuple[Finding, ...]:

@@ -383,6 +383,30 @@ def _amdahl_warnings(ctx: ReportContext) -> list[str]:
     return out
 
 
+def _busy_machine_warnings(ctx: ReportContext) -> list[str]:
+    """Verdicts and goodputs measured while other work competed for the machine (PQ009)."""
+    out = []
+    contended = ctx.evaluation.contended
+    if contended.verdicts_rest_on_contended:
+        out.append(
+            f"**The machine was busy.** {contended.contended} of {contended.blocks} timed blocks competed "
+            "with other work, among them blocks of a verdict above: "
+            + ", ".join(fmt.text(s) for s in contended.shapes)
+            + ". A rerun on a quiet machine decides whether the verdicts are the change's."
+        )
+    load = ctx.load
+    if load is not None and load.service_mismatch:
+        out.append(f"**Capacity does not follow the request time.** {fmt.message(load.service_mismatch)}.")
+    busy = [(g.arm, g.contended) for g in load.arms if g.contended] if load else []
+    if busy:
+        shown = "; ".join(f"{g} at {', '.join(fmt.rate(r) for r in rates)}" for g, rates in busy)
+        out.append(
+            f"**Load probes competed with other work** ({shown}): a goodput decided by a contended probe "
+            "measures the machine's other work as much as the arm, and so does the capacity bracket."
+        )
+    return out
+
+
 def _invalid_warnings(ctx: ReportContext) -> list[str]:
     """Every measured result left out of the conclusions, and why."""
     out = []
@@ -438,6 +462,7 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
         if not op.correctness.passed:
             out.append(f"**Correctness failed** for {fmt.code(op.name)}: {_failing_cases(op)}.")
     out.extend(_invalid_warnings(ctx))
+    out.extend(_busy_machine_warnings(ctx))
     if ev.model_level.passed is False:
         out.append("**Correctness failed** for the application's output against its float64 run.")
     for p in ev.predictions:

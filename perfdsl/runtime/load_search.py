@@ -11,7 +11,7 @@ study's own sweep.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -19,6 +19,8 @@ import numpy as np
 
 from perfdsl.bundle.load import GeneratorLagRecord, GoodputSearchRecord, LoadProbeRecord
 from perfdsl.bundle.plan import LoadPlan
+from perfdsl.bundle.sampling import LoadReading
+from perfdsl.runtime.contention import read_load
 from perfdsl.runtime.load_generator import LoadRun, run_open_loop
 
 LOAD_SEED = 20261129
@@ -76,6 +78,10 @@ class LoadProbe:
     run: LoadRun
     generator: GeneratorLagRecord
     """The generator's own lag over this probe, as judged when it ran."""
+    machine_start: Mapping[str, Any] = attrs.Factory(dict)
+    """The machine's load when the probe started (`runtime.contention.read_load`), and ended:
+    a busy machine spoils a goodput as surely as a kernel block."""
+    machine_end: Mapping[str, Any] = attrs.Factory(dict)
 
 
 def service_time_s(request: Callable[[], Any], calls: int = 5) -> float:
@@ -129,11 +135,13 @@ def search_load(
             return None
         repeat = sum(1 for p in probes if p.arm == arm and p.rate == rate)
         seed = schedule_seed(repeat)
+        before = read_load()
         run = run_open_loop(requests[arm], rate, count=count, warmup=warmup, seed=seed, duration_s=duration)
+        after = read_load()
         scheduled, issued, _, completed = run.seconds()
         result = summarize_rate(rate, scheduled, issued, completed, load.slo_seconds, run.ok)
         lag = GeneratorLagRecord(**attrs.asdict(result.generator))
-        probes.append(LoadProbe(arm, len(probes), rate, phase, run, lag))
+        probes.append(LoadProbe(arm, len(probes), rate, phase, run, lag, before, after))
         if on_probe:
             on_probe(arm, rate, lag)
         return result
@@ -202,4 +210,6 @@ def probe_record(bundle: Any, probe: LoadProbe) -> LoadProbeRecord:
         first_error=run.first_error,
         generator=probe.generator,
         seed=run.seed,
+        machine_start=LoadReading.from_json(probe.machine_start),
+        machine_end=LoadReading.from_json(probe.machine_end),
     )

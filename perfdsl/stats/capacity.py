@@ -62,3 +62,45 @@ def capacity_interval(baseline: GoodputBracket, change: GoodputBracket) -> Capac
 def _freed(ratio: float) -> float:
     # A ratio of 0 (the baseline's goodput unbounded above) leaves no bound on the machines needed.
     return -math.inf if ratio == 0.0 else 1.0 - 1.0 / ratio
+
+
+SERVICE_TOLERANCE = 1.25
+"""How far past the plausible range a capacity bracket may lie before it is a finding: queueing
+models differ (exponential against near-constant service), so only a gross mismatch counts."""
+
+
+def expected_capacity(service_s: float, time_ratio: tuple[float, float], slo_s: float) -> tuple[float, float]:
+    """The goodput ratio a request time ratio in `time_ratio` makes plausible on one server.
+
+    Between two models of the same queue: constant-ish service, where the
+    goodput scales as the service rate, 1 / M; and an M/M/1 queue, whose p99
+    sojourn ln(100) / (mu - lambda) meets the SLO up to lambda = mu - ln(100) / SLO,
+    so the ratio is (1 / (M s) - k) / (1 / s - k), k = ln(100) / SLO (queueing
+    makes a goodput more sensitive to service time than 1 / M). The range spans
+    both over the interval of M; an M/M/1 queue past saturation at the baseline
+    (1 / s <= k) leaves only 1 / M.
+    """
+    low_m, high_m = time_ratio
+    if not (0 < low_m <= high_m) or service_s <= 0 or slo_s <= 0:
+        raise ValueError("need a positive time ratio interval, service time and SLO")
+    k = math.log(100.0) / slo_s
+    candidates = [1.0 / high_m, 1.0 / low_m]
+    if 1.0 / service_s > k:
+        candidates += [(1.0 / (m * service_s) - k) / (1.0 / service_s - k) for m in (low_m, high_m)]
+    return min(candidates), max(candidates)
+
+
+def service_mismatch(
+    bracket: CapacityInterval, service_s: float, time_ratio: tuple[float, float], slo_s: float
+) -> str | None:
+    """Why the capacity bracket does not follow the request time ratio, or None when it does."""
+    low, high = expected_capacity(service_s, time_ratio, slo_s)
+    if bracket.low <= high * SERVICE_TOLERANCE and bracket.high >= low / SERVICE_TOLERANCE:
+        return None
+    shown = f"[{bracket.low:.3g}, {'inf' if math.isinf(bracket.high) else f'{bracket.high:.3g}'})"
+    return (
+        f"the capacity bracket {shown} lies far from the {low:.3g} to {high:.3g} that the measured request "
+        f"time ratio [{time_ratio[0]:.4g}, {time_ratio[1]:.4g}] makes plausible on one server (1 / M, "
+        "or an M/M/1 queue at the baseline's service time): the load test measured something besides "
+        "the change, such as other work on the machine"
+    )

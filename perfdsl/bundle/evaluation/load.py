@@ -81,6 +81,8 @@ class CurvePoint:
     result: RateResult | None
     missing: str | None
     """Why the probe has no summary (fewer than three requests)."""
+    contended: bool | None = None
+    """Other work competed with the probe (`runtime.contention`); None where no load was read."""
 
     @property
     def passed(self) -> bool:
@@ -114,6 +116,9 @@ class Goodput:
     passed_above: tuple[float, ...] = ()
     """Rates above the lowest failing one that passed: the curve is not monotone, so the
     goodput (capped below that failure) is unconfirmed whatever its repeats."""
+    contended: tuple[float, ...] = ()
+    """The rates that decide the bracket (the goodput's and the failing one) at which a probe
+    competed with other work: the goodput may be the machine's, not the arm's."""
 
 
 @attrs.frozen
@@ -156,6 +161,9 @@ class LoadEvaluation:
     a lower bound (the ratio can only be smaller), "at least" when the change's is."""
     capacity_range: CapacityInterval | None
     """The capacity ratio as the interval both arms' goodput brackets allow."""
+    service_mismatch: str | None = None
+    """Set when the capacity bracket lies far from what the measured request time ratio makes
+    plausible (`stats.capacity.expected_capacity`): the load test measured something else."""
 
     @property
     def capacity_interval(self) -> tuple[float, float] | None:
