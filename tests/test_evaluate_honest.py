@@ -87,6 +87,9 @@ def test_a_faster_rest_of_the_request_is_a_cross_effect_that_keeps_its_claims(tm
     assert "**An effect outside the operation.**" in one
     assert "the rest of the request (its time outside the operation) got 19." in one
     assert "the declared share does not scale" in page
+    # Every threshold that decides a word on page 1 is stated there, with where it is set.
+    band = "against the practical band [0.9804, 1.020] (threshold 2%, set by `threshold` in `evidence timing`"
+    assert band in one
 
 
 def test_a_slower_rest_of_the_request_is_a_cost_that_leads_page_one(tmp_path: Path) -> None:

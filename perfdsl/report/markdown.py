@@ -156,7 +156,21 @@ def _headline(ctx: ReportContext) -> list[str]:
     sentences.append(_capacity_sentence(ctx))
     sentences.extend(_kernel_sentence(ctx, op) for op in ctx.operations)
     sentences.append(_correctness_sentence(ctx))
+    sentences.append(_threshold_sentence(ctx))
     return sentences
+
+
+def _threshold_sentence(ctx: ReportContext) -> str:
+    """What decides faster, slower, no meaningful change and inconclusive, and where it is set."""
+    ev = ctx.evaluation
+    theta = ev.threshold
+    return (
+        f"Verdicts judge each {fmt.percent(ev.level, 2)} interval against the practical band "
+        f"[{fmt.ratio(1 / (1 + theta))}, {fmt.ratio(1 + theta)}] (threshold {fmt.percent(theta)}, "
+        "set by `threshold` in `evidence timing`, at least 1 %): faster or slower only when the whole "
+        "interval lies beyond it, no meaningful change when inside it, inconclusive when it straddles "
+        "an edge."
+    )
 
 
 def _end_to_end_sentence(ctx: ReportContext) -> str:

@@ -294,7 +294,11 @@ def check_declared_share(
     ok = measured.low / (1.0 + tolerance) <= declared <= measured.high * (1.0 + tolerance)
     verb = "is compatible with" if ok else "contradicts"
     return ShareCheck(
-        declared, measured, ok, f"the declared share {declared:.3g} {verb} the measured f {_show(measured)}"
+        declared,
+        measured,
+        ok,
+        f"the declared share {declared:.3g} {verb} the measured f {_show(measured)}, widened by the "
+        f"{tolerance:.0%} rounding tolerance a one-figure share carries (perfdsl's SHARE_TOLERANCE)",
     )
 
 
