@@ -26,7 +26,7 @@ from perfdsl.bundle.plan import (
     ShapePlan,
     TimingPlan,
 )
-from perfdsl.expectations import Expectations, expectations
+from perfdsl.expectations import STATED_AS, Expectations, expectations
 from perfdsl.nodes import BinOp, Expr, Name, Num, ShapeSet, Study, TupleExpr
 
 # `--quick`: CI and the README's first command. Small enough for a 2-core machine,
@@ -145,8 +145,30 @@ def _line(study: Study, offset: int) -> int:
     return study.source.position(offset).line
 
 
+def refuse_undeclared_target(study: Study, target: str) -> None:
+    """Raise PlanError when the study's `targets` do not include `target`.
+
+    A study's kernels are written for the targets it declares: a cuda-only
+    study run on the cpu would start and then fail importing a GPU-only
+    module. The simulator runs a cuda study's kernels, so `cudasim` counts as
+    `cuda` here.
+    """
+    declared = study.workload.targets if study.workload else ()
+    ids = {t.id for t in declared}
+    if not declared or target in ids or STATED_AS.get(target) in ids:
+        return
+    names = ", ".join(t.id for t in declared)
+    simulated = " (or cudasim)" if "cuda" in ids else ""
+    raise PlanError(
+        f"{study.source.path}:{_line(study, declared[0].span.start)}: the study runs on `{names}` "
+        f"(its `targets`), not `{target}`: run with `--target {declared[0].id}`{simulated}, "
+        f"or add `{STATED_AS.get(target, target)}` to `targets` if its kernels run there"
+    )
+
+
 def plan(study: Study, target: str, quick: bool) -> Plan:
     """The run plan for a study that checks; raises PlanError for a missing link."""
+    refuse_undeclared_target(study, target)
     workload = study.workload
     if workload is None or workload.shapes is None or not study.operations:
         raise PlanError("the study has no workload shapes or no operation: run `perfdsl check`")

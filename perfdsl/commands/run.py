@@ -85,12 +85,19 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if study.imported:
         return _run_imported(study, args)
+    from perfdsl.plan import PlanError, plan, refuse_undeclared_target
+
+    if args.target != targets.AUTO:
+        # Before anything is imported or started: the cuda adapter alone needs a GPU.
+        try:
+            refuse_undeclared_target(study, args.target)
+        except PlanError as error:
+            raise CommandError(str(error)) from None
     if args.target == targets.CUDASIM.name:
         # Numba reads this once, when numba.cuda is first imported: set it before anything does.
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     _one_thread_pool()
 
-    from perfdsl.plan import PlanError, plan
     from perfdsl.runtime.execute import RunError, execute
     from perfdsl.runtime.isolation import Limits, WorkerError
     from perfdsl.runtime.progress import RunProgress
