@@ -168,7 +168,6 @@ def refuse_undeclared_target(study: Study, target: str) -> None:
 
 def plan(study: Study, target: str, quick: bool) -> Plan:
     """The run plan for a study that checks; raises PlanError for a missing link."""
-    refuse_undeclared_target(study, target)
     workload = study.workload
     if workload is None or workload.shapes is None or not study.operations:
         raise PlanError("the study has no workload shapes or no operation: run `perfdsl check`")

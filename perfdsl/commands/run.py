@@ -105,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         target = make_target(args.target)
+        if args.target == targets.AUTO:
+            refuse_undeclared_target(study, target.name)
         run_plan = plan(study, target.name, args.quick)
     except (TargetError, PlanError) as error:
         raise CommandError(str(error)) from None
