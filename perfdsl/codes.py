@@ -104,6 +104,15 @@ _ALL = [
         "One file is one study, so that a bundle and a report refer to exactly one argument.",
         "study rmsnorm_fusion { ... }",
     ),
+    _code(
+        "PD007",
+        ERROR,
+        "a number too large to hold",
+        "Numbers are read as 64-bit floats, whose largest is about 1.8e308; a larger one "
+        "(`1e40000`, usually a slip of the exponent) would be infinity, which no rate, size, "
+        "bound or count can be.",
+        "load poisson 500..4000 step 500 rps",
+    ),
     # ------------------------------------------------------------ missing links
     _code(
         "PD101",
