@@ -73,11 +73,11 @@ class Resolved:
 
 
 def resolve_reference(reference: str, expected: type, plan: Plan, line: int) -> Any:
-    """The object `reference` names, or RunError naming the study line."""
+    """The object `reference` names, or RunError naming the study line and what to do."""
     try:
         return resolve(reference, expected, Path(plan.study_path).parent)
     except ResolveError as error:
-        raise RunError(f"{plan.study_path}:{line}: {error}") from None
+        raise RunError(f"{plan.study_path}:{line}: {error.message}; help: {error.help}") from None
 
 
 def resolve_operation(plan: Plan, operation: OperationPlan) -> Resolved:
