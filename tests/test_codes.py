@@ -153,3 +153,11 @@ def test_a_misspelt_section_or_setting_gets_did_you_mean(name: str) -> None:
     diagnostics = diagnose(Source("s.perf", slipped))
     assert any(f"`{name}`" in d.help and "did you mean" in d.help for d in diagnostics), diagnostics[:2]
     assert diagnostics[0].code in ("PD001", "PD004"), "the slip is reported before what it leaves missing"
+
+
+def test_explain_without_a_code_lists_every_code(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines[:-1]] == sorted(codes.CODES)
+    assert lines[0] == f"PD001  error    {codes.CODES['PD001'].title}"
+    assert lines[-1] == f"{len(codes.CODES)} codes; `perfdsl explain CODE` explains one"
