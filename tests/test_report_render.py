@@ -340,3 +340,17 @@ def test_figure_builders_reject_unusable_input() -> None:
         figures.load_curve({"a": [(1, 1)]}, slo_ms=5, goodputs={"b": 3})
     with pytest.raises(ValueError, match="positive"):
         figures.roofline([("x", 1.0)], roof_gbps=0)
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "said"),
+    [
+        (0.02, 0.0769, "between 2% and 7.69% fewer machines"),
+        (-0.00962, 0.0769, "from 0.962% more to 7.69% fewer machines (the interval includes no change)"),
+        (-0.05, -0.01, "between 1% and 5% more machines"),
+    ],
+)
+def test_capacity_in_words_whose_direction_matches_the_signs(low: float, high: float, said: str) -> None:
+    from perfdsl.report.value import machines
+
+    assert machines(low, high) == said
