@@ -354,3 +354,22 @@ def test_capacity_in_words_whose_direction_matches_the_signs(low: float, high: f
     from perfdsl.report.value import machines
 
     assert machines(low, high) == said
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (
+            ("/home/me/proj/.venv/bin/perfdsl", "run", "--quick", "studies/x.perf"),
+            "perfdsl run --quick studies/x.perf",
+        ),
+        (("/opt/perfdsl/__main__.py", "run", "my studies/x.perf"), "perfdsl run 'my studies/x.perf'"),
+        (("/usr/bin/pytest", "-k", "x"), "perfdsl run studies/x.perf"),
+        (None, "perfdsl run studies/x.perf"),
+    ],
+)
+def test_reproduction_shows_the_run_as_a_reader_types_it(argv: tuple[str, ...] | None, shown: str) -> None:
+    """Never the absolute path of the executable as this machine invoked it."""
+    from perfdsl.report.reproduction import rerun_command
+
+    assert rerun_command(argv, "studies/x.perf") == shown
