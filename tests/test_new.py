@@ -38,6 +38,8 @@ def test_new_study_checks_and_runs(tmp_path: Path) -> None:
     assert (bundles[0] / "manifest.json").is_file()
     # The roof's inputs are its own problem, said on the console, not the operation's reference.
     assert "copy roof demo_kernels:copy: inputs from demo_kernels:copy_reference" in ran.stderr
+    # --quick says what it replaced, before anything runs.
+    assert "\n  quick: correctness seeds 5 -> 2\n" in ran.stderr
 
 
 # The new user's failure: a copy roof handed arrays its kernel was not written for

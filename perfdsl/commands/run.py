@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if study.imported:
         return _run_imported(study, args)
-    from perfdsl.plan import PlanError, plan, refuse_undeclared_target
+    from perfdsl.plan import PlanError, plan, quick_replacements, refuse_undeclared_target
 
     if args.target != targets.AUTO:
         # Before anything is imported or started: the cuda adapter alone needs a GPU.
@@ -114,9 +114,14 @@ def run(args: argparse.Namespace) -> int:
     quiet = args.quiet
     if not quiet:
         print(
-            f"perfdsl run: {study.name.id} on {target.name}{' (quick)' if args.quick else ''}",
+            f"perfdsl run: {study.name.id} on {target.name}{' (quick)' if run_plan.quick else ''}",
             file=sys.stderr,
         )
+        if run_plan.quick:
+            # Said before anything runs, so no quick number is read as the study's own settings.
+            full = plan(study, target.name, False)
+            for replaced in quick_replacements(full, run_plan):
+                print(f"  quick: {replaced}", file=sys.stderr)
     try:
         bundle = execute(
             run_plan, target, artifacts, RunProgress(sys.stderr, quiet=quiet), Limits(args.time_limit)
