@@ -820,6 +820,19 @@ _ALL = [
         "Run again on a quiet machine; the evaluation's `contended` summary says whether the "
         "verdicts rest on contended blocks.",
     ),
+    _quality(
+        "PQ010",
+        ERROR,
+        "modelled bytes below the bytes of the kernel's own buffers",
+        "An arm's `bytes` model at a shape is less than the bytes of the inputs and outputs "
+        "the run handed the kernel (each input read once, each output written once).",
+        "No kernel that reads its inputs and writes its outputs moves fewer bytes than they "
+        "hold: the model counts elements instead of bytes, or mixes the two, or leaves a "
+        "buffer out. Its bandwidth and its bytes ratio are then wrong, and a bytes prediction "
+        "can be confirmed by a model that is not the kernel's. The result is invalid.",
+        "Count every buffer in bytes (the dtype's size times its elements, e.g. `4*M*N` for "
+        "float32), at least once per input read and once per output written.",
+    ),
 ]
 
 CODES: dict[str, Code] = {entry.code: entry for entry in _ALL}

@@ -94,6 +94,7 @@ def _quality_messages() -> list[str]:
             [BlockRecord(None, "baseline", None, _load(0, 0, 0, 0), _load(1, 2, 2, 1), None, False)],
             "shape (64, 4096)",
         ),
+        *quality.check_compulsory_bytes(4096.0, 8 * 4096, "op 64x64 change"),
     ]
     assert {f.code for f in findings} == {code.value for code in quality.PQ}
     return [f.message for f in findings]
