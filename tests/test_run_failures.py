@@ -191,3 +191,15 @@ def test_a_declared_target_is_not_refused(targets: str, asked: str) -> None:
     study = parse(source).study
     assert study is not None
     refuse_undeclared_target(study, asked)
+
+
+def test_auto_says_it_chose_the_refused_target(tmp_path: Path) -> None:
+    """`auto` picks cuda or cpu, never the simulator: a cudasim-only study is refused either way."""
+    text = (REPO / "studies" / "batchnorm_numpy.perf").read_text(encoding="utf-8")
+    study = tmp_path / "simulated_only.perf"
+    study.write_text(text.replace("targets   cpu", "targets   cudasim"), encoding="utf-8")
+    done = run("run", str(study), "--artifacts", str(tmp_path / "artifacts"), timeout=300)
+    assert done.returncode == 2
+    (message,) = done.stderr.splitlines()
+    assert "the study runs on `cudasim` (its `targets`)" in message
+    assert "(`--target auto` chose `" in message

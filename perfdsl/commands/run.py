@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         target = make_target(args.target)
         if args.target == targets.AUTO:
-            refuse_undeclared_target(study, target.name)
+            _refuse_automatic_choice(study, target.name)
         run_plan = plan(study, target.name, args.quick)
     except (TargetError, PlanError) as error:
         raise CommandError(str(error)) from None
@@ -135,6 +135,17 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"{where}: cannot write the bundle: {error.strerror or error}") from None
     print(bundle)
     return 0
+
+
+def _refuse_automatic_choice(study: Study, chosen: str) -> None:
+    """The refusal of an undeclared target, saying that `auto` chose it and why."""
+    from perfdsl.plan import PlanError, refuse_undeclared_target
+
+    try:
+        refuse_undeclared_target(study, chosen)
+    except PlanError as error:
+        why = "" if chosen == targets.CUDA.name else ": no usable GPU here"
+        raise PlanError(f"{error} (`--target auto` chose `{chosen}`{why})") from None
 
 
 def _run_imported(study: Study, args: argparse.Namespace) -> int:
