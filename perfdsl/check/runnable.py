@@ -9,7 +9,6 @@ so that `perfdsl.plan` never meets a value it cannot use.
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 
 from perfdsl.check.context import Context
 from perfdsl.check.names import names_in
@@ -166,7 +165,10 @@ def _gib(size: int) -> str:
     """Whole GiB with thousands separators, or 3 significant digits once that is a wall of digits.
 
     Decimal, not float: a size written as `1e308` makes a product no float holds.
+    Imported here, on the error's path only: `check` starts without it.
     """
+    from decimal import Decimal
+
     gib = Decimal(size // 2**30)
     return f"{gib:,.0f}" if gib < 10**15 else f"{gib:.3g}"
 
