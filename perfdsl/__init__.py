@@ -11,3 +11,5 @@ evaluate and report stages import their heavy dependencies where they are used.
 """
 
 __version__ = "0.1.0"
+# Where the tool is described, for the SARIF driver and the Pygments lexer.
+HOMEPAGE = "https://pypi.org/project/perfdsl/"

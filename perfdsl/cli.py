@@ -71,6 +71,10 @@ class _ClosedPipeSafe:
             return len(text)
 
     def flush(self) -> None:
+        # A command may close standard output itself (the language server does
+        # on `exit`): nothing is left to flush then.
+        if self._stream.closed:
+            return
         try:
             self._stream.flush()
         except BrokenPipeError:

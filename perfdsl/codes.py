@@ -104,6 +104,15 @@ _ALL = [
         "One file is one study, so that a bundle and a report refer to exactly one argument.",
         "study rmsnorm_fusion { ... }",
     ),
+    _code(
+        "PD007",
+        ERROR,
+        "a number too large to hold",
+        "Numbers are read as 64-bit floats, whose largest is about 1.8e308; a larger one "
+        "(`1e40000`, usually a slip of the exponent) would be infinity, which no rate, size, "
+        "bound or count can be.",
+        "load poisson 500..4000 step 500 rps",
+    ),
     # ------------------------------------------------------------ missing links
     _code(
         "PD101",
@@ -810,6 +819,19 @@ _ALL = [
         "block and arm to arm: a contended run measured a ratio of 0.63 where a quiet one measured 0.50.",
         "Run again on a quiet machine; the evaluation's `contended` summary says whether the "
         "verdicts rest on contended blocks.",
+    ),
+    _quality(
+        "PQ010",
+        ERROR,
+        "modelled bytes below the bytes of the kernel's own buffers",
+        "An arm's `bytes` model at a shape is less than the bytes of the inputs and outputs "
+        "the run handed the kernel (each input read once, each output written once).",
+        "No kernel that reads its inputs and writes its outputs moves fewer bytes than they "
+        "hold: the model counts elements instead of bytes, or mixes the two, or leaves a "
+        "buffer out. Its bandwidth and its bytes ratio are then wrong, and a bytes prediction "
+        "can be confirmed by a model that is not the kernel's. The result is invalid.",
+        "Count every buffer in bytes (the dtype's size times its elements, e.g. `4*M*N` for "
+        "float32), at least once per input read and once per output written.",
     ),
 ]
 

@@ -26,7 +26,7 @@ from perfdsl.bundle.plan import (
     ShapePlan,
     TimingPlan,
 )
-from perfdsl.expectations import Expectations, expectations
+from perfdsl.expectations import STATED_AS, Expectations, expectations
 from perfdsl.nodes import BinOp, Expr, Name, Num, ShapeSet, Study, TupleExpr
 
 # `--quick`: CI and the README's first command. Small enough for a 2-core machine,
@@ -143,6 +143,27 @@ def predict_section_hash(study: Study) -> str:
 
 def _line(study: Study, offset: int) -> int:
     return study.source.position(offset).line
+
+
+def refuse_undeclared_target(study: Study, target: str) -> None:
+    """Raise PlanError when the study's `targets` do not include `target`.
+
+    A study's kernels are written for the targets it declares: a cuda-only
+    study run on the cpu would start and then fail importing a GPU-only
+    module. The simulator runs a cuda study's kernels, so `cudasim` counts as
+    `cuda` here.
+    """
+    declared = study.workload.targets if study.workload else ()
+    ids = {t.id for t in declared}
+    if not declared or target in ids or STATED_AS.get(target) in ids:
+        return
+    names = ", ".join(t.id for t in declared)
+    simulated = " (or cudasim)" if "cuda" in ids else ""
+    raise PlanError(
+        f"{study.source.path}:{_line(study, declared[0].span.start)}: the study runs on `{names}` "
+        f"(its `targets`), not `{target}`: run with `--target {declared[0].id}`{simulated}, "
+        f"or add `{STATED_AS.get(target, target)}` to `targets` if its kernels run there"
+    )
 
 
 def plan(study: Study, target: str, quick: bool) -> Plan:
@@ -300,3 +321,53 @@ def _load(study: Study, expected: Expectations, quick: bool) -> LoadPlan | None:
         slo_seconds=slo_seconds,
         slo_percentile=percentile,
     )
+
+
+def quick_replacements(full: Plan, quick: Plan) -> tuple[str, ...]:
+    """What a quick plan runs instead of the full one, one line per setting it replaced.
+
+    `--quick` shrinks shapes, timing, seeds, the load sweep and the application
+    shape; a run that says nothing of it reads as the study's own settings. So the
+    two plans are compared, and each difference is named with both values.
+    """
+    said: list[str] = []
+
+    def differs(what: str, before: str, after: str) -> None:
+        if before != after:
+            said.append(f"{what} {before} -> {after}")
+
+    for big, small in zip(full.operations, quick.operations, strict=True):
+        differs(
+            f"`{big.name}` shapes",
+            ", ".join(s.label for s in big.shapes),
+            ", ".join(s.label for s in small.shapes),
+        )
+        differs(f"`{big.name}` adversarial shapes", _labels(big.adversarial), _labels(small.adversarial))
+    settings = ("warmup", "repeats", "blocks", "rotate")
+    differs(
+        "timing",
+        " ".join(f"{k} {getattr(full.timing, k)}" for k in settings),
+        " ".join(f"{k} {getattr(quick.timing, k)}" for k in settings),
+    )
+    differs("correctness seeds", str(full.correctness.seeds), str(quick.correctness.seeds))
+    if full.load is not None and quick.load is not None:
+        differs("load rates", _rates(full.load.rates), _rates(quick.load.rates))
+        differs("load requests per rate", str(full.load.requests), str(quick.load.requests))
+    if full.application is not None and quick.application is not None:
+        differs(
+            f"application `{full.application.name}` shape",
+            _labels((full.application.shape,)),
+            _labels((quick.application.shape,)),
+        )
+    return tuple(said)
+
+
+def _labels(shapes: tuple[dict[str, int], ...]) -> str:
+    return ", ".join("x".join(str(v) for v in sizes.values()) for sizes in shapes) or "none"
+
+
+def _rates(rates: tuple[float, ...]) -> str:
+    """`50, 250, 400 rps`; a long sweep by its ends and count: `50, 100, ..., 800 rps (16 rates)`."""
+    if len(rates) <= 4:
+        return ", ".join(f"{r:g}" for r in rates) + " rps"
+    return f"{rates[0]:g}, {rates[1]:g}, ..., {rates[-1]:g} rps ({len(rates)} rates)"

@@ -10,6 +10,7 @@ Nothing after this module sees a Lark object.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -426,6 +427,17 @@ class _TreeToStatements(Transformer):
     def _number(self, token: Token, unit: tuple[str, Span] | None, span: Span | None = None) -> Num:
         value = float(token.value)
         span = span or _span(token)
+        if math.isinf(value):
+            self.diagnostics.append(
+                codes.diagnostic(
+                    "PD007",
+                    f"`{token.value}` is too large to be a number",
+                    self.source,
+                    _span(token),
+                    label="beyond the largest float, about 1.8e308",
+                    help="check the exponent: was a smaller power of ten meant?",
+                )
+            )
         if unit is None:
             return Num(Quantity(value), span)
         text, unit_span = unit

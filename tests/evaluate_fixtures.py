@@ -187,6 +187,7 @@ def make_bundle(
     environment: dict | None = None,
     run_id: str | None = None,
     busy: dict[str, tuple[float, ...]] | None = None,
+    modelled_bytes: tuple[float, float] = (20.0, 8.0),
 ) -> Path:
     """Write a synthetic bundle with planted effects; returns its path.
 
@@ -255,7 +256,7 @@ def make_bundle(
                     "weight": weight,
                     "samples": path,
                     "models": {
-                        "bytes": {"baseline": 20.0 * mn, "change": 8.0 * mn},
+                        "bytes": {"baseline": modelled_bytes[0] * mn, "change": modelled_bytes[1] * mn},
                         "launches": {"baseline": 3.0, "change": 1.0},
                     },
                     "timing": {

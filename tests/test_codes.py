@@ -94,6 +94,7 @@ def _quality_messages() -> list[str]:
             [BlockRecord(None, "baseline", None, _load(0, 0, 0, 0), _load(1, 2, 2, 1), None, False)],
             "shape (64, 4096)",
         ),
+        *quality.check_compulsory_bytes(4096.0, 8 * 4096, "op 64x64 change"),
     ]
     assert {f.code for f in findings} == {code.value for code in quality.PQ}
     return [f.message for f in findings]
@@ -153,3 +154,11 @@ def test_a_misspelt_section_or_setting_gets_did_you_mean(name: str) -> None:
     diagnostics = diagnose(Source("s.perf", slipped))
     assert any(f"`{name}`" in d.help and "did you mean" in d.help for d in diagnostics), diagnostics[:2]
     assert diagnostics[0].code in ("PD001", "PD004"), "the slip is reported before what it leaves missing"
+
+
+def test_explain_without_a_code_lists_every_code(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines[:-1]] == sorted(codes.CODES)
+    assert lines[0] == f"PD001  error    {codes.CODES['PD001'].title}"
+    assert lines[-1] == f"{len(codes.CODES)} codes; `perfdsl explain CODE` explains one"

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -170,3 +171,55 @@ def test_history_command_writes_the_page(artifacts: Path, tmp_path: Path) -> Non
     assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     empty = _perfdsl("history", str(study), "--artifacts", str(tmp_path / "none"), "-o", str(page))
     assert empty.returncode == 2 and "no runs of `planted`" in empty.stderr
+
+
+@pytest.fixture(scope="module")
+def full_and_quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A full run and a quick one (4 blocks: too few pairs for a within-run interval), ratio 0.55."""
+    root = tmp_path_factory.mktemp("quick")
+    full = make_bundle(root / "full", blocks=20, seed=1, kernel_ratio=0.55, run_id="20261201T010000Z-f0f0f0")
+    quick = make_bundle(root / "quick", blocks=4, seed=2, kernel_ratio=0.55, run_id="20261201T020000Z-a0a0a0")
+    return full, quick
+
+
+def test_compare_of_quick_runs_says_why_a_within_run_interval_is_missing(
+    full_and_quick: tuple[Path, Path],
+) -> None:
+    _, quick = full_and_quick
+    done = _perfdsl("compare", str(quick), str(quick))
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "(too few block pairs for an interval: 4 < 5)  inconclusive" in done.stdout
+
+
+def _ticks_and_interval(svg: str) -> tuple[list[float], list[float], float]:
+    """The y labels' values, the y of every interval cap, and the y of the lowest labelled tick."""
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    labels = [
+        (float(t.text), float(t.get("y")) - 4)
+        for t in root.iter(f"{ns}text")
+        if t.get("text-anchor") == "end"
+    ]
+    caps = [
+        float(line.get("y1"))
+        for group in root.iter(f"{ns}g")
+        for line in group.iter(f"{ns}line")
+        if line.get("y1") == line.get("y2")
+    ]
+    return [value for value, _ in labels], caps, max(y for _, y in labels)
+
+
+def test_history_chart_labels_a_tick_beyond_every_point_and_draws_its_interval(
+    full_and_quick: tuple[Path, Path],
+) -> None:
+    from perfdsl.history.figure import ratio_figure
+
+    timeline = build_timeline([read_run(p) for p in full_and_quick])
+    full = timeline.entries[0].point("op").combined
+    svg = ratio_figure(timeline, "op", threshold=0.01)
+    ticks, caps, lowest_tick_y = _ticks_and_interval(svg)
+    assert min(ticks) <= full.ci_low and max(ticks) >= full.ci_high
+    # Both ends of the interval are drawn (caps), below the lowest label's line at most.
+    assert len(caps) == 2 and max(caps) <= lowest_tick_y
+    assert "no ratio" in svg and "too few block pairs" in svg

@@ -9,6 +9,7 @@ from perfdsl.evaluate.quality import (
     check_bandwidth,
     check_block_count,
     check_clocks,
+    check_compulsory_bytes,
     check_outliers,
     check_resolution,
     check_spread,
@@ -25,7 +26,7 @@ def codes(findings):
 
 
 def test_every_code_is_explained_and_codes_are_stable():
-    assert [c.value for c in PQ] == [f"PQ00{i}" for i in range(1, 10)]
+    assert [c.value for c in PQ] == [f"PQ{i:03d}" for i in range(1, 11)]
     assert set(EXPLANATIONS) == set(PQ)
     for code in PQ:
         text = explain(code.value)
@@ -104,3 +105,28 @@ def test_findings_are_plain_values():
     assert type(finding.code) is str
     assert finding == check_block_count(4, "baseline")[0]
     assert hash(finding) == hash(check_block_count(4, "baseline")[0])
+
+
+def test_a_byte_model_below_the_kernel_buffers_is_an_error():
+    # float32 M x N in and out: 8 bytes an element; a model of elements counts 2.
+    assert check_compulsory_bytes(8.0 * 4096, 8 * 4096, "op 64x64 change") == ()
+    (finding,) = check_compulsory_bytes(2.0 * 4096, 8 * 4096, "op 64x64 change")
+    assert (finding.code, finding.severity) == ("PQ010", "error")
+    assert finding.message.startswith(
+        "modelled 8,192 bytes, below the 32,768 bytes of the inputs and outputs"
+    )
+    assert "(4x)" in finding.message
+
+
+def test_an_elements_model_is_caught_at_evaluation(tmp_path):
+    from evaluate_fixtures import make_bundle
+
+    from perfdsl.evaluate.evaluation import evaluate
+
+    clean = evaluate(make_bundle(tmp_path / "clean"))
+    assert not [f for op in clean.operations for s in op.shapes for f in s.findings if f.code == "PQ010"]
+    wrong = evaluate(make_bundle(tmp_path / "wrong", modelled_bytes=(20.0, 2.0)))
+    for shape in wrong.operations[0].shapes:
+        (finding,) = [f for f in shape.findings if f.code == "PQ010"]
+        assert finding.subject == f"op {shape.label} change"
+        assert shape.invalid is not None

@@ -77,8 +77,10 @@ def mostly(valid: st.SearchStrategy[str], mistaken: st.SearchStrategy[str]) -> s
 
 
 # Numbers as people write them, the mistakes included: 0, a reversal, a huge value.
-size = mostly(st.integers(1, 4096).map(str), st.sampled_from(["0", "1", "31", "4097", "1000000", "1e999"]))
-count = mostly(st.integers(2, 12).map(str), st.sampled_from(["0", "1", "1000000", "2.5"]))
+size = mostly(
+    st.integers(1, 4096).map(str), st.sampled_from(["0", "1", "31", "4097", "1000000", "1e999", "1e308"])
+)
+count = mostly(st.integers(2, 12).map(str), st.sampled_from(["0", "1", "1000000", "2.5", "1e40000"]))
 ratio = mostly(
     st.floats(0.05, 0.95).map(lambda x: f"{x:.3g}"),
     st.sampled_from(["0", "1", "1.05", "10", "100", "-0.2", "1e999", "amdahl", "5 ms"]),
@@ -119,6 +121,7 @@ def load_sweep(draw: st.DrawFn) -> str:
             f"{stop + 1}..{start} step {step} rps",
             f"0..{stop} rps",
             "1..100000 step 1 rps",
+            f"{start}..1e40000 step {step} rps",
         ]
     )
     return draw(mostly(valid, mistaken))

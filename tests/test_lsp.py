@@ -8,6 +8,8 @@ answers together, as an editor would see them.
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -198,3 +200,52 @@ def test_definition_of_a_used_name() -> None:
 
 def _corners_of(r: types.Range) -> tuple[int, int, int, int]:
     return (r.start.line, r.start.character, r.end.line, r.end.character)
+
+
+def _frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode("utf-8")
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _messages(stream: bytes) -> list[dict[str, Any]]:
+    """The JSON-RPC messages in a server's framed output."""
+    found = []
+    while stream:
+        header, _, rest = stream.partition(b"\r\n\r\n")
+        length = int(header.split(b"Content-Length:")[1].split(b"\r\n")[0])
+        found.append(json.loads(rest[:length]))
+        stream = rest[length:]
+    return found
+
+
+def _end_session(*methods: str) -> subprocess.CompletedProcess[bytes]:
+    """Initialize the server over raw pipes, send `methods` in order, and wait for it to end."""
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+    ]
+    for number, method in enumerate(methods, start=2):
+        request = {"jsonrpc": "2.0", "method": method}
+        messages.append({**request, "id": number} if method == "shutdown" else request)
+    return subprocess.run(
+        [sys.executable, "-m", "perfdsl", "lsp"],
+        input=b"".join(map(_frame, messages)),
+        env=environment(),
+        cwd=str(ROOT),
+        capture_output=True,
+        timeout=TIMEOUT_S,
+    )
+
+
+def test_shutdown_then_exit_ends_with_status_0_and_nothing_on_stderr() -> None:
+    """LSP: the exit status is 0 when `shutdown` came before `exit`; an editor logs anything else."""
+    done = _end_session("shutdown", "exit")
+    assert done.stderr.decode() == ""
+    assert done.returncode == 0
+    assert {"jsonrpc": "2.0", "id": 2, "result": None} in _messages(done.stdout)
+
+
+def test_exit_without_shutdown_ends_with_status_1() -> None:
+    done = _end_session("exit")
+    assert done.stderr.decode() == ""
+    assert done.returncode == 1

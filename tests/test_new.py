@@ -6,6 +6,7 @@ so the study must find its kernel module from its own directory, as a user's wou
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -35,6 +36,36 @@ def test_new_study_checks_and_runs(tmp_path: Path) -> None:
     bundles = [p for p in (tmp_path / "artifacts" / "demo").iterdir() if p.is_dir()]
     assert len(bundles) == 1
     assert (bundles[0] / "manifest.json").is_file()
+    # The roof's inputs are its own problem, said on the console, not the operation's reference.
+    assert "copy roof demo_kernels:copy: inputs from demo_kernels:copy_reference" in ran.stderr
+    # --quick says what it replaced, before anything runs.
+    assert "\n  quick: correctness seeds 5 -> 2\n" in ran.stderr
+
+
+# The new user's failure: a copy roof handed arrays its kernel was not written for
+# dies with SIGSEGV; planted here as a roof whose call dereferences address 0.
+CRASHING_ROOF = 'copy = Variant(name="copy", cpu=lambda x, y: __import__("ctypes").string_at(0),'
+
+
+def test_a_roof_that_fails_is_named_with_its_cause(tmp_path: Path) -> None:
+    assert _perfdsl(tmp_path, "new", "demo").returncode == 0
+    kernels = tmp_path / "demo_kernels.py"
+    text = kernels.read_text(encoding="utf-8")
+    working = 'copy = Variant(name="copy", cpu=copy_cpu,'
+    assert working in text
+    kernels.write_text(text.replace(working, CRASHING_ROOF), encoding="utf-8")
+    ran = _perfdsl(tmp_path, "run", "--target", "cpu", "--quick", "demo.perf", timeout=RUN_TIMEOUT_S)
+    assert ran.returncode == 0, ran.stderr
+    said = [line.strip() for line in ran.stderr.splitlines() if "SIGSEGV" in line]
+    assert said and said[0].endswith("the copy roof is not timed at the shapes left"), ran.stderr
+    (bundle,) = [p for p in (tmp_path / "artifacts" / "demo").iterdir() if p.is_dir()]
+    evaluated = _perfdsl(tmp_path, "evaluate", str(bundle), "--study", "demo.perf", timeout=RUN_TIMEOUT_S)
+    assert evaluated.returncode in (0, 1), evaluated.stderr
+    evaluation = json.loads((bundle / "evaluation.json").read_text(encoding="utf-8"))
+    missing = {s["mechanism"]["roof_missing"] for op in evaluation["operations"] for s in op["shapes"]}
+    assert len(missing) == 1
+    (why,) = missing
+    assert why.startswith("the copy roof failed: `copy` ended its worker") and "SIGSEGV" in why
 
 
 def test_new_refuses_to_overwrite(tmp_path: Path) -> None:

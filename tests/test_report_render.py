@@ -340,3 +340,36 @@ def test_figure_builders_reject_unusable_input() -> None:
         figures.load_curve({"a": [(1, 1)]}, slo_ms=5, goodputs={"b": 3})
     with pytest.raises(ValueError, match="positive"):
         figures.roofline([("x", 1.0)], roof_gbps=0)
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "said"),
+    [
+        (0.02, 0.0769, "between 2% and 7.69% fewer machines"),
+        (-0.00962, 0.0769, "from 0.962% more to 7.69% fewer machines (the interval includes no change)"),
+        (-0.05, -0.01, "between 1% and 5% more machines"),
+    ],
+)
+def test_capacity_in_words_whose_direction_matches_the_signs(low: float, high: float, said: str) -> None:
+    from perfdsl.report.value import machines
+
+    assert machines(low, high) == said
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (
+            ("/home/me/proj/.venv/bin/perfdsl", "run", "--quick", "studies/x.perf"),
+            "perfdsl run --quick studies/x.perf",
+        ),
+        (("/opt/perfdsl/__main__.py", "run", "my studies/x.perf"), "perfdsl run 'my studies/x.perf'"),
+        (("/usr/bin/pytest", "-k", "x"), "perfdsl run studies/x.perf"),
+        (None, "perfdsl run studies/x.perf"),
+    ],
+)
+def test_reproduction_shows_the_run_as_a_reader_types_it(argv: tuple[str, ...] | None, shown: str) -> None:
+    """Never the absolute path of the executable as this machine invoked it."""
+    from perfdsl.report.reproduction import rerun_command
+
+    assert rerun_command(argv, "studies/x.perf") == shown

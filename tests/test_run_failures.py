@@ -20,6 +20,9 @@ import pytest
 from run_support import FIXTURES, REPO, bundle_dirs, environment, read_json, run, start
 
 from perfdsl.bundle.files import latest_bundle
+from perfdsl.parse import parse
+from perfdsl.plan import refuse_undeclared_target
+from perfdsl.source import Source
 
 BROKEN_STUDY = FIXTURES / "broken.perf"
 REPORT_SIDE = ("weasyprint", "matplotlib", "markdown_it")
@@ -117,6 +120,7 @@ def test_bad_reference_names_the_study_line(tmp_path: Path) -> None:
     errors = [text for text in done.stderr.splitlines() if "error" in text]
     assert len(errors) == 1
     assert f"{study}:{line}:" in errors[0] and "fusd" in errors[0]
+    assert "; help: define `fusd` in" in errors[0], "the help says what to do, on the same line"
     assert bundle_dirs(artifacts, "rmsnorm_fusion") == []
 
 
@@ -154,3 +158,57 @@ def test_a_signal_midway_stops_cleanly(tmp_path: Path, sent: int, status: int, s
     assert "Traceback" not in stderr
     assert stderr.strip().splitlines()[-1] == f"perfdsl run: {said}; nothing half-written was kept"
     assert bundle_dirs(tmp_path, "broken_scale") == []
+
+
+# One study whose kernels run anywhere, its `targets` set to each case's.
+REFUSAL = r"""
+import json, sys
+from perfdsl.cli import main
+status = main(sys.argv[1:])
+print(json.dumps({"status": status, "numba": "numba" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize(("targets", "asked"), [("cuda", "cpu"), ("cpu", "cuda"), ("cpu", "cudasim")])
+def test_a_target_the_study_does_not_declare_is_refused_before_anything_runs(
+    tmp_path: Path, targets: str, asked: str
+) -> None:
+    text = (REPO / "studies" / "batchnorm_numpy.perf").read_text(encoding="utf-8")
+    study = tmp_path / "one_target.perf"
+    study.write_text(text.replace("targets   cpu", f"targets   {targets}"), encoding="utf-8")
+    line = next(n for n, t in enumerate(study.read_text().splitlines(), 1) if t.strip().startswith("targets"))
+    artifacts = tmp_path / "artifacts"
+    done = subprocess.run(
+        [sys.executable, "-c", REFUSAL, "run", str(study), "--target", asked, "--artifacts", str(artifacts)],
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert json.loads(done.stdout) == {"status": 2, "numba": False}
+    (message,) = done.stderr.splitlines()
+    assert message.startswith(f"perfdsl run: error: {study}:{line}: the study runs on `{targets}`")
+    assert f"not `{asked}`" in message and f"--target {targets}" in message
+    assert not artifacts.exists()
+
+
+@pytest.mark.parametrize(("targets", "asked"), [("cuda", "cudasim"), ("cudasim", "cudasim"), ("cpu", "cpu")])
+def test_a_declared_target_is_not_refused(targets: str, asked: str) -> None:
+    """The simulator runs a cuda study's kernels, so `cudasim` is allowed wherever `cuda` is."""
+    text = (REPO / "studies" / "batchnorm_numpy.perf").read_text(encoding="utf-8")
+    source = Source("one_target.perf", text.replace("targets   cpu", f"targets   {targets}"))
+    study = parse(source).study
+    assert study is not None
+    refuse_undeclared_target(study, asked)
+
+
+def test_auto_says_it_chose_the_refused_target(tmp_path: Path) -> None:
+    """`auto` picks cuda or cpu, never the simulator: a cudasim-only study is refused either way."""
+    text = (REPO / "studies" / "batchnorm_numpy.perf").read_text(encoding="utf-8")
+    study = tmp_path / "simulated_only.perf"
+    study.write_text(text.replace("targets   cpu", "targets   cudasim"), encoding="utf-8")
+    done = run("run", str(study), "--artifacts", str(tmp_path / "artifacts"), timeout=300)
+    assert done.returncode == 2
+    (message,) = done.stderr.splitlines()
+    assert "the study runs on `cudasim` (its `targets`)" in message
+    assert "(`--target auto` chose `" in message

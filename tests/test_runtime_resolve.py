@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from perfdsl.kernel import Reference, Variant
-from perfdsl.runtime.resolve import ResolveError, project_root, resolve, search_path
+from perfdsl.runtime.resolve import ResolveError, perfdsl_checkout, project_root, resolve, search_path
 
 MODULE = """\
 from pathlib import Path
@@ -139,3 +139,59 @@ def test_package_already_imported_elsewhere_is_refused(tmp_path, pkg):
     with pytest.raises(ResolveError, match="already imported from"):
         resolve(f"{pkg}.ops:fused", Variant, other)
     assert not (tmp_path / "other_marker").exists()
+
+
+# ---------------------------------------------------------------- perfdsl's own examples
+
+
+@pytest.fixture
+def editable(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """perfdsl's checkout on sys.path, as an editable install's .pth puts it, and no PYTHONPATH."""
+    checkout = perfdsl_checkout()
+    if checkout is None:
+        pytest.skip("perfdsl is not running from a source checkout")
+    monkeypatch.syspath_prepend(str(checkout))
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    return checkout
+
+
+def _lone_study(tmp_path: Path) -> Path:
+    """A study directory with `studies/` and `kernels/` beside it but no project root marker."""
+    studies = tmp_path / "mine" / "studies"
+    studies.mkdir(parents=True)
+    (tmp_path / "mine" / "kernels").mkdir()
+    (tmp_path / "mine" / "kernels" / "__init__.py").write_text("")
+    (tmp_path / "mine" / "kernels" / "rmsnorm.py").write_text("raise SystemExit('the user module ran')\n")
+    return studies
+
+
+def test_a_study_elsewhere_never_resolves_to_perfdsl_examples(tmp_path: Path, editable: Path) -> None:
+    """`kernels.rmsnorm` exists in perfdsl's examples; a study outside the checkout must not get it."""
+    studies = _lone_study(tmp_path)
+    with pytest.raises(ResolveError) as raised:
+        resolve("kernels.rmsnorm:fused", Variant, studies)
+    assert f"perfdsl's own bundled example package at {editable / 'kernels'}" in raised.value.message
+    assert f"searched {studies.resolve()}, then sys.path" in raised.value.help
+    assert "no pyproject.toml or .git at or above" in raised.value.help
+
+
+def test_perfdsl_examples_resolve_when_put_on_pythonpath(
+    tmp_path: Path, editable: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(editable))
+    variant = resolve("kernels.rmsnorm:fused", Variant, _lone_study(tmp_path))
+    assert variant.name
+
+
+def test_a_missing_module_says_where_it_looked_and_what_it_found(tmp_path: Path, pkg: str) -> None:
+    studies = tmp_path / "alone" / "studies"
+    studies.mkdir(parents=True)
+    write_package(studies, pkg, "here", tmp_path / "marker")
+    with pytest.raises(ResolveError) as raised:
+        resolve(f"{pkg}.softmax_online:fused", Variant, studies)
+    where = (studies / pkg).resolve()
+    assert (
+        raised.value.message
+        == f"no module named `{pkg}.softmax_online` (package `{pkg}` was found at {where}, which has none)"
+    )
+    assert raised.value.help.startswith(f"searched {studies.resolve()}, then sys.path (no pyproject.toml")

@@ -157,6 +157,13 @@ class ShapeRecord:
     def _per_arm(self, key: str) -> dict[str, Any]:
         return dict((self.timing or {}).get(key) or {})
 
+    def failure_of(self, arm: str) -> str | None:
+        """Why `arm` stopped at this shape (its call raised, or its code ended the worker), if it did."""
+        for failure in (self.timing or {}).get("failures") or ():
+            if failure.get("arm") == arm:
+                return str(failure.get("message"))
+        return None
+
     @property
     def regimes(self) -> dict[str, str]:
         """Arm -> "dram" or "cache": whether its rotated working set exceeded the cache (version 3)."""

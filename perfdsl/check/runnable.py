@@ -106,6 +106,8 @@ def _one_sweep(ctx: Context, load: Load) -> None:
     rates = load.rates
     start, stop = rates.start.quantity.base, rates.stop.quantity.base
     step = rates.step.quantity.base if rates.step else None
+    if not all(math.isfinite(v) for v in (start, stop, step or 1.0)):
+        return  # a number too large to hold is PD007's, where it is written
     problem = help = ""
     if start <= 0:
         problem, help = "the load sweep starts at 0 requests per second", "start the sweep above 0"
@@ -133,7 +135,11 @@ def _sizes(ctx: Context, shapes: ShapeSet | None, what: str) -> None:
     workload = ctx.study.workload
     dtype = workload.dtype.id if workload and workload.dtype else "float32"
     timing = ctx.study.timing
-    rotate = int(timing.rotate.value) if timing and timing.rotate else DEFAULT_TIMING["rotate"]
+    rotate = (
+        int(timing.rotate.value)
+        if timing and timing.rotate and math.isfinite(timing.rotate.value)
+        else DEFAULT_TIMING["rotate"]
+    )
     for shape in shapes.shapes:
         if any(size < 1 for size in shape.sizes):
             ctx.report(
@@ -148,11 +154,23 @@ def _sizes(ctx: Context, shapes: ShapeSet | None, what: str) -> None:
         if needed > MEMORY_LIMIT_BYTES:
             ctx.report(
                 "PD311",
-                f"{what} needs about {needed / 2**30:,.0f} GiB",
+                f"{what} needs about {_gib(needed)} GiB",
                 shape.span,
                 label=f"more than the {MEMORY_LIMIT_BYTES // 2**30} GiB a run may use",
                 help=f"use a smaller shape, or fewer rotated buffer sets than `rotate {rotate}`",
             )
+
+
+def _gib(size: int) -> str:
+    """Whole GiB with thousands separators, or 3 significant digits once that is a wall of digits.
+
+    Decimal, not float: a size written as `1e308` makes a product no float holds.
+    Imported here, on the error's path only: `check` starts without it.
+    """
+    from decimal import Decimal
+
+    gib = Decimal(size // 2**30)
+    return f"{gib:,.0f}" if gib < 10**15 else f"{gib:.3g}"
 
 
 def _formulas(ctx: Context) -> None:

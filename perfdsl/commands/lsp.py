@@ -17,5 +17,8 @@ def run(args: argparse.Namespace) -> int:
         from perfdsl.lsp.server import create_server
     except ImportError as error:
         raise CommandError(f"`lsp` needs pygls: pip install 'perfdsl[editor]' ({error})") from None
-    create_server().start_io()
-    return 0
+    server = create_server()
+    server.start_io()
+    # The exit status LSP defines: 0 after `shutdown` then `exit`, 1 for an exit
+    # (or a closed stdin) without the shutdown first.
+    return 0 if server.shut_down else 1

@@ -85,12 +85,19 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if study.imported:
         return _run_imported(study, args)
+    from perfdsl.plan import PlanError, plan, quick_replacements, refuse_undeclared_target
+
+    if args.target != targets.AUTO:
+        # Before anything is imported or started: the cuda adapter alone needs a GPU.
+        try:
+            refuse_undeclared_target(study, args.target)
+        except PlanError as error:
+            raise CommandError(str(error)) from None
     if args.target == targets.CUDASIM.name:
         # Numba reads this once, when numba.cuda is first imported: set it before anything does.
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     _one_thread_pool()
 
-    from perfdsl.plan import PlanError, plan
     from perfdsl.runtime.execute import RunError, execute
     from perfdsl.runtime.isolation import Limits, WorkerError
     from perfdsl.runtime.progress import RunProgress
@@ -98,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         target = make_target(args.target)
+        if args.target == targets.AUTO:
+            _refuse_automatic_choice(study, target.name)
         run_plan = plan(study, target.name, args.quick)
     except (TargetError, PlanError) as error:
         raise CommandError(str(error)) from None
@@ -105,9 +114,14 @@ def run(args: argparse.Namespace) -> int:
     quiet = args.quiet
     if not quiet:
         print(
-            f"perfdsl run: {study.name.id} on {target.name}{' (quick)' if args.quick else ''}",
+            f"perfdsl run: {study.name.id} on {target.name}{' (quick)' if run_plan.quick else ''}",
             file=sys.stderr,
         )
+        if run_plan.quick:
+            # Said before anything runs, so no quick number is read as the study's own settings.
+            full = plan(study, target.name, False)
+            for replaced in quick_replacements(full, run_plan):
+                print(f"  quick: {replaced}", file=sys.stderr)
     try:
         bundle = execute(
             run_plan, target, artifacts, RunProgress(sys.stderr, quiet=quiet), Limits(args.time_limit)
@@ -153,6 +167,17 @@ def correctness_failures(bundle: Path) -> list[str]:
     if lines:
         lines.append("no timing of a failing change supports a decision: fix it before reading the numbers")
     return lines
+
+
+def _refuse_automatic_choice(study: Study, chosen: str) -> None:
+    """The refusal of an undeclared target, saying that `auto` chose it and why."""
+    from perfdsl.plan import PlanError, refuse_undeclared_target
+
+    try:
+        refuse_undeclared_target(study, chosen)
+    except PlanError as error:
+        why = "" if chosen == targets.CUDA.name else ": no usable GPU here"
+        raise PlanError(f"{error} (`--target auto` chose `{chosen}`{why})") from None
 
 
 def _run_imported(study: Study, args: argparse.Namespace) -> int:

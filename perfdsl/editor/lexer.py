@@ -16,6 +16,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexer import RegexLexer, words
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, Whitespace
 
+from perfdsl import HOMEPAGE
 from perfdsl.editor.words import CONSTANTS, GRAMMAR_WORDS, SECTIONS, SETTINGS
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -28,7 +29,7 @@ class PerfLexer(RegexLexer):
     aliases: ClassVar[list[str]] = ["perf", "perfdsl"]
     filenames: ClassVar[list[str]] = ["*.perf"]
     mimetypes: ClassVar[list[str]] = ["text/x-perfdsl"]
-    url = "https://pypi.org/project/perfdsl/"
+    url = HOMEPAGE
 
     tokens: ClassVar[dict[str, list]] = {
         "root": [

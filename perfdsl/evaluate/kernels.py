@@ -234,6 +234,10 @@ def _findings(
     out += _clock_findings(samples, shape.blocks, subject)
     out += quality.check_warmup(shape.warmups, subject)
     out += quality.check_contention(shape.blocks, subject)
+    modelled, buffers = (shape.models or {}).get("bytes") or {}, shape.set_bytes
+    for arm in ARMS:
+        if isinstance(modelled.get(arm), int | float) and arm in buffers:
+            out += quality.check_compulsory_bytes(float(modelled[arm]), int(buffers[arm]), f"{subject} {arm}")
     for arm in achieved:
         if arm.roof is not None and arm.roof_missing is None:
             # Above the roof for this arm's own mix, by more than the roof's own spread.

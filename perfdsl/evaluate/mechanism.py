@@ -68,7 +68,7 @@ def bandwidths(
     """The copy roof (or why there is none), each arm's bandwidth against its mix's roof, every roof."""
     roofs = measure_roofs(block_medians_ns, shape.set_bytes, shape.regimes)
     copy = roofs.get(ROOF_ARM)
-    missing = None if copy else "no copy roof was timed with this shape"
+    missing = None if copy else _roof_missing(shape)
     model = next((q for q in found if q.name == "bytes" and q.label == "modelled"), None)
     out = []
     if model is not None:
@@ -99,6 +99,14 @@ def bandwidths(
                 )
             )
     return (copy.bytes_per_s if copy else None), missing, tuple(out), tuple(roofs.values())
+
+
+def _roof_missing(shape: ShapeRecord) -> str:
+    """Why the copy roof has no time here: its own failure and cause, when it failed."""
+    failed = shape.failure_of(ROOF_ARM)
+    if failed is not None:
+        return f"the copy roof failed: {failed}"
+    return "no copy roof was timed with this shape"
 
 
 def _not_comparable(roof: MixRoof, regime: str | None) -> str | None:

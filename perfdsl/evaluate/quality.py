@@ -34,6 +34,7 @@ class PQ(StrEnum):
     FEW_BLOCKS = "PQ007"
     UNSETTLED = "PQ008"
     CONTENDED = "PQ009"
+    UNDER_BUFFERS = "PQ010"
 
 
 ROOF_MARGIN = 0.05
@@ -240,6 +241,27 @@ def check_bandwidth(
             "error",
             f"achieved bandwidth {achieved:.4g} is {achieved / roof - 1.0:.1%} above the "
             f"measured roof for its mix {roof:.4g} (margin {margin:.1%}): invalid result",
+            subject,
+        ),
+    )
+
+
+def check_compulsory_bytes(modelled: float, buffers: int, subject: str) -> tuple[Finding, ...]:
+    """PQ010 (error): a byte model below the bytes of the buffers the kernel is handed.
+
+    `buffers` is one buffer set's inputs and outputs as the run allocated them
+    (`set_bytes`): the traffic no kernel that reads each input and writes each
+    output can avoid. A model under it counts elements, or leaves a buffer out.
+    """
+    if buffers <= 0 or modelled >= buffers:
+        return ()
+    return (
+        Finding(
+            PQ.UNDER_BUFFERS,
+            "error",
+            f"modelled {modelled:,.0f} bytes, below the {buffers:,} bytes of the inputs and outputs "
+            f"the kernel is handed ({buffers / max(modelled, 1.0):.3g}x): the byte model is wrong, "
+            "invalid result",
             subject,
         ),
     )

@@ -12,11 +12,12 @@ terminal formats do, and say so in `columnKind`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
-from perfdsl import __version__, codes
+from perfdsl import HOMEPAGE, __version__, codes
 from perfdsl.diagnostics import Diagnostic
 from perfdsl.formats.paths import ci_path, repository_root
 
@@ -25,14 +26,33 @@ SOURCE_ROOT = "SRCROOT"
 _LEVELS = {"error": "error", "warning": "warning"}
 
 
+def rule_name(entry: codes.Code) -> str:
+    """The rule's friendly name, its title in PascalCase (`KernelTimingHasNoWarmUp`), as SARIF asks."""
+    words = re.findall(r"[A-Za-z0-9]+", entry.title.replace("'", ""))
+    return "".join(word[:1].upper() + word[1:] for word in words)
+
+
 def _rule(entry: codes.Code) -> dict[str, object]:
     return {
         "id": entry.code,
+        "name": rule_name(entry),
         "shortDescription": {"text": entry.title},
         "fullDescription": {"text": entry.why},
         "help": {"text": codes.explain(entry)},
         "defaultConfiguration": {"level": _LEVELS[entry.severity]},
     }
+
+
+def _artifact(path: str) -> dict[str, str]:
+    """A file inside the repository is relative to SRCROOT; one outside it is an absolute `file:` URI.
+
+    A relative reference that begins with `/` under a base URI does not
+    combine with it (SARIF1004), so a file outside the repository takes no base.
+    """
+    located = ci_path(path)
+    if Path(located).is_absolute():
+        return {"uri": Path(located).as_uri()}
+    return {"uri": quote(located), "uriBaseId": SOURCE_ROOT}
 
 
 def _result(diagnostic: Diagnostic, rule_index: dict[str, int]) -> dict[str, object]:
@@ -46,10 +66,7 @@ def _result(diagnostic: Diagnostic, rule_index: dict[str, int]) -> dict[str, obj
         "locations": [
             {
                 "physicalLocation": {
-                    "artifactLocation": {
-                        "uri": quote(ci_path(diagnostic.source.path)),
-                        "uriBaseId": SOURCE_ROOT,
-                    },
+                    "artifactLocation": _artifact(diagnostic.source.path),
                     "region": {
                         "startLine": start.line,
                         "startColumn": start.column,
@@ -81,6 +98,7 @@ def render_sarif(diagnostics: Sequence[Diagnostic]) -> str:
                     "driver": {
                         "name": "perfdsl",
                         "version": __version__,
+                        "informationUri": HOMEPAGE,
                         "rules": [_rule(entry) for entry in entries],
                     }
                 },

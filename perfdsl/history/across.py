@@ -265,6 +265,9 @@ def render_text(result: RunComparison) -> str:
 
 
 def _comparison(c: Comparison | Combined) -> str:
+    # A within-run comparison of a quick run can have too few block pairs for an interval.
+    if isinstance(c, Comparison) and (c.ci_low is None or c.ci_high is None):
+        return f"{c.ratio:.4f} ({c.interval_missing or 'no interval'})  {c.verdict}"
     return f"{c.ratio:.4f} [{c.ci_low:.4f}, {c.ci_high:.4f}]  {c.verdict}"
 
 

@@ -17,11 +17,16 @@ from perfdsl.lsp import analysis
 
 
 class PerfLanguageServer(LanguageServer):
-    """The server, remembering what it last published so hover can explain it."""
+    """The server, remembering what it last published so hover can explain it.
+
+    `shut_down` records the client's `shutdown` request: LSP's exit status is 0
+    when `exit` follows one and 1 otherwise, and pygls swallows its own.
+    """
 
     def __init__(self) -> None:
         super().__init__("perfdsl", __version__)
         self.published: dict[str, list[types.Diagnostic]] = {}
+        self.shut_down = False
 
     def text(self, uri: str) -> str:
         return self.workspace.get_text_document(uri).source
@@ -38,6 +43,10 @@ class PerfLanguageServer(LanguageServer):
 def create_server() -> PerfLanguageServer:
     """A server with every feature registered, ready for `start_io()`."""
     server = PerfLanguageServer()
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: PerfLanguageServer, params: None) -> None:
+        ls.shut_down = True
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: PerfLanguageServer, params: types.DidOpenTextDocumentParams) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 
 from perfdsl.bundle.environment import EnvironmentRecord
 from perfdsl.report import formatting as fmt
@@ -16,10 +17,8 @@ def render_reproduction(ctx: ReportContext, out: Blocks) -> None:
     """The exact commands, the environment, the bundle and its manifest hashes."""
     env = ctx.environment
     study_path = ctx.plan.study_path or f"{ctx.study.name.id}.perf"
-    command = None if env is None else env.command_line
-    ran = " ".join(command) if command else f"perfdsl run {study_path}"
     commands = [
-        ran,
+        rerun_command(None if env is None else env.command_line, study_path),
         f"perfdsl evaluate {ctx.bundle_label}",
         f"perfdsl build --pdf {study_path} --results {ctx.bundle_label}",
     ]
@@ -44,6 +43,20 @@ def render_reproduction(ctx: ReportContext, out: Blocks) -> None:
         "SHA-256 and its size in bytes (`perfdsl verify` rechecks them all):",
         _fenced(listing),
     )
+
+
+def rerun_command(command: tuple[str, ...] | None, study_path: str) -> str:
+    """The recorded `perfdsl run ...` as a reader types it: `perfdsl`, not the executable's path.
+
+    argv[0] is the path the command was invoked by (`/home/me/.venv/bin/perfdsl`,
+    or `.../perfdsl/__main__.py` under `python -m`): it names one machine's
+    installation and nothing a reader can rerun. The arguments are quoted as a
+    shell needs them. A run started other than from the command line has no
+    `run` argument to show, so the plain command stands in.
+    """
+    if not command or command[1:2] != ("run",):
+        return shlex.join(["perfdsl", "run", study_path])
+    return shlex.join(["perfdsl", *command[1:]])
 
 
 def _fenced(lines: list[str]) -> str:

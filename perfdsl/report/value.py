@@ -50,16 +50,31 @@ def render_value(ctx: ReportContext, out: Blocks) -> None:
     if capacity is not None:
         low, high = capacity.fleet_fraction_freed
         # NaN: written as null, as the original infinity was.
-        freed = f"{fmt.percent(low)} to {'100%' if math.isnan(high) else fmt.percent(high)}"
         unconfirmed = "" if capacity.confirmed else "; unconfirmed: a goodput rests on a single pass"
         ratio = fmt.capacity_ratio(ctx.load) if ctx.load else fmt.MISSING
         out.add(
             f"Capacity at the same SLO: goodput ratio {ratio}; serving the "
-            f"same demand needs between {freed} fewer machines{unconfirmed}."
+            f"same demand needs {machines(low, 1.0 if math.isnan(high) else high)}{unconfirmed}."
         )
     else:
         reason = value.capacity_missing or ctx.evaluation.load_missing
         out.add(f"Capacity: no figure ({fmt.message(reason)}).")
+
+
+def machines(low: float, high: float) -> str:
+    """The interval of the fleet fraction freed, in words whose direction matches its signs.
+
+    A negative fraction is machines added, so an interval across zero is "from
+    A more to B fewer", never "between -A to B fewer".
+    """
+    if low >= 0:
+        return f"between {fmt.percent(low)} and {fmt.percent(high)} fewer machines"
+    if high <= 0:
+        return f"between {fmt.percent(-high)} and {fmt.percent(-low)} more machines"
+    return (
+        f"from {fmt.percent(-low)} more to {fmt.percent(high)} fewer machines "
+        "(the interval includes no change)"
+    )
 
 
 def _figures(value: ValueResult, per: Value, fleet: Value) -> list[str]:

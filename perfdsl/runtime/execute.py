@@ -73,11 +73,11 @@ class Resolved:
 
 
 def resolve_reference(reference: str, expected: type, plan: Plan, line: int) -> Any:
-    """The object `reference` names, or RunError naming the study line."""
+    """The object `reference` names, or RunError naming the study line and what to do."""
     try:
         return resolve(reference, expected, Path(plan.study_path).parent)
     except ResolveError as error:
-        raise RunError(f"{plan.study_path}:{line}: {error}") from None
+        raise RunError(f"{plan.study_path}:{line}: {error.message}; help: {error.help}") from None
 
 
 def resolve_operation(plan: Plan, operation: OperationPlan) -> Resolved:
@@ -89,16 +89,35 @@ def resolve_operation(plan: Plan, operation: OperationPlan) -> Resolved:
     return Resolved(reference, variants)
 
 
+def roof_reference(plan: Plan) -> str:
+    """Where the copy roof `module:NAME` takes its inputs from: `module:NAME_reference` when the
+    module defines it, else `module:reference` (the layout of a module that holds only roofs).
+
+    The roof is timed on the problem this Reference draws at each workload shape,
+    so it must be the roof's own: an operation's reference of another rank or
+    dtype hands the copy kernel arrays it was not written for.
+    """
+    assert plan.roof is not None
+    module, name = plan.roof.split(":", 1)
+    own = f"{module}:{name}_reference"
+    try:
+        resolve(own, Reference, Path(plan.study_path).parent)
+    except ResolveError:
+        return f"{module}:reference"
+    return own
+
+
 def resolve_roof(plan: Plan) -> dict[str, tuple[Reference, Variant]]:
-    """The roofs' problems and kernels by arm: the copy roof the study names, and the read and
-    write roofs its module defines beside it (`read`/`read_reference`, `write`/`write_reference`)."""
+    """The roofs' problems and kernels by arm: the copy roof the study names, on its reference
+    (`roof_reference`), and the read and write roofs its module defines beside it
+    (`read`/`read_reference`, `write`/`write_reference`)."""
     if plan.roof is None or ":" not in plan.roof:
         return {}
     module = plan.roof.split(":")[0]
     line = plan.roof_line
     roofs = {
         ROOF_ARM: (
-            resolve_reference(f"{module}:reference", Reference, plan, line),
+            resolve_reference(roof_reference(plan), Reference, plan, line),
             resolve_reference(plan.roof, Variant, plan, line),
         )
     }
@@ -113,6 +132,21 @@ def resolve_roof(plan: Plan) -> dict[str, tuple[Reference, Variant]]:
     return roofs
 
 
+def _say_where_the_roof_draws_from(plan: Plan, progress: RunProgress) -> None:
+    """Name the copy roof's inputs on the console, and warn when they are an operation's own."""
+    drawn = roof_reference(plan)
+    shared = [op.name for op in plan.operations if op.reference == drawn]
+    if not shared:
+        progress(f"copy roof {plan.roof}: inputs from {drawn}")
+        return
+    name = plan.roof.split(":", 1)[1] if plan.roof else "copy"
+    progress(
+        f"note: copy roof {plan.roof} takes its inputs from {drawn}, operation `{shared[0]}`'s "
+        f"reference; unless its copy kernel takes those arrays, define `{name}_reference` beside it "
+        "(a Reference of the roof's own problem)"
+    )
+
+
 def _now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -124,6 +158,8 @@ def execute(
     limits = limits or Limits()
     resolved = {op.name: resolve_operation(plan, op) for op in plan.operations}
     roof = resolve_roof(plan)
+    if roof:
+        _say_where_the_roof_draws_from(plan, progress)
     application = (
         resolve_reference(plan.application.entry, Application, plan, plan.application.line)
         if plan.application
@@ -423,18 +459,26 @@ def _time_shapes(
                     break
                 live.remove(died.arm)
                 dropped.append(TimingFailure(died.arm, WORKER_PHASE, None, None, failure.message))
+                progress(f"{failure.message}; {_arm_name(died.arm)} is not timed at the shapes left")
         # Sampled, or given up: either way the step no longer counts towards the time left.
         progress.finish_step(key)
         if record is None:
             missing = missing or "not timed: every arm ended its worker"
             shapes.append(attrs.evolve(entry, samples_missing=missing))
             continue
+        for raised in record.failures:
+            progress(f"{_arm_name(raised.arm)} failed at {shape.label} ({raised.phase}): {raised.message}")
         record = attrs.evolve(record, failures=(*dropped, *record.failures))
         path = f"samples/{operation.name}/{shape.label}.csv"
         header, rows = record.rows()
         bundle.write_csv(path, header, rows)
         shapes.append(attrs.evolve(entry, samples=path, timing=_timing_json(record)))
     return shapes
+
+
+def _arm_name(arm: str) -> str:
+    """An arm as the console names it: the roofs are not the study's own kernels."""
+    return f"the {arm} roof" if arm in ROOF_ARMS else arm
 
 
 def _shape_entry(shape: ShapePlan) -> ShapeRecord:

@@ -17,12 +17,19 @@ directory is not imported again from another; if the search order above would
 find it somewhere else, resolution fails and says so instead of silently
 returning the wrong code. `perfdsl run` runs one study per process, so this
 only matters to callers that resolve several studies in one process.
+
+An editable install puts perfdsl's own checkout on `sys.path`, and with it the
+bundled example package `kernels`: a study outside that checkout is never
+resolved to it (the user's own `kernels` must be found by steps 1 or 2). A
+module that cannot be found is reported with every directory searched, and
+where its parent package was found instead.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.machinery
+import os
 import re
 import sys
 from collections.abc import Iterator, Sequence
@@ -117,7 +124,7 @@ def _import(reference: str, module_name: str, dirs: Sequence[Path]) -> Any:
     """Import `module_name` with `dirs` searched first, turning every failure into ResolveError."""
     top = module_name.partition(".")[0]
     _check_not_shadowed(reference, top, dirs)
-    searched = ", ".join(str(d) for d in dirs) or "nothing but sys.path"
+    _check_not_perfdsl_examples(reference, top, dirs)
     try:
         with _prepended(dirs):
             return importlib.import_module(module_name)
@@ -125,9 +132,8 @@ def _import(reference: str, module_name: str, dirs: Sequence[Path]) -> Any:
         if error.name is not None and (module_name + ".").startswith(error.name + "."):
             raise ResolveError(
                 reference,
-                f"no module named `{error.name}`",
-                f"searched {searched} and sys.path; put `{module_name}` beside the study "
-                "or at the project root",
+                f"no module named `{error.name}`{_found_instead(error.name)}",
+                f"{_searched(dirs)}; put `{module_name}` beside the study or at the project root",
             ) from error
         raise _import_raised(reference, module_name, error) from error
     except (Exception, SystemExit) as error:
@@ -160,6 +166,61 @@ def _check_not_shadowed(reference: str, top: str, dirs: Sequence[Path]) -> None:
         f"package `{top}` is already imported from {have or 'a built-in location'}, "
         f"but this study would import it from {wanted}",
         "run each study in its own process (`perfdsl run` does) or rename one of the packages",
+    )
+
+
+def _searched(dirs: Sequence[Path]) -> str:
+    """Where the lookup went, in order, and the project root it did not find."""
+    searched = ", ".join(str(d) for d in dirs) or "no study directory"
+    said = f"searched {searched}, then sys.path"
+    if dirs and project_root(dirs[0]) is None:
+        said += f" (no {' or '.join(_ROOT_MARKERS)} at or above {dirs[0]}, so no project root)"
+    return said
+
+
+def _found_instead(missing: str) -> str:
+    """For `a.b.c` not found: where its parent package `a.b` was found, which lacks it."""
+    parent = missing.rpartition(".")[0]
+    loaded = sys.modules.get(parent)
+    where = getattr(loaded, "__file__", None) if loaded is not None else None
+    return f" (package `{parent}` was found at {Path(where).parent}, which has none)" if where else ""
+
+
+def perfdsl_checkout() -> Path | None:
+    """The source checkout perfdsl runs from (an editable install puts it on sys.path), if any."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() and (root / "perfdsl").is_dir() else None
+
+
+def _check_not_perfdsl_examples(reference: str, top: str, dirs: Sequence[Path]) -> None:
+    """Refuse a user's module that would come from perfdsl's own checkout (its bundled `kernels`).
+
+    An editable install puts perfdsl's checkout on sys.path, so a study elsewhere
+    naming `kernels.x` would import perfdsl's examples, silently when one shares
+    the name. Allowed when the study lives in that checkout, and when the user
+    put the checkout on PYTHONPATH themselves.
+    """
+    checkout = perfdsl_checkout()
+    if checkout is None or not dirs or dirs[0].resolve().is_relative_to(checkout):
+        return
+    explicit = {Path(p).resolve() for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
+    if checkout in explicit:
+        return
+    loaded = sys.modules.get(top)
+    origin = getattr(loaded, "__file__", None) if loaded is not None else None
+    if loaded is None:
+        spec = importlib.machinery.PathFinder.find_spec(top, [*map(str, dirs), *sys.path])
+        origin = spec.origin if spec is not None else None
+    if origin is None:
+        return
+    found = Path(origin).resolve()
+    if not found.is_relative_to(checkout) or found.is_relative_to(checkout / "perfdsl"):
+        return
+    raise ResolveError(
+        reference,
+        f"`{top}` would be perfdsl's own bundled example package at {found.parent}, "
+        f"not a module of this study",
+        f"{_searched(dirs)}; put your `{top}` beside the study or at its project root",
     )
 
 
