@@ -50,14 +50,17 @@ READABLE_RESULTS = (
     RESULTS,
 )
 
-PLAN = "perfdsl.plan/2"
+PLAN = "perfdsl.plan/3"
 """plan.json's version. History:
 
 * version 1 carried no `schema` key (it was `attrs.asdict` of the plan);
 * `perfdsl.plan/2`: the same fields, with `schema`.
+* `perfdsl.plan/3`: the timing states its stopping rule: `stop` (`fixed` or
+  `sequential`) and the sequential window `min_blocks`, `max_blocks`. Versions 1
+  and 2 still read, as the fixed design of `blocks`.
 """
 
-READABLE_PLAN = (None, PLAN)
+READABLE_PLAN = (None, "perfdsl.plan/2", PLAN)
 
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
