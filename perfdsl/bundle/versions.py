@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-RESULTS = "perfdsl.results/6"
+RESULTS = "perfdsl.results/7"
 """results.json's version. History:
 
 * `perfdsl.results/1`: the first layout.
@@ -39,6 +39,10 @@ RESULTS = "perfdsl.results/6"
   outcome (`searches`: `arm`, `goodput`, `failing`, `confirmed`, and the `reason`
   a goodput is unconfirmed). Versions 1 to 5 still read, with no rule and no
   searches; their probes say everything the evaluation uses.
+* `perfdsl.results/7`: each shape's `timing` records the sequential rule's `stop`
+  (`rule`, `pairs`, `reason`, `verdict`, `ratio`, `low`, `high`, `sd_log`; null for
+  the fixed design) and its `settings` the rule (`stopping`, `compared`). Versions 1
+  to 6 still read, as fixed designs.
 """
 
 READABLE_RESULTS = (
@@ -47,6 +51,7 @@ READABLE_RESULTS = (
     "perfdsl.results/3",
     "perfdsl.results/4",
     "perfdsl.results/5",
+    "perfdsl.results/6",
     RESULTS,
 )
 
@@ -65,7 +70,7 @@ READABLE_PLAN = (None, "perfdsl.plan/2", PLAN)
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/6"
+EVALUATION = "perfdsl.evaluation/7"
 """evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
 not refused but evaluated again (it is derived from the other files), and one of a
 version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
@@ -98,6 +103,10 @@ alone costs a second of a fresh build).
   `confirmed` when its rate met the SLO in two passes and failed in none (the
   failing end is no longer repeated), and a probe whose generator's lateness alone
   decided the p99 check is the generator's (`lag_ok` false, `generator_limited`).
+* `perfdsl.evaluation/7`: a shape timed under a sequential rule carries the rule's
+  `stop` as the evaluation replays it from the samples, and `stop_agrees`, whether
+  that is the stop the run recorded; its comparison's interval and verdict are the
+  confidence sequence's at the stop.
 """
 
 
@@ -107,6 +116,7 @@ SUPERSEDED_EVALUATION = (
     "perfdsl.evaluation/3",
     "perfdsl.evaluation/4",
     "perfdsl.evaluation/5",
+    "perfdsl.evaluation/6",
 )
 """Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 

@@ -34,6 +34,7 @@ from perfdsl.evaluate.correctness import summarize_correctness
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.mechanism import bandwidths, explain_change, preferred, quantities, static_counts
 from perfdsl.evaluate.roofs import ROOF_ARMS
+from perfdsl.evaluate.sequential import agrees, judged, recompute
 from perfdsl.vocabulary import MECHANISM_MEASURES
 
 ARMS = ("baseline", "change")
@@ -95,6 +96,10 @@ def _shape(
             level=level,
             min_effect=theta,
         )
+    rule = inputs.plan.timing.stopping
+    stop = recompute(samples, rule) if rule is not None else None
+    if comparison is not None and stop is not None:
+        comparison = judged(comparison, stop)
     quantity_name = MECHANISM_MEASURES.get(mechanism or "")
     subject = f"{operation} {shape.label}"
     findings = _findings(inputs, samples, shape, achieved, subject) if samples else ()
@@ -122,6 +127,8 @@ def _shape(
         invalid=invalid,
         findings=findings,
         mechanism=mech,
+        stop=stop,
+        stop_agrees=agrees(stop, shape.stop) if stop is not None or shape.stop is not None else None,
     )
 
 

@@ -16,6 +16,7 @@ import attrs
 from perfdsl.bundle.evaluation.correctness import CorrectnessSummary
 from perfdsl.bundle.evaluation.mechanism import KernelCounts, ShapeMechanism
 from perfdsl.bundle.evaluation.plain import NOT_WRITTEN
+from perfdsl.bundle.stopping import StopRecord
 
 if TYPE_CHECKING:
     import numpy as np
@@ -132,6 +133,10 @@ class ShapeResult:
     """Why the comparison, though measured, may not be used in any conclusion; None when valid."""
     findings: tuple[Finding, ...]
     mechanism: ShapeMechanism
+    stop: StopRecord | None = None
+    """The sequential rule's stop, replayed from the samples (None: the fixed design)."""
+    stop_agrees: bool | None = None
+    """Whether that replay is the stop the run recorded (None: the fixed design)."""
 
     @property
     def usable(self) -> Comparison | None:

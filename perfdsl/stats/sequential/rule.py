@@ -26,8 +26,22 @@ import numpy as np
 
 from perfdsl.bundle.evaluation.kernels import Verdict
 from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, StoppingRule, StopRecord
-from perfdsl.stats.paired import classify
+from perfdsl.stats.paired import classify, pair_blocks
 from perfdsl.stats.sequential.boundary import half_width, moments
+
+
+def pair_log_ratios(
+    baseline: np.ndarray, baseline_index: np.ndarray, change: np.ndarray, change_index: np.ndarray
+) -> np.ndarray:
+    """log(change / baseline) of each adjacent pair of block medians (`paired.pair_blocks`'s pairing).
+
+    One `math.log` per value, not numpy's vectorised log, so that the values
+    for the first t pairs are the same bits whether the array holds t pairs
+    (the run, looking) or all of them (the evaluation, replaying).
+    """
+    pairs = pair_blocks(baseline, baseline_index, change, change_index)
+    values = [math.log(c) - math.log(b) for b, c in zip(pairs.baseline, pairs.change, strict=True)]
+    return np.array(values, dtype=float)
 
 
 @attrs.frozen
@@ -66,9 +80,9 @@ def settle(current: Look, rule: StoppingRule) -> StopRecord | None:
     if current.pairs < rule.min_pairs:
         return None
     if current.verdict != "inconclusive":
-        return _record(current, rule, DECIDED)
+        return stop_record(current, rule, DECIDED)
     if current.pairs >= rule.max_pairs:
-        return _record(current, rule, CAP)
+        return stop_record(current, rule, CAP)
     return None
 
 
@@ -85,10 +99,11 @@ def replay(log_ratios: np.ndarray, rule: StoppingRule) -> StopRecord | None:
         stop = settle(current, rule)
         if stop is not None:
             return stop
-    return None if current is None else _record(current, rule, OPEN)
+    return None if current is None else stop_record(current, rule, OPEN)
 
 
-def _record(current: Look, rule: StoppingRule, reason: str) -> StopRecord:
+def stop_record(current: Look, rule: StoppingRule, reason: str) -> StopRecord:
+    """The record of stopping (or of the blocks ending, OPEN) at this look."""
     return StopRecord(
         rule=rule,
         pairs=current.pairs,

@@ -1,0 +1,55 @@
+"""A sequential comparison, judged again from the raw samples: the stop the rule makes, and the verdict.
+
+The run stopped a shape's blocks by the rule registered with the predictions
+and recorded when and why. Here the rule is replayed over the samples in the
+bundle (the block medians `inputs.read_samples` gives, paired as the run
+paired them), look by look, and must reach the recorded stop bit for bit: a
+stop that differs means the samples or the record were changed, or the run
+did not follow its rule. Under the rule the comparison's interval is the
+confidence sequence's at the stop, the one interval valid after looking at
+every pair; the fixed-n bootstrap interval over the same pairs is not (it
+would be the naive peeking the rule exists to avoid).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+import numpy as np
+
+from perfdsl.bundle.evaluation.kernels import Comparison
+from perfdsl.bundle.stopping import StoppingRule, StopRecord
+from perfdsl.evaluate.inputs import ArmSamples
+from perfdsl.stats.sequential.rule import pair_log_ratios, replay
+
+
+def recompute(samples: Mapping[str, ArmSamples], rule: StoppingRule) -> StopRecord | None:
+    """The rule's stop over the baseline and change blocks in `samples`; None without both arms."""
+    baseline, change = samples.get("baseline"), samples.get("change")
+    if baseline is None or change is None:
+        return None
+    d = pair_log_ratios(
+        baseline.block_medians_ns,
+        np.asarray(baseline.block_indices),
+        change.block_medians_ns,
+        np.asarray(change.block_indices),
+    )
+    return replay(d, rule)
+
+
+def agrees(replayed: StopRecord | None, recorded: StopRecord | None) -> bool:
+    """Whether the replayed stop is the recorded one, every number equal."""
+    return replayed is not None and recorded is not None and replayed.to_json() == recorded.to_json()
+
+
+def judged(comparison: Comparison, stop: StopRecord) -> Comparison:
+    """The comparison with the confidence sequence's ratio, interval and verdict at the stop."""
+    return attrs.evolve(
+        comparison,
+        ratio=stop.ratio,
+        ci_low=stop.low,
+        ci_high=stop.high,
+        verdict=stop.verdict,
+        interval_missing=None,
+    )
