@@ -14,9 +14,9 @@ from typing import Any
 
 import attrs
 
-FIXED = "fixed"
-SEQUENTIAL = "sequential"
-STOPS = (FIXED, SEQUENTIAL)
+from perfdsl.vocabulary import STOPS
+
+FIXED, SEQUENTIAL = STOPS
 """`stop fixed` (a stated count of blocks) or `stop sequential` (until the verdict is decided)."""
 
 DECIDED = "decided"
