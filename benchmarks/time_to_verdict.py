@@ -44,12 +44,11 @@ import attrs
 import numba
 import numpy as np
 
-from perfdsl.bundle.stopping import StoppingRule
+from perfdsl.bundle.stopping import RHO, StoppingRule
 from perfdsl.evaluate.compare import compare_blocks
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, sample
 from perfdsl.stats.power import pairs_needed
-from perfdsl.stats.sequential.boundary import RHO
 
 DESIGN_EFFECT = 0.02
 """The effect the fixed design is sized to detect with 80 % power."""

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 
 from perfdsl.bundle.plan import TimingPlan
-from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, SEQUENTIAL, StoppingRule, StopRecord
+from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, RHO, SEQUENTIAL, StoppingRule, StopRecord
+from perfdsl.evaluate.sequential import pairs_to_decide
 from perfdsl.report.stopping import describe_stop, rule_sentence
-from perfdsl.stats.sequential.boundary import RHO, half_width
+from perfdsl.stats.sequential.boundary import half_width
 
 RULE = StoppingRule(0.95, 0.02, 6, 400, RHO)
 
@@ -35,12 +36,15 @@ def test_each_stop_says_when_why_and_its_interval() -> None:
 
 def test_a_stop_at_the_cap_says_what_would_have_decided_it() -> None:
     capped = _stop(CAP, "inconclusive", 400, 1.01, 0.1)
-    said = describe_stop(capped, True)
-    assert said.startswith("reached the cap of 400 pairs **inconclusive**")
-    needed = int(said.rsplit("about ", 1)[1].split(" pairs")[0])
+    needed = pairs_to_decide(capped)
+    assert needed is not None
     # The interval at that count, around the same ratio and spread, fits inside the band.
     room = math.log1p(0.02) - math.log(1.01)
     assert float(half_width(0.01, needed, 0.95)) <= room < float(half_width(0.01, needed - 1, 0.95))
+    said = describe_stop(capped, True, needed)
+    assert said.startswith("reached the cap of 400 pairs **inconclusive**")
+    assert f"about {needed} pairs would have decided it" in said
+    assert pairs_to_decide(_stop(DECIDED, "slower", 9, 1.05, 0.01)) is None
 
 
 def test_a_replay_that_differs_is_said() -> None:

@@ -14,8 +14,8 @@ import math
 import numpy as np
 import pytest
 
-from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, StoppingRule, StopRecord
-from perfdsl.stats.sequential.boundary import RHO, half_width, moments, pairs_to_fit
+from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, RHO, StoppingRule, StopRecord
+from perfdsl.stats.sequential.boundary import half_width, moments, pairs_to_fit
 from perfdsl.stats.sequential.rule import judge, look, replay
 
 SEQUENCES = 1000

@@ -18,12 +18,11 @@ import attrs
 import numpy as np
 import pytest
 
-from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, StoppingRule, StopRecord
+from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, RHO, StoppingRule, StopRecord
 from perfdsl.evaluate.inputs import read_samples
 from perfdsl.evaluate.sequential import agrees, recompute
 from perfdsl.runtime.targets import Target, Timed
 from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, sample
-from perfdsl.stats.sequential.boundary import RHO
 
 RULE = StoppingRule(0.95, 0.02, 6, 200, RHO)
 

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from perfdsl.bundle import versions
-from perfdsl.bundle.stopping import FIXED, SEQUENTIAL, StoppingRule
+from perfdsl.bundle.stopping import FIXED, RHO, SEQUENTIAL, StoppingRule
 
 PLAN = "plan.json"
 
@@ -120,8 +120,6 @@ class TimingPlan:
         """The sequential rule the kernel comparisons stop by; None for the fixed design."""
         if self.stop != SEQUENTIAL:
             return None
-        from perfdsl.stats.sequential.boundary import RHO
-
         return StoppingRule(self.confidence, self.threshold, self.min_blocks, self.max_blocks, RHO)
 
     @property

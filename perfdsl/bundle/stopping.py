@@ -25,6 +25,11 @@ OPEN = "open"
 """Why a sequential comparison stopped: its interval was decided; it reached the cap
 (inconclusive); or its pairs ended before either (an arm failed or the run was cut short)."""
 
+RHO = 1.0
+"""The mixture's spread on the standardised effect delta / sigma, the same for every rule: the
+boundary is tightest at 8 pairs at 95 % (`perfdsl.stats.sequential.boundary` says why). Kept
+with the records so that reading a rule loads no statistics."""
+
 METHOD = "normal-mixture confidence sequence, variance mixed out (Lai 1976), on pair log-ratios"
 
 

@@ -104,9 +104,10 @@ alone costs a second of a fresh build).
   failing end is no longer repeated), and a probe whose generator's lateness alone
   decided the p99 check is the generator's (`lag_ok` false, `generator_limited`).
 * `perfdsl.evaluation/7`: a shape timed under a sequential rule carries the rule's
-  `stop` as the evaluation replays it from the samples, and `stop_agrees`, whether
-  that is the stop the run recorded; its comparison's interval and verdict are the
-  confidence sequence's at the stop.
+  `stop` as the evaluation replays it from the samples, `stop_agrees`, whether
+  that is the stop the run recorded, and `stop_pairs_needed`, for a stop at the cap,
+  the pairs that would have decided it; its comparison's interval and verdict are
+  the confidence sequence's at the stop.
 """
 
 

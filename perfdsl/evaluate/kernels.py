@@ -34,7 +34,7 @@ from perfdsl.evaluate.correctness import summarize_correctness
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.mechanism import bandwidths, explain_change, preferred, quantities, static_counts
 from perfdsl.evaluate.roofs import ROOF_ARMS
-from perfdsl.evaluate.sequential import agrees, judged, recompute
+from perfdsl.evaluate.sequential import agrees, judged, pairs_to_decide, recompute
 from perfdsl.vocabulary import MECHANISM_MEASURES
 
 ARMS = ("baseline", "change")
@@ -129,6 +129,7 @@ def _shape(
         mechanism=mech,
         stop=stop,
         stop_agrees=agrees(stop, shape.stop) if stop is not None or shape.stop is not None else None,
+        stop_pairs_needed=pairs_to_decide(stop) if stop is not None else None,
     )
 
 

@@ -13,14 +13,16 @@ would be the naive peeking the rule exists to avoid).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import attrs
 import numpy as np
 
 from perfdsl.bundle.evaluation.kernels import Comparison
-from perfdsl.bundle.stopping import StoppingRule, StopRecord
+from perfdsl.bundle.stopping import CAP, StoppingRule, StopRecord
 from perfdsl.evaluate.inputs import ArmSamples
+from perfdsl.stats.sequential.boundary import pairs_to_fit
 from perfdsl.stats.sequential.rule import pair_log_ratios, replay
 
 
@@ -53,3 +55,15 @@ def judged(comparison: Comparison, stop: StopRecord) -> Comparison:
         verdict=stop.verdict,
         interval_missing=None,
     )
+
+
+def pairs_to_decide(stop: StopRecord) -> int | None:
+    """For a stop at the cap: the pairs whose interval, at the spread and ratio measured, would lie
+    wholly inside or wholly beyond the band (None when the ratio sits on the band's edge)."""
+    if stop.reason != CAP:
+        return None
+    band, distance = math.log1p(stop.rule.threshold), abs(math.log(stop.ratio))
+    room = abs(band - distance)
+    if not math.isfinite(stop.sd_log) or stop.sd_log <= 0 or room == 0:
+        return None
+    return pairs_to_fit(stop.sd_log, room, stop.rule.confidence)

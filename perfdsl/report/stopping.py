@@ -9,13 +9,10 @@ there is one sentence: the count was stated beforehand.
 
 from __future__ import annotations
 
-import math
-
 from perfdsl.bundle.evaluation.kernels import OperationResult
 from perfdsl.bundle.plan import TimingPlan
 from perfdsl.bundle.stopping import CAP, DECIDED, StopRecord
 from perfdsl.report import formatting as fmt
-from perfdsl.stats.sequential.boundary import pairs_to_fit
 
 
 def rule_sentence(timing: TimingPlan) -> str:
@@ -49,14 +46,14 @@ def stop_lines(op: OperationResult) -> list[str]:
     ]
 
 
-def describe_stop(stop: StopRecord, agrees: bool | None) -> str:
-    """When and why one comparison stopped, its interval, and whether the replay reached the same stop."""
+def describe_stop(stop: StopRecord, agrees: bool | None, needed: int | None = None) -> str:
+    """When and why one comparison stopped, its interval, and whether the replay reached the same stop;
+    `needed`, for a stop at the cap, the pairs that would have decided it at the spread measured."""
     interval = fmt.interval(stop.low, stop.high)
     if stop.reason == DECIDED:
         said = f"decided **{stop.verdict}** after {stop.pairs} pairs, interval {interval}"
     elif stop.reason == CAP:
         said = f"reached the cap of {stop.pairs} pairs **inconclusive**, interval {interval}"
-        needed = _needed(stop)
         if needed is not None:
             said += f"; at the spread measured about {needed} pairs would have decided it"
     else:
@@ -64,12 +61,3 @@ def describe_stop(stop: StopRecord, agrees: bool | None) -> str:
     if agrees is False:
         said += " (**the evaluation's replay of the rule does not reach the run's recorded stop**)"
     return said
-
-
-def _needed(stop: StopRecord) -> int | None:
-    """Pairs whose interval, at the measured spread and ratio, would lie wholly inside or beyond the band."""
-    band, distance = math.log1p(stop.rule.threshold), abs(math.log(stop.ratio))
-    room = abs(band - distance)
-    if not math.isfinite(stop.sd_log) or stop.sd_log <= 0 or room == 0:
-        return None
-    return pairs_to_fit(stop.sd_log, room, stop.rule.confidence)

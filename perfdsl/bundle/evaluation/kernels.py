@@ -137,6 +137,8 @@ class ShapeResult:
     """The sequential rule's stop, replayed from the samples (None: the fixed design)."""
     stop_agrees: bool | None = None
     """Whether that replay is the stop the run recorded (None: the fixed design)."""
+    stop_pairs_needed: int | None = None
+    """For a stop at the cap: the pairs that would have decided it at the spread measured."""
 
     @property
     def usable(self) -> Comparison | None:

@@ -49,8 +49,7 @@ import math
 
 import numpy as np
 
-RHO = 1.0
-"""The mixture's spread on the standardised effect delta / sigma (see the module's tuning)."""
+from perfdsl.bundle.stopping import RHO
 
 
 def critical(t: np.ndarray | float, confidence: float, rho: float = RHO) -> np.ndarray:
