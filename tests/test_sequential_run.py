@@ -18,9 +18,10 @@ import attrs
 import numpy as np
 import pytest
 
+from perfdsl.bundle.evaluation.kernels import Finding
 from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, RHO, StoppingRule, StopRecord
 from perfdsl.evaluate.inputs import read_samples
-from perfdsl.evaluate.sequential import agrees, recompute
+from perfdsl.evaluate.sequential import agrees, decided_early, recompute
 from perfdsl.runtime.targets import Target, Timed
 from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, sample
 
@@ -129,3 +130,12 @@ def test_a_changed_sample_changes_the_replayed_stop(tmp_path: Path) -> None:
     ]
     tampered = attrs.evolve(record, samples=tuple(slowed))
     assert not agrees(_replayed(tampered, tmp_path), record.stop)
+
+
+def test_a_decided_comparison_is_not_warned_for_its_few_blocks() -> None:
+    few = [
+        Finding("PQ007", "warning", "6 blocks, fewer than 10", f"op 64 {arm}") for arm in ("baseline", "copy")
+    ]
+    spread = Finding("PQ001", "warning", "spread", "op 64 baseline")
+    kept = decided_early((*few, spread), "op 64")
+    assert kept == (few[1], spread)

@@ -19,8 +19,9 @@ from collections.abc import Mapping
 import attrs
 import numpy as np
 
-from perfdsl.bundle.evaluation.kernels import Comparison
+from perfdsl.bundle.evaluation.kernels import Comparison, Finding
 from perfdsl.bundle.stopping import CAP, StoppingRule, StopRecord
+from perfdsl.evaluate import quality
 from perfdsl.evaluate.inputs import ArmSamples
 from perfdsl.stats.sequential.boundary import pairs_to_fit
 from perfdsl.stats.sequential.rule import pair_log_ratios, replay
@@ -67,3 +68,10 @@ def pairs_to_decide(stop: StopRecord) -> int | None:
     if not math.isfinite(stop.sd_log) or stop.sd_log <= 0 or room == 0:
         return None
     return pairs_to_fit(stop.sd_log, room, stop.rule.confidence)
+
+
+def decided_early(findings: tuple[Finding, ...], subject: str) -> tuple[Finding, ...]:
+    """The findings without PQ007 (few blocks) on the compared arms of a comparison the rule decided:
+    the rule stopped them on purpose, and the confidence sequence is valid at any count."""
+    compared = {f"{subject} {arm}" for arm in ("baseline", "change")}
+    return tuple(f for f in findings if not (f.code == quality.PQ.FEW_BLOCKS and f.subject in compared))
