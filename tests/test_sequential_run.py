@@ -20,8 +20,9 @@ import pytest
 
 from perfdsl.bundle.evaluation.kernels import Finding
 from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, RHO, StoppingRule, StopRecord
+from perfdsl.evaluate.compare import compare_blocks
 from perfdsl.evaluate.inputs import read_samples
-from perfdsl.evaluate.sequential import agrees, decided_early, recompute
+from perfdsl.evaluate.sequential import agrees, decided_early, judged, recompute
 from perfdsl.runtime.targets import Target, Timed
 from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, sample
 
@@ -139,3 +140,19 @@ def test_a_decided_comparison_is_not_warned_for_its_few_blocks() -> None:
     spread = Finding("PQ001", "warning", "spread", "op 64 baseline")
     kept = decided_early((*few, spread), "op 64")
     assert kept == (few[1], spread)
+
+
+def test_the_comparison_takes_the_sequences_interval_and_verdict() -> None:
+    rng = np.random.default_rng(21)
+    b, c = 1e5 * np.exp(0.05 * rng.standard_normal(6)), 1e5 * np.exp(0.05 * rng.standard_normal(6))
+    fixed = compare_blocks(b, tuple(range(0, 12, 2)), c, tuple(range(1, 12, 2)), min_effect=0.02)
+    assert fixed.underpowered
+    stop = StopRecord(RULE, 6, DECIDED, "no meaningful change", 1.001, 0.99, 1.01, 0.003)
+    judged_ = judged(fixed, stop)
+    assert (judged_.verdict, judged_.ci_low, judged_.ci_high, judged_.ratio) == (
+        "no meaningful change",
+        0.99,
+        1.01,
+        1.001,
+    )
+    assert not judged_.underpowered and not judged_.rank_disagrees
