@@ -1,4 +1,4 @@
-"""A new study stops sequentially, and `evaluate` reaches the run's recorded stop from the raw samples.
+"""A new study stops sequentially, and `evaluate` reaches the run's recorded stops from the raw samples.
 
 One quick run of the `perfdsl new` scaffold (whose timing is `stop sequential`)
 on the CPU, then `perfdsl evaluate` on its bundle, both as the real command line.
@@ -44,3 +44,8 @@ def test_evaluate_replays_the_runs_stop_bit_for_bit(tmp_path: Path) -> None:
             assert shape.stop is not None and stop is not None
             assert (shape.stop.pairs, shape.stop.reason) == (stop.pairs, stop.reason)
             assert shape.comparison is not None and shape.comparison.verdict == stop.verdict
+    # The application's request blocks stop by the same rule, and replay the same way.
+    application = Results.read(bundle).application
+    assert application is not None and application.stop is not None
+    end = Evaluation.read(bundle).end_to_end
+    assert end is not None and end.stop_agrees is True

@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from perfdsl.bundle.load import LoadRecord
+from perfdsl.bundle.stopping import StopRecord
 
 
 @attrs.frozen
@@ -144,6 +145,12 @@ class ApplicationRecord:
     share_missing: str | None = None
     load: LoadRecord | None = None
     load_missing: str | None = None
+
+    @property
+    def stop(self) -> StopRecord | None:
+        """When and why the sequential rule stopped the request blocks (results/7; None: fixed design)."""
+        found = (self.timing or {}).get("stop")
+        return StopRecord.from_json(found) if found else None
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -106,12 +106,13 @@ class TimingPlan:
     warmup: int
     repeats: int
     blocks: int
-    """Blocks per arm of the fixed design (and of the application, whose blocks stay fixed)."""
+    """Blocks per arm of the fixed design (kernels and application alike)."""
     rotate: int
     confidence: float
     threshold: float
     stop: str = FIXED
-    """FIXED, or SEQUENTIAL: the kernels' blocks run from `min_blocks` until decided or `max_blocks`."""
+    """FIXED, or SEQUENTIAL: the kernels' and the application's blocks run from `min_blocks` until
+    decided or `max_blocks`."""
     min_blocks: int = 0
     max_blocks: int = 0
 
@@ -124,7 +125,8 @@ class TimingPlan:
 
     @property
     def kernel_blocks(self) -> int:
-        """The most blocks per arm a kernel shape is given: the fixed count, or the sequential cap."""
+        """The most blocks per arm a kernel shape or the application is given: the fixed count, or
+        the sequential cap."""
         return self.max_blocks if self.stop == SEQUENTIAL else self.blocks
 
     def to_json(self) -> dict[str, Any]:

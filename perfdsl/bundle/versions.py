@@ -41,7 +41,8 @@ RESULTS = "perfdsl.results/7"
   searches; their probes say everything the evaluation uses.
 * `perfdsl.results/7`: each shape's `timing` records the sequential rule's `stop`
   (`rule`, `pairs`, `reason`, `verdict`, `ratio`, `low`, `high`, `sd_log`; null for
-  the fixed design) and its `settings` the rule (`stopping`, `compared`). Versions 1
+  the fixed design) and its `settings` the rule (`stopping`, `compared`); the
+  application's `timing.stop` is the same record for its request blocks. Versions 1
   to 6 still read, as fixed designs.
 """
 
@@ -107,7 +108,8 @@ alone costs a second of a fresh build).
   `stop` as the evaluation replays it from the samples, `stop_agrees`, whether
   that is the stop the run recorded, and `stop_pairs_needed`, for a stop at the cap,
   the pairs that would have decided it; its comparison's interval and verdict are
-  the confidence sequence's at the stop.
+  the confidence sequence's at the stop. `end_to_end` has `stop` and `stop_agrees`
+  for the application's request blocks.
 """
 
 

@@ -31,6 +31,7 @@ from perfdsl.bundle.evaluation.kernels import Comparison, OperationResult
 from perfdsl.evaluate.compare import compare_blocks
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.kernels import ARMS, arm_findings, why_not_evidence
+from perfdsl.evaluate.sequential import agrees, judged, recompute
 from perfdsl.nodes import Study
 from perfdsl.stats.amdahl import check_declared_share, measure_share, operation_ratio_in_app, reconcile
 from perfdsl.stats.power import pairs_needed
@@ -60,6 +61,10 @@ def evaluate_end_to_end(
             level=level,
             min_effect=theta,
         )
+    rule = inputs.plan.timing.stopping
+    stop = recompute(samples, rule) if rule is not None else None
+    if comparison is not None and stop is not None:
+        comparison = judged(comparison, stop)
     shares, share_missing = _shares(app)
     operation = next((op for op in operations if op.name in app.uses), operations[0] if operations else None)
     amdahl, amdahl_missing = _amdahl(
@@ -86,6 +91,8 @@ def evaluate_end_to_end(
         amdahl_missing=amdahl_missing,
         findings=tuple(arm_findings(samples, ARMS, app.name, inputs.results.timer_resolution_ns)),
         requests_per_block=_requests_per_block(samples) if comparison else None,
+        stop=stop,
+        stop_agrees=agrees(stop, app.stop) if stop is not None or app.stop is not None else None,
     )
 
 

@@ -33,8 +33,7 @@ def render_timing(ctx: ReportContext, out: Blocks) -> None:
             )
         )
     settings = ctx.plan.timing.to_json()
-    # Each rule's own counts: the fixed count, or the sequential window (the application's blocks
-    # are its own section's).
+    # Each rule's own counts: the fixed count, or the sequential window.
     for key in ("blocks",) if ctx.plan.timing.stopping else ("min_blocks", "max_blocks"):
         settings.pop(key, None)
     shown = ", ".join(f"{fmt.text(k)} {_setting(k, v)}" for k, v in sorted(settings.items()))
