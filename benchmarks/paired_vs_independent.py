@@ -23,7 +23,8 @@ import argparse
 
 import numpy as np
 
-from perfdsl.stats.paired import classify, compare_paired, pair_blocks
+from perfdsl.stats.paired import compare_paired, pair_blocks
+from perfdsl.stats.verdict import classify
 
 SLOWDOWN = 1.05
 

@@ -35,7 +35,8 @@ from scipy import stats
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from stats_simulation import abba_pairs
 
-from perfdsl.stats.paired import Pairs, classify, compare_paired
+from perfdsl.stats.paired import Pairs, compare_paired
+from perfdsl.stats.verdict import classify
 
 RESAMPLES = 2000
 Judge = Callable[[float, float], bool]

@@ -131,6 +131,7 @@ def make_bundle(
     app_ratio: float = 0.9,
     share: float = 0.5,
     in_app_ratio: float | None = None,
+    rest_ratio: float = 1.0,
     share_requests: int = 40,
     change_share: bool = True,
     declared_share: str = "50%",
@@ -162,7 +163,8 @@ def make_bundle(
     `kernel_ratio` may be one ratio per shape. The share pass times `share_requests`
     requests per arm with 2 % noise: the operation holds `share` of the baseline's
     time and runs `in_app_ratio` (default `kernel_ratio`) times as long in the
-    change's (`change_share=False` leaves the change arm untimed). The copy roof
+    change's, while the rest of its request runs `rest_ratio` times as long
+    (`change_share=False` leaves the change arm untimed), in 10 rounds. The copy roof
     runs at `copy_level` of the baseline's time (below 0.4 the modelled bytes sit
     under the roof; 1.0 puts them 2.5x above it). `failing` overrides fields of the
     change arm's correctness case (and fails it).
@@ -280,19 +282,19 @@ def make_bundle(
         ]
         total = [int(t) for t in 10_000_000 * np.exp(0.02 * rng.standard_normal(share_requests))]
         in_app = ratios[0] if in_app_ratio is None else in_app_ratio
-        change_total = [int(t) for t in 10_000_000 * np.exp(0.02 * rng.standard_normal(share_requests))]
+        change_scale = 10_000_000 * np.exp(0.02 * rng.standard_normal(share_requests))
+        change_op = [int(t * share * in_app * np.exp(0.02 * rng.standard_normal())) for t in change_scale]
+        change_total = [
+            op + int(t * (1 - share) * rest_ratio) for op, t in zip(change_op, change_scale, strict=True)
+        ]
+        rounds = [k * 10 // share_requests for k in range(share_requests)]
         share_record = {
             "baseline": {
                 "op_ns": [min(t, int(t * share * np.exp(0.02 * rng.standard_normal()))) for t in total],
                 "total_ns": total,
+                "rounds": rounds,
             },
-            "change": {
-                "op_ns": [
-                    min(t, int(t * share * in_app * np.exp(0.02 * rng.standard_normal())))
-                    for t in change_total
-                ],
-                "total_ns": change_total,
-            },
+            "change": {"op_ns": change_op, "total_ns": change_total, "rounds": rounds},
         }
         if not change_share:
             del share_record["change"]

@@ -4,10 +4,11 @@ from statistics import NormalDist
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from perfdsl.evaluate.compare import classify, compare, compare_blocks, dispersion, minimum_detectable_effect
+from perfdsl.evaluate.compare import compare, compare_blocks, dispersion, minimum_detectable_effect
+from perfdsl.stats.verdict import classify
 
 RESAMPLES = 2_000  # enough for stable 95 % intervals, and keeps the tests fast
 
@@ -169,14 +170,28 @@ thetas = st.floats(min_value=0.01, max_value=0.2, allow_nan=False)
 @given(ratios, ratios, thetas)
 def test_verdict_matches_its_definition(x, y, theta):
     lo, hi = min(x, y), max(x, y)
+    fast, slow = 1 / (1 + theta), 1 + theta
     verdict = classify(lo, hi, theta)
-    assert (verdict == "faster") == (hi < 1 - theta)
-    assert (verdict == "slower") == (lo > 1 + theta)
+    assert (verdict == "faster") == (hi < fast)
+    assert (verdict == "slower") == (lo > slow)
     if verdict == "no meaningful change":
-        assert 1 - theta <= lo and hi <= 1 + theta
+        assert fast <= lo and hi <= slow
     if verdict == "inconclusive":
-        assert lo <= 1 + theta and hi >= 1 - theta
-        assert lo < 1 - theta or hi > 1 + theta
+        assert lo <= slow and hi >= fast
+        assert lo < fast or hi > slow
+
+
+def test_within_and_across_runs_share_one_verdict_rule():
+    """At theta = 5 % the interval [0.94, 0.951] was "faster" within a run and "inconclusive"
+    across runs: the across-run rule used [1 - theta, 1 + theta]. One module judges both now."""
+    import perfdsl.evaluate.compare as across
+
+    assert not hasattr(across, "classify") or across.classify is classify
+    assert classify(0.94, 0.951, 0.05) == "faster"
+    rng = np.random.default_rng(5)
+    b, c = 100 * np.exp(0.01 * rng.standard_normal(30)), 94.5 * np.exp(0.01 * rng.standard_normal(30))
+    result = compare(b, c, min_effect=0.05)
+    assert result.verdict == classify(result.ci_low, result.ci_high, 0.05)
 
 
 @given(ratios, ratios, st.floats(0, 1), st.floats(0, 1), thetas)
@@ -193,23 +208,7 @@ def test_mirrored_interval_swaps_faster_and_slower(x, y, theta):
     lo, hi = min(x, y), max(x, y)
     swap = {"faster": "slower", "slower": "faster"}
     verdict = classify(lo, hi, theta)
-    mirrored = classify(2 - hi, 2 - lo, theta)
-    edges = (1 - theta, 1 + theta)
+    mirrored = classify(1 / hi, 1 / lo, theta)  # the band is symmetric on the log scale
+    edges = (1 / (1 + theta), 1 + theta)
     assume(all(abs(end - edge) > 1e-9 for end in (lo, hi) for edge in edges))
     assert mirrored == swap.get(verdict, verdict)
-
-
-@settings(max_examples=25, deadline=None)
-@given(
-    st.integers(0, 2**32 - 1),
-    st.floats(min_value=1e-6, max_value=1e6),
-    st.floats(min_value=0.8, max_value=1.25),
-)
-def test_comparison_does_not_depend_on_the_time_unit(seed, unit, effect):
-    base, change = blocks(seed, 12, 0.02), effect * blocks(seed + 1, 12, 0.02)
-    plain = compare(base, change, resamples=200, seed=seed)
-    scaled = compare(unit * base, unit * change, resamples=200, seed=seed)
-    assert scaled.ratio == pytest.approx(plain.ratio, rel=1e-9)
-    assert scaled.ci_low == pytest.approx(plain.ci_low, rel=1e-9)
-    assert scaled.ci_high == pytest.approx(plain.ci_high, rel=1e-9)
-    assert scaled.mde == pytest.approx(plain.mde, rel=1e-6, abs=1e-12)

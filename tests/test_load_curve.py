@@ -159,13 +159,42 @@ def test_report_states_the_bound_and_why() -> None:
     curve = (CurvePoint(0, 663.0, "search", None, None), CurvePoint(1, 757.0, "search", None, "behind"))
     baseline = Goodput("baseline", 663.0, None, False, curve, ("generator lag",), True)
     load = LoadEvaluation(0.025, 0.99, (baseline,), Capacity(3.797, 0.737), None, "at most", bracket)
-    assert fmt.capacity_ratio(load) == "in [0, 3.797), unconfirmed (single-pass goodputs)"
+    assert fmt.capacity_ratio(load) == (
+        "in the bracket [0, 3.797) of the rates the search tried (no confidence level), "
+        "unconfirmed (a goodput passed once, or above a failure)"
+    )
     caveat = fmt.capacity_caveat(load) or ""
     assert "baseline's goodput is a lower bound" in caveat
     assert "at 757 rps the load generator fell behind its schedule" in caveat
     # An unbounded upper end, as evaluation.json holds it: null.
     plain = {"low": 1.24, "high": None, "confirmed": True, "fleet_fraction_freed": [0.19, 1.0], "message": ""}
     confirmed = from_plain(CapacityInterval, plain)
-    assert fmt.capacity_ratio(attrs.evolve(load, capacity_range=confirmed)) == "in [1.240, ∞)"
+    assert fmt.capacity_ratio(attrs.evolve(load, capacity_range=confirmed)) == (
+        "in the bracket [1.240, ∞) of the rates the search tried (no confidence level)"
+    )
     assert fmt.capacity_caveat(attrs.evolve(load, capacity_bound="exact")) is None
     assert fmt.interval(3.797, None) == "[3.797, ∞)"
+
+
+def test_a_failure_below_a_candidate_caps_the_goodput_and_leaves_it_unconfirmed() -> None:
+    """The audit's oracle: every rate up to 2050 rps passes except one sweep failure at 1500.
+    The doubling path passed 2000 twice (sweep and search), so the old rule confirmed 2000
+    above the failure, and against a change confirmed at 1750 printed a capacity loss."""
+    points = [
+        probe(0, 500),
+        probe(1, 1000),
+        probe(2, 1500, p99=False),
+        probe(3, 2000),
+        probe(4, 2000),
+        probe(5, 4000, p99=False),
+        probe(6, 2062.5, p99=False),
+    ]
+    g = goodput("baseline", points)
+    assert g.goodput == 1000 and g.failing == 1500
+    assert not g.confirmed and g.passed_above == (2000,)
+
+
+def test_a_monotone_curve_keeps_its_confirmed_goodput() -> None:
+    points = [probe(0, 500), probe(1, 1000), probe(2, 1000), probe(3, 1500, p99=False)]
+    g = goodput("baseline", points)
+    assert (g.goodput, g.failing, g.confirmed, g.passed_above) == (1000, 1500, True, ())

@@ -341,7 +341,9 @@ def test_search_on_a_simulated_mm1_server():
     assert search.confirmed
     assert [p.rate for p in search.probes if p.phase == "confirm"][-1] == search.goodput
     assert search.failing is not None and search.failing > search.goodput
-    # The binomial check demands evidence that p99 is below the SLO, so the
-    # goodput sits a little under the analytic capacity, never above it by much.
-    assert 0.9 * capacity <= search.goodput <= 1.02 * capacity
+    # The binomial check demands evidence that p99 is below the SLO, over the requests'
+    # effective number: near capacity an M/M/1 queue's latencies are correlated over tens of
+    # requests, so a probe of 20,000 carries a few hundred independent ones and the goodput
+    # sits below the analytic capacity (about 83 % of it here), never above it by much.
+    assert 0.75 * capacity <= search.goodput <= 1.02 * capacity
     assert capacity_change(search.goodput, 1.1 * search.goodput) == pytest.approx(1.1)

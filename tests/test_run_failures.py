@@ -96,6 +96,15 @@ def test_broken_kernel_is_a_recorded_failure_and_not_timed(broken_run: dict[str,
     assert results["application"]["samples"] is None
 
 
+def test_the_console_names_every_failing_case(broken_run: dict[str, Any]) -> None:
+    """A change that fails correctness used to exit 0 with nothing on the console about it."""
+    failing = [line for line in broken_run["stderr"].splitlines() if "correctness FAILED" in line]
+    assert len(failing) == 2, broken_run["stderr"][-2000:]
+    for seed, line in zip((0, 1), failing, strict=True):
+        assert f"change (`off_by_one_scale`) at N=1000, seed {seed}: " in line and "never written" in line
+    assert "no timing of a failing change supports a decision" in broken_run["stderr"]
+
+
 def test_bad_reference_names_the_study_line(tmp_path: Path) -> None:
     study = tmp_path / "rmsnorm_fusion.perf"
     text = (REPO / "studies" / "rmsnorm_fusion.perf").read_text(encoding="utf-8")

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from perfdsl.bundle.plan import LoadPlan
+from perfdsl.runtime import load_search
+from perfdsl.runtime.load_generator import LoadRun, poisson_schedule
 from perfdsl.runtime.load_search import FULL_LOAD, QUICK_LOAD_BUDGET_S, load_budget_s, probe_count
 
 
@@ -23,3 +27,35 @@ def test_a_quick_run_and_a_load_without_rates_get_the_floor() -> None:
     assert load_budget_s(sweep(()), quick=False) == QUICK_LOAD_BUDGET_S
     # Fewer requests than the p99 check needs are raised to 459, and the budget with them.
     assert probe_count(sweep((50.0,), requests=100)) == (459, 22)
+
+
+def _server(capacity: float):
+    """A stand-in for the open-loop generator: a server of fixed latency that meets a 25 ms SLO
+    below `capacity` rps and misses it above, with the schedule the seed draws."""
+
+    def run(request, rate, *, count, duration_s, warmup=0, seed=0):
+        scheduled = poisson_schedule(rate, count, seed)
+        latency = np.int64(1_000_000 if rate < capacity else 50_000_000)
+        done = scheduled + latency
+        ok = np.ones(count, bool)
+        return LoadRun(rate, seed, 1, warmup, False, scheduled, scheduled, scheduled, done, ok, None)
+
+    return run
+
+
+def test_each_repeat_at_a_rate_draws_a_fresh_schedule_shared_by_both_arms(monkeypatch) -> None:
+    """Repeats once replayed one seed: a confirmation resampled the machine, never the arrivals.
+    The schedule each probe gets is what is tested; the server is a stand-in."""
+    monkeypatch.setattr(load_search, "run_open_loop", _server(1500.0))
+    plan = LoadPlan("poisson", (400.0, 400.0), 459, 0.025, 0.99)
+    probes, _, _ = load_search.search_load({"baseline": lambda: None, "change": lambda: None}, plan, False)
+    seen: dict[tuple[str, float], list[int]] = {}
+    for probe in probes:
+        seen.setdefault((probe.arm, probe.rate), []).append(probe.run.seed)
+    first = load_search.LOAD_SEED
+    assert seen[("baseline", 400.0)][:2] == [first, first + 1]  # the sweep ran 400 twice
+    assert any(len(seeds) > 1 for (_, rate), seeds in seen.items() if rate != 400.0)  # confirmations
+    for (arm, rate), seeds in seen.items():
+        assert seeds == [first + k for k in range(len(seeds))], (arm, rate)
+        other = seen.get(("change" if arm == "baseline" else "baseline", rate), [])
+        assert seeds[: len(other)] == other[: len(seeds)]

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 from stats_simulation import abba_indices, abba_pairs
 
-from perfdsl.stats.paired import MIN_PAIRS, classify, compare_paired, pair_blocks
+from perfdsl.stats.paired import MIN_PAIRS, compare_paired, pair_blocks
 from perfdsl.stats.power import minimum_detectable_effect
+from perfdsl.stats.verdict import classify
 
 FAST = {"resamples": 2000}
 

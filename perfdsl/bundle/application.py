@@ -110,21 +110,46 @@ class ModelLevelRecord:
         )
 
 
+LEGACY_SHARE_ROUNDS = 10
+"""How many rounds the share pass of a results.json before version 7 alternated its arms in."""
+
+
+def legacy_rounds(count: int) -> tuple[int, ...]:
+    """The round of each request in a share pass recorded before rounds were written (results/6).
+
+    That pass ran `min(10, count)` rounds, request k of an arm in round t when
+    `count t // rounds <= k < count (t + 1) // rounds`: the rule is rebuilt here
+    once, so that an older bundle is resampled by rounds like a new one.
+    """
+    rounds = min(LEGACY_SHARE_ROUNDS, count)
+    return tuple(t for t in range(rounds) for _ in range(count * (t + 1) // rounds - count * t // rounds))
+
+
 @attrs.frozen
 class ArmShare:
-    """One arm's per-request totals and the time spent inside the operation, in ns."""
+    """One arm's per-request totals, the time spent inside the operation (ns) and each request's round.
+
+    The share pass alternates the arms in rounds; requests within a round are
+    serially correlated (lag-1 autocorrelation 0.1-0.3), rounds nearly
+    independent, so the statistics resample rounds, and need to know them.
+    """
 
     total_ns: tuple[int, ...]
     op_ns: tuple[int, ...]
+    rounds: tuple[int, ...] = ()
+    """The share round each request ran in (0-based), in request order."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"total_ns": list(self.total_ns), "op_ns": list(self.op_ns)}
+        return {"total_ns": list(self.total_ns), "op_ns": list(self.op_ns), "rounds": list(self.rounds)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ArmShare:
+        total = tuple(int(t) for t in data.get("total_ns") or ())
+        rounds = data.get("rounds")
         return cls(
-            total_ns=tuple(int(t) for t in data.get("total_ns") or ()),
+            total_ns=total,
             op_ns=tuple(int(t) for t in data.get("op_ns") or ()),
+            rounds=legacy_rounds(len(total)) if rounds is None else tuple(int(r) for r in rounds),
         )
 
 
@@ -148,7 +173,7 @@ class ApplicationRecord:
 
     @property
     def stop(self) -> StopRecord | None:
-        """When and why the sequential rule stopped the request blocks (results/7; None: fixed design)."""
+        """When and why the sequential rule stopped the request blocks (results/8; None: fixed design)."""
         found = (self.timing or {}).get("stop")
         return StopRecord.from_json(found) if found else None
 

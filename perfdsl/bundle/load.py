@@ -67,9 +67,13 @@ class LoadProbeRecord:
     generator: GeneratorLagRecord | None = None
     generator_missing: str | None = None
     """Why `generator` is absent: too few requests, or a bundle older than version 3."""
+    seed: int | None = None
+    """The arrival schedule's seed: one per repeat at a rate, the same for both arms at a
+    repeat; None in a bundle older than results/7, whose probes all used the load record's."""
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "seed": self.seed,
             "arm": self.arm,
             "index": self.index,
             "rate": self.rate,
@@ -96,6 +100,7 @@ class LoadProbeRecord:
             first_error=data.get("first_error"),
             generator=None if generator is None else GeneratorLagRecord.from_json(generator),
             generator_missing=data.get("generator_missing", None if generator else OLDER_BUNDLE),
+            seed=None if data.get("seed") is None else int(data["seed"]),
         )
 
 
@@ -137,6 +142,7 @@ class LoadRecord:
 
     arrivals: str
     seed: int
+    """The first repeat's schedule seed; each probe records its own (results/7 on)."""
     slo_seconds: float | None
     percentile: float
     probes: tuple[LoadProbeRecord, ...]

@@ -191,7 +191,7 @@ class ShapeRecord:
 
     @property
     def stop(self) -> StopRecord | None:
-        """When and why the sequential rule stopped this shape's blocks (version 7; None: fixed design)."""
+        """When and why the sequential rule stopped this shape's blocks (version 8; None: fixed design)."""
         found = (self.timing or {}).get("stop")
         return StopRecord.from_json(found) if found else None
 

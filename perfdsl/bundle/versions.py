@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-RESULTS = "perfdsl.results/7"
+RESULTS = "perfdsl.results/8"
 """results.json's version. History:
 
 * `perfdsl.results/1`: the first layout.
@@ -39,11 +39,17 @@ RESULTS = "perfdsl.results/7"
   outcome (`searches`: `arm`, `goodput`, `failing`, `confirmed`, and the `reason`
   a goodput is unconfirmed). Versions 1 to 5 still read, with no rule and no
   searches; their probes say everything the evaluation uses.
-* `perfdsl.results/7`: each shape's `timing` records the sequential rule's `stop`
+* `perfdsl.results/7`: each arm's share pass records the round of every request
+  (`application.share.<arm>.rounds`), the unit its statistics resample; each load
+  probe records the arrival schedule's `seed` (a fresh schedule per repeat, the
+  same for both arms at a repeat). Versions 1 to 6 still read: their rounds are
+  rebuilt from the rule those runs followed (`bundle.application.legacy_rounds`)
+  and their probes all used the one seed the load record states.
+* `perfdsl.results/8`: each shape's `timing` records the sequential rule's `stop`
   (`rule`, `pairs`, `reason`, `verdict`, `ratio`, `low`, `high`, `sd_log`; null for
   the fixed design) and its `settings` the rule (`stopping`, `compared`); the
   application's `timing.stop` is the same record for its request blocks. Versions 1
-  to 6 still read, as fixed designs.
+  to 7 still read, as fixed designs.
 """
 
 READABLE_RESULTS = (
@@ -53,6 +59,7 @@ READABLE_RESULTS = (
     "perfdsl.results/4",
     "perfdsl.results/5",
     "perfdsl.results/6",
+    "perfdsl.results/7",
     RESULTS,
 )
 
@@ -71,7 +78,7 @@ READABLE_PLAN = (None, "perfdsl.plan/2", PLAN)
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/7"
+EVALUATION = "perfdsl.evaluation/8"
 """evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
 not refused but evaluated again (it is derived from the other files), and one of a
 version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
@@ -104,7 +111,15 @@ alone costs a second of a fresh build).
   `confirmed` when its rate met the SLO in two passes and failed in none (the
   failing end is no longer repeated), and a probe whose generator's lateness alone
   decided the p99 check is the generator's (`lag_ok` false, `generator_limited`).
-* `perfdsl.evaluation/7`: a shape timed under a sequential rule carries the rule's
+* `perfdsl.evaluation/7`: the whole request is measured: `amdahl.decomposition`
+  (f, r, the rest of the request's ratio, the share pass's own request ratio, each a
+  t interval over the share pass's paired rounds; f and r were request-level
+  bootstraps) with `decomposition_missing`; the reconciliation's `rest` and `agrees`,
+  and its statuses `cross_effect` and `accounting_broken` (`beyond_bound` now only
+  with the rest unmeasured); the value's `explained` and `cross_effect` shares and
+  every reason it is withheld, not the first; the decision's `unsupported` (missing
+  evidence, apart from the `findings` that contradict it).
+* `perfdsl.evaluation/8`: a shape timed under a sequential rule carries the rule's
   `stop` as the evaluation replays it from the samples, `stop_agrees`, whether
   that is the stop the run recorded, and `stop_pairs_needed`, for a stop at the cap,
   the pairs that would have decided it; its comparison's interval and verdict are
@@ -120,6 +135,7 @@ SUPERSEDED_EVALUATION = (
     "perfdsl.evaluation/4",
     "perfdsl.evaluation/5",
     "perfdsl.evaluation/6",
+    "perfdsl.evaluation/7",
 )
 """Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 

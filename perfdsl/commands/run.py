@@ -119,8 +119,40 @@ def run(args: argparse.Namespace) -> int:
         # its temporary directory, so nothing of the bundle is left.
         where = error.filename or artifacts
         raise CommandError(f"{where}: cannot write the bundle: {error.strerror or error}") from None
+    for line in correctness_failures(bundle):
+        print(f"perfdsl run: {line}", file=sys.stderr)
     print(bundle)
     return 0
+
+
+def correctness_failures(bundle: Path) -> list[str]:
+    """One line per failing correctness case of the run, for the console.
+
+    A change that fails its correctness check is not a result: its timings say
+    how fast a wrong answer is. The run still succeeds (the failure is
+    evidence, recorded in the bundle), but the person who ran it must see it
+    before they read any number.
+    """
+    from perfdsl.bundle.results import Results
+
+    results = Results.read(bundle)
+    lines = []
+    for op in results.operations:
+        for case in op.correctness.cases:
+            if case.passed:
+                continue
+            shape = " x ".join(f"{k}={v}" for k, v in case.shape.items()) or "its shape"
+            seed = "" if case.seed is None else f", seed {case.seed}"
+            lines.append(
+                f"correctness FAILED: `{op.name}` {case.arm} (`{case.variant}`) at {shape}{seed}: "
+                f"{case.message or 'outside the tolerance'}"
+            )
+    app = results.application
+    if app is not None and app.model_level is not None and not app.model_level.passed:
+        lines.append(f"correctness FAILED: application `{app.name}`'s output against its float64 run")
+    if lines:
+        lines.append("no timing of a failing change supports a decision: fix it before reading the numbers")
+    return lines
 
 
 def _run_imported(study: Study, args: argparse.Namespace) -> int:

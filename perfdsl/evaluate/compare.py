@@ -4,8 +4,9 @@ The unit of observation is the *block median* (Kalibera & Jones 2013: variance
 at a repetition level is only sampled by repeating at that level), so single
 launches are never treated as independent. The decision rule is criterion.rs's:
 an effect-size confidence interval judged against a practical threshold, not a
-p-value alone. The Mann-Whitney U test (Google Benchmark's `compare.py`) is a
-cross-check, reported beside the verdict.
+p-value alone, by the one verdict rule of `stats.verdict`. The Mann-Whitney U
+test (Google Benchmark's `compare.py`) is a cross-check, reported beside the
+verdict.
 
 Ratios are time ratios, change / baseline: below 1 the change is faster.
 """
@@ -17,34 +18,16 @@ from statistics import NormalDist
 import numpy as np
 from scipy import stats
 
-from perfdsl.bundle.evaluation.kernels import Comparison, Dispersion, Verdict
+from perfdsl.bundle.evaluation.kernels import Comparison, Dispersion
 from perfdsl.stats.paired import MIN_PAIRS, compare_paired, pair_blocks, too_few_pairs
 from perfdsl.stats.power import minimum_detectable_effect as paired_mde
+from perfdsl.stats.verdict import classify
 
 MIN_THRESHOLD = 0.01
 """The smallest practical threshold: criterion.rs's default noise threshold (1 %)."""
 
 DEFAULT_RESAMPLES = 10_000
 _CHUNK = 1_000  # resamples drawn at a time: bounds memory to _CHUNK x n floats
-
-
-def classify(ci_low: float, ci_high: float, theta: float) -> Verdict:
-    """The verdict for a ratio CI [ci_low, ci_high] against threshold theta.
-
-    faster if the whole CI is below 1 - theta, slower if it is above 1 + theta,
-    no meaningful change if it lies inside [1 - theta, 1 + theta], else
-    inconclusive (criterion.rs's rule, with nvbench's idea that a change must
-    clear a noise floor to count).
-    """
-    if not ci_low <= ci_high:
-        raise ValueError(f"CI bounds out of order: [{ci_low}, {ci_high}]")
-    if ci_high < 1.0 - theta:
-        return "faster"
-    if ci_low > 1.0 + theta:
-        return "slower"
-    if 1.0 - theta <= ci_low and ci_high <= 1.0 + theta:
-        return "no meaningful change"
-    return "inconclusive"
 
 
 def dispersion(blocks: np.ndarray) -> Dispersion:
@@ -57,19 +40,26 @@ def dispersion(blocks: np.ndarray) -> Dispersion:
 
 
 def minimum_detectable_effect(
-    sigma_log: float, n_baseline: int, n_change: int, alpha: float = 0.05, power: float = 0.8
+    sigma_log: float,
+    n_baseline: int,
+    n_change: int,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    *,
+    threshold: float,
 ) -> float:
-    """MDE = (z_{1-alpha/2} + z_{power}) * sigma * sqrt(1/n_b + 1/n_c), as a relative change.
+    """MDE = log(1 + theta) + (z_{1-alpha/2} + z_{power}) sigma sqrt(1/n_b + 1/n_c), relative.
 
     sigma is the between-block SD of log time; with n blocks per arm the root is
-    sqrt(2/n). The log-scale MDE is returned as exp(MDE) - 1. With n = 20 and
-    sigma = 1 % this is about 0.9 % (research notes, section 5.4).
+    sqrt(2/n). The verdict needs the interval past the threshold, hence the
+    log(1 + theta) (`stats.power`); returned as exp(MDE) - 1. With n = 20,
+    sigma = 1 % and no threshold this is about 0.9 % (research notes, section 5.4).
     """
     if n_baseline < 1 or n_change < 1:
         raise ValueError("each arm needs at least one block")
     normal = NormalDist()
     z = normal.inv_cdf(1.0 - alpha / 2.0) + normal.inv_cdf(power)
-    return float(np.expm1(z * sigma_log * np.sqrt(1.0 / n_baseline + 1.0 / n_change)))
+    return float(np.expm1(np.log1p(threshold) + z * sigma_log * np.sqrt(1.0 / n_baseline + 1.0 / n_change)))
 
 
 def bootstrap_ratios(
@@ -129,7 +119,8 @@ def compare(
 
     p = _rank_p_value(b, c)
     sigma = _pooled_sd(np.log(b), np.log(c))
-    mde = minimum_detectable_effect(sigma, b.size, c.size, alpha, power)
+    mde = minimum_detectable_effect(sigma, b.size, c.size, alpha, power, threshold=theta)
+    equivalence = minimum_detectable_effect(sigma, b.size, c.size, alpha, power, threshold=0.0)
     reps.flags.writeable = False
     return Comparison(
         ratio=ratio,
@@ -147,7 +138,7 @@ def compare(
         sigma_log=sigma,
         mde=mde,
         effect_of_interest=interest,
-        underpowered=mde > interest,
+        underpowered=equivalence > interest,
         seed=seed,
         replicates=reps,
     )
@@ -221,10 +212,12 @@ def _without_interval(
     n = int(log_ratios.size)
     if n >= 2:
         ratio, sigma = float(np.exp(log_ratios.mean())), float(np.std(log_ratios, ddof=1))
-        mde, rank_p = paired_mde(sigma, n, level), _wilcoxon_p(log_ratios)
+        mde, rank_p = paired_mde(sigma, n, level, threshold=theta), _wilcoxon_p(log_ratios)
+        equivalence = paired_mde(sigma, n, level, threshold=0.0)
     else:
         ratio, sigma = float(np.median(c) / np.median(b)), _pooled_sd(np.log(b), np.log(c))
-        mde = minimum_detectable_effect(sigma, b.size, c.size, 1.0 - level)
+        mde = minimum_detectable_effect(sigma, b.size, c.size, 1.0 - level, threshold=theta)
+        equivalence = minimum_detectable_effect(sigma, b.size, c.size, 1.0 - level, threshold=0.0)
         rank_p = _rank_p_value(b, c)
     return Comparison(
         ratio=ratio,
@@ -242,7 +235,7 @@ def _without_interval(
         sigma_log=sigma,
         mde=mde,
         effect_of_interest=theta,
-        underpowered=mde > theta,
+        underpowered=equivalence > theta,
         seed=seed,
         analysis="paired" if n >= 2 else "independent",
         n_pairs=n,

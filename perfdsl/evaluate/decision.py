@@ -1,13 +1,19 @@
 """The study's declared decision, set against the evidence.
 
-`adopt` claims the change is correct and pays off end to end, so a failed
-correctness check, a refuted time prediction, an end-to-end verdict other
-than "faster" (including no end-to-end evidence), an end-to-end effect that
-contradicts Amdahl's bound (it cannot come from this change), or an
-operation with no valid timing left contradicts it. `reject` claims it does
-not pay off, so a change that is correct and faster at every level, with the
-end-to-end gain consistent with Amdahl, contradicts it. `investigate` commits
-to nothing and is never contradicted.
+`adopt` claims the change is correct and pays off end to end. Evidence against
+it contradicts it: a failed correctness check, a refuted time prediction, an
+end-to-end verdict of "slower" or "no meaningful change", or a change that
+makes the rest of the request slower (a cost outside the operation). Evidence
+that is missing or does not add up leaves it unsupported instead, with what
+would supply it: no end-to-end timing (a target whose timings are not
+evidence), an inconclusive end-to-end verdict, an end-to-end effect that does
+not add up against Amdahl's bound, an operation with no valid timing left. A
+gain outside the operation (the rest of the request got faster) neither
+contradicts nor supports more than the measured effect does.
+
+`reject` claims it does not pay off, so a change that is correct and faster
+at every level, with the end-to-end effect adding up, contradicts it.
+`investigate` commits to nothing and is never contradicted.
 
 Invalid results never count either way: the kernel evidence read here is the
 combination over valid shapes only.
@@ -27,17 +33,17 @@ def check_decision(
     model_level: ModelLevel,
     end_to_end: EndToEnd | None,
     predictions: tuple[PredictionResult, ...],
+    *,
+    end_to_end_missing: str | None = None,
 ) -> DecisionCheck:
-    """The findings that contradict `declared` (adopt, reject or investigate)."""
+    """The findings that contradict `declared` (adopt, reject or investigate), and what it lacks."""
     correct = all(op.correctness.passed for op in operations) and model_level.passed is not False
     e2e = end_to_end.comparison.verdict if end_to_end and end_to_end.comparison else None
     amdahl = end_to_end.amdahl if end_to_end else None
-    contradiction = (
-        amdahl.reconciliation.message
-        if amdahl is not None and amdahl.contradicted and amdahl.reconciliation is not None
-        else None
-    )
+    r = amdahl.reconciliation if amdahl is not None else None
+    broken = r.message if amdahl is not None and amdahl.contradicted and r is not None else None
     findings: list[str] = []
+    unsupported: list[str] = []
     if declared == "adopt":
         findings += [
             f"adopt, but operation `{op.name}` fails its correctness check"
@@ -51,19 +57,27 @@ def check_decision(
             for p in predictions
             if p.verdict == "refuted" and p.target.endswith(".time")
         ]
-        if e2e != "faster":
-            findings.append(
-                f"adopt, but the end-to-end verdict is {e2e!r}"
-                if e2e
-                else "adopt, but there is no end-to-end timing evidence"
+        if e2e in ("slower", "no meaningful change"):
+            findings.append(f"adopt, but the end-to-end verdict is {e2e!r}")
+        elif e2e == "inconclusive":
+            unsupported.append(
+                "the end-to-end verdict is inconclusive: more request blocks would decide it"
             )
-        if contradiction:
-            findings.append(
-                f"adopt, but the end-to-end effect contradicts Amdahl's bound, so it cannot be credited "
-                f"to the change ({contradiction})"
+        elif e2e is None:
+            why = end_to_end.comparison_missing if end_to_end else end_to_end_missing
+            unsupported.append(
+                f"there is no end-to-end timing evidence ({why or 'the run has no application'}): "
+                "a run on a target whose timings are evidence would supply it"
             )
-        findings += [
-            f"adopt, but operation `{op.name}` has no valid timing: {op.combined_missing}"
+        if r is not None and r.cross_effect_loss:
+            findings.append(f"adopt, but the change costs time outside the operation ({r.message})")
+        if broken:
+            unsupported.append(
+                f"the end-to-end effect does not add up against Amdahl's bound, so it cannot be credited "
+                f"to the change ({broken})"
+            )
+        unsupported += [
+            f"operation `{op.name}` has no valid timing: {op.combined_missing}"
             for op in operations
             if op.combined is None and any(s.invalid for s in op.shapes)
         ]
@@ -71,6 +85,6 @@ def check_decision(
         kernels_faster = bool(operations) and all(
             op.combined is not None and op.combined.verdict == "faster" for op in operations
         )
-        if correct and kernels_faster and e2e == "faster" and not contradiction:
+        if correct and kernels_faster and e2e == "faster" and not broken:
             findings.append("reject, but the change is correct and faster for every operation and end to end")
-    return DecisionCheck(declared, not findings, tuple(findings))
+    return DecisionCheck(declared, not findings, tuple(findings), tuple(unsupported))

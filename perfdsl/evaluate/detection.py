@@ -1,11 +1,14 @@
 """What a run could detect, set beside each time prediction: the MDE and the run that would see more.
 
-A prediction whose effect is smaller than the run's minimum detectable effect
-(MDE, 80 % power) cannot be confirmed by this run whatever the truth is: its
-"inconclusive" says nothing about the prediction and its "confirmed" against
-a loose bound says nothing about the effect. The reader needs that next to
-the verdict, with the size of the run that would detect it (`stats.power`):
-block pairs per shape for an operation, requests per arm for an application.
+The MDE is the smallest effect the run calls faster or slower with 80 % power:
+past the practical threshold by the interval's reach, the verdict the report
+prints, not merely clear of 1 (`stats.power`). A predicted effect smaller than
+that is one this run would usually leave inconclusive if it were true, and
+the reader needs that next to the verdict, with the size of the run that would
+call it: block pairs per shape for an operation, requests per arm for an
+application. Whether the prediction itself can be confirmed depends on how far
+the truth lies from its bound, not on the MDE: `ratio <= 0.99` is confirmed
+easily when the truth is 0.55.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ class Detection:
     per_pair: int
     """What one pair costs in `unit`: 1 block pair, or the requests in a block."""
     unit: str
+    theta: float
+    """The practical threshold the verdict must clear."""
 
 
 def detection(
@@ -40,7 +45,9 @@ def detection(
         return None
     if subject in ops:
         c = ops[subject].combined
-        return None if c is None else Detection(c.mde, c.spread_log, c.level, 1, "block pairs per shape")
+        if c is None:
+            return None
+        return Detection(c.mde, c.spread_log, c.level, 1, "block pairs per shape", c.theta)
     comparison = end_to_end.comparison if end_to_end else None
     if end_to_end is None or comparison is None or comparison.analysis != "paired":
         return None
@@ -50,6 +57,7 @@ def detection(
         comparison.level,
         end_to_end.requests_per_block or 1,
         "requests per arm",
+        comparison.theta,
     )
 
 
@@ -63,7 +71,7 @@ def too_small(found: Detection, bound: float) -> str | None:
     effect = math.expm1(abs(math.log(bound))) if bound > 0 else math.inf
     if effect == 0.0 or effect >= found.mde:
         return None
-    needed = pairs_needed(found.spread_log, effect, found.level)
+    needed = pairs_needed(found.spread_log, effect, found.level, threshold=found.theta)
     more = (
         f"about {needed * found.per_pair} {found.unit} would"
         if needed is not None

@@ -2,19 +2,21 @@
 
 * Request time: block medians of samples/application.csv, compared pair by
   pair as the sampler interleaved them (ratio change / baseline, below 1 faster).
-* f, the operation's share of critical time before the change, with an
-  interval: sum(op_ns) / sum(total_ns) over the baseline's instrumented
-  requests (`stats.amdahl.measure_share`).
-* r = 1 / s, the operation's time ratio at the application's own operating
-  point: the share pass timed the operation inside the application in both
-  arms, so r is the ratio of its mean in-app times (`operation_ratio_in_app`).
-  Only when that pass lacks the change arm is r borrowed from the kernel
-  timing (the shape equal to the application's, else the total-time
-  combination over shapes), and the borrowing is a finding (`s_fallback`).
-* Amdahl as a consistency test (`stats.amdahl.reconcile`), all in time ratios:
-  consistent, shortfall, beyond the bound, opposite sign or not established.
-  Beyond the bound and opposite sign are contradictions: every claim built on
-  the end-to-end effect (value, capacity attribution, the decision) falls.
+* The whole request split in two (`stats.decomposition`), from the share
+  pass's instrumented requests in both arms, resampled by round: f, the
+  operation's share of the baseline's request time; r = 1 / s, the
+  operation's time ratio at the application's own operating point; rho, the
+  ratio of the rest of the request; and D, the share pass's own request
+  ratio. Only when that pass lacks the change arm is r borrowed from the
+  kernel timing (the shape equal to the application's, else the total-time
+  combination over shapes), the rest is unmeasured, and the borrowing is a
+  finding (`s_fallback`).
+* Amdahl as a consistency test (`stats.amdahl.reconcile`), all in time ratios,
+  with its premise (the rest unchanged) tested: consistent, cross-effect,
+  shortfall, accounting broken, opposite sign, beyond the bound (rest
+  unmeasured) or not established. The last three but one are
+  contradictions: every claim built on the end-to-end effect (value,
+  capacity attribution, the decision's support) falls.
 * The study's declared share against the measured f.
 """
 
@@ -22,10 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numpy as np
-
 from perfdsl.bundle.application import ApplicationRecord, ArmShare
-from perfdsl.bundle.evaluation.end_to_end import Amdahl, EndToEnd, Share
+from perfdsl.bundle.evaluation.end_to_end import Amdahl, Decomposition, EndToEnd, Share
 from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.bundle.evaluation.kernels import Comparison, OperationResult
 from perfdsl.evaluate.compare import compare_blocks
@@ -33,7 +33,8 @@ from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.kernels import ARMS, arm_findings, why_not_evidence
 from perfdsl.evaluate.sequential import agrees, judged, recompute
 from perfdsl.nodes import Study
-from perfdsl.stats.amdahl import check_declared_share, measure_share, operation_ratio_in_app, reconcile
+from perfdsl.stats.amdahl import check_declared_share, reconcile
+from perfdsl.stats.decomposition import DecompositionError, decompose, share_of_time
 from perfdsl.stats.power import pairs_needed
 
 
@@ -155,15 +156,19 @@ def _borrowed_ratio(operation: OperationResult, shape: Mapping[str, int]) -> tup
     return None
 
 
-def _op_ratio(
-    operation: OperationResult, app: ApplicationRecord, level: float
-) -> tuple[Estimate, str, str | None] | None:
-    """r at the operating point, where it came from, and the fallback finding if it was borrowed."""
-    timed = [app.share.get(arm) for arm in ARMS]
-    if all(t is not None and len(t.op_ns) >= 2 and min(t.op_ns) > 0 for t in timed):
-        base, change = (np.array(t.op_ns, dtype=float) for t in timed if t is not None)
-        r = operation_ratio_in_app(base, change, level=level)
-        return r, "the operation's time inside the application, both arms (share pass)", None
+def _decomposition(app: ApplicationRecord, level: float) -> tuple[Decomposition | None, str | None]:
+    """The share pass split into the operation and the rest, or why it cannot be."""
+    base, change = (app.share.get(arm) if app.share else None for arm in ARMS)
+    if base is None or change is None or len(change.total_ns) < 2:
+        return None, f"the share pass did not time `{app.name}`'s requests in both arms"
+    try:
+        return decompose(base, change, level), None
+    except DecompositionError as why:
+        return None, str(why)
+
+
+def _fallback_ratio(operation: OperationResult, app: ApplicationRecord) -> tuple[Estimate, str, str] | None:
+    """r borrowed from the kernel timing, where it came from, and the finding that says so."""
     borrowed = _borrowed_ratio(operation, app.shape)
     if borrowed is None:
         return None
@@ -195,16 +200,27 @@ def _amdahl(
     base = app.share.get("baseline")
     if base is None or len(base.total_ns) < 2:
         return None, "the baseline's share of time needs at least two instrumented requests"
-    f = measure_share(np.array(base.op_ns, dtype=float), np.array(base.total_ns, dtype=float), level=level)
-    found = _op_ratio(operation, app, level)
-    if found is None:
-        return None, f"operation `{operation.name}` has no valid timing evidence for s"
-    r, source, fallback = found
+    decomposition, decomposition_missing = _decomposition(app, level)
+    fallback = None
+    if decomposition is not None:
+        f, r = decomposition.f, decomposition.op_ratio
+        source = "the operation's time inside the application, both arms (share pass)"
+    else:
+        try:
+            f = share_of_time(base, level)
+        except DecompositionError as why:
+            return None, f"the baseline's share of time: {why}"
+        found = _fallback_ratio(operation, app)
+        if found is None:
+            return None, f"operation `{operation.name}` has no valid timing evidence for s"
+        r, source, fallback = found
     reconciliation, missing = None, comparison_missing
     if comparison is not None and comparison.interval_missing:
         missing = f"the end-to-end effect is inconclusive: {comparison.interval_missing}"
     elif comparison is not None:
-        reconciliation = reconcile(f, r, measured_effect(comparison), theta=theta)
+        reconciliation = reconcile(
+            f, r, measured_effect(comparison), theta=theta, decomposition=decomposition
+        )
     bound = (1.0 - f.value) + f.value * r.value
     corners = [(1.0 - fi) + fi * ri for fi in (f.low, f.high) for ri in (r.low, r.high)]
     return Amdahl(
@@ -222,6 +238,8 @@ def _amdahl(
         share_check=None if declared_share is None else check_declared_share(declared_share, f),
         theta=theta,
         power=_power(comparison, bound),
+        decomposition=decomposition,
+        decomposition_missing=decomposition_missing,
     ), None
 
 
@@ -232,9 +250,14 @@ def _power(comparison: Comparison | None, bound: float) -> str | None:
     allowed = abs(1.0 / bound - 1.0) if bound < 1.0 else abs(bound - 1.0)
     if allowed <= 0.0 or comparison.mde <= allowed:
         return None
-    needed = pairs_needed(comparison.sigma_log, allowed, comparison.level)
-    more = f"about {needed} block pairs would" if needed is not None else "no practical number of pairs would"
+    needed = pairs_needed(comparison.sigma_log, allowed, comparison.level, threshold=comparison.theta)
+    more = (
+        f"about {needed} block pairs would"
+        if needed is not None
+        else f"no number of pairs would at the {comparison.theta:.3g} threshold"
+    )
     return (
-        f"the end-to-end design cannot see the effect Amdahl allows ({allowed:.2%}): its minimum "
-        f"detectable effect is {comparison.mde:.2%} over {comparison.n_pairs} block pairs; {more}"
+        f"the end-to-end design cannot call the effect Amdahl allows ({allowed:.2%}): the smallest "
+        f"effect it calls with 80 % power past the {comparison.theta:.3g} threshold is "
+        f"{comparison.mde:.2%} over {comparison.n_pairs} block pairs; {more}"
     )

@@ -7,7 +7,7 @@ a platform's `log` must not change the file) and non-finite values as null.
 
 Value uses the application's measured end-to-end effect, never a kernel's, and
 only an established one (`stats.value`): none from an inconclusive effect, one
-below the threshold, or one Amdahl's reconciliation contradicts; capped at
+below the threshold, or one whose numbers do not add up against Amdahl's bound; capped at
 what Amdahl allows at the study's declared production share, which the value
 names:
 
@@ -31,7 +31,7 @@ from perfdsl.bundle.files import dumps, replace_file
 from perfdsl.evaluate.correctness import summarize_model_level
 from perfdsl.evaluate.decision import check_decision
 from perfdsl.evaluate.end_to_end import evaluate_end_to_end, measured_effect
-from perfdsl.evaluate.family import adjust
+from perfdsl.evaluate.family import adjust, apply
 from perfdsl.evaluate.inputs import BundleInputs, read_bundle
 from perfdsl.evaluate.kernels import evaluate_operations
 from perfdsl.evaluate.load_curve import evaluate_load
@@ -49,6 +49,8 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
     level, theta = inputs.plan.timing.confidence, inputs.plan.timing.threshold
     operations = evaluate_operations(inputs)
     end_to_end = evaluate_end_to_end(inputs, operations, level, theta)
+    family = adjust(operations, end_to_end, level)
+    operations, end_to_end = apply(family, operations, end_to_end)
     load, load_missing = _load(inputs)
     expected = expectations(inputs.study, results.target)
     predictions = evaluate_predictions(inputs.study, expected.predictions, operations, end_to_end, load)
@@ -86,13 +88,14 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
             model_level,
             end_to_end,
             predictions,
+            end_to_end_missing=None if end_to_end else results.application_missing,
         ),
         registration=check_registration(inputs.registration, inputs.study, current_study),
         quality=tuple(
             [f for op in operations for s in op.shapes for f in s.findings]
             + list(end_to_end.findings if end_to_end else ())
         ),
-        family=adjust(operations, end_to_end, level),
+        family=family,
         contended=summarize_contention(
             [
                 (f"{op.name} {s.label}", shape.blocks, s.comparison is not None)
@@ -149,6 +152,7 @@ def _value(
             production_share=share,
             op_ratio=reconciliation.op_ratio if reconciliation else None,
             share_check=amdahl.share_check if amdahl else None,
+            decomposition=amdahl.decomposition if amdahl else None,
         )
 
     capacity, capacity_missing = _capacity(end_to_end, load)
@@ -188,14 +192,17 @@ def _share_basis(end_to_end: EndToEnd) -> str:
 def _capacity(
     end_to_end: EndToEnd, load: LoadEvaluation | None
 ) -> tuple[CapacityInterval | None, str | None]:
-    """The capacity interval, unless the end-to-end effect it would be attributed to is contradicted."""
+    """The capacity bracket, unless the end-to-end effect it would be attributed to does not add up.
+
+    A cross-effect keeps it: the arms differ only by the change, so what the change
+    does to the rest of the request is the change's too."""
     if load is None or load.capacity_range is None:
         return None, (load.capacity_missing if load else None) or "no load test"
     amdahl = end_to_end.amdahl
     if amdahl is not None and amdahl.contradicted and amdahl.reconciliation is not None:
         return None, (
-            "not attributed to the change: the end-to-end effect contradicts Amdahl's bound "
-            f"({amdahl.reconciliation.message})"
+            "not attributed to the change: the end-to-end effect does not add up against Amdahl's "
+            f"bound ({amdahl.reconciliation.message})"
         )
     return load.capacity_range, None
 

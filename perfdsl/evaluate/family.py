@@ -1,38 +1,126 @@
-"""Many comparisons at once: Holm's adjustment over every time comparison the study judges.
+"""Many comparisons at once: Holm's adjustment, applied to every verdict the study draws.
 
-A study judges each valid kernel shape of each operation and the application's
-request time, each at 5 %; with many shapes some "faster" or "slower" calls are
-chance. The family is stated with its size, and each comparison keeps a
-verdict only if Holm's step-down (`stats.multiple`) still rejects ratio 1.
-Invalid comparisons are not in the family: no conclusion rests on them.
+A study judges each valid kernel shape of each operation, each operation's
+combination over shapes and the application's request time, each at 5 %;
+with many shapes some "faster" or "slower" calls are chance. The family is
+stated with its size, and a faster or slower verdict stands only where
+Holm's step-down (`stats.multiple`) still rejects ratio 1: otherwise it
+becomes "inconclusive", with the reason, before any warning, prediction,
+value or decision reads it. Invalid comparisons are not in the family: no
+conclusion rests on them.
+
+The p-values are the paired bootstrap-t ones, whose resolution is 2 / (R + 1)
+at R resamples (2e-4 at 10,000): from 251 comparisons on, Holm's first step
+asks for less than that floor and nothing could be rejected, whatever the
+data. Where a p-value sits at the floor, the analytic one replaces it: the
+t distribution's with the comparison's own standard error, recovered from
+its interval (which the bootstrap-t matches closely away from the floor).
 """
 
 from __future__ import annotations
 
+import math
+
+import attrs
+
 from perfdsl.bundle.evaluation.end_to_end import EndToEnd
-from perfdsl.bundle.evaluation.kernels import OperationResult
+from perfdsl.bundle.evaluation.kernels import Combined, Comparison, OperationResult, ShapeResult
 from perfdsl.bundle.evaluation.verdicts import FamilyAdjustment
+from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES
 from perfdsl.stats.multiple import holm
 
-FAMILY = "time ratio = 1: every valid kernel shape of every operation, and the application's request time"
+FAMILY = (
+    "time ratio = 1: every valid kernel shape of every operation, each operation's combination over "
+    "shapes, and the application's request time"
+)
+BOOTSTRAP_FLOOR = 2.0 / (DEFAULT_RESAMPLES + 1)
+"""The smallest two-sided bootstrap-t p-value R resamples can give."""
+DROPPED = "not kept after Holm's adjustment over the family of {m} comparisons (adjusted p = {p:.3g})"
+
+
+def resolved_p(comparison: Comparison | Combined) -> float | None:
+    """The comparison's p-value of ratio 1, analytic where the bootstrap's floor binds."""
+    p = comparison.p_value
+    if p is None or p > BOOTSTRAP_FLOOR * 1.5:
+        return p
+    low, high = comparison.ci_low, comparison.ci_high
+    if low is None or high is None or not 0 < low < high:
+        return p
+    from scipy import stats
+
+    df = max(1, _pairs(comparison) - 1)
+    se = (math.log(high) - math.log(low)) / (2.0 * float(stats.t.ppf(0.5 + comparison.level / 2.0, df)))
+    if se <= 0:
+        return p
+    return float(2.0 * stats.t.sf(abs(math.log(comparison.ratio)) / se, df))
+
+
+def _pairs(comparison: Comparison | Combined) -> int:
+    if isinstance(comparison, Comparison):
+        return comparison.n_pairs or min(comparison.n_baseline, comparison.n_change)
+    return 10**6  # a combination's standard error pools its shapes: the normal limit
 
 
 def adjust(
     operations: tuple[OperationResult, ...], end_to_end: EndToEnd | None, level: float
 ) -> FamilyAdjustment | None:
-    """Holm over the paired comparisons' p-values; None when fewer than two are in the family."""
-    found: list[tuple[str, float]] = [
-        (f"{op.name} {s.label}", s.usable.p_value)
-        for op in operations
-        for s in op.shapes
-        if s.usable is not None and s.usable.p_value is not None
-    ]
-    if (
-        end_to_end is not None
-        and end_to_end.comparison is not None
-        and end_to_end.comparison.p_value is not None
-    ):
-        found.append((end_to_end.application, end_to_end.comparison.p_value))
+    """Holm over the family's p-values; None when fewer than two are in it."""
+    found: list[tuple[str, float]] = []
+    for op in operations:
+        for s in op.shapes:
+            p = resolved_p(s.usable) if s.usable is not None else None
+            if p is not None:
+                found.append((f"{op.name} {s.label}", p))
+        p = resolved_p(op.combined) if op.combined is not None else None
+        if p is not None:
+            found.append((f"{op.name} (combined)", p))
+    e2e = end_to_end.comparison if end_to_end is not None else None
+    p = resolved_p(e2e) if e2e is not None and e2e.interval_missing is None else None
+    if end_to_end is not None and p is not None:
+        found.append((end_to_end.application, p))
     if len(found) < 2:
         return None
     return holm(FAMILY, [n for n, _ in found], [p for _, p in found], alpha=1.0 - level)
+
+
+def apply(
+    family: FamilyAdjustment | None,
+    operations: tuple[OperationResult, ...],
+    end_to_end: EndToEnd | None,
+) -> tuple[tuple[OperationResult, ...], EndToEnd | None]:
+    """The operations and end-to-end result with every verdict Holm does not keep made inconclusive."""
+    if family is None:
+        return operations, end_to_end
+    kept = dict(zip(family.names, family.rejected, strict=True))
+    adjusted = dict(zip(family.names, family.adjusted, strict=True))
+    m = len(family.names)
+
+    def judged(name: str, c: Comparison) -> Comparison:
+        if c.verdict not in ("faster", "slower") or kept.get(name, True):
+            return c
+        return attrs.evolve(c, verdict="inconclusive", family=DROPPED.format(m=m, p=adjusted[name]))
+
+    def shape(op: OperationResult, s: ShapeResult) -> ShapeResult:
+        if s.comparison is None or s.invalid:
+            return s
+        return attrs.evolve(s, comparison=judged(f"{op.name} {s.label}", s.comparison))
+
+    out = []
+    for op in operations:
+        shapes = tuple(shape(op, s) for s in op.shapes)
+        slower = tuple(s.label for s in shapes if s.usable and s.usable.verdict == "slower")
+        combined = op.combined
+        if combined is not None:
+            name = f"{op.name} (combined)"
+            if combined.verdict in ("faster", "slower") and not kept.get(name, True):
+                combined = attrs.evolve(
+                    combined, verdict="inconclusive", family=DROPPED.format(m=m, p=adjusted[name])
+                )
+            still = tuple(r for r in combined.regressions if r in slower)
+            combined = attrs.evolve(combined, regressions=still)
+        out.append(attrs.evolve(op, shapes=shapes, combined=combined, regressions=slower))
+    if end_to_end is not None and end_to_end.comparison is not None:
+        end_to_end = attrs.evolve(
+            end_to_end, comparison=judged(end_to_end.application, end_to_end.comparison)
+        )
+    return tuple(out), end_to_end

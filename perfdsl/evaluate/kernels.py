@@ -118,7 +118,9 @@ def _shape(
         roof_missing=roof_missing,
         bandwidth=achieved,
         roofs=roofs,
-        explanation=explain_change(comparison, invalid, preferred(found, quantity_name), quantity_name),
+        explanation=explain_change(
+            comparison, invalid, preferred(found, quantity_name), quantity_name, achieved
+        ),
     )
     return ShapeResult(
         label=shape.label,

@@ -4,10 +4,14 @@ Every probe of the run's load search left one CSV of per-request timestamps;
 each is summarised again here with `summarize_rate` (latency from the
 *scheduled* arrival, p99 binomial check, throughput, and whether the generator
 fell behind its schedule), never taken from what the run concluded. The
-goodput of an arm is the highest rate at which every probe passed; it is
-"confirmed" when that rate passed in at least two probes
-(`stats.load.CONFIRMATION_RULE`: full runs repeat it, and step down when the
-repeat fails). Otherwise the best single pass is reported, marked unconfirmed.
+goodput of an arm is the highest rate at which every probe at that rate and
+every lower rate passed: a failure below a candidate caps the goodput under
+it, however often a higher rate passed. It is "confirmed" when that rate passed
+in at least two probes (`stats.load.CONFIRMATION_RULE`: full runs repeat it,
+and step down when the repeat fails) and no rate above the first failure
+passed; a curve that fails and then passes again is not monotone, and its
+goodput is unconfirmed. Otherwise the best single pass is reported, marked
+unconfirmed.
 
 A goodput is the arm's capacity only when the first rate above it failed on the
 system's account (p99 over the SLO, or completions not keeping up) while the
@@ -81,8 +85,8 @@ def _bracket(arm: Goodput) -> GoodputBracket:
 
 
 def goodput(arm: str, points: list[CurvePoint]) -> Goodput:
-    """The highest rate at which every probe passed (preferring one that passed twice),
-    and the lowest failing rate above it that closes its bracket.
+    """The highest rate below the lowest failing one at which every probe passed (preferring
+    one that passed twice), and that failing rate, which closes its bracket.
 
     A probe in which the generator fell behind is no evidence about the system, so a
     rate is judged by its other probes when it has any (the search runs such a rate
@@ -93,7 +97,10 @@ def goodput(arm: str, points: list[CurvePoint]) -> Goodput:
     for point in curve:
         rates.setdefault(point.rate, []).append(point)
     judged = {rate: [p for p in runs if not _generator_limited(p)] or runs for rate, runs in rates.items()}
-    passing = [r for r, runs in judged.items() if all(p.passed for p in runs)]
+    failing_rates = [r for r, runs in judged.items() if not all(p.passed for p in runs)]
+    first_failure = min(failing_rates, default=math.inf)
+    passing = [r for r, runs in judged.items() if all(p.passed for p in runs) and r < first_failure]
+    passed_above = tuple(r for r, runs in judged.items() if r > first_failure and all(p.passed for p in runs))
     repeated = [r for r in passing if len(judged[r]) > 1]
     best = max(repeated) if repeated else max(passing, default=0.0)
     above = next((r for r in judged if r > best and r not in passing), None)
@@ -101,7 +108,8 @@ def goodput(arm: str, points: list[CurvePoint]) -> Goodput:
     limited_by = _criteria(failed)
     closes = any(_system_failure(p) for p in failed)
     failing = above if closes else None
-    return Goodput(arm, best, failing, bool(repeated), curve, limited_by, not closes)
+    confirmed = bool(repeated) and not passed_above
+    return Goodput(arm, best, failing, confirmed, curve, limited_by, not closes, passed_above)
 
 
 def _generator_limited(point: CurvePoint) -> bool:

@@ -19,10 +19,13 @@ What each subject is judged against:
   A byte model that the measurement shows impossible (bandwidth above the
   measured roof) invalidates every prediction built on it;
 * `<app>.time <= amdahl`: "consistent with Amdahl", judged by
-  `stats.amdahl.judge_prediction` on the reconciliation (an impossible result,
-  beyond the bound, refutes it; a straddle of the band is inconclusive);
-* `<app>.throughput >= amdahl` (or goodput): the capacity interval as the time
-  ratio per request it stands for, judged against the same band;
+  `stats.amdahl.judge_prediction` on the reconciliation, whose premise (the
+  rest of the request unchanged) is measured: a cost outside the operation or
+  a shortfall refutes it; a gain outside it, numbers that do not add up, or a
+  straddle of the band leave it inconclusive;
+* `<app>.throughput >= amdahl` (or goodput): the capacity bracket, one-sided
+  (`stats.amdahl.judge_throughput`): goodput under a latency SLO may exceed
+  1 / B, so only a shortfall refutes it;
 * `<app>.throughput` / `<app>.goodput` against a number: the capacity interval
   both arms' goodput brackets allow.
 
@@ -46,7 +49,7 @@ from perfdsl.evaluate.detection import detectable_ratio, detection, too_small
 from perfdsl.evaluate.end_to_end import ci_containing
 from perfdsl.evaluate.mechanism import preferred
 from perfdsl.nodes import Name, Num, Prediction, Study
-from perfdsl.stats.amdahl import judge_prediction, reconcile, throughput_as_time_ratio
+from perfdsl.stats.amdahl import judge_prediction, judge_throughput
 from perfdsl.stats.mechanism import ShapeQuantity, combine_quantity
 from perfdsl.vocabulary import AMDAHL
 
@@ -140,6 +143,11 @@ def _one(
             return _none(
                 base, None, "unreadable", "not evidence", "the bound is neither a number nor `amdahl`"
             )
+        if subject in ops and not ops[subject].correctness.passed:
+            raise Unusable(
+                f"operation `{subject}` fails its correctness check: nothing about a change that "
+                "computes the wrong answer is confirmed or refuted"
+            )
         if subject in ops:
             evidence, missing = _operation_evidence(ops[subject], quantity)
         else:
@@ -220,9 +228,18 @@ def _amdahl(
             return _none(base, 1.0 / bound, _AMDAHL_SOURCE, "not evidence", why or "")
         ratio = min(max(load.capacity.change, interval.low), interval.high)
         throughput = Estimate(ratio, interval.low, interval.high, 1.0)
-        r = reconcile(amdahl.f, amdahl.op_ratio, throughput_as_time_ratio(throughput), theta=amdahl.theta)
-        measured, shown_as = throughput, "throughput"
+        verdict, said = judge_throughput(amdahl.f, amdahl.op_ratio, throughput, theta=amdahl.theta)
         note = "" if interval.confirmed else " (the goodputs are unconfirmed single passes)"
+        return PredictionResult(
+            **base,
+            bound=1.0 / bound,
+            bound_source=_AMDAHL_SOURCE,
+            value=throughput.value,
+            ci=(throughput.low, throughput.high),
+            basis="measured",
+            verdict=verdict,
+            message=f"{said}: {verdict}{note}",
+        )
     else:
         return _none(
             base,
@@ -236,7 +253,7 @@ def _amdahl(
     message = f"{shown_as}: {r.message}: {verdict}{note}"
     return PredictionResult(
         **base,
-        bound=bound if shown_as == "time" else 1.0 / bound,
+        bound=bound,
         bound_source=_AMDAHL_SOURCE,
         value=measured.value,
         ci=(measured.low, measured.high),

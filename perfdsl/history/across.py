@@ -18,8 +18,9 @@ import attrs
 import numpy as np
 
 from perfdsl.bundle.evaluation.kernels import Comparison, OperationResult, ShapeResult, Verdict
-from perfdsl.evaluate.compare import classify, compare
+from perfdsl.evaluate.compare import compare
 from perfdsl.history.runs import Run, environment_changes
+from perfdsl.stats.verdict import classify
 
 ARMS = ("baseline", "change")
 

@@ -10,6 +10,7 @@ no single kernel comparison shows.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -102,8 +103,8 @@ def _case_table(name: str, cases: list[CorrectnessCase], tolerances: Mapping[str
                 fmt.text(arm),
                 fmt.text(label) + (" †" if adversarial else ""),
                 str(len(group)),
-                fmt.sci(_worst([c.max_abs for c in group])),
-                fmt.sci(_worst([c.rel_l2 for c in group])),
+                _shown(_worst(group, "max_abs")),
+                _shown(_worst(group, "rel_l2")),
                 "pass" if not failed else f"**FAIL ({failed})**",
             ]
         )
@@ -117,9 +118,21 @@ def _case_table(name: str, cases: list[CorrectnessCase], tolerances: Mapping[str
     )
 
 
-def _worst(errors: Sequence[float | None]) -> float | None:
-    values = [float(e) for e in errors if isinstance(e, int | float)]
+def _worst(group: Sequence[CorrectnessCase], metric: str) -> float | None:
+    """The worst error over a shape's seeds; a failing seed without a finite error (NaN or Inf in
+    its output, or none written) is infinitely wrong, never skipped for a passing seed's number."""
+    values = []
+    for case in group:
+        error = getattr(case, metric)
+        if isinstance(error, int | float) and math.isfinite(error):
+            values.append(float(error))
+        elif not case.passed:
+            values.append(math.inf)
     return max(values) if values else None
+
+
+def _shown(error: float | None) -> str:
+    return "non-finite" if error is not None and math.isinf(error) else fmt.sci(error)
 
 
 def _worst_per_shape(cases: list[CorrectnessCase], arm: str) -> list[CorrectnessCase]:

@@ -57,8 +57,10 @@ def render_end_to_end(ctx: ReportContext, out: Blocks) -> None:
 
 _STATUS = {
     "consistent": "consistent with the bound",
-    "shortfall": "short of the bound: another bottleneck absorbs the gain",
-    "beyond_bound": "BEYOND the bound: faster than the change can make it",
+    "cross_effect": "beyond the bound, explained by the rest of the request moving: a cross-effect",
+    "shortfall": "short of the bound, where the measured split does not place the loss",
+    "accounting_broken": "NOT ADDING UP: the timed ratio misses the measured split too",
+    "beyond_bound": "BEYOND the bound, with the rest of the request unmeasured: unexplained",
     "opposite_sign": "OPPOSITE SIGN: the operation got faster, the application slower",
     "not_established": "not established: the interval is too wide to tell",
 }
@@ -83,6 +85,29 @@ def _amdahl(end: EndToEnd) -> str:
             f"speedup at most {fmt.ratio(a.bound)}",
         ],
     ]
+    d = a.decomposition
+    if d is not None:
+        rows += [
+            [
+                f"{fmt.RHO}, the rest of the request's time ratio (request time {fmt.MINUS} operation time)",
+                _estimate(d.rest_ratio),
+                f"mean rest {fmt.duration(d.baseline_rest_ns)} baseline, {fmt.duration(d.change_rest_ns)} "
+                f"change; faster in {d.rest_faster_rounds} of {d.rounds} rounds",
+            ],
+            [
+                f"D = (1 {fmt.MINUS} f) {fmt.RHO} + f r, the share pass's own request time ratio",
+                _estimate(d.request_ratio),
+                f"{d.requests[0]} and {d.requests[1]} instrumented requests, {d.rounds} paired rounds",
+            ],
+        ]
+    else:
+        rows.append(
+            [
+                "The rest of the request",
+                fmt.MISSING,
+                f"not measured: {fmt.message(a.decomposition_missing or 'no share pass in both arms')}",
+            ]
+        )
     r = a.reconciliation
     if r:
         rows.append(
@@ -94,8 +119,9 @@ def _amdahl(end: EndToEnd) -> str:
             ]
         )
     table = fmt.table(
-        "Amdahl as a consistency test: the measured f and r against the measured end-to-end time ratio "
-        "(all time ratios, change / baseline)",
+        "Amdahl as a consistency test, its premise measured: f, r and the rest of the request from the "
+        "share pass (ratios of mean times per request, t intervals over its paired rounds) against the "
+        "timed pass's ratio of block medians (all time ratios, change / baseline)",
         ["Quantity", "Value", "Note"],
         rows,
         numeric=(1,),
@@ -108,12 +134,15 @@ def _amdahl(end: EndToEnd) -> str:
         text = f"Reconciliation: not possible ({fmt.message(a.reconciliation_missing)})."
         return "\n\n".join([table, text, *([fmt.callout("WARNING", notes)] if notes else [])])
     message = fmt.message(r.message) + "."
-    if r.status in ("beyond_bound", "opposite_sign"):
+    if a.contradicted:
         notes.insert(
             0,
-            f"**Contradicts Amdahl's bound.** {message} The end-to-end effect cannot be credited to this "
-            "change: no value, capacity attribution or decision rests on it.",
+            f"**Does not add up.** {message} Until it does, the end-to-end effect cannot be credited to "
+            "this change: no value, capacity attribution or decision rests on it.",
         )
+        return table + "\n\n" + fmt.callout("WARNING", notes)
+    if r.cross_effect_loss:
+        notes.insert(0, f"**A cost outside the operation.** {message}")
         return table + "\n\n" + fmt.callout("WARNING", notes)
     return "\n\n".join(
         [table, f"{message[0].upper()}{message[1:]}", *([fmt.callout("WARNING", notes)] if notes else [])]
@@ -142,7 +171,11 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
                 g.arm,
                 fmt.rate(g.goodput)
                 + (" or more" if g.lower_bound or failing is None else f", below {fmt.rate(failing)}"),
-                "yes" if g.confirmed else "no",
+                "yes"
+                if g.confirmed
+                else "no: " + ", ".join(fmt.rate(r) for r in g.passed_above) + " passed above a failure"
+                if g.passed_above
+                else "no",
                 limited,
                 _generator(g.curve),
                 str(len(g.curve)),
@@ -150,9 +183,12 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
         )
     out.add(
         fmt.table(
-            f"Goodput: the highest offered rate whose p99 met the SLO (p99 ≤ {fmt.sig(slo_ms)} ms) and the "
-            "lowest rate above it that failed on the system's account; confirmed when a second pass "
-            "repeated both. The generator fell behind when its issue lag grew over a probe by more "
+            f"Goodput: the highest offered rate at and below which every probe's p99 met the SLO (p99 ≤ "
+            f"{fmt.sig(slo_ms)} ms at 99 % confidence over the requests' effective number: latencies under "
+            "load are serially correlated, so n / tau of them count, tau measured per probe) and the "
+            "lowest rate above it that failed on the system's account; confirmed when a second pass, on a "
+            "fresh arrival schedule, repeated the goodput and no higher rate passed after a failure. "
+            "The generator fell behind when its issue lag grew over a probe by more "
             f"than {fmt.sig(slo_ms * 0.05)} ms (5 % of the SLO) and by more than 2 % of the time elapsed: "
             "a rate lost that way leaves the goodput a lower bound; wake-up jitter does not",
             ["Arm", "Goodput", "Confirmed", "Limited by", "Load generator", "Probes"],

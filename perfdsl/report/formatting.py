@@ -25,9 +25,10 @@ if TYPE_CHECKING:
     from perfdsl.source import Span
 
 MISSING = "—"
+"""What a cell shows for a number that does not exist (the reason is given beside it)."""
 TIMES = "\N{MULTIPLICATION SIGN}"
 MINUS = "\N{MINUS SIGN}"
-"""What a cell shows for a number that does not exist (the reason is given beside it)."""
+RHO = "\N{GREEK SMALL LETTER RHO}"
 
 # Every character CommonMark gives meaning to inside a line (emphasis, code, links,
 # images, autolinks and raw HTML, entities, GFM table cells and strikethrough).
@@ -121,20 +122,26 @@ def rate(per_s: float | None) -> str:
 
 
 def capacity_ratio(load: LoadEvaluation) -> str:
-    """The capacity ratio as the interval the goodput brackets allow: `in [1.24, 1.79), unconfirmed`.
+    """The capacity ratio as the bracket the goodputs allow: `in the bracket [1.24, 1.79) ...`.
 
-    Never the quotient of the two passing rates alone: that is one point of the
-    interval, picked for no reason. The upper end is open (∞) when the
-    change's goodput has no failing rate above it; "unconfirmed" when either
-    goodput rests on a single pass.
+    A bracket, not a confidence interval: its ends are rates the search tried
+    (each arm's highest passing and lowest failing rate), set by single runs,
+    and no confidence level backs them; it says so where it is printed. Never
+    the quotient of the two passing rates alone: that is one point of the
+    bracket, picked for no reason. The upper end is open (∞) when the change's
+    goodput has no failing rate above it; "unconfirmed" when either goodput
+    rests on a single pass or a non-monotone curve.
     """
     found = load.capacity_range
     if found is None:
         return MISSING
     # An infinite upper end is written as null and reads back as NaN.
     high = found.high
-    shown = f"in [{ratio(found.low)}, {'∞' if not math.isfinite(high) else ratio(high)})"
-    return shown if found.confirmed else f"{shown}, unconfirmed (single-pass goodputs)"
+    shown = (
+        f"in the bracket [{ratio(found.low)}, {'∞' if not math.isfinite(high) else ratio(high)}) "
+        "of the rates the search tried (no confidence level)"
+    )
+    return shown if found.confirmed else f"{shown}, unconfirmed (a goodput passed once, or above a failure)"
 
 
 def capacity_caveat(load: LoadEvaluation) -> str | None:

@@ -136,10 +136,22 @@ def _headline(ctx: ReportContext) -> list[str]:
     decision = ev.decision
     declared = ctx.study.decision.id if ctx.study.decision else decision.declared
     sentences = [f"**Decision: {fmt.text(declared or 'none stated')}.**"]
-    if decision.consistent:
-        sentences.append("The evidence below does not contradict it.")
-    else:
+    wrong = [op for op in ctx.operations if not op.correctness.passed]
+    if not decision.consistent:
         sentences.append("**The evidence contradicts it** (see the warning below).")
+    elif wrong or ev.model_level.passed is False:
+        sentences.append(
+            "**The change fails its correctness check**, so none of its timings supports this or any "
+            "decision."
+        )
+    elif decision.unsupported:
+        sentences.append(
+            "**The evidence does not yet support it**: "
+            + "; ".join(fmt.message(u) for u in decision.unsupported)
+            + "."
+        )
+    else:
+        sentences.append("The evidence below does not contradict it.")
     sentences.append(_end_to_end_sentence(ctx))
     sentences.append(_capacity_sentence(ctx))
     sentences.extend(_kernel_sentence(ctx, op) for op in ctx.operations)
@@ -162,34 +174,67 @@ def _end_to_end_sentence(ctx: ReportContext) -> str:
     )
     shown = (
         f"End to end, {app} request time (change / baseline) is {fmt.ratio(c.ratio)}, "
-        f"{interval}: **{c.verdict}**"
+        f"{interval}: **{c.verdict}**{_family_note(c.family)}"
     )
     amdahl = end.amdahl
     r = amdahl.reconciliation if amdahl else None
     if amdahl and not r:
         return (
             f"{shown}; against Amdahl's bound on it, {fmt.ratio(amdahl.bound_time_ratio)}: **not "
-            f"established** ({fmt.message(amdahl.reconciliation_missing)})."
-        )
+            f"established** ({fmt.message(amdahl.reconciliation_missing)}). {_rest_sentence(ctx)}"
+        ).rstrip()
     if amdahl is None or r is None:
         return f"{shown}."
     low, high = amdahl.bound_range
     status = _AMDAHL_STATUS.get(r.status, fmt.text(r.status))
+    if r.status == "cross_effect":
+        status = "beyond it, because the change also moved the rest of the request"
     edge = straddle_note(r.measured, r.band_low, r.band_high) if r.status == "consistent" else ""
     return (
         f"{shown}; against Amdahl's bound on it, {fmt.ratio(amdahl.bound_time_ratio)} "
         f"[{fmt.ratio(low)}, {fmt.ratio(high)}] (f = {fmt.percent(amdahl.f.value)}, operation "
-        f"time ratio {fmt.ratio(amdahl.op_ratio.value)}), it is **{status}**{fmt.text(edge)}."
-    )
+        f"time ratio {fmt.ratio(amdahl.op_ratio.value)}), it is **{status}**{fmt.text(edge)}. "
+        f"{_rest_sentence(ctx)}"
+    ).rstrip()
 
 
 _AMDAHL_STATUS = {
     "consistent": "consistent",
-    "shortfall": "short of the bound (another bottleneck absorbs the gain)",
-    "beyond_bound": "beyond the bound: impossible for this change",
+    "shortfall": "short of the bound (part of the gain is lost where the split does not place it)",
+    "accounting_broken": "beyond what the measured split explains: the numbers do not add up",
+    "beyond_bound": "beyond the bound, with the rest of the request unmeasured: not explained",
     "opposite_sign": "of the opposite sign to the operation's",
     "not_established": "too uncertain to tell",
 }
+
+
+def _rest_sentence(ctx: ReportContext) -> str:
+    """The rest of the request (its time outside the operation), measured in both arms."""
+    end = ctx.end_to_end
+    amdahl = end.amdahl if end else None
+    d = amdahl.decomposition if amdahl else None
+    if end is None or amdahl is None:
+        return ""
+    if d is None:
+        return f"The rest of the request was not measured ({fmt.message(amdahl.decomposition_missing)})."
+    theta = fmt.percent(ctx.evaluation.threshold)
+    rho = d.rest_ratio
+    r = amdahl.reconciliation
+    state = r.rest if r else None
+    meaning = {
+        "faster": f"faster beyond the {theta} threshold: an effect outside {fmt.code(end.operation)} "
+        "that the stated mechanism does not explain",
+        "slower": f"**slower** beyond the {theta} threshold: a cost of the change outside "
+        f"{fmt.code(end.operation)}",
+        "unchanged": f"unchanged within the {theta} threshold, as Amdahl's bound assumes",
+        "undetermined": f"not shown to lie inside or outside the {theta} threshold",
+    }.get(state or "", "")
+    return (
+        f"The rest of {fmt.code(end.application)} (request time less the operation's) has time ratio "
+        f"{fmt.ratio(rho.value)} {fmt.interval(rho.low, rho.high)}"
+        + (f", {meaning}" if meaning else "")
+        + f" (share pass, {d.rounds} paired rounds; the rest faster in {d.rest_faster_rounds} of them)."
+    )
 
 
 def objective_text(ctx: ReportContext) -> str | None:
@@ -226,7 +271,10 @@ def _capacity_sentence(ctx: ReportContext) -> str:
         worth = ctx.evaluation.value
         withdrawn = (worth.capacity_missing if worth else None) or ""
         if withdrawn.startswith("not attributed"):
-            shown += ", **not attributed to the change** (the end-to-end effect contradicts Amdahl's bound)"
+            shown += (
+                ", **not attributed to the change** (the end-to-end effect does not add up against "
+                "Amdahl's bound)"
+            )
     else:
         shown += f": no capacity ratio ({fmt.message(load.capacity_missing)})"
     rate = target_rate(ctx)
@@ -259,8 +307,13 @@ def _kernel_sentence(ctx: ReportContext, op: OperationResult) -> str:
         f"The {name} kernel time ratio of weighted total times over {shapes} valid workload "
         f"shape{'s' if shapes != 1 else ''}{left_out} "
         f"is {fmt.ratio(combined.ratio)} {fmt.interval(combined.ci_low, combined.ci_high)}: "
-        f"**{combined.verdict}**.{slower}"
+        f"**{combined.verdict}**{_family_note(combined.family)}.{slower}"
     )
+
+
+def _family_note(family: str | None) -> str:
+    """Why an interval that cleared the band is inconclusive: Holm did not keep it."""
+    return f" (the interval alone clears the band, but it is {fmt.message(family)})" if family else ""
 
 
 def _correctness_sentence(ctx: ReportContext) -> str:
@@ -299,10 +352,23 @@ def _amdahl_warnings(ctx: ReportContext) -> list[str]:
         return []
     out = []
     r = amdahl.reconciliation
-    if r is not None and r.status in ("beyond_bound", "opposite_sign"):
+    if r is not None and amdahl.contradicted:
         out.append(
-            f"**End to end contradicts Amdahl's bound.** {fmt.message(r.message)}. The end-to-end "
-            "effect cannot come from this change: no value, capacity attribution or decision rests on it."
+            f"**End to end does not add up.** {fmt.message(r.message)}. Until it does, no value, "
+            "capacity attribution or decision rests on the end-to-end effect."
+        )
+    elif r is not None and r.cross_effect_loss:
+        out.append(
+            f"**A cost outside the operation.** {fmt.message(r.message)}: the change makes "
+            f"{fmt.code(ctx.end_to_end.application if ctx.end_to_end else '')} slower outside "
+            f"{fmt.code(ctx.end_to_end.operation if ctx.end_to_end else '')}, which the stated mechanism "
+            "does not account for."
+        )
+    elif r is not None and r.status == "cross_effect":
+        out.append(
+            f"**An effect outside the operation.** {fmt.message(r.message)}. The arms differ only by the "
+            "change, so the effect is the change's, and the capacity figure stays attributed to it; but the "
+            "stated mechanism does not explain this part: what does?"
         )
     if amdahl.s_fallback:
         out.append(f"**s not at the operating point.** {fmt.message(amdahl.s_fallback)}.")
@@ -366,8 +432,7 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
     if not ctx.timings_valid:
         out.append(
             "**Timings are not evidence.** "
-            f"{fmt.message(ev.timings_note or 'the target does not time')}"
-            ": no timing result has a verdict."
+            f"{fmt.message(ev.timings_note or 'the target does not time: no timing result has a verdict')}."
         )
     for op in ctx.operations:
         if not op.correctness.passed:

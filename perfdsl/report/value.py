@@ -68,6 +68,15 @@ def _figures(value: ValueResult, per: Value, fleet: Value) -> list[str]:
     x = fmt.TIMES
     freq_unit, scale_unit = fmt.text(value.frequency_unit), fmt.text(value.scale_unit)
     capped = " (capped by Amdahl at the declared share)" if fleet.capped else ""
+    split = []
+    if fleet.explained is not None and fleet.cross_effect is not None:
+        split.append(
+            f"Of the saving, {fmt.percent(fleet.explained)} is what the operation explains (f {x} "
+            f"(1 {fmt.MINUS} r)) and {fmt.percent(fleet.cross_effect)} the change's effect on the rest of "
+            "the request ((1 " + fmt.MINUS + f" f) {x} (1 {fmt.MINUS} {fmt.RHO})), which the stated "
+            "mechanism does not explain and the declared share does not scale: these figures assume "
+            "production's rest responds to the change as the test application's did."
+        )
     return [
         f"Per unit of work: {fmt.sig(value.frequency)} runs {freq_unit} {x} {fmt.seconds(saved.value)} "
         f"saved a run = **{fmt.seconds(per.value.value)} {freq_unit}** ({level} interval of the saving "
@@ -75,4 +84,5 @@ def _figures(value: ValueResult, per: Value, fleet: Value) -> list[str]:
         f"At scale: {fmt.sig(value.scale)} {scale_unit} {x} (1 {fmt.MINUS} end-to-end ratio) = "
         f"**{fmt.sig(fleet.value.value)} {scale_unit}** ({level} interval "
         f"[{fmt.sig(fleet.value.low)}, {fmt.sig(fleet.value.high)}]){capped}.",
+        *split,
     ]

@@ -8,7 +8,7 @@ through `AppContext.op`:
   application by timing each call of the operation (synchronised on a GPU),
   in a separate instrumented pass so the timers do not perturb the others;
 * the open-loop load search (`runtime.load_search`): Poisson arrivals from a
-  fixed seed, the same schedule for baseline and change, latency from the
+  seed per repeat, the same schedule for both arms at a repeat, latency from the
   scheduled arrival, and the goodput found by doubling then bisecting
   (LoadGen's server scenario).
 
@@ -153,10 +153,12 @@ def measure_share(
     (`build_requests`), switched on for this pass only. The arms take turns,
     `SHARE_ROUNDS` of them (fewer when there are fewer requests), so that r, the
     ratio of their operation times, does not compare two moments of a machine
-    whose load drifts.
+    whose load drifts; each request's round is recorded, the unit the
+    statistics resample.
     """
     totals: dict[str, list[int]] = {arm: [] for arm in requests}
     ops: dict[str, list[int]] = {arm: [] for arm in requests}
+    rounds_of: dict[str, list[int]] = {arm: [] for arm in requests}
     rounds = min(SHARE_ROUNDS, count)
     for timer in timers.values():
         timer.on = True
@@ -170,10 +172,13 @@ def measure_share(
                     request()
                     totals[arm].append(time.perf_counter_ns() - start)
                     ops[arm].append(sum(spent[before:]))
+                    rounds_of[arm].append(turn)
     finally:
         for timer in timers.values():
             timer.on = False
-    return {arm: ArmShare(tuple(totals[arm]), tuple(ops[arm])) for arm in requests}
+    return {
+        arm: ArmShare(tuple(totals[arm]), tuple(ops[arm]), tuple(rounds_of[arm])) for arm in requests
+    }
 
 
 def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> ModelLevelRecord:

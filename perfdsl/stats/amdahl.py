@@ -10,12 +10,14 @@ of 1.0097. Everything here is a time ratio; bounds below and above 1 go
 through the same comparisons, with no mirrored frame (a mirror once turned
 "faster than the change can explain" into a shortfall whenever B > 1).
 
-B is the smallest application time ratio the change can produce: anything
-else on the critical path can only add time (a bottleneck absorbing part of
-the gain, or adding to a loss) unless something else also changed. So a
-measured ratio wholly below B is a contradiction, and one well above it a
-shortfall. This holds whether the operation got faster (B < 1) or slower
-(B > 1: the application must slow by at least f (r - 1)).
+B is the smallest application time ratio the operation alone can produce, on
+the premise that everything else on the critical path stays as it was. That
+premise is measured, not assumed (`stats.decomposition`): the rest of the
+request's ratio rho and the share pass's own request ratio D = (1 - f) rho + f r.
+A measured ratio beyond B that D explains is a cross-effect of the change
+outside the operation; one that D does not explain means the numbers do not
+add up (f, r or the passes disagree). Only with no rest measured does a ratio
+beyond B stay unexplained.
 
 The bound as a range: B is increasing in r and monotone in f, so over the f
 and r intervals its extremes are at the corners, and the corner range is the
@@ -33,9 +35,16 @@ from typing import Literal
 
 import numpy as np
 
-from perfdsl.bundle.evaluation.end_to_end import Reconciliation, ShareCheck, Status, straddle_note
+from perfdsl.bundle.evaluation.end_to_end import (
+    Decomposition,
+    Reconciliation,
+    RestState,
+    ShareCheck,
+    Status,
+    straddle_note,
+)
 from perfdsl.bundle.evaluation.estimate import Estimate
-from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, index_chunks, studentized_interval
+from perfdsl.stats.verdict import classify
 
 PredictionVerdict = Literal["confirmed", "refuted", "inconclusive"]
 
@@ -63,79 +72,6 @@ def amdahl_time_ratio(f: float, op_ratio: float) -> float:
     return (1.0 - f) + f * _positive(op_ratio, "the operation's time ratio")
 
 
-def measure_share(
-    op_time: np.ndarray,
-    total_time: np.ndarray,
-    *,
-    level: float = 0.95,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
-) -> Estimate:
-    """f = sum(op time) / sum(total time) over units (requests or blocks), with an interval.
-
-    A ratio of sums, so long requests weigh by their length. The interval is the
-    studentized bootstrap over units with the ratio estimator's delta-method
-    standard error, clipped to [0, 1].
-    """
-    op, total = np.asarray(op_time, dtype=float), np.asarray(total_time, dtype=float)
-    if op.ndim != 1 or op.shape != total.shape or op.size < 2:
-        raise ValueError("need at least two units, each with an operation time and a total time")
-    if np.any(op < 0) or np.any(op > total) or not np.all(total > 0):
-        raise ValueError("each unit's operation time must lie within its positive total time")
-
-    def estimate(o: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        f = o.sum(axis=-1) / t.sum(axis=-1)
-        n = o.shape[-1]
-        resid = o - f[..., None] * t
-        se = np.sqrt((resid**2).sum(axis=-1) / (n * (n - 1))) / t.mean(axis=-1)
-        return f, se
-
-    f, se = estimate(op[None, :], total[None, :])
-    boot = [estimate(op[i], total[i]) for i in index_chunks(np.random.default_rng(seed), op.size, resamples)]
-    lo, hi, _ = studentized_interval(
-        float(f[0]),
-        float(se[0]),
-        np.concatenate([b[0] for b in boot]),
-        np.concatenate([b[1] for b in boot]),
-        level,
-    )
-    return Estimate(float(f[0]), max(0.0, lo), min(1.0, hi), level)
-
-
-def operation_ratio_in_app(
-    op_baseline: np.ndarray,
-    op_change: np.ndarray,
-    *,
-    level: float = 0.95,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
-) -> Estimate:
-    """r at the application's own operating point: mean op time per request, change / baseline.
-
-    The two arms' requests are separate samples, so each arm is resampled on
-    its own. The interval is the percentile interval of the bootstrapped log r,
-    not the studentized one: with a few dozen requests and one stalled request
-    a resample can draw the stall with a tiny standard error, and bootstrap-t
-    then stretched the interval to a ratio of 8.5e8; percentiles of the
-    resampled ratio of means stay within what the requests could give.
-    """
-    b, c = (_positive_array(x, name) for x, name in ((op_baseline, "baseline"), (op_change, "change")))
-    rng = np.random.default_rng(seed)
-    point = float(np.log(c.mean()) - np.log(b.mean()))
-    boot = np.concatenate(
-        [
-            np.log(c[ic].mean(axis=-1)) - np.log(b[ib].mean(axis=-1))
-            for ib, ic in zip(
-                index_chunks(rng, b.size, resamples), index_chunks(rng, c.size, resamples), strict=True
-            )
-        ]
-    )
-    alpha = 1.0 - level
-    lo, hi = np.quantile(boot, [alpha / 2.0, 1.0 - alpha / 2.0])
-    lo, hi = min(float(lo), point), max(float(hi), point)
-    return Estimate(float(np.exp(point)), float(np.exp(lo)), float(np.exp(hi)), level)
-
-
 def bound_range(f: Estimate, op_ratio: Estimate) -> Estimate:
     """B over the f and r intervals: its corners, at the Bonferroni level of the pair."""
     corners = [amdahl_time_ratio(fi, ri) for fi in (f.low, f.high) for ri in (op_ratio.low, op_ratio.high)]
@@ -147,28 +83,48 @@ def bound_range(f: Estimate, op_ratio: Estimate) -> Estimate:
     )
 
 
+def rest_state(rest_ratio: Estimate | None, theta: float) -> RestState:
+    """The rest of the request against the practical band [1 / (1 + theta), 1 + theta]."""
+    if rest_ratio is None:
+        return "unmeasured"
+    verdict = classify(rest_ratio.low, rest_ratio.high, theta)
+    return {"faster": "faster", "slower": "slower", "no meaningful change": "unchanged"}.get(
+        verdict, "undetermined"
+    )
+
+
+def agrees_within(measured: Estimate, predicted: Estimate, theta: float) -> bool:
+    """Two intervals of one ratio meet once each is widened by the practical threshold."""
+    return measured.low <= predicted.high * (1.0 + theta) and predicted.low / (1.0 + theta) <= measured.high
+
+
 def reconcile(
     f: Estimate,
     op_ratio: Estimate,
     measured: Estimate,
     *,
     theta: float,
+    decomposition: Decomposition | None = None,
     shortfall_allowance: float = SHORTFALL_ALLOWANCE,
 ) -> Reconciliation:
-    """Classify the measured application time ratio M against the bound, first rule that holds:
-
-    * beyond_bound: all of M lies below the band (faster than the change can
-      make it: a contradiction; the end-to-end effect cannot come from this
-      change). This includes an operation that got slower under an
-      application that got faster, where B > 1 > M;
-    * opposite_sign: the operation is faster beyond noise and the application
-      slower beyond noise (the practical band [1/(1+theta), 1+theta]);
-    * shortfall: all of M lies above the band (a bottleneck absorbs the gain);
-    * not_established: M reaches past the band on both sides: too wide to tell;
-    * consistent: otherwise; M meets the band and is not significantly outside it.
+    """Classify the measured application time ratio M against the bound, with the rest in view.
 
     The band is [B_low / (1 + theta), max(B_high (1 + theta), B_high + a |B_high - 1|)]
-    with a the shortfall allowance.
+    (a the shortfall allowance); the rest rho and the share pass's request ratio
+    D = (1 - f) rho + f r come from `decomposition`. First rule that holds:
+
+    * consistent: M meets the band and the rest did not move beyond the threshold;
+    * not_established: M reaches past the band on both sides;
+    * cross_effect: the rest moved beyond the threshold, or M lies beyond the bound,
+      and M agrees with D: the change acts outside the named operation, by rho
+      (a gain that the stated mechanism does not explain, or a cost);
+    * shortfall: M lies above the band, agrees with D, and the rest was not shown
+      to move: part of the gain is lost somewhere the split does not place;
+    * opposite_sign: the operation is faster beyond noise and the application
+      slower beyond noise, and D does not explain it;
+    * accounting_broken: M disagrees with D too: f, r or the two passes disagree;
+    * beyond_bound: only without a measured rest: M wholly below the band, which
+      the operation alone cannot make and nothing measured explains.
     """
     if theta < 0 or shortfall_allowance < 0:
         raise ValueError(
@@ -180,49 +136,142 @@ def reconcile(
     op_faster, op_slower = op_ratio.high < 1.0 / (1.0 + theta), op_ratio.low > 1.0 + theta
     app_faster, app_slower = measured.high < 1.0 / (1.0 + theta), measured.low > 1.0 + theta
     signs_disagree = (op_faster and app_slower) or (op_slower and app_faster)
+    rest = rest_state(decomposition.rest_ratio if decomposition else None, theta)
+    agrees = None if decomposition is None else agrees_within(measured, decomposition.request_ratio, theta)
+    below, above = measured.high < low, measured.low > high
+    moved = rest in ("faster", "slower")
     shown = f"application time ratio {_show(measured)} against Amdahl's {_show(bound)}"
+    split = "" if decomposition is None else _split(decomposition, rest, theta)
     status: Status
-    if measured.high < low:
-        status = "beyond_bound"
-        message = f"{shown}: faster than the change can make it; check f, s and what else changed"
+    if not (below or above or moved):
+        if measured.low < low and measured.high > high:
+            status, message = "not_established", f"{shown}: the interval is too wide to tell{split}"
+        else:
+            status = "consistent"
+            message = f"{shown}: consistent{straddle_note(measured, low, high)}{split}"
+    elif decomposition is None:
+        if below:
+            status = "beyond_bound"
+            message = (
+                f"{shown}: faster than the operation alone can make it, and the rest of the request "
+                "was not measured (the share pass lacks an arm), so nothing explains the difference"
+            )
+        elif op_faster and app_slower:
+            status, message = "opposite_sign", f"{shown}: the operation got faster but the application slower"
+        else:
+            status = "shortfall"
+            message = f"{shown}: short of the bound by more than the allowance; the rest was not measured"
+    elif agrees and (moved or below):
+        status = "cross_effect"
+        message = f"{shown}: explained by the measured split{split}"
+    elif agrees:
+        status = "shortfall"
+        message = f"{shown}: short of the bound by more than the allowance{split}"
     elif op_faster and app_slower:
         status = "opposite_sign"
-        message = f"{shown}: the operation got faster but the application slower"
-    elif measured.low > high:
-        status = "shortfall"
-        message = f"{shown}: short of the bound by more than the allowance; another bottleneck absorbs it"
-    elif measured.low < low and measured.high > high:
-        status = "not_established"
-        message = f"{shown}: the interval is too wide to tell"
+        message = f"{shown}: the operation got faster but the application slower{split}"
     else:
-        status = "consistent"
-        message = f"{shown}: consistent{straddle_note(measured, low, high)}"
-    return Reconciliation(f, op_ratio, bound, low, high, measured, theta, status, signs_disagree, message)
+        status = "accounting_broken"
+        d = decomposition.request_ratio
+        message = (
+            f"{shown}: the share pass's own request time ratio is {_show(d)} "
+            f"((1 - f) x rest + f x r), which the timed ratio misses by more than the "
+            f"{theta:.3g} threshold{split}; f, r or the two passes disagree (instrumentation, "
+            "preparation or drift between them)"
+        )
+    return Reconciliation(
+        f,
+        op_ratio,
+        bound,
+        low,
+        high,
+        measured,
+        theta,
+        status,
+        signs_disagree,
+        message,
+        rest,
+        agrees,
+    )
+
+
+def _split(d: Decomposition, rest: RestState, theta: float) -> str:
+    """The rest of the request in words: its ratio, its interval and what it means."""
+    rho = d.rest_ratio
+    change = abs(1.0 - rho.value)
+    size = f"{change:.1%} [{abs(1.0 - rho.high):.1%}, {abs(1.0 - rho.low):.1%}]"
+    where = f"in {d.rest_faster_rounds} of {d.rounds} rounds"
+    if rest == "faster":
+        return (
+            f"; the rest of the request (its time outside the operation) got {size} faster "
+            f"(ratio {_show(rho)}, faster {where})"
+        )
+    if rest == "slower":
+        size = f"{rho.value - 1.0:.1%} [{rho.low - 1.0:.1%}, {rho.high - 1.0:.1%}]"
+        return (
+            f"; the rest of the request (its time outside the operation) got {size} slower "
+            f"(ratio {_show(rho)}, faster only {where})"
+        )
+    if rest == "unchanged":
+        return f"; the rest of the request is unchanged within the {theta:.3g} threshold (ratio {_show(rho)})"
+    return (
+        f"; the rest of the request has ratio {_show(rho)}, not shown to lie inside or outside the "
+        f"{theta:.3g} threshold"
+    )
 
 
 def judge_prediction(reconciliation: Reconciliation) -> PredictionVerdict:
-    """A `<= amdahl` (time) or `>= amdahl` (throughput) prediction: "consistent with Amdahl".
+    """A `<= amdahl` (time) prediction: "consistent with Amdahl", the operation explaining the whole.
 
-    Confirmed only when the whole measured interval lies inside the band;
-    refuted when it is beyond the bound, short of it past the allowance, or of
-    the opposite sign; inconclusive when it straddles an edge of the band. An
-    impossible result (beyond the bound) can never confirm it.
+    Confirmed only when the reconciliation is consistent and the whole measured
+    interval lies inside the band. Refuted when the evidence points against it:
+    short of the bound, of the opposite sign, or a cross-effect that made the
+    rest of the request slower (a cost the operation does not explain).
+    Inconclusive otherwise, including a cross-effect gain (the application did
+    better than the operation explains: not against the prediction's intent,
+    but not what it said) and numbers that do not add up (accounting broken,
+    or beyond the bound with the rest unmeasured: no evidence either way).
     """
     r = reconciliation
-    if r.status in ("beyond_bound", "shortfall", "opposite_sign"):
+    if r.status in ("shortfall", "opposite_sign") or r.cross_effect_loss:
         return "refuted"
-    if r.band_low <= r.measured.low and r.measured.high <= r.band_high:
+    if r.status == "consistent" and r.band_low <= r.measured.low and r.measured.high <= r.band_high:
         return "confirmed"
     return "inconclusive"
+
+
+def judge_throughput(
+    f: Estimate, op_ratio: Estimate, throughput: Estimate, *, theta: float
+) -> tuple[PredictionVerdict, str]:
+    """A `throughput >= amdahl` prediction, one-sided: only a shortfall can refute it.
+
+    Goodput under a latency SLO is not 1 / time ratio: queueing delay grows
+    faster than linearly in utilisation, so a service time cut by exactly
+    Amdahl's bound B raises the goodput by more than 1 / B (a FIFO queue at a
+    5 ms SLO: 1.191 against 1 / B = 1.146). A goodput ratio above 1 / B is
+    therefore no evidence against the bound, and is never called beyond it;
+    one below the band's slow edge (1 / band_high) is a shortfall, and refutes.
+    """
+    time = throughput_as_time_ratio(throughput)
+    r = reconcile(f, op_ratio, time, theta=theta)
+    least = 1.0 / r.band_high
+    shown = f"throughput ratio {_show(throughput)} against at least {least:.4g} (1 / the band's slow edge)"
+    if time.low > r.band_high:
+        return "refuted", f"{shown}: short of what the operation's gain allows"
+    if time.high <= r.band_high:
+        return "confirmed", (
+            f"{shown}: at least what Amdahl's bound allows (goodput under a latency SLO may exceed "
+            "1 / B, queueing being nonlinear, so only a shortfall would refute it)"
+        )
+    return "inconclusive", f"{shown}: the interval reaches below it"
 
 
 def throughput_as_time_ratio(throughput_ratio: Estimate) -> Estimate:
     """A throughput (or goodput) ratio as the time ratio per request it stands for, 1 / ratio.
 
-    At a fixed amount of work per request, serving k times the requests is
-    spending 1 / k the time on each, so a throughput prediction is judged
-    against the bound itself: throughput ratio T against speedup 1 / B. An
-    unbounded ratio (the change's goodput is only a lower bound) becomes 0.
+    Right for saturation throughput at a fixed amount of work per request; for a
+    goodput under a latency SLO only one side of it holds (`judge_throughput`).
+    An unbounded ratio (the change's goodput is only a lower bound) becomes 0.
     """
 
     def inverse(x: float) -> float:

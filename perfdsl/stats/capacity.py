@@ -43,18 +43,19 @@ class GoodputBracket:
 
 
 def capacity_interval(baseline: GoodputBracket, change: GoodputBracket) -> CapacityInterval:
-    """The capacity ratio's interval from both arms' brackets."""
+    """The capacity ratio's bracket from both arms' brackets: the rates tried, not a confidence
+    interval (each end is set by single passing and failing runs)."""
     low = change.passing / baseline.failing
     high = change.failing / baseline.passing
     confirmed = baseline.confirmed and change.confirmed
     shown = f"[{low:.3g}, {'inf' if math.isinf(high) else f'{high:.3g}'})"
-    note = "" if confirmed else ": unconfirmed (a goodput rests on a single pass)"
+    note = "" if confirmed else ": unconfirmed (a goodput passed once, or above a failure)"
     return CapacityInterval(
         low=low,
         high=high,
         confirmed=confirmed,
         fleet_fraction_freed=(_freed(low), _freed(high)),
-        message=f"capacity ratio in {shown}{note}",
+        message=f"capacity ratio in the bracket {shown} of the rates tried (no confidence level){note}",
     )
 
 

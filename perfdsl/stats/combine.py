@@ -24,8 +24,9 @@ import numpy as np
 from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.bundle.evaluation.kernels import ShapeShare, Verdict
 from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, Stratum, ratio_of_totals
-from perfdsl.stats.paired import PairedComparison, classify
+from perfdsl.stats.paired import PairedComparison
 from perfdsl.stats.power import detectable_from_se
+from perfdsl.stats.verdict import classify
 
 
 @attrs.frozen
@@ -97,7 +98,7 @@ def combine_shapes(
             ShapeShare(s, wi, float(x)) for s, wi, x in zip(names, w, base / base.sum(), strict=True)
         ),
         regressions=tuple(s for s in names if comparisons[s].verdict == "slower"),
-        mde=detectable_from_se(result.se_log, fewest, level),
+        mde=detectable_from_se(result.se_log, fewest, level, threshold=th),
         spread_log=result.se_log * float(np.sqrt(fewest)),
         resamples=resamples,
         seed=seed,

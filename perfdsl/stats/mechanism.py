@@ -29,7 +29,7 @@ import attrs
 
 from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.bundle.evaluation.kernels import Verdict
-from perfdsl.stats.paired import classify
+from perfdsl.stats.verdict import classify
 
 Label = Literal["counted", "modelled", "mixed"]
 Status = Literal["realised", "not realised", "contradicted", "unexplained", "no change"]

@@ -45,6 +45,7 @@ from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.bundle.evaluation.kernels import Verdict
 from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, Stratum, ratio_of_totals
 from perfdsl.stats.power import minimum_detectable_effect
+from perfdsl.stats.verdict import classify
 
 MIN_PAIRS = 5
 """The fewest block pairs a ratio interval is computed from (see the module's calibration)."""
@@ -122,28 +123,6 @@ def pair_blocks(
     )
 
 
-def classify(low: float, high: float, theta: float) -> Verdict:
-    """The verdict for a ratio interval against the practical band [1/(1+theta), 1+theta].
-
-    faster: the whole interval is below the band; slower: above it; no
-    meaningful change: inside it; else inconclusive (criterion.rs's rule). The
-    band is symmetric on the log scale, so a change and its inverse are judged
-    alike. theta = 0 turns it into a significance call: faster or slower when
-    the interval excludes 1.
-    """
-    if not low <= high:
-        raise ValueError(f"interval bounds out of order: [{low}, {high}]")
-    if theta < 0:
-        raise ValueError(f"theta must be non-negative, got {theta}")
-    if high < 1.0 / (1.0 + theta):
-        return "faster"
-    if low > 1.0 + theta:
-        return "slower"
-    if 1.0 / (1.0 + theta) <= low and high <= 1.0 + theta:
-        return "no meaningful change"
-    return "inconclusive"
-
-
 @attrs.frozen
 class PairedComparison:
     """One baseline-vs-change comparison over block pairs, and what a report must show with it."""
@@ -164,10 +143,12 @@ class PairedComparison:
     sd_log: float
     """Standard deviation of the pair log-ratios: the pair spread."""
     mde: float
-    """Smallest relative change detected with 80 % power (see `stats.power`)."""
+    """Smallest relative change called faster or slower with 80 % power: past the threshold by
+    the interval's reach (see `stats.power`)."""
     effect_of_interest: float
     underpowered: bool
-    """The MDE exceeds the effect of interest: "no change" cannot rest on this run."""
+    """The run could not tell an effect of interest from none (the spread's MDE for a test of
+    ratio 1 exceeds it): "no meaningful change" cannot rest on it."""
     pairs: Pairs
     resamples: int
     seed: int
@@ -208,7 +189,8 @@ def compare_paired(
     d = pairs.log_ratios
     rank_p = _wilcoxon(d)
     sd = float(np.std(d, ddof=1))
-    mde = minimum_detectable_effect(sd, d.size, level, power)
+    mde = minimum_detectable_effect(sd, d.size, level, power, threshold=theta)
+    equivalence_mde = minimum_detectable_effect(sd, d.size, level, power, threshold=0.0)
     interest = theta if effect_of_interest is None else float(effect_of_interest)
     return PairedComparison(
         ratio=result.ratio,
@@ -223,7 +205,7 @@ def compare_paired(
         sd_log=sd,
         mde=mde,
         effect_of_interest=interest,
-        underpowered=mde > interest,
+        underpowered=equivalence_mde > interest,
         pairs=pairs,
         resamples=resamples,
         seed=seed,

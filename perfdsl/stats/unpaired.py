@@ -7,7 +7,7 @@ block medians are then treated as an independent sample. The ratio is the
 ratio of the arms' geometric means of block medians (change / baseline), the
 same statistic as the paired ratio, and its interval the studentized
 bootstrap with each arm resampled on its own and the Welch standard error of
-the log ratio, so the verdict rule (`paired.classify`) is the same too.
+the log ratio, so the verdict rule (`stats.verdict`) is the same too.
 
 What this cannot do is remove drift: a machine that slowed between the two
 arms' runs shifts the ratio, and no interval shows it. That is why an
@@ -22,7 +22,7 @@ import numpy as np
 from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.bundle.evaluation.kernels import Verdict
 from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, index_chunks, studentized_interval
-from perfdsl.stats.paired import classify
+from perfdsl.stats.verdict import classify
 
 
 @attrs.frozen

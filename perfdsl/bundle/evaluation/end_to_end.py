@@ -10,9 +10,27 @@ from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.bundle.evaluation.kernels import Comparison, Finding
 from perfdsl.bundle.stopping import StopRecord
 
-Status = Literal["consistent", "shortfall", "beyond_bound", "opposite_sign", "not_established"]
-CONTRADICTIONS = ("beyond_bound", "opposite_sign")
-"""Reconciliation outcomes under which the end-to-end effect cannot come from this change."""
+Status = Literal[
+    "consistent",
+    "cross_effect",
+    "shortfall",
+    "accounting_broken",
+    "beyond_bound",
+    "opposite_sign",
+    "not_established",
+]
+CONTRADICTIONS = ("accounting_broken", "beyond_bound", "opposite_sign")
+"""Reconciliation outcomes under which the measured numbers do not add up, so no claim built on
+the end-to-end effect (value, capacity attribution, the decision's support) may rest on it:
+the timed pass disagrees with the share pass's own decomposition (`accounting_broken`), the
+operation and the application moved in opposite directions with no measured rest to explain
+it (`opposite_sign`), or the application beat the bound while the rest of the request was not
+measured (`beyond_bound`)."""
+
+RestState = Literal["unchanged", "faster", "slower", "undetermined", "unmeasured"]
+"""The rest of the request (request time less the operation's time inside it), against the
+practical band [1 / (1 + theta), 1 + theta]: wholly inside, wholly below, wholly above,
+straddling an edge, or not measured (no share pass in both arms)."""
 
 
 def straddle_note(measured: Estimate, band_low: float, band_high: float) -> str:
@@ -29,6 +47,30 @@ def straddle_note(measured: Estimate, band_low: float, band_high: float) -> str:
     if measured.high > band_high:
         return f", at the edge: part of its interval lies short of the band (band to {band_high:.4g})"
     return ""
+
+
+@attrs.frozen
+class Decomposition:
+    """The share pass's requests split into the operation and the rest, per arm (`stats.decomposition`).
+
+    Every ratio is change / baseline of mean times per request, with a t interval
+    over the share pass's paired rounds; `request_ratio` is (1 - f) rest_ratio + f op_ratio
+    exactly.
+    """
+
+    f: Estimate
+    op_ratio: Estimate
+    rest_ratio: Estimate
+    request_ratio: Estimate
+    baseline_rest_ns: float
+    """The baseline's mean rest per request."""
+    change_rest_ns: float
+    rounds: int
+    """Paired share rounds the intervals resample."""
+    rest_faster_rounds: int
+    """Rounds in which the change's mean rest was below the baseline's."""
+    requests: tuple[int, int]
+    """Instrumented requests per arm (baseline, change)."""
 
 
 @attrs.frozen
@@ -49,6 +91,16 @@ class Reconciliation:
     signs_disagree: bool
     """The operation and the application moved in opposite directions, each beyond noise."""
     message: str
+    rest: RestState = "unmeasured"
+    """The rest of the request against the threshold (`Amdahl.decomposition` holds its numbers)."""
+    agrees: bool | None = None
+    """The timed pass's ratio meets the share pass's own request ratio D within the practical
+    threshold; None without a decomposition."""
+
+    @property
+    def cross_effect_loss(self) -> bool:
+        """The change made the rest of the request slower: a cost outside the operation."""
+        return self.status == "cross_effect" and self.rest == "slower"
 
 
 @attrs.frozen
@@ -101,6 +153,9 @@ class Amdahl:
     power: str | None
     """Set when the end-to-end design cannot see the effect Amdahl allows: its MDE is larger,
     and how many block pairs would see it."""
+    decomposition: Decomposition | None = None
+    """The share pass split into the operation and the rest of the request, both arms."""
+    decomposition_missing: str | None = None
 
     @property
     def contradicted(self) -> bool:

@@ -95,6 +95,9 @@ class Comparison:
     """The paired analysis itself, for combining shapes by total time; not written out."""
     interval_missing: str | None = None
     """Why there is no interval (too few block pairs); the verdict is then inconclusive."""
+    family: str | None = None
+    """Set when the interval alone said faster or slower but Holm's adjustment over the study's
+    family of comparisons did not keep it: the verdict is then inconclusive, and this says why."""
 
     @property
     def interval(self) -> tuple[float, float] | None:
@@ -208,3 +211,5 @@ class Combined:
     """Smallest relative change of the total this run detects (`stats.combine`)."""
     spread_log: float
     """The spread of one round over all shapes, for the pairs a smaller effect needs."""
+    family: str | None = None
+    """Set when Holm's adjustment did not keep the interval's faster or slower (see Comparison)."""

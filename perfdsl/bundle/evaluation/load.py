@@ -52,6 +52,10 @@ class RateResult:
     p99_ok: bool
     throughput_ok: bool
     lag_ok: bool
+    dependence: float = 1.0
+    """How many consecutive requests count as one independent one in the tail: the integrated
+    autocorrelation time of the exceedances of the probe's own 90th percentile; the p99 check
+    takes n / dependence requests and misses / dependence misses (`stats.load.tail_dependence`)."""
     """The generator kept its schedule well enough for the p99 check to be the system's: it
     did not fall behind, and its wake-up jitter did not decide the check (see `stats.load.summarize_rate`)."""
 
@@ -107,6 +111,9 @@ class Goodput:
     """The arm may serve more than `goodput` at the SLO: the rate above it failed
     because the generator fell behind its schedule, or none above it failed. Such a
     goodput is the generator's limit, never the arm's capacity."""
+    passed_above: tuple[float, ...] = ()
+    """Rates above the lowest failing one that passed: the curve is not monotone, so the
+    goodput (capped below that failure) is unconfirmed whatever its repeats."""
 
 
 @attrs.frozen

@@ -10,7 +10,14 @@ from perfdsl.bundle.evaluation.estimate import Estimate
 
 Label = Literal["modelled", "counted"]
 Explained = Literal[
-    "realised", "not realised", "contradicted", "unexplained", "no change", "not evidence", "invalid"
+    "realised",
+    "not bound",
+    "not realised",
+    "contradicted",
+    "unexplained",
+    "no change",
+    "not evidence",
+    "invalid",
 ]
 
 

@@ -21,6 +21,12 @@ class Value:
     unit: str
     capped: bool
     """The Amdahl cap at the declared production share lowered the saving."""
+    explained: float | None = None
+    """The share of the saving the named operation explains, f (1 - r) / (1 - D), when the rest of
+    the request was measured to move; None when the operation explains all of it."""
+    cross_effect: float | None = None
+    """The share of the saving that is the change's effect on the rest of the request,
+    (1 - f) (1 - rho) / (1 - D): not the stated mechanism, and not scaled by the share."""
 
 
 @attrs.frozen

@@ -32,11 +32,21 @@ class PredictionResult:
 
 @attrs.frozen
 class DecisionCheck:
-    """The declared decision and every piece of evidence that contradicts it."""
+    """The declared decision, every piece of evidence that contradicts it, and what it still lacks.
+
+    A contradiction is a measured effect against the decision (a failed check, a
+    slower or unchanged request, a refuted time prediction, a cost outside the
+    operation); missing or unusable evidence is not one, and is listed apart as
+    what would be needed to support the decision.
+    """
 
     declared: str | None
     consistent: bool
+    """No evidence contradicts the decision (it may still be unsupported)."""
     findings: tuple[str, ...]
+    """The contradictions."""
+    unsupported: tuple[str, ...] = ()
+    """What the decision lacks: evidence not collected or not usable, each with what would supply it."""
 
 
 @attrs.frozen
