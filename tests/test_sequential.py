@@ -175,3 +175,16 @@ def test_half_width_is_the_research_notes_boundary_for_many_pairs() -> None:
 def test_pairs_to_fit_a_band_as_wide_as_the_noise() -> None:
     assert pairs_to_fit(1.0, 1.0, 0.95) == 14
     assert float(half_width(1.0, 14, 0.95)) <= 1.0 < float(half_width(1.0, 13, 0.95))
+
+
+def test_the_p_value_is_below_alpha_exactly_when_the_interval_excludes_1() -> None:
+    """The anytime-valid p-value inverts the same martingale as the interval."""
+    rule = _rule()
+    agree, looks = 0, 0
+    for row in _pairs(22, TAU, effect=0.01)[:20, :60]:
+        for t in range(5, 61, 5):
+            at = look(row[:t], rule)
+            looks += 1
+            agree += (at.p_value <= 0.05) == (at.low > 1.0 or at.high < 1.0)
+    assert agree == looks
+    assert look(np.zeros(8), rule).p_value == 1.0

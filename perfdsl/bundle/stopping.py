@@ -80,6 +80,9 @@ class StopRecord:
     """inf where the interval is unbounded."""
     sd_log: float
     """The pairs' log-ratio standard deviation; nan below two pairs."""
+    p_value: float = 1.0
+    """The anytime-valid p-value of ratio 1 at the stop: valid at this stopping time, so
+    a family-wise adjustment takes it in place of a fixed-n one."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -91,6 +94,7 @@ class StopRecord:
             "low": self.low,
             "high": _finite(self.high),
             "sd_log": _finite(self.sd_log),
+            "p_value": self.p_value,
         }
 
     @classmethod
@@ -105,6 +109,7 @@ class StopRecord:
             low=float(data["low"]),
             high=math.inf if high is None else float(high),
             sd_log=math.nan if sd is None else float(sd),
+            p_value=float(data.get("p_value", 1.0)),
         )
 
 

@@ -46,8 +46,8 @@ RESULTS = "perfdsl.results/8"
   rebuilt from the rule those runs followed (`bundle.application.legacy_rounds`)
   and their probes all used the one seed the load record states.
 * `perfdsl.results/8`: each shape's `timing` records the sequential rule's `stop`
-  (`rule`, `pairs`, `reason`, `verdict`, `ratio`, `low`, `high`, `sd_log`; null for
-  the fixed design) and its `settings` the rule (`stopping`, `compared`); the
+  (`rule`, `pairs`, `reason`, `verdict`, `ratio`, `low`, `high`, `sd_log`, and the
+  anytime-valid `p_value` of ratio 1; null for the fixed design) and its `settings` the rule (`stopping`, `compared`); the
   application's `timing.stop` is the same record for its request blocks. Versions 1
   to 7 still read, as fixed designs.
 """
@@ -123,7 +123,8 @@ alone costs a second of a fresh build).
   `stop` as the evaluation replays it from the samples, `stop_agrees`, whether
   that is the stop the run recorded, and `stop_pairs_needed`, for a stop at the cap,
   the pairs that would have decided it; its comparison's interval and verdict are
-  the confidence sequence's at the stop. `end_to_end` has `stop` and `stop_agrees`
+  the confidence sequence's at the stop, and its `p_value` (the one Holm's family
+  adjusts) the sequence's anytime-valid one. `end_to_end` has `stop` and `stop_agrees`
   for the application's request blocks.
 """
 

@@ -49,7 +49,9 @@ def agrees(replayed: StopRecord | None, recorded: StopRecord | None) -> bool:
 def judged(comparison: Comparison, stop: StopRecord) -> Comparison:
     """The comparison with the confidence sequence's ratio, interval and verdict at the stop.
 
-    The rank test's disagreement follows the new verdict; and a "no meaningful
+    Its p-value is the sequence's anytime-valid one, the one Holm's adjustment
+    over the family may use after optional stopping. The rank test's
+    disagreement follows the new verdict; and a "no meaningful
     change" whose interval lies inside the band rests on that interval, not on
     the fixed design's power, so it is not underpowered.
     """
@@ -61,6 +63,7 @@ def judged(comparison: Comparison, stop: StopRecord) -> Comparison:
         ci_high=stop.high,
         verdict=stop.verdict,
         interval_missing=None,
+        p_value=stop.p_value,
         rank_disagrees=decided and comparison.rank_p_value >= 1.0 - comparison.level,
         underpowered=comparison.underpowered and stop.verdict != "no meaningful change",
     )

@@ -83,6 +83,25 @@ def pairs_to_fit(noise: float, band: float, confidence: float, cap: int = 100_00
     return int(t[fits[0]]) if fits.size else None
 
 
+def p_value(mean: float, variance: float, t: int, rho: float = RHO) -> float:
+    """The anytime-valid p-value of no change (mean 0) after `t` pairs: min(1, 1 / M_t(0)).
+
+    M_t is a nonnegative martingale under no change, so at any stopping time
+    P(M_t(0) >= 1/x) <= x: the p-value is valid however the run chose to
+    stop, and it is at most 1 - confidence exactly when the interval excludes 0.
+    Family-wise adjustments over several comparisons can take it as it is.
+    """
+    if t < 2 or not variance >= 0:
+        return 1.0
+    squares = (t - 1) * variance + t * mean * mean
+    if squares <= 0:
+        return 1.0
+    grown = 1.0 + t * rho * rho
+    share = rho * rho * (t * mean) ** 2 / (grown * squares)
+    log_evidence = -0.5 * math.log(grown) - 0.5 * t * math.log1p(-share)
+    return min(1.0, math.exp(-log_evidence))
+
+
 def moments(log_ratios: np.ndarray) -> tuple[float, float]:
     """The mean and sample variance (ddof 1) of one sequence, exactly rounded (math.fsum).
 

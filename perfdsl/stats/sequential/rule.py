@@ -27,7 +27,7 @@ import numpy as np
 from perfdsl.bundle.evaluation.kernels import Verdict
 from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, StoppingRule, StopRecord
 from perfdsl.stats.paired import classify, pair_blocks
-from perfdsl.stats.sequential.boundary import half_width, moments
+from perfdsl.stats.sequential.boundary import half_width, moments, p_value
 
 
 def pair_log_ratios(
@@ -54,6 +54,8 @@ class Look:
     high: float
     sd_log: float
     verdict: Verdict
+    p_value: float
+    """Anytime-valid p-value of ratio 1 at this look (`boundary.p_value`)."""
 
 
 def look(log_ratios: np.ndarray, rule: StoppingRule) -> Look:
@@ -62,9 +64,9 @@ def look(log_ratios: np.ndarray, rule: StoppingRule) -> Look:
     mean, variance = moments(log_ratios)
     width = float(half_width(variance, t, rule.confidence, rule.rho)) if t >= 2 else math.inf
     low, high = math.exp(mean - width), math.exp(mean + width)
-    return Look(
-        t, math.exp(mean), low, high, math.sqrt(variance) if t >= 2 else math.nan, judge(low, high, rule)
-    )
+    sd = math.sqrt(variance) if t >= 2 else math.nan
+    p = p_value(mean, variance, t, rule.rho)
+    return Look(t, math.exp(mean), low, high, sd, judge(low, high, rule), p)
 
 
 def judge(low: float, high: float, rule: StoppingRule) -> Verdict:
@@ -113,4 +115,5 @@ def stop_record(current: Look, rule: StoppingRule, reason: str) -> StopRecord:
         low=current.low,
         high=current.high,
         sd_log=current.sd_log,
+        p_value=current.p_value,
     )
