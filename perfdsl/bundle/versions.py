@@ -47,9 +47,9 @@ RESULTS = "perfdsl.results/8"
   and their probes all used the one seed the load record states.
 * `perfdsl.results/8`: each shape's `timing` records the sequential rule's `stop`
   (`rule`, `pairs`, `reason`, `verdict`, `ratio`, `low`, `high`, `sd_log`, and the
-  anytime-valid `p_value` of ratio 1; null for the fixed design) and its `settings` the rule (`stopping`, `compared`); the
-  application's `timing.stop` is the same record for its request blocks. Versions 1
-  to 7 still read, as fixed designs.
+  anytime-valid `p_value` of ratio 1; null for the fixed design) and its `settings`
+  the rule (`stopping`, `compared`); the application's `timing.stop` is the same
+  record for its request blocks. Versions 1 to 7 still read, as fixed designs.
 """
 
 READABLE_RESULTS = (
