@@ -648,6 +648,31 @@ _ALL = [
         "workload { shapes (M, N) in [(4096, 1024)] }\n"
         'evidence end_to_end { not_run "the files time the operation only" }',
     ),
+    _code(
+        "PD413",
+        ERROR,
+        "stopping settings that contradict each other",
+        "A comparison stops by one rule, stated before the run and registered with the "
+        "predictions: `stop fixed` (the default) measures exactly `blocks` per arm; `stop "
+        "sequential` measures block pairs from `min_blocks` until its anytime-valid interval "
+        "lies wholly beyond the practical band (faster or slower), wholly inside it (no "
+        "meaningful change), or `max_blocks` is reached (inconclusive). Settings of the other "
+        "rule, or a first look after the cap, leave the reader unable to tell which rule ran. "
+        "An imported study's samples were taken by another harness, which no rule here stopped.",
+        "evidence timing { warmup 10; repeats 50; rotate 4; confidence 95%; threshold 2%\n"
+        "                  stop sequential; min_blocks 6; max_blocks 400 }",
+    ),
+    _code(
+        "PD414",
+        ERROR,
+        "a sequential cap too low to ever conclude no meaningful change",
+        "The sequential interval is wider than a fixed-n interval (it holds at every look at "
+        "once), and it must fit inside the practical band [1/(1+threshold), 1+threshold] to "
+        "conclude no meaningful change. Even when one pair's log-ratio noise is as small as "
+        "the threshold itself, that takes 14 pairs at 95 % confidence: a lower cap can only "
+        "end inconclusive for a change that made no difference.",
+        "evidence timing { stop sequential; min_blocks 6; max_blocks 400; threshold 2% }",
+    ),
     # ------------------------------------------------------------ warnings
     _code(
         "PD501",

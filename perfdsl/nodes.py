@@ -299,6 +299,13 @@ class TimingEvidence:
     warmup: Num | None
     repeats: Num | None
     blocks: Num | None
+    """Blocks per arm of the fixed design."""
+    stop: Name | None
+    """`fixed` or `sequential`: how many blocks the run measures (absent: fixed)."""
+    min_blocks: Num | None
+    """The sequential rule's first look, in blocks per arm (block pairs)."""
+    max_blocks: Num | None
+    """The sequential rule's cap."""
     rotate: Num | None
     confidence: Num | None
     threshold: Num | None

@@ -26,6 +26,7 @@ from perfdsl.bundle.plan import (
     ShapePlan,
     TimingPlan,
 )
+from perfdsl.bundle.stopping import FIXED, SEQUENTIAL
 from perfdsl.expectations import STATED_AS, Expectations, expectations
 from perfdsl.nodes import BinOp, Expr, Name, Num, ShapeSet, Study, TupleExpr
 
@@ -36,6 +37,8 @@ QUICK_APPLICATION_ELEMENTS = 1 << 14
 """The quick application must serve hundreds of requests in seconds: the load test's
 pass criterion needs 459 completions at each probed rate."""
 QUICK_TIMING = {"warmup": 3, "repeats": 5, "blocks": 4, "rotate": 2}
+QUICK_SEQUENTIAL = {"min_blocks": 5, "max_blocks": 8}
+"""A quick sequential run looks from the first pair count with a bounded interval (5 at 95 %)."""
 QUICK_SEEDS = 2
 # `--target cudasim`: correctness only, always at tiny shapes (SPEC.md section 5). The
 # simulator runs one OS thread per CUDA thread: a few hundred threads a second for a
@@ -49,6 +52,7 @@ QUICK_RATES = 3
 QUICK_REQUESTS = 60
 # The study's full settings, where it leaves one out.
 DEFAULT_TIMING = {"warmup": 10, "repeats": 50, "blocks": 10, "rotate": 4}
+DEFAULT_SEQUENTIAL = {"min_blocks": 6, "max_blocks": 400}
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_THRESHOLD = 0.01
 DEFAULT_REQUESTS = 2000
@@ -132,13 +136,33 @@ def _merge_duplicates(
 
 
 def predict_section_hash(study: Study) -> str:
-    """SHA-256 of every `predict` section's text, every target's: registered before results exist.
+    """SHA-256 of every `predict` section's text, every target's, and the stopping rule: registered
+    before results exist.
 
     The sections are joined in the order written, so a study with one section
-    hashes as it did before targets had sections of their own.
+    hashes as it did before targets had sections of their own. A study that
+    declares `stop` registers its rule with them (`stopping_rule_text`): a rule
+    changed after the run would let the data choose when to stop. Without
+    `stop`, the fixed design, the hash is what it was before rules existed.
     """
     text = "\n".join(study.source.snippet(span) for span in study.predict_spans)
+    rule = stopping_rule_text(study)
+    if rule:
+        text += "\n" + rule
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def stopping_rule_text(study: Study) -> str:
+    """The timing settings that decide when a comparison stops, as written, or "" without `stop`."""
+    timing = study.timing
+    if timing is None or timing.stop is None:
+        return ""
+    settings = [
+        f"{name} {study.source.snippet(value.span)}"
+        for name in ("stop", "min_blocks", "max_blocks", "blocks", "confidence", "threshold")
+        if (value := getattr(timing, name)) is not None
+    ]
+    return "; ".join(settings)
 
 
 def _line(study: Study, offset: int) -> int:
@@ -269,14 +293,29 @@ def _timing(study: Study, quick: bool, simulated: bool = False) -> TimingPlan:
         key: int(getattr(timing, key).value) if timing and getattr(timing, key) else default
         for key, default in DEFAULT_TIMING.items()
     }
+    window = {
+        key: int(getattr(timing, key).value) if timing and getattr(timing, key) else default
+        for key, default in DEFAULT_SEQUENTIAL.items()
+    }
     if quick:
         limits = CUDASIM_TIMING if simulated else QUICK_TIMING
         declared = {key: min(declared[key], limits[key]) for key in declared}
+        window = {key: min(window[key], QUICK_SEQUENTIAL[key]) for key in window}
     confidence = DEFAULT_CONFIDENCE
     if timing and timing.confidence:
         confidence = round(timing.confidence.quantity.base, 12)
     threshold = timing.threshold.quantity.base if timing and timing.threshold else DEFAULT_THRESHOLD
-    return TimingPlan(confidence=confidence, threshold=max(threshold, DEFAULT_THRESHOLD), **declared)
+    # The simulator's one block is never evidence: it only shows the path runs.
+    sequential = bool(timing and timing.stop and timing.stop.id == SEQUENTIAL) and not simulated
+    if not sequential:
+        window = {"min_blocks": declared["blocks"], "max_blocks": declared["blocks"]}
+    return TimingPlan(
+        confidence=confidence,
+        threshold=max(threshold, DEFAULT_THRESHOLD),
+        stop=SEQUENTIAL if sequential else FIXED,
+        **declared,
+        **window,
+    )
 
 
 def _correctness(study: Study, quick: bool, simulated: bool = False) -> CorrectnessPlan:

@@ -214,6 +214,11 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
         "warmup": Spec(COUNT, _count),
         "repeats": Spec(COUNT, _count),
         "blocks": Spec(COUNT, _count),
+        # `stop sequential`: measure block pairs from `min_blocks` until the verdict is
+        # decided or `max_blocks`; `stop fixed` (the default): exactly `blocks`.
+        "stop": Spec(WORD, _word),
+        "min_blocks": Spec(COUNT, _count),
+        "max_blocks": Spec(COUNT, _count),
         "rotate": Spec(COUNT, _count),
         "confidence": Spec(QUANTITY, _num),
         "threshold": Spec(QUANTITY, _num),

@@ -46,6 +46,8 @@ ERROR_METRICS = ("rel_l2", "abs_l2", "max_rel", "max_abs", "ulp")
 
 TARGETS = targets.NAMES
 POISONS = ("nan", "inf", "sentinel")
+STOPS = ("fixed", "sequential")
+"""`stop` in `evidence timing`: a stated count of blocks, or until the verdict is decided."""
 ARRIVALS = ("poisson", "uniform")
 LIMIT_KINDS = ("regression", "unsupported", "sensitivity", "memory", "risk")
 

@@ -13,6 +13,7 @@ import attrs
 
 from perfdsl.bundle.load import LoadRecord
 from perfdsl.bundle.sampling import BlockRecord
+from perfdsl.bundle.stopping import StopRecord
 
 
 @attrs.frozen
@@ -175,6 +176,12 @@ class ApplicationRecord:
     def blocks(self) -> tuple[BlockRecord, ...]:
         """The request timing's block log as records, with each block's machine load."""
         return tuple(BlockRecord.from_json(b) for b in (self.timing or {}).get("blocks") or ())
+
+    @property
+    def stop(self) -> StopRecord | None:
+        """When and why the sequential rule stopped the request blocks (results/8; None: fixed design)."""
+        found = (self.timing or {}).get("stop")
+        return StopRecord.from_json(found) if found else None
 
     def to_json(self) -> dict[str, Any]:
         return {

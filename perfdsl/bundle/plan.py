@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from perfdsl.bundle import versions
+from perfdsl.bundle.stopping import FIXED, RHO, SEQUENTIAL, StoppingRule
 
 PLAN = "plan.json"
 
@@ -105,22 +106,46 @@ class TimingPlan:
     warmup: int
     repeats: int
     blocks: int
+    """Blocks per arm of the fixed design (kernels and application alike)."""
     rotate: int
     confidence: float
     threshold: float
+    stop: str = FIXED
+    """FIXED, or SEQUENTIAL: the kernels' and the application's blocks run from `min_blocks` until
+    decided or `max_blocks`."""
+    min_blocks: int = 0
+    max_blocks: int = 0
+
+    @property
+    def stopping(self) -> StoppingRule | None:
+        """The sequential rule the kernel comparisons stop by; None for the fixed design."""
+        if self.stop != SEQUENTIAL:
+            return None
+        return StoppingRule(self.confidence, self.threshold, self.min_blocks, self.max_blocks, RHO)
+
+    @property
+    def kernel_blocks(self) -> int:
+        """The most blocks per arm a kernel shape or the application is given: the fixed count, or
+        the sequential cap."""
+        return self.max_blocks if self.stop == SEQUENTIAL else self.blocks
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TimingPlan:
+        """Read a plan's timing; a `perfdsl.plan/2` one (no `stop`) is the fixed design."""
+        blocks = int(data["blocks"])
         return cls(
             warmup=int(data["warmup"]),
             repeats=int(data["repeats"]),
-            blocks=int(data["blocks"]),
+            blocks=blocks,
             rotate=int(data["rotate"]),
             confidence=float(data["confidence"]),
             threshold=float(data["threshold"]),
+            stop=str(data.get("stop", FIXED)),
+            min_blocks=int(data.get("min_blocks", blocks)),
+            max_blocks=int(data.get("max_blocks", blocks)),
         )
 
 

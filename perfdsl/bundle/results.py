@@ -20,6 +20,7 @@ from perfdsl.bundle import versions
 from perfdsl.bundle.application import ApplicationRecord
 from perfdsl.bundle.sampling import BlockRecord, WarmupRecord
 from perfdsl.bundle.static import StaticCode
+from perfdsl.bundle.stopping import StopRecord
 
 RESULTS = "results.json"
 WORKER_PHASE = "worker"
@@ -194,6 +195,12 @@ class ShapeRecord:
         """Why an arm was left out of this shape's sampling: its code ended the worker."""
         failures = (self.timing or {}).get("failures") or []
         return [str(f.get("message", "")) for f in failures if f.get("phase") == WORKER_PHASE]
+
+    @property
+    def stop(self) -> StopRecord | None:
+        """When and why the sequential rule stopped this shape's blocks (version 8; None: fixed design)."""
+        found = (self.timing or {}).get("stop")
+        return StopRecord.from_json(found) if found else None
 
     @property
     def blocks(self) -> list[BlockRecord]:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-RESULTS = "perfdsl.results/7"
+RESULTS = "perfdsl.results/8"
 """results.json's version. History:
 
 * `perfdsl.results/1`: the first layout.
@@ -45,6 +45,11 @@ RESULTS = "perfdsl.results/7"
   same for both arms at a repeat). Versions 1 to 6 still read: their rounds are
   rebuilt from the rule those runs followed (`bundle.application.legacy_rounds`)
   and their probes all used the one seed the load record states.
+* `perfdsl.results/8`: each shape's `timing` records the sequential rule's `stop`
+  (`rule`, `pairs`, `reason`, `verdict`, `ratio`, `low`, `high`, `sd_log`, and the
+  anytime-valid `p_value` of ratio 1; null for the fixed design) and its `settings`
+  the rule (`stopping`, `compared`); the application's `timing.stop` is the same
+  record for its request blocks. Versions 1 to 7 still read, as fixed designs.
 """
 
 READABLE_RESULTS = (
@@ -54,22 +59,26 @@ READABLE_RESULTS = (
     "perfdsl.results/4",
     "perfdsl.results/5",
     "perfdsl.results/6",
+    "perfdsl.results/7",
     RESULTS,
 )
 
-PLAN = "perfdsl.plan/2"
+PLAN = "perfdsl.plan/3"
 """plan.json's version. History:
 
 * version 1 carried no `schema` key (it was `attrs.asdict` of the plan);
 * `perfdsl.plan/2`: the same fields, with `schema`.
+* `perfdsl.plan/3`: the timing states its stopping rule: `stop` (`fixed` or
+  `sequential`) and the sequential window `min_blocks`, `max_blocks`. Versions 1
+  and 2 still read, as the fixed design of `blocks`.
 """
 
-READABLE_PLAN = (None, PLAN)
+READABLE_PLAN = (None, "perfdsl.plan/2", PLAN)
 
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/7"
+EVALUATION = "perfdsl.evaluation/8"
 """evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
 not refused but evaluated again (it is derived from the other files), and one of a
 version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
@@ -110,6 +119,13 @@ alone costs a second of a fresh build).
   with the rest unmeasured); the value's `explained` and `cross_effect` shares and
   every reason it is withheld, not the first; the decision's `unsupported` (missing
   evidence, apart from the `findings` that contradict it).
+* `perfdsl.evaluation/8`: a shape timed under a sequential rule carries the rule's
+  `stop` as the evaluation replays it from the samples, `stop_agrees`, whether
+  that is the stop the run recorded, and `stop_pairs_needed`, for a stop at the cap,
+  the pairs that would have decided it; its comparison's interval and verdict are
+  the confidence sequence's at the stop, and its `p_value` (the one Holm's family
+  adjusts) the sequence's anytime-valid one. `end_to_end` has `stop` and `stop_agrees`
+  for the application's request blocks.
 """
 
 
@@ -120,6 +136,7 @@ SUPERSEDED_EVALUATION = (
     "perfdsl.evaluation/4",
     "perfdsl.evaluation/5",
     "perfdsl.evaluation/6",
+    "perfdsl.evaluation/7",
 )
 """Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 

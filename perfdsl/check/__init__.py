@@ -19,6 +19,7 @@ from perfdsl.check import (
     operations,
     predictions,
     runnable,
+    stopping,
     targets,
     workload,
 )
@@ -41,6 +42,7 @@ LINKS = (
     ("correctness", evidence),
     ("mechanism_evidence", evidence),
     ("timing", evidence),
+    ("stopping", stopping),
     ("end_to_end", end_to_end),
     ("value", end_to_end),
     ("limitations", links),

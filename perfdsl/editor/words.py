@@ -43,6 +43,7 @@ CONSTANTS: tuple[str, ...] = tuple(
             *vocabulary.DTYPES,
             *vocabulary.TARGETS,
             *vocabulary.POISONS,
+            *vocabulary.STOPS,
             *vocabulary.ARRIVALS,
             *vocabulary.LIMIT_KINDS,
             *vocabulary.OBJECTIVE_METRICS,

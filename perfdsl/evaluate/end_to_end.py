@@ -32,6 +32,7 @@ from perfdsl.evaluate.compare import compare_blocks
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.kernels import ARMS, arm_findings, why_not_evidence
 from perfdsl.evaluate.quality import check_contention
+from perfdsl.evaluate.sequential import agrees, judged, recompute
 from perfdsl.nodes import Study
 from perfdsl.stats.amdahl import check_declared_share, reconcile
 from perfdsl.stats.decomposition import DecompositionError, decompose, share_of_time
@@ -62,6 +63,10 @@ def evaluate_end_to_end(
             level=level,
             min_effect=theta,
         )
+    rule = inputs.plan.timing.stopping
+    stop = recompute(samples, rule) if rule is not None else None
+    if comparison is not None and stop is not None:
+        comparison = judged(comparison, stop)
     shares, share_missing = _shares(app)
     operation = next((op for op in operations if op.name in app.uses), operations[0] if operations else None)
     amdahl, amdahl_missing = _amdahl(
@@ -89,6 +94,8 @@ def evaluate_end_to_end(
         findings=tuple(arm_findings(samples, ARMS, app.name, inputs.results.timer_resolution_ns))
         + check_contention(app.blocks, app.name),
         requests_per_block=_requests_per_block(samples) if comparison else None,
+        stop=stop,
+        stop_agrees=agrees(stop, app.stop) if stop is not None or app.stop is not None else None,
     )
 
 

@@ -26,6 +26,7 @@ from perfdsl.bundle.evaluation.kernels import ArmSummary, OperationResult, Shape
 from perfdsl.bundle.evaluation.mechanism import Bandwidth, ShapeMechanism
 from perfdsl.bundle.results import OperationRecord, ShapeRecord
 from perfdsl.bundle.sampling import BlockRecord
+from perfdsl.bundle.stopping import DECIDED
 from perfdsl.codes import CODES
 from perfdsl.evaluate import quality
 from perfdsl.evaluate.combination import ShapeInput, combine
@@ -34,6 +35,7 @@ from perfdsl.evaluate.correctness import summarize_correctness
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.mechanism import bandwidths, explain_change, preferred, quantities, static_counts
 from perfdsl.evaluate.roofs import ROOF_ARMS
+from perfdsl.evaluate.sequential import agrees, decided_early, judged, pairs_to_decide, recompute
 from perfdsl.vocabulary import MECHANISM_MEASURES
 
 ARMS = ("baseline", "change")
@@ -95,9 +97,16 @@ def _shape(
             level=level,
             min_effect=theta,
         )
+    rule = inputs.plan.timing.stopping
+    stop = recompute(samples, rule) if rule is not None else None
+    if comparison is not None and stop is not None:
+        comparison = judged(comparison, stop)
     quantity_name = MECHANISM_MEASURES.get(mechanism or "")
     subject = f"{operation} {shape.label}"
     findings = _findings(inputs, samples, shape, achieved, subject) if samples else ()
+    if stop is not None and stop.reason == DECIDED:
+        # Few blocks are the rule's choice, and its interval already pays for them.
+        findings = decided_early(findings, subject)
     invalid = invalid_reason(findings, wrong, subject) if comparison is not None else None
     achieved = tuple(attrs.evolve(a, invalid=_above_roof(findings, f"{subject} {a.arm}")) for a in achieved)
     mech = ShapeMechanism(
@@ -124,6 +133,9 @@ def _shape(
         invalid=invalid,
         findings=findings,
         mechanism=mech,
+        stop=stop,
+        stop_agrees=agrees(stop, shape.stop) if stop is not None or shape.stop is not None else None,
+        stop_pairs_needed=pairs_to_decide(stop) if stop is not None else None,
     )
 
 

@@ -1,11 +1,11 @@
 """Were the predictions registered before the results? The `predict` hash, rechecked.
 
-The run records the SHA-256 of the study's `predict` section in
-registration.json before any result exists. Two checks follow from it: the
-bundle's own study.perf must still hash to it (else the bundle's study was
-edited after the run), and the study a report is built from, when given, must
-hash to it too (else its predictions were edited after seeing the results,
-which the report's first page must say).
+The run records the SHA-256 of the study's `predict` section (with its
+stopping rule, where it declares one) in registration.json before any result
+exists. Two checks follow from it: the bundle's own study.perf must still
+hash to it (else the bundle's study was edited after the run), and the study
+a report is built from, when given, must hash to it too (else its predictions
+were edited after seeing the results, which the report's first page must say).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def check_registration(
     message = (
         "the predictions were registered before the results"
         if matches
-        else "the bundle's `predict` section does not match the registered hash"
+        else "the bundle's `predict` section or stopping rule does not match the registered hash"
     )
     return Registration(
         registered_hash=registered,
@@ -57,5 +57,6 @@ def check_current(registered: str | None, path: Path) -> CurrentStudy:
         str(path),
         digest,
         False,
-        "the `predict` section was edited after the run: these predictions were not registered",
+        "the `predict` section or the stopping rule was edited after the run: "
+        "these predictions were not registered",
     )

@@ -17,6 +17,7 @@ from perfdsl.bundle.evaluation.load import CurvePoint
 from perfdsl.report import figures
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext
+from perfdsl.report.stopping import describe_stop
 
 
 def render_end_to_end(ctx: ReportContext, out: Blocks) -> None:
@@ -47,6 +48,9 @@ def render_end_to_end(ctx: ReportContext, out: Blocks) -> None:
             f"ratio {fmt.ratio(c.ratio)} {fmt.interval(c.ci_low, c.ci_high)}, **{c.verdict}** "
             f"({c.n_baseline} and {c.n_change} blocks; rank test p = {fmt.sig(c.rank_p_value, 2)})."
         )
+    if end.stop is not None:
+        stopped = describe_stop(end.stop, end.stop_agrees)
+        out.add(f"Its request blocks stopped by the sequential rule: {stopped}.")
     out.add(_amdahl(end))
     _load(ctx, out)
 

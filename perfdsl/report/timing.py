@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from perfdsl.bundle.evaluation.kernels import Finding, OperationResult
 from perfdsl.evaluate import quality
-from perfdsl.report import figures
+from perfdsl.report import figures, stopping
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import ARMS, Blocks, ReportContext
 
@@ -33,14 +33,22 @@ def render_timing(ctx: ReportContext, out: Blocks) -> None:
             )
         )
     settings = ctx.plan.timing.to_json()
+    # Each rule's own counts: the fixed count, or the sequential window.
+    for key in ("blocks",) if ctx.plan.timing.stopping else ("min_blocks", "max_blocks"):
+        settings.pop(key, None)
     shown = ", ".join(f"{fmt.text(k)} {_setting(k, v)}" for k, v in sorted(settings.items()))
+    kind = "bootstrap" if ctx.plan.timing.stopping is None else "anytime-valid (confidence sequence)"
     out.add(
         f"Timing settings of this run: {shown}. Each block's median is one observation; ratios are "
-        f"medians of block medians (change / baseline) with {fmt.percent(ctx.level, 2)} bootstrap "
+        f"medians of block medians (change / baseline) with {fmt.percent(ctx.level, 2)} {kind} "
         "intervals."
     )
+    out.add(stopping.rule_sentence(ctx.plan.timing))
     for op in ctx.operations:
         _timing_table(ctx, op, out)
+        stops = stopping.stop_lines(op)
+        if stops:
+            out.add(f"When and why each shape of {fmt.code(op.name)} stopped: " + "; ".join(stops) + ".")
         _steady_state(ctx, op, out)
         panels = []
         for shape in op.shapes:

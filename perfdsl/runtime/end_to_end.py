@@ -131,13 +131,15 @@ def time_requests(
     """Request time in interleaved blocks, every sample kept; `on_block` as the sampler's (progress).
 
     `request_s` is the slowest arm's time per request, which sizes the blocks (`request_repeats`).
+    Under a sequential rule the blocks stop as the kernels' do, when the rule decides or at its cap.
     """
     arms = [Arm(name, (call,)) for name, call in requests.items()]
     settings = TimingSettings(
         warmup_calls=max(2, timing.warmup // 2),
         warmup_ms=100.0,
         repeats=request_repeats(timing.repeats, request_s),
-        blocks=timing.blocks,
+        blocks=timing.kernel_blocks,
+        stopping=timing.stopping,
     )
     return sample(target, arms, settings, on_block=on_block)
 
@@ -284,7 +286,7 @@ def run_application(
         requests,
         plan.timing,
         slowest,
-        on_block=progress.blocks(key, block_order(list(requests), plan.timing.blocks)),
+        on_block=progress.blocks(key, block_order(list(requests), plan.timing.kernel_blocks)),
     )
     progress.finish_step(key)
     header, rows = record.rows()
@@ -292,6 +294,7 @@ def run_application(
     timing = {
         "blocks": [attrs.asdict(b) for b in record.blocks],
         "failures": [attrs.asdict(f) for f in record.failures],
+        "stop": record.stop.to_json() if record.stop is not None else None,
     }
 
     progress(f"application `{app.name}`: the operation's share of time")

@@ -493,6 +493,7 @@ def _shape_entry(shape: ShapePlan) -> ShapeRecord:
 def _timing_json(record: TimingRecord) -> dict[str, Any]:
     data = attrs.asdict(record, filter=lambda a, _: a.name not in ("samples", "overhead"))
     data["full"] = record.full
+    data["stop"] = record.stop.to_json() if record.stop is not None else None
     data["set_bytes"] = {r.arm: r.set_bytes for r in record.rotation}
     data["exceeds_cache"] = {r.arm: r.exceeds_cache for r in record.rotation}
     data["regime"] = {r.arm: r.regime for r in record.rotation}

@@ -15,6 +15,10 @@ The procedure (research/measurement.md §5.1):
   after the sampled blocks, so the evaluator can tell when a kernel is launch-bound.
 * **Nothing is dropped**: every sample is kept with its validity flag; a call
   that raises becomes a Failure for its arm, which then stops while the others go on.
+* **Stopping**: the fixed design runs `blocks` rounds. Under a sequential rule
+  (`TimingSettings.stopping`), `blocks` is the cap, and after each round (one
+  more baseline/change pair) the rule looks at the pairs so far and may stop
+  the rounds there (`perfdsl.runtime.sequential`); the record says when and why.
 
 The garbage collector is paused inside each block (as `timeit` does) and run
 between blocks, outside the timed calls.
@@ -30,8 +34,10 @@ from typing import Any
 import attrs
 import numpy as np
 
+from perfdsl.bundle.stopping import StoppingRule, StopRecord
 from perfdsl.collector import collector_paused
 from perfdsl.kernel import Reference, Shape, Variant
+from perfdsl.runtime.sequential import Watch
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.warmup import CAP_CALLS, CAP_MS, Warmup, WarmupPolicy, warm_up
 
@@ -62,7 +68,11 @@ class TimingSettings:
     warmup_cap_ms: float = CAP_MS
     repeats: int = 100
     blocks: int = MIN_FULL_BLOCKS
-    """Blocks per arm."""
+    """Blocks per arm: the fixed count, or the sequential rule's cap."""
+    stopping: StoppingRule | None = None
+    """The sequential rule: stop after the round whose pair decides `compared`'s verdict."""
+    compared: tuple[str, str] = ("baseline", "change")
+    """The arms the rule compares, baseline first."""
 
     @property
     def warmup_policy(self) -> WarmupPolicy:
@@ -184,6 +194,8 @@ class TimingRecord:
     rotation: tuple[Rotation, ...]
     overhead: tuple[Sample, ...]
     failures: tuple[Failure, ...]
+    stop: StopRecord | None = None
+    """When and why the sequential rule stopped the blocks (None: the fixed design)."""
 
     @property
     def full(self) -> bool:
@@ -305,7 +317,11 @@ def sample(
     samples: list[Sample] = []
     blocks: list[Block] = []
     arm_blocks = dict.fromkeys(names, 0)
+    watch = _watch(settings, names)
     for index, name in enumerate(order):
+        if watch is not None and index % len(names) == 0 and index and _stops(watch, failed):
+            order = order[:index]
+            break
         if name in failed:
             continue
         arm = by_name[name]
@@ -325,6 +341,10 @@ def sample(
         end = dict(on_block()) if on_block else {}
         blocks.append(Block(index, name, arm_blocks[name], start, end, count, name in failed))
         arm_blocks[name] += 1
+        if watch is not None:
+            watch.block(name, index, [s.duration_ns for s in samples[len(samples) - count :]])
+    if watch is not None and len(order) == len(names) * settings.blocks:
+        watch.decided()  # the last round's look: decided, or the cap
 
     _overhead_block(1, empty, settings, timed, overhead, failures, warm=False)
     cache_target = target.rotation_bytes()
@@ -354,7 +374,21 @@ def sample(
         rotation=rotation,
         overhead=tuple(overhead),
         failures=tuple(failures),
+        stop=watch.record() if watch is not None else None,
     )
+
+
+def _watch(settings: TimingSettings, names: Sequence[str]) -> Watch | None:
+    """A watch on the compared arms when a sequential rule is set and both are sampled."""
+    if settings.stopping is None or not set(settings.compared) <= set(names):
+        return None
+    return Watch(settings.stopping, *settings.compared)
+
+
+def _stops(watch: Watch, failed: set[str]) -> bool:
+    """Whether the rounds end before the next one: the rule stopped, or a compared arm failed
+    (the other arms are measured only beside the comparison)."""
+    return watch.decided() or any(arm in failed for arm in watch.arms)
 
 
 def _overhead_block(

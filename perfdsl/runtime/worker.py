@@ -267,7 +267,8 @@ class _Server:
 
 
 def timing_settings(plan: Plan) -> TimingSettings:
-    """The sampler's settings for the plan's kernels: its warm-up floor, the settle rule's cap, its blocks."""
+    """The sampler's settings for the plan's kernels: its warm-up floor, the settle rule's cap, its blocks
+    (the fixed count, or the sequential rule's cap and the rule)."""
     cap = QUICK_CAP if plan.quick else {}
     return TimingSettings(
         warmup_calls=plan.timing.warmup,
@@ -275,7 +276,9 @@ def timing_settings(plan: Plan) -> TimingSettings:
         warmup_cap_calls=cap.get("cap_calls", CAP_CALLS),
         warmup_cap_ms=cap.get("cap_ms", CAP_MS),
         repeats=plan.timing.repeats,
-        blocks=plan.timing.blocks,
+        blocks=plan.timing.kernel_blocks,
+        stopping=plan.timing.stopping,
+        compared=ARMS,
     )
 
 

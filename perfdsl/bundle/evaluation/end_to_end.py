@@ -8,6 +8,7 @@ import attrs
 
 from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.bundle.evaluation.kernels import Comparison, Finding
+from perfdsl.bundle.stopping import StopRecord
 
 Status = Literal[
     "consistent",
@@ -179,3 +180,7 @@ class EndToEnd:
     findings: tuple[Finding, ...]
     requests_per_block: int | None = None
     """Requests the baseline timed per block: what a number of block pairs costs in requests."""
+    stop: StopRecord | None = None
+    """The sequential rule's stop of the request blocks, replayed from the samples (None: fixed design)."""
+    stop_agrees: bool | None = None
+    """Whether that replay is the stop the run recorded (None: the fixed design)."""

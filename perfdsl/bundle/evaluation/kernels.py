@@ -16,6 +16,7 @@ import attrs
 from perfdsl.bundle.evaluation.correctness import CorrectnessSummary
 from perfdsl.bundle.evaluation.mechanism import KernelCounts, ShapeMechanism
 from perfdsl.bundle.evaluation.plain import NOT_WRITTEN
+from perfdsl.bundle.stopping import StopRecord
 
 if TYPE_CHECKING:
     import numpy as np
@@ -135,6 +136,12 @@ class ShapeResult:
     """Why the comparison, though measured, may not be used in any conclusion; None when valid."""
     findings: tuple[Finding, ...]
     mechanism: ShapeMechanism
+    stop: StopRecord | None = None
+    """The sequential rule's stop, replayed from the samples (None: the fixed design)."""
+    stop_agrees: bool | None = None
+    """Whether that replay is the stop the run recorded (None: the fixed design)."""
+    stop_pairs_needed: int | None = None
+    """For a stop at the cap: the pairs that would have decided it at the spread measured."""
 
     @property
     def usable(self) -> Comparison | None:

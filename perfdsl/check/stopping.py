@@ -1,0 +1,104 @@
+"""The stopping rule of kernel timing: a fixed count of blocks, or sequential until decided.
+
+`stop sequential` measures block pairs from `min_blocks` until the interval is
+decided or `max_blocks` is reached; `stop fixed` (or no `stop`) measures
+exactly `blocks`. Each rule's settings belong to it alone: a study mixing them
+would leave the reader to guess which one ran. A sequential cap must leave
+the rule a chance to decide: at least the pairs whose interval fits inside the
+practical band when one pair's noise is as large as the threshold itself.
+"""
+
+from __future__ import annotations
+
+import math
+
+from perfdsl.bundle.stopping import FIXED, SEQUENTIAL, STOPS
+from perfdsl.check.context import Context
+from perfdsl.check.names import choice
+from perfdsl.nodes import Num, TimingEvidence
+from perfdsl.plan import DEFAULT_CONFIDENCE, DEFAULT_SEQUENTIAL, DEFAULT_THRESHOLD
+
+
+def check_stopping(ctx: Context) -> None:
+    timing = ctx.study.timing
+    if timing is None or (timing.stop is None and timing.min_blocks is None and timing.max_blocks is None):
+        return
+    if ctx.study.imported:
+        ctx.report(
+            "PD413",
+            "an imported study cannot choose when its harness stopped",
+            (timing.stop or timing.min_blocks or timing.max_blocks).span,
+            label="the imported files hold what the other harness measured",
+            help="remove the stopping settings: the imported samples are compared as they are",
+        )
+        return
+    if timing.stop is not None and not choice(ctx, timing.stop, STOPS, "stopping rule"):
+        return
+    if timing.stop is not None and timing.stop.id == SEQUENTIAL:
+        _sequential(ctx, timing)
+    else:
+        _fixed(ctx, timing)
+
+
+def _fixed(ctx: Context, timing: TimingEvidence) -> None:
+    for count in (timing.min_blocks, timing.max_blocks):
+        if count is not None:
+            ctx.report(
+                "PD413",
+                "`min_blocks` and `max_blocks` belong to the sequential rule",
+                count.span,
+                label=f"the {FIXED} design measures exactly `blocks`",
+                help="write `stop sequential` to stop when the verdict is decided, or `blocks N` alone",
+            )
+
+
+def _sequential(ctx: Context, timing: TimingEvidence) -> None:
+    if timing.blocks is not None:
+        ctx.report(
+            "PD413",
+            "`blocks` is the fixed design's count, not the sequential rule's",
+            timing.blocks.span,
+            label="the sequential rule measures until decided",
+            help=f"write `max_blocks {timing.blocks.value:g}` for its cap, or `stop fixed`",
+        )
+    low = _value(timing.min_blocks, DEFAULT_SEQUENTIAL["min_blocks"])
+    high = _value(timing.max_blocks, DEFAULT_SEQUENTIAL["max_blocks"])
+    if low > high:
+        ctx.report(
+            "PD413",
+            f"the sequential rule's first look ({low:g} blocks) is after its cap ({high:g})",
+            (timing.min_blocks or timing.max_blocks or timing.stop).span,
+            label="no look could stop it",
+            help=f"make `min_blocks` at most `max_blocks`, like `min_blocks {min(6, high):g}`",
+        )
+        return
+    _cap(ctx, timing, high)
+
+
+def _cap(ctx: Context, timing: TimingEvidence, high: float) -> None:
+    """A cap below the pairs whose interval fits the band at a pair noise as large as the threshold."""
+    from perfdsl.stats.sequential.boundary import pairs_to_fit
+
+    confidence = _fraction(timing.confidence, DEFAULT_CONFIDENCE)
+    threshold = max(_fraction(timing.threshold, DEFAULT_THRESHOLD), DEFAULT_THRESHOLD)
+    if not (0.0 < confidence < 1.0 and threshold < 1.0):
+        return  # PD409 says what is wrong with them
+    band = math.log1p(threshold)
+    needed = pairs_to_fit(band, band, confidence)
+    if needed is not None and high < needed:
+        ctx.report(
+            "PD414",
+            f'a sequential cap of {high:g} blocks cannot conclude "no meaningful change"',
+            (timing.max_blocks or timing.stop).span,
+            label=f"{needed} pairs are needed even when one pair's noise is "
+            f"as small as the {100 * threshold:g}% threshold",
+            help=f"raise the cap to at least `max_blocks {needed}`",
+        )
+
+
+def _value(count: Num | None, default: int) -> float:
+    return count.value if count is not None else float(default)
+
+
+def _fraction(quantity: Num | None, default: float) -> float:
+    return quantity.quantity.base if quantity is not None else default

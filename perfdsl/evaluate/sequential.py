@@ -1,0 +1,88 @@
+"""A sequential comparison, judged again from the raw samples: the stop the rule makes, and the verdict.
+
+The run stopped a shape's blocks by the rule registered with the predictions
+and recorded when and why. Here the rule is replayed over the samples in the
+bundle (the block medians `inputs.read_samples` gives, paired as the run
+paired them), look by look, and must reach the recorded stop bit for bit: a
+stop that differs means the samples or the record were changed, or the run
+did not follow its rule. Under the rule the comparison's interval is the
+confidence sequence's at the stop, the one interval valid after looking at
+every pair; the fixed-n bootstrap interval over the same pairs is not (it
+would be the naive peeking the rule exists to avoid).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import attrs
+import numpy as np
+
+from perfdsl.bundle.evaluation.kernels import Comparison, Finding
+from perfdsl.bundle.stopping import CAP, StoppingRule, StopRecord
+from perfdsl.evaluate import quality
+from perfdsl.evaluate.inputs import ArmSamples
+from perfdsl.stats.sequential.boundary import pairs_to_fit
+from perfdsl.stats.sequential.rule import pair_log_ratios, replay
+
+
+def recompute(samples: Mapping[str, ArmSamples], rule: StoppingRule) -> StopRecord | None:
+    """The rule's stop over the baseline and change blocks in `samples`; None without both arms."""
+    baseline, change = samples.get("baseline"), samples.get("change")
+    if baseline is None or change is None:
+        return None
+    d = pair_log_ratios(
+        baseline.block_medians_ns,
+        np.asarray(baseline.block_indices),
+        change.block_medians_ns,
+        np.asarray(change.block_indices),
+    )
+    return replay(d, rule)
+
+
+def agrees(replayed: StopRecord | None, recorded: StopRecord | None) -> bool:
+    """Whether the replayed stop is the recorded one, every number equal."""
+    return replayed is not None and recorded is not None and replayed.to_json() == recorded.to_json()
+
+
+def judged(comparison: Comparison, stop: StopRecord) -> Comparison:
+    """The comparison with the confidence sequence's ratio, interval and verdict at the stop.
+
+    Its p-value is the sequence's anytime-valid one, the one Holm's adjustment
+    over the family may use after optional stopping. The rank test's
+    disagreement follows the new verdict; and a "no meaningful
+    change" whose interval lies inside the band rests on that interval, not on
+    the fixed design's power, so it is not underpowered.
+    """
+    decided = stop.verdict in ("faster", "slower")
+    return attrs.evolve(
+        comparison,
+        ratio=stop.ratio,
+        ci_low=stop.low,
+        ci_high=stop.high,
+        verdict=stop.verdict,
+        interval_missing=None,
+        p_value=stop.p_value,
+        rank_disagrees=decided and comparison.rank_p_value >= 1.0 - comparison.level,
+        underpowered=comparison.underpowered and stop.verdict != "no meaningful change",
+    )
+
+
+def pairs_to_decide(stop: StopRecord) -> int | None:
+    """For a stop at the cap: the pairs whose interval, at the spread and ratio measured, would lie
+    wholly inside or wholly beyond the band (None when the ratio sits on the band's edge)."""
+    if stop.reason != CAP:
+        return None
+    band, distance = math.log1p(stop.rule.threshold), abs(math.log(stop.ratio))
+    room = abs(band - distance)
+    if not math.isfinite(stop.sd_log) or stop.sd_log <= 0 or room == 0:
+        return None
+    return pairs_to_fit(stop.sd_log, room, stop.rule.confidence)
+
+
+def decided_early(findings: tuple[Finding, ...], subject: str) -> tuple[Finding, ...]:
+    """The findings without PQ007 (few blocks) on the compared arms of a comparison the rule decided:
+    the rule stopped them on purpose, and the confidence sequence is valid at any count."""
+    compared = {f"{subject} {arm}" for arm in ("baseline", "change")}
+    return tuple(f for f in findings if not (f.code == quality.PQ.FEW_BLOCKS and f.subject in compared))

@@ -1,0 +1,63 @@
+"""The report's account of the stopping rule: what it was, and when and why each comparison stopped.
+
+Under `stop sequential` a shape's blocks ended when the rule decided, at the
+cap, or when an arm failed; the reader needs the rule, the stopping time, the
+reason and the interval the verdict rests on, and for an inconclusive stop
+how many pairs the spread measured would have needed. Under the fixed design
+there is one sentence: the count was stated beforehand.
+"""
+
+from __future__ import annotations
+
+from perfdsl.bundle.evaluation.kernels import OperationResult
+from perfdsl.bundle.plan import TimingPlan
+from perfdsl.bundle.stopping import CAP, DECIDED, StopRecord
+from perfdsl.report import formatting as fmt
+
+
+def rule_sentence(timing: TimingPlan) -> str:
+    """How the kernel comparisons decided when to stop, in one paragraph."""
+    rule = timing.stopping
+    if rule is None:
+        return (
+            f"Stopping rule: the fixed design, {timing.blocks} blocks per arm stated before the run; "
+            "the intervals are the paired bootstrap's at that count."
+        )
+    band = fmt.interval(1.0 / (1.0 + rule.threshold), 1.0 + rule.threshold)
+    return (
+        f"Stopping rule: sequential, registered with the predictions. After each block pair from pair "
+        f"{rule.min_pairs} on, the {fmt.percent(rule.confidence, 2)} interval (a {fmt.text(rule.method)}; "
+        f"mixture spread {fmt.sig(rule.rho)} on the standardised effect) is judged against the "
+        f"practical band {band}: wholly below it is faster, wholly above slower, wholly inside no "
+        f"meaningful change, and the shape's blocks stop there; at {rule.max_pairs} pairs they stop "
+        "inconclusive. The interval holds at every look at once, so the stated error rate holds however "
+        "early a comparison stopped; every measured block is kept, and the evaluation replays the rule "
+        "from the samples. The weighted total over shapes is the paired bootstrap over the pairs "
+        "measured, not a sequential interval."
+    )
+
+
+def stop_lines(op: OperationResult) -> list[str]:
+    """One line per shape timed under the sequential rule: when and why it stopped."""
+    return [
+        f"{fmt.text(shape.label)}: {describe_stop(shape.stop, shape.stop_agrees)}"
+        for shape in op.shapes
+        if shape.stop
+    ]
+
+
+def describe_stop(stop: StopRecord, agrees: bool | None, needed: int | None = None) -> str:
+    """When and why one comparison stopped, its interval, and whether the replay reached the same stop;
+    `needed`, for a stop at the cap, the pairs that would have decided it at the spread measured."""
+    interval = fmt.interval(stop.low, stop.high)
+    if stop.reason == DECIDED:
+        said = f"decided **{stop.verdict}** after {stop.pairs} pairs, interval {interval}"
+    elif stop.reason == CAP:
+        said = f"reached the cap of {stop.pairs} pairs **inconclusive**, interval {interval}"
+        if needed is not None:
+            said += f"; at the spread measured about {needed} pairs would have decided it"
+    else:
+        said = f"measuring ended after {stop.pairs} pairs before the rule stopped it, interval {interval}"
+    if agrees is False:
+        said += " (**the evaluation's replay of the rule does not reach the run's recorded stop**)"
+    return said

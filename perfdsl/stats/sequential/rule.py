@@ -1,0 +1,120 @@
+"""The sequential stopping rule: look after every block pair, stop when the verdict is decided.
+
+At each look the confidence sequence (`boundary`) on the mean pair log-ratio
+is mapped back to a ratio interval and judged against the practical band by
+the one verdict rule every comparison uses (`perfdsl.stats.verdict.classify`):
+wholly below the band, faster; wholly above, slower; wholly inside, no
+meaningful change. The first look from `min_pairs` on that is decided stops
+the comparison; at `max_pairs` it stops inconclusive, with the interval it
+reached. Because the interval holds at every look at once, the error rate
+stated before the run holds whatever the data did and however early it
+stopped: an A/A comparison is called faster or slower with probability at
+most 1 - confidence.
+
+A look depends only on the pairs so far, and `boundary.moments` sums them
+exactly, so `replay` over a bundle's recorded pairs reaches the run's own
+stop, bit for bit: the run calls `look` after each pair, the evaluation calls
+it again on every prefix.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+
+from perfdsl.bundle.evaluation.kernels import Verdict
+from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, StoppingRule, StopRecord
+from perfdsl.stats.paired import pair_blocks
+from perfdsl.stats.sequential.boundary import half_width, moments, p_value
+from perfdsl.stats.verdict import classify
+
+
+def pair_log_ratios(
+    baseline: np.ndarray, baseline_index: np.ndarray, change: np.ndarray, change_index: np.ndarray
+) -> np.ndarray:
+    """log(change / baseline) of each adjacent pair of block medians (`paired.pair_blocks`'s pairing).
+
+    One `math.log` per value, not numpy's vectorised log, so that the values
+    for the first t pairs are the same bits whether the array holds t pairs
+    (the run, looking) or all of them (the evaluation, replaying).
+    """
+    pairs = pair_blocks(baseline, baseline_index, change, change_index)
+    values = [math.log(c) - math.log(b) for b, c in zip(pairs.baseline, pairs.change, strict=True)]
+    return np.array(values, dtype=float)
+
+
+@attrs.frozen
+class Look:
+    """The interval after `pairs` pairs, as a ratio, and its verdict."""
+
+    pairs: int
+    ratio: float
+    low: float
+    high: float
+    sd_log: float
+    verdict: Verdict
+    p_value: float
+    """Anytime-valid p-value of ratio 1 at this look (`boundary.p_value`)."""
+
+
+def look(log_ratios: np.ndarray, rule: StoppingRule) -> Look:
+    """The look after every pair in `log_ratios` (at least one)."""
+    t = len(log_ratios)
+    mean, variance = moments(log_ratios)
+    width = float(half_width(variance, t, rule.confidence, rule.rho)) if t >= 2 else math.inf
+    low, high = math.exp(mean - width), math.exp(mean + width)
+    sd = math.sqrt(variance) if t >= 2 else math.nan
+    p = p_value(mean, variance, t, rule.rho)
+    return Look(t, math.exp(mean), low, high, sd, judge(low, high, rule), p)
+
+
+def judge(low: float, high: float, rule: StoppingRule) -> Verdict:
+    """The verdict of a ratio interval under the rule's band.
+
+    The one place the sequence meets the verdict band: repoint it here if the band's rule moves.
+    """
+    return classify(low, high, rule.threshold)
+
+
+def settle(current: Look, rule: StoppingRule) -> StopRecord | None:
+    """The stop this look makes, or None while the comparison stays open."""
+    if current.pairs < rule.min_pairs:
+        return None
+    if current.verdict != "inconclusive":
+        return stop_record(current, rule, DECIDED)
+    if current.pairs >= rule.max_pairs:
+        return stop_record(current, rule, CAP)
+    return None
+
+
+def replay(log_ratios: np.ndarray, rule: StoppingRule) -> StopRecord | None:
+    """The stop the rule makes over these pairs, looking after each one as the run did.
+
+    OPEN when the pairs end before the rule stopped (an arm failed, or the run
+    was cut short); None when there is no pair at all.
+    """
+    d = np.asarray(log_ratios, dtype=float)
+    current = None
+    for t in range(1, d.size + 1):
+        current = look(d[:t], rule)
+        stop = settle(current, rule)
+        if stop is not None:
+            return stop
+    return None if current is None else stop_record(current, rule, OPEN)
+
+
+def stop_record(current: Look, rule: StoppingRule, reason: str) -> StopRecord:
+    """The record of stopping (or of the blocks ending, OPEN) at this look."""
+    return StopRecord(
+        rule=rule,
+        pairs=current.pairs,
+        reason=reason,
+        verdict=current.verdict,
+        ratio=current.ratio,
+        low=current.low,
+        high=current.high,
+        sd_log=current.sd_log,
+        p_value=current.p_value,
+    )

@@ -1,0 +1,52 @@
+"""The report's account of the stopping rule: the rule, and when and why each comparison stopped."""
+
+from __future__ import annotations
+
+import math
+
+from perfdsl.bundle.plan import TimingPlan
+from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, RHO, SEQUENTIAL, StoppingRule, StopRecord
+from perfdsl.evaluate.sequential import pairs_to_decide
+from perfdsl.report.stopping import describe_stop, rule_sentence
+from perfdsl.stats.sequential.boundary import half_width
+
+RULE = StoppingRule(0.95, 0.02, 6, 400, RHO)
+
+
+def _stop(reason: str, verdict: str, pairs: int, ratio: float, sd: float) -> StopRecord:
+    width = float(half_width(sd * sd, pairs, 0.95))
+    mean = math.log(ratio)
+    return StopRecord(RULE, pairs, reason, verdict, ratio, math.exp(mean - width), math.exp(mean + width), sd)
+
+
+def test_the_rule_is_stated_with_its_window_and_band() -> None:
+    timing = TimingPlan(10, 50, 10, 4, 0.95, 0.02, SEQUENTIAL, 6, 400)
+    said = rule_sentence(timing)
+    assert "from pair 6 on" in said and "at 400 pairs they stop inconclusive" in said
+    assert "[0.9804, 1.020]" in said
+    assert "fixed design, 10 blocks per arm" in rule_sentence(TimingPlan(10, 50, 10, 4, 0.95, 0.02))
+
+
+def test_each_stop_says_when_why_and_its_interval() -> None:
+    decided = describe_stop(_stop(DECIDED, "slower", 9, 1.05, 0.01), True)
+    assert decided.startswith("decided **slower** after 9 pairs, interval [1.0")
+    open_ = describe_stop(_stop(OPEN, "inconclusive", 3, 1.0, 0.01), True)
+    assert "measuring ended after 3 pairs" in open_
+
+
+def test_a_stop_at_the_cap_says_what_would_have_decided_it() -> None:
+    capped = _stop(CAP, "inconclusive", 400, 1.01, 0.1)
+    needed = pairs_to_decide(capped)
+    assert needed is not None
+    # The interval at that count, around the same ratio and spread, fits inside the band.
+    room = math.log1p(0.02) - math.log(1.01)
+    assert float(half_width(0.01, needed, 0.95)) <= room < float(half_width(0.01, needed - 1, 0.95))
+    said = describe_stop(capped, True, needed)
+    assert said.startswith("reached the cap of 400 pairs **inconclusive**")
+    assert f"about {needed} pairs would have decided it" in said
+    assert pairs_to_decide(_stop(DECIDED, "slower", 9, 1.05, 0.01)) is None
+
+
+def test_a_replay_that_differs_is_said() -> None:
+    said = describe_stop(_stop(DECIDED, "faster", 7, 0.9, 0.01), False)
+    assert "does not reach the run's recorded stop" in said

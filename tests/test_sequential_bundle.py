@@ -1,0 +1,51 @@
+"""A new study stops sequentially, and `evaluate` reaches the run's recorded stops from the raw samples.
+
+One quick run of the `perfdsl new` scaffold (whose timing is `stop sequential`)
+on the CPU, then `perfdsl evaluate` on its bundle, both as the real command line.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from run_support import RUN_TIMEOUT_S, environment, perfdsl_command
+
+from perfdsl.bundle.evaluation.evaluation import Evaluation
+from perfdsl.bundle.plan import Plan
+from perfdsl.bundle.results import Results
+from perfdsl.bundle.stopping import SEQUENTIAL
+
+
+def _perfdsl(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = perfdsl_command(*args)
+    return subprocess.run(
+        command, cwd=cwd, env=environment(), capture_output=True, text=True, timeout=RUN_TIMEOUT_S
+    )
+
+
+def test_evaluate_replays_the_runs_stop_bit_for_bit(tmp_path: Path) -> None:
+    assert _perfdsl(tmp_path, "new", "demo").returncode == 0
+    ran = _perfdsl(tmp_path, "run", "--target", "cpu", "--quick", "demo.perf")
+    assert ran.returncode == 0, ran.stderr
+    (bundle,) = [p for p in (tmp_path / "artifacts" / "demo").iterdir() if p.is_dir()]
+    evaluated = _perfdsl(tmp_path, "evaluate", str(bundle))
+    assert evaluated.returncode == 0, evaluated.stderr
+
+    plan = Plan.read(bundle)
+    assert plan.timing.stop == SEQUENTIAL and plan.timing.stopping is not None
+    recorded = {(op.name, s.label): s.stop for op in Results.read(bundle).operations for s in op.shapes}
+    assert recorded
+    assert all(stop is not None and stop.rule == plan.timing.stopping for stop in recorded.values())
+    for op in Evaluation.read(bundle).operations:
+        for shape in op.shapes:
+            stop = recorded[(op.name, shape.label)]
+            assert shape.stop_agrees is True
+            assert shape.stop is not None and stop is not None
+            assert (shape.stop.pairs, shape.stop.reason) == (stop.pairs, stop.reason)
+            assert shape.comparison is not None and shape.comparison.verdict == stop.verdict
+    # The application's request blocks stop by the same rule, and replay the same way.
+    application = Results.read(bundle).application
+    assert application is not None and application.stop is not None
+    end = Evaluation.read(bundle).end_to_end
+    assert end is not None and end.stop_agrees is True

@@ -1,0 +1,88 @@
+"""The stopping rule from the study to the plan, and its registration with the predictions."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from perfdsl.bundle.plan import TimingPlan
+from perfdsl.bundle.stopping import FIXED, SEQUENTIAL
+from perfdsl.nodes import Study
+from perfdsl.parse import parse
+from perfdsl.plan import plan, predict_section_hash
+from perfdsl.source import Source
+
+ROOT = Path(__file__).resolve().parent.parent
+BASE = (ROOT / "tests" / "check_cases" / "PD503_few_repeats.perf").read_text(encoding="utf-8")
+TIMING = "{ warmup 10; repeats 5; rotate 4; confidence 95% }"
+
+
+def _study(timing: str) -> Study:
+    assert TIMING in BASE
+    parsed = parse(Source("study.perf", BASE.replace(TIMING, "{ " + timing + " }")))
+    assert parsed.study is not None
+    return parsed.study
+
+
+SEQUENTIAL_TIMING = "repeats 50; confidence 95%; threshold 2%; stop sequential; min_blocks 8; max_blocks 300"
+
+
+def test_a_sequential_study_plans_its_window_and_rule() -> None:
+    timing = plan(_study(SEQUENTIAL_TIMING), "cpu", quick=False).timing
+    assert (timing.stop, timing.min_blocks, timing.max_blocks, timing.kernel_blocks) == (
+        SEQUENTIAL,
+        8,
+        300,
+        300,
+    )
+    rule = timing.stopping
+    assert rule is not None and (rule.confidence, rule.threshold, rule.min_pairs, rule.max_pairs) == (
+        0.95,
+        0.02,
+        8,
+        300,
+    )
+
+
+def test_the_fixed_design_is_the_default_and_keeps_its_blocks() -> None:
+    timing = plan(_study("repeats 50; blocks 30; confidence 95%"), "cpu", quick=False).timing
+    assert (timing.stop, timing.kernel_blocks, timing.stopping) == (FIXED, 30, None)
+
+
+def test_quick_and_simulated_runs_shrink_or_drop_the_rule() -> None:
+    quick = plan(_study(SEQUENTIAL_TIMING), "cpu", quick=True).timing
+    assert (quick.stop, quick.min_blocks, quick.max_blocks) == (SEQUENTIAL, 5, 8)
+    simulated = plan(_study(SEQUENTIAL_TIMING), "cudasim", quick=False).timing
+    assert (simulated.stop, simulated.kernel_blocks) == (FIXED, 1)
+
+
+def test_a_plan_2_timing_reads_as_the_fixed_design() -> None:
+    old = {"warmup": 3, "repeats": 5, "blocks": 4, "rotate": 2, "confidence": 0.95, "threshold": 0.01}
+    timing = TimingPlan.from_json(old)
+    assert (timing.stop, timing.kernel_blocks, timing.stopping) == (FIXED, 4, None)
+    fresh = plan(_study(SEQUENTIAL_TIMING), "cpu", quick=False).timing
+    assert TimingPlan.from_json(fresh.to_json()) == fresh
+
+
+@pytest.mark.parametrize(
+    "edited",
+    [
+        SEQUENTIAL_TIMING.replace("max_blocks 300", "max_blocks 200"),
+        SEQUENTIAL_TIMING.replace("min_blocks 8", "min_blocks 20"),
+        SEQUENTIAL_TIMING.replace("threshold 2%", "threshold 5%"),
+        SEQUENTIAL_TIMING.replace("stop sequential", "stop fixed").replace(
+            "; min_blocks 8; max_blocks 300", ""
+        ),
+    ],
+)
+def test_the_rule_is_registered_with_the_predictions(edited: str) -> None:
+    assert predict_section_hash(_study(SEQUENTIAL_TIMING)) != predict_section_hash(_study(edited))
+
+
+def test_a_study_without_a_rule_hashes_as_before_rules_existed() -> None:
+    study = _study("repeats 5; threshold 2%; blocks 12")
+    predict = "\n".join(study.source.snippet(span) for span in study.predict_spans)
+    assert predict_section_hash(study) == hashlib.sha256(predict.encode("utf-8")).hexdigest()
+    assert predict_section_hash(study) == predict_section_hash(_study("repeats 5; threshold 5%; blocks 40"))
