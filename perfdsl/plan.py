@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 import operator
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from perfdsl.bundle.plan import (
@@ -131,6 +132,25 @@ def _merge_duplicates(
     return [dict(key) for key in merged], list(merged.values())
 
 
+def _selected(
+    shapes: list[dict[str, int]], weights: list[float], only: Sequence[Mapping[str, int]]
+) -> tuple[list[dict[str, int]], list[float]]:
+    """The declared shapes named in `only`, in declared order, with their weights (PlanError otherwise)."""
+    for wanted in only:
+        if dict(wanted) not in shapes:
+            listed = ", ".join(shape_argument(s) for s in shapes)
+            raise PlanError(f"shape {shape_argument(wanted)} is not among the workload's shapes: {listed}")
+    keep = [i for i, s in enumerate(shapes) if any(dict(w) == s for w in only)]
+    if not keep:
+        raise PlanError("no shape selected: name at least one of the workload's shapes")
+    return [shapes[i] for i in keep], [weights[i] if i < len(weights) else 0.0 for i in keep]
+
+
+def shape_argument(sizes: Mapping[str, int]) -> str:
+    """A shape as `perfdsl run --shape` takes it: `M=64,N=4096`."""
+    return ",".join(f"{name}={size}" for name, size in sizes.items())
+
+
 def predict_section_hash(study: Study) -> str:
     """SHA-256 of every `predict` section's text, every target's: registered before results exist.
 
@@ -145,13 +165,23 @@ def _line(study: Study, offset: int) -> int:
     return study.source.position(offset).line
 
 
-def plan(study: Study, target: str, quick: bool) -> Plan:
-    """The run plan for a study that checks; raises PlanError for a missing link."""
+def plan(
+    study: Study, target: str, quick: bool, only: Sequence[Mapping[str, int]] | None = None
+) -> Plan:
+    """The run plan for a study that checks; raises PlanError for a missing link.
+
+    `only` keeps a subset of the workload's declared shapes (a matrix cell's
+    shapes axis), with their own weights, before any quick shrinking; a shape
+    the workload does not declare is refused, so a cell never measures a shape
+    the study's weights say nothing about.
+    """
     workload = study.workload
     if workload is None or workload.shapes is None or not study.operations:
         raise PlanError("the study has no workload shapes or no operation: run `perfdsl check`")
     shapes = _shape_dicts(workload.shapes)
     weights = [w.value for w in workload.weights] or [1.0 / len(shapes)] * len(shapes)
+    if only is not None:
+        shapes, weights = _selected(shapes, weights, only)
     adversarial = _shape_dicts(study.correctness.adversarial if study.correctness else None)
     simulated = target == "cudasim"
     quick = quick or simulated
