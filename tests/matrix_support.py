@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -29,7 +28,9 @@ SHAPES = (4096, 65536, 1048576, 16777216)
 """reduction_launches' declared shapes: the four cells' shapes axis."""
 
 
-def matrix_text(name: str, *, python: Path | str = FAKE / "fake_run.py", slurm: str = "", extra: str = "") -> str:
+def matrix_text(
+    name: str, *, python: Path | str = FAKE / "fake_run.py", slurm: str = "", extra: str = ""
+) -> str:
     shapes = "".join(f'[[shapes]]\nname = "n{n}"\nselect = [{{N = {n}}}]\n' for n in SHAPES)
     return (
         f'name = "{name}"\nstudy = "{STUDY}"\nquick = true\ntargets = ["cpu"]\n{extra}\n'
@@ -44,8 +45,8 @@ def open_matrix(tmp_path: Path, text: str, file_name: str = "m.matrix.toml") -> 
     return drive.open_matrix(read_spec(path), STUDY.read_text(encoding="utf-8"), tmp_path / "matrices")
 
 
-@pytest.fixture
-def fake_slurm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+@pytest.fixture(name="fake_slurm")
+def fake_slurm_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The stand-in Slurm on PATH with its own state directory; every cell's run logged to runs.log."""
     state = tmp_path / "fakeslurm"
     monkeypatch.setenv("PATH", f"{FAKE}{os.pathsep}{os.environ['PATH']}")
@@ -69,7 +70,9 @@ def submit_and_watch(matrix: drive.Matrix, executor: Executor) -> MatrixState:
     return drive.watch(matrix, executor, state, said.append)
 
 
-def wait_until(matrix: drive.Matrix, executor: Executor, state: MatrixState, ready: Callable[[MatrixState], bool]) -> MatrixState:
+def wait_until(
+    matrix: drive.Matrix, executor: Executor, state: MatrixState, ready: Callable[[MatrixState], bool]
+) -> MatrixState:
     """Refresh until `ready` holds (at most 60 s: these cells take a fraction of a second)."""
     deadline = time.monotonic() + 60
     while not ready(state):

@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 
 import pytest
-from matrix_support import (  # noqa: F401 - fake_slurm is a fixture
-    fake_slurm,
+from matrix_support import (  # noqa: F401 - fake_slurm_fixture provides `fake_slurm`
+    fake_slurm_fixture,
     matrix_text,
     open_matrix,
     runs_logged,
@@ -59,7 +59,9 @@ def test_a_failed_cell_is_recorded_and_a_resubmission_runs_only_it(
         assert (matrix.directory / str(record.bundle) / "manifest.json").is_file()
 
 
-def test_a_cancelled_cell_is_recorded_and_resumed(tmp_path: Path, fake_slurm: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cancelled_cell_is_recorded_and_resumed(
+    tmp_path: Path, fake_slurm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FAKE_RUN_BEHAVIOUR", "N=4096:sleep")
     matrix = open_matrix(tmp_path, matrix_text("cancel"))
     executor = slurm()
@@ -82,7 +84,12 @@ def test_a_cancelled_cell_is_recorded_and_resumed(tmp_path: Path, fake_slurm: Pa
 
 @pytest.mark.parametrize(("slots", "throttle", "most"), [(4, 1, 1), (4, 3, 3), (2, None, 2)])
 def test_the_throttle_and_the_slots_bound_how_many_cells_run_at_once(
-    tmp_path: Path, fake_slurm: Path, monkeypatch: pytest.MonkeyPatch, slots: int, throttle: int | None, most: int
+    tmp_path: Path,
+    fake_slurm: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    slots: int,
+    throttle: int | None,
+    most: int,
 ) -> None:
     monkeypatch.setenv("FAKE_SLURM_SLOTS", str(slots))
     monkeypatch.setenv("FAKE_RUN_SECONDS", "0.6")
@@ -115,7 +122,10 @@ def test_scheduler_endings_keep_their_state_and_reason(
     matrix = open_matrix(tmp_path, matrix_text("endings"))
     state = submit_and_watch(matrix, slurm())
     assert states(state) == {
-        CELLS[0]: COMPLETED, CELLS[1]: "TIMEOUT", CELLS[2]: "PREEMPTED", CELLS[3]: "NODE_FAIL",
+        CELLS[0]: COMPLETED,
+        CELLS[1]: "TIMEOUT",
+        CELLS[2]: "PREEMPTED",
+        CELLS[3]: "NODE_FAIL",
     }
     assert state.cell(CELLS[3]).reason == "planted NODE_FAIL; the cell wrote no outcome (see logs/)"
     assert "planted TIMEOUT" in str(state.cell(CELLS[1]).reason)
@@ -138,14 +148,18 @@ def test_a_task_the_queue_forgot_without_accounting_is_lost(
     assert lost.state == LOST and "no accounting" in str(lost.reason)
 
 
-def test_every_cell_keeps_its_job_script_submission_and_slurm_environment(tmp_path: Path, fake_slurm: Path) -> None:
+def test_every_cell_keeps_its_job_script_submission_and_slurm_environment(
+    tmp_path: Path, fake_slurm: Path
+) -> None:
     matrix = open_matrix(tmp_path, matrix_text("artifacts"))
     state = submit_and_watch(matrix, slurm())
     for cell in matrix.cells:
         directory = Path(cell.directory)
         submission = json.loads((directory / "submission" / "submission.json").read_text())
         job = submission["job_id"]
-        assert (directory / "submission" / "job.sh").read_bytes() == (matrix.directory / "jobs" / f"{job}.sh").read_bytes()
+        assert (directory / "submission" / "job.sh").read_bytes() == (
+            matrix.directory / "jobs" / f"{job}.sh"
+        ).read_bytes()
         assert submission["array_task_id"] == cell.index and state.cell(cell.id).job == f"{job}_{cell.index}"
         slurm_environment = json.loads((directory / "task-environment.json").read_text())["slurm"]
         assert slurm_environment["SLURM_ARRAY_JOB_ID"] == str(job)
@@ -167,12 +181,17 @@ def test_two_matrices_at_once_keep_their_own_cells(tmp_path: Path, fake_slurm: P
         for record in drive.load_state(matrix, "slurm").cells:
             assert str(record.bundle).startswith("cells/")
             assert (matrix.directory / str(record.bundle)).is_dir()
-    with locked(one.directory), pytest.raises(MatrixBusy, match="in use by perfdsl matrix"):
-        with locked(one.directory):
-            pass
+    with (
+        locked(one.directory),
+        pytest.raises(MatrixBusy, match="in use by perfdsl matrix"),
+        locked(one.directory),
+    ):
+        pass
 
 
-def test_local_executor_gives_each_running_cell_its_own_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_local_executor_gives_each_running_cell_its_own_gpu(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FAKE_RUN_LOG", str(tmp_path / "runs.log"))
     monkeypatch.setenv("FAKE_RUN_SECONDS", "0.6")
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
@@ -190,7 +209,9 @@ def test_local_executor_gives_each_running_cell_its_own_gpu(tmp_path: Path, monk
     assert max(_overlap(one_at_a_time)) == 1
 
 
-def test_a_cuda_cell_on_a_node_without_a_gpu_is_recorded_not_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cuda_cell_on_a_node_without_a_gpu_is_recorded_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FAKE_RUN_LOG", str(tmp_path / "runs.log"))
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     monkeypatch.setenv("PATH", os.defpath)  # no nvidia-smi

@@ -25,7 +25,11 @@ PWNED = Path("/tmp/pwned")
 
 def perfdsl_matrix(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "perfdsl", "matrix", *args], capture_output=True, text=True, env=env, timeout=300
+        [sys.executable, "-m", "perfdsl", "matrix", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
 
 
@@ -54,11 +58,15 @@ def test_paths_full_of_shell_syntax_travel_as_data(tmp_path: Path, environment: 
     python = hostile / "python"
     shutil.copyfile(FAKE / "fake_run.py", python)
     python.chmod(0o755)
-    text = matrix_text("hostile", python=toml_text(str(python))).replace(f'"{STUDY}"', f'"{toml_text(str(study))}"')
+    text = matrix_text("hostile", python=toml_text(str(python))).replace(
+        f'"{STUDY}"', f'"{toml_text(str(study))}"'
+    )
     matrix = hostile / "m.toml"
     matrix.write_text(text, encoding="utf-8")
 
-    done = perfdsl_matrix(str(matrix), "--executor", "slurm", "--poll", "0.05", "--dir", str(hostile / PAYLOAD), env=environment)
+    done = perfdsl_matrix(
+        str(matrix), "--executor", "slurm", "--poll", "0.05", "--dir", str(hostile / PAYLOAD), env=environment
+    )
     assert done.returncode == 0, done.stderr
     assert not PWNED.exists(), "a planted command ran"
     assert len((tmp_path / "runs.log").read_text().split()) == 4
@@ -84,6 +92,10 @@ def test_a_hostile_scheduler_field_is_refused_in_one_line_before_anything_runs(
     done = perfdsl_matrix(str(matrix), "--executor", "slurm", "--dir", str(tmp_path / "out"), env=environment)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"perfdsl matrix: error: {matrix}: ") and "refused" in lines[0]
+    assert (
+        len(lines) == 1
+        and lines[0].startswith(f"perfdsl matrix: error: {matrix}: ")
+        and "refused" in lines[0]
+    )
     assert not (tmp_path / "out").exists() and not (tmp_path / "fakeslurm").exists()
     assert not PWNED.exists()

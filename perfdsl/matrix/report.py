@@ -160,28 +160,35 @@ def _faults(cells: Sequence[CellRun]) -> list[str]:
 
 
 def _between(done: Sequence[CellRun]) -> list[str]:
-    if len(done) < 2:
-        return []
-    reference = done[0]
-    assert reference.run is not None
-    lines = [
-        f"## Between cells: {BETWEEN_MACHINE}",
+    """Each cell against the first completed cell of the same target and shapes: only the machine
+    or the environment differs between them, and nothing of them was interleaved."""
+    groups: dict[tuple[str, str], list[CellRun]] = {}
+    for c in done:
+        groups.setdefault((c.target, c.shapes), []).append(c)
+    pairs = [(group[0], other) for group in groups.values() for other in group[1:]]
+    lines = [f"## Between cells: {BETWEEN_MACHINE}", ""]
+    if not pairs:
+        return [
+            *lines,
+            "No two completed cells share a target and shapes: nothing to compare across machines.",
+            "",
+        ]
+    lines += [
+        f"Each cell against the first completed cell with its target and shapes; {_esc(NOT_INTERLEAVED)}.",
         "",
-        f"Against cell `{reference.cell}`; {_esc(NOT_INTERLEAVED)}.",
-        "",
-        f"| cell | operation | arm | other / `{reference.cell}` [interval] | verdict |",
-        "|---|---|---|---|---|",
+        "| cell | against | operation | arm | cell / against [interval] | verdict |",
+        "|---|---|---|---|---|---|",
     ]
-    for c in done[1:]:
-        assert c.run is not None
+    for reference, c in pairs:
+        assert reference.run is not None and c.run is not None
         result = compare_runs(reference.run, c.run)
         rows = [(op.name, arm, x) for op in result.operations for arm, x in op.combined]
         if not rows:
-            lines.append(f"| `{c.cell}` | - | - | no shape in common with evidence | - |")
+            lines.append(f"| `{c.cell}` | `{reference.cell}` | - | - | no shape of both with evidence | - |")
         for name, arm, x in rows:
             lines.append(
-                f"| `{c.cell}` | {_esc(name)} | {arm} | {x.ratio:.4f} [{x.ci_low:.4f}, {x.ci_high:.4f}] | "
-                f"{x.verdict}, {BETWEEN_MACHINE} |"
+                f"| `{c.cell}` | `{reference.cell}` | {_esc(name)} | {arm} | "
+                f"{x.ratio:.4f} [{x.ci_low:.4f}, {x.ci_high:.4f}] | {x.verdict}, {BETWEEN_MACHINE} |"
             )
     return [*lines, "", f"Table: weighted time ratios across cells, {BETWEEN_MACHINE}", ""]
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -33,7 +32,9 @@ def locked():
     DIR.mkdir(parents=True, exist_ok=True)
     with open(DIR / "lock", "a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
-        state = json.loads(STATE.read_text()) if STATE.exists() else {"next": 100, "jobs": {}, "max_running": 0}
+        state = (
+            json.loads(STATE.read_text()) if STATE.exists() else {"next": 100, "jobs": {}, "max_running": 0}
+        )
         yield state
         STATE.write_text(json.dumps(state, indent=1))
 
@@ -72,10 +73,10 @@ def sbatch(argv: list[str]) -> int:
             "tasks": {str(t): {"state": "PENDING", "pid": None} for t in tasks},
             "max_running": 0,
         }
-    log = open(DIR / f"scheduler-{job}.log", "w")
-    subprocess.Popen(
-        [sys.executable, __file__, "--schedule", str(job)], start_new_session=True, stdout=log, stderr=log
-    )
+    with open(DIR / f"scheduler-{job}.log", "w") as log:
+        subprocess.Popen(
+            [sys.executable, __file__, "--schedule", str(job)], start_new_session=True, stdout=log, stderr=log
+        )
     print(job)
     return 0
 
@@ -91,7 +92,10 @@ def squeue(argv: list[str]) -> int:
                 limit = f"%{record['throttle']}" if record["throttle"] else ""
                 print(f"{job}_[{','.join(pending)}{limit}]|PENDING|JobArrayTaskLimit")
             for t, task in record["tasks"].items():
-                forgotten = os.environ.get("FAKE_SLURM_FORGET") and task["state"] not in ("PENDING", "RUNNING")
+                forgotten = os.environ.get("FAKE_SLURM_FORGET") and task["state"] not in (
+                    "PENDING",
+                    "RUNNING",
+                )
                 if task["state"] != "PENDING" and not forgotten:
                     print(f"{job}_{t}|{task['state']}|{task.get('reason') or 'None'}")
     return 0
@@ -140,14 +144,24 @@ def schedule(job: str) -> None:
                     del children[t]
                     if tasks[t]["state"] == "RUNNING":
                         tasks[t]["state"] = "COMPLETED" if status == 0 else "FAILED"
-                elif t in endings and tasks[t]["state"] == "RUNNING" and time.time() - tasks[t]["started"] > 0.5:
+                elif (
+                    t in endings
+                    and tasks[t]["state"] == "RUNNING"
+                    and time.time() - tasks[t]["started"] > 0.5
+                ):
                     ending = endings.pop(t)
                     os.killpg(child.pid, signal.SIGKILL if ending == "NODE_FAIL" else signal.SIGTERM)
                     tasks[t]["state"], tasks[t]["reason"] = ending, f"planted {ending}"
-            running = sum(1 for r in state["jobs"].values() for x in r["tasks"].values() if x["state"] == "RUNNING")
+            running = sum(
+                1 for r in state["jobs"].values() for x in r["tasks"].values() if x["state"] == "RUNNING"
+            )
             mine = sum(1 for x in tasks.values() if x["state"] == "RUNNING")
             for t, task in tasks.items():
-                if task["state"] != "PENDING" or running >= slots or (record["throttle"] and mine >= record["throttle"]):
+                if (
+                    task["state"] != "PENDING"
+                    or running >= slots
+                    or (record["throttle"] and mine >= record["throttle"])
+                ):
                     continue
                 output = record["output"].replace("%A", job).replace("%a", t)
                 env = dict(
@@ -161,8 +175,12 @@ def schedule(job: str) -> None:
                 )
                 with open(Path(record["cwd"]) / output, "w") as out:
                     child = subprocess.Popen(
-                        ["sh", record["script"], *record["args"]], cwd=record["cwd"], env=env,
-                        stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                        ["sh", record["script"], *record["args"]],
+                        cwd=record["cwd"],
+                        env=env,
+                        stdout=out,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
                     )
                 children[t] = child
                 task.update(state="RUNNING", pid=child.pid, started=time.time())
