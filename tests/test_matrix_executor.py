@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,7 +28,7 @@ from matrix_support import (  # noqa: F401 - fake_slurm_fixture provides `fake_s
 from perfdsl.matrix import drive
 from perfdsl.matrix.local import LocalExecutor
 from perfdsl.matrix.slurm import SlurmExecutor
-from perfdsl.matrix.state import COMPLETED, LOST, MatrixBusy, locked
+from perfdsl.matrix.state import COMPLETED, LOST, MatrixBusy, locked, read_state
 from perfdsl.matrix.task import Outcome
 
 CELLS = ["cpu.any.fake.n4096", "cpu.any.fake.n65536", "cpu.any.fake.n1048576", "cpu.any.fake.n16777216"]
@@ -229,3 +231,35 @@ def _overlap(matrix: drive.Matrix) -> list[int]:
         assert outcome is not None
         spans.append((outcome.started, outcome.ended))
     return [sum(1 for s, e in spans if s <= start < e) for start, _ in spans]
+
+
+def test_a_refused_submission_is_one_line_and_leaves_the_cells_to_submit(
+    tmp_path: Path, fake_slurm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_SLURM_REFUSE", "1")
+    path = tmp_path / "m.matrix.toml"
+    path.write_text(matrix_text("refused"), encoding="utf-8")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "perfdsl",
+            "matrix",
+            str(path),
+            "--executor",
+            "slurm",
+            "--dir",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        "perfdsl matrix: error: `sbatch` failed (exit 1): "
+        "sbatch: error: Batch job submission failed: Invalid partition name specified"
+    )
+    (directory,) = (tmp_path / "out").iterdir()
+    state = read_state(directory / "state.json")
+    assert state is None or all(r.state == "NOT_SUBMITTED" and r.attempts == 0 for r in state.cells)

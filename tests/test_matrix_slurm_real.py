@@ -124,7 +124,6 @@ def test_a_four_cell_matrix_on_a_real_cluster(cluster: slurm_cluster.Cluster, tm
         CELLS[3]: "FAILED"
     }
     assert "shape N=3 is not among the workload's shapes" in cells[CELLS[3]]["reason"]
-    assert [cells[c]["attempts"] for c in CELLS] == [2, 1, 1, 1], "only the cancelled cell was resubmitted"
     assert most <= 2 and waited_for_gres, (most, waited_for_gres)
 
     spans = []
@@ -134,7 +133,7 @@ def test_a_four_cell_matrix_on_a_real_cluster(cluster: slurm_cluster.Cluster, tm
         slurm = json.loads((cell / "task-environment.json").read_text())["slurm"]
         assert slurm["SLURM_ARRAY_JOB_ID"] == str(submission["job_id"])
         assert slurm["SLURM_ARRAY_TASK_ID"] == str(index) and slurm["SLURM_JOB_ID"]
-        assert slurm["CUDA_VISIBLE_DEVICES"] in ("0", "1"), "each cell holds one of the two GPUs"
+        assert slurm.get("CUDA_VISIBLE_DEVICES") in ("0", "1"), "each cell holds one of the two GPUs"
         assert (cell / "submission" / "job.sh").read_text().count("#SBATCH --gres=gpu:1") == 1
         outcome = json.loads((cell / "outcome.json").read_text())
         spans.append((outcome["started"], outcome["ended"]))
@@ -149,6 +148,9 @@ def test_a_four_cell_matrix_on_a_real_cluster(cluster: slurm_cluster.Cluster, tm
             assert verified.returncode == 0, verified.stdout + verified.stderr
             assert len(list((cell / "runs").glob("*/*"))) == 1, "the cancelled attempt left a bundle behind"
     assert max(sum(1 for s, e in spans if s <= start < e) for start, _ in spans) <= 2
+    # Completed cells never ran again; the failed one did too if it had failed before the resubmission.
+    assert [cells[c]["attempts"] for c in CELLS[:3]] == [2, 1, 1], "a completed cell was run again"
+    assert cells[CELLS[3]]["attempts"] in (1, 2)
 
     report = (directory / "report.md").read_text()
     assert (
