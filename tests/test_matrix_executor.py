@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -186,7 +187,7 @@ def test_two_matrices_at_once_keep_their_own_cells(tmp_path: Path, fake_slurm: P
     with (
         locked(one.directory),
         pytest.raises(MatrixBusy, match="in use by perfdsl matrix"),
-        locked(one.directory),
+        locked(one.directory, wait_s=0.2),
     ):
         pass
 
@@ -263,3 +264,49 @@ def test_a_refused_submission_is_one_line_and_leaves_the_cells_to_submit(
     (directory,) = (tmp_path / "out").iterdir()
     state = read_state(directory / "state.json")
     assert state is None or all(r.state == "NOT_SUBMITTED" and r.attempts == 0 for r in state.cells)
+
+
+def test_cancel_from_a_second_command_while_the_first_watches(
+    tmp_path: Path, fake_slurm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher takes the lock for each look only: `--cancel` acts meanwhile, and the watcher keeps it."""
+    monkeypatch.setenv(
+        "FAKE_RUN_BEHAVIOUR", ",".join(f"N={n}:sleep" for n in (4096, 65536, 1048576, 16777216))
+    )
+    path = tmp_path / "m.matrix.toml"
+    path.write_text(matrix_text("watched"), encoding="utf-8")
+    command = [
+        sys.executable,
+        "-m",
+        "perfdsl",
+        "matrix",
+        str(path),
+        "--executor",
+        "slurm",
+        "--dir",
+        str(tmp_path / "out"),
+    ]
+    watcher = subprocess.Popen(
+        [*command, "--poll", "0.1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not list((tmp_path / "out").glob("*/cells/*/task-environment.json")):
+            assert time.monotonic() < deadline and watcher.poll() is None
+            time.sleep(0.1)
+        cancelled = subprocess.run([*command, "--cancel"], capture_output=True, text=True, timeout=120)
+        assert cancelled.returncode == 1, cancelled.stderr
+        _, err = watcher.communicate(timeout=120)
+    finally:
+        watcher.kill()
+    assert watcher.returncode == 1, err
+    (directory,) = (tmp_path / "out").iterdir()
+    state = read_state(directory / "state.json")
+    assert state is not None
+    assert {r.state for r in state.cells} == {"CANCELLED"}
+    assert {r.reason for r in state.cells} == {"cancelled with perfdsl matrix --cancel"}
+    jobs = json.loads((fake_slurm / "state.json").read_text())["jobs"].values()
+    assert {t["state"] for job in jobs for t in job["tasks"].values()} == {"CANCELLED"}
+    assert (
+        "| CANCELLED | 1 | cancelled with perfdsl matrix --cancel |" in (directory / "report.md").read_text()
+    )

@@ -17,6 +17,7 @@ from perfdsl.commands import CommandError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from contextlib import AbstractContextManager
 
     from perfdsl.matrix.drive import Matrix
     from perfdsl.matrix.executor import Executor
@@ -86,16 +87,18 @@ def run(args: argparse.Namespace) -> int:
                 )
             state = drive.load_state(matrix, executor.name)
             say(f"{matrix.id} in {matrix.directory}")
+            state = drive.refresh(matrix, executor, state, say)
             if args.cancel:
-                state = drive.refresh(matrix, executor, state, say)
                 state = drive.cancel(matrix, executor, state, "cancelled with perfdsl matrix --cancel")
-            elif args.status:
-                state = drive.refresh(matrix, executor, state, say)
-            else:
-                state = drive.refresh(matrix, executor, state, say)
+            elif not args.status:
                 state = drive.submit(matrix, executor, state, say)
-                if not args.no_wait or executor.name == "local":
-                    state = _watch(matrix, executor, state, say)
+                if executor.name == "local":
+                    # The local cells die with this process: nobody else can act on them meanwhile.
+                    state = _watch(matrix, executor, state, say, None)
+        if executor.name != "local" and not (args.cancel or args.status or args.no_wait):
+            # The lock is taken for each look only, so `--status` or `--cancel` can act meanwhile.
+            state = _watch(matrix, executor, state, say, lambda: locked(matrix.directory, wait_s=None))
+        with locked(matrix.directory, wait_s=None):
             report = _write_report(matrix, state, args.pdf)
     except MatrixBusy as error:
         raise CommandError(str(error)) from None
@@ -120,11 +123,17 @@ def _executor(args: argparse.Namespace) -> Executor:
     return LocalExecutor(gpus, poll_s=args.poll if args.poll is not None else 0.5)
 
 
-def _watch(matrix: Matrix, executor: Executor, state: MatrixState, say: Callable[[str], None]) -> MatrixState:
+def _watch(
+    matrix: Matrix,
+    executor: Executor,
+    state: MatrixState,
+    say: Callable[[str], None],
+    guard: Callable[[], AbstractContextManager[None]] | None,
+) -> MatrixState:
     from perfdsl.matrix import drive
 
     try:
-        return drive.watch(matrix, executor, state, say)
+        return drive.watch(matrix, executor, state, say, guard=guard)
     except KeyboardInterrupt:
         if executor.name == "local":
             drive.cancel(matrix, executor, drive.load_state(matrix, executor.name), "interrupted (Ctrl-C)")

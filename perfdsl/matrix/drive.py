@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 import attrs
@@ -182,13 +183,22 @@ def watch(
     state: MatrixState,
     say: Callable[[str], None],
     sleep: Callable[[float], None] = time.sleep,
+    guard: Callable[[], AbstractContextManager[None]] | None = None,
 ) -> MatrixState:
-    """Refresh until no cell is live."""
-    state = refresh(matrix, executor, state, say)
-    while any(r.live for r in state.cells):
+    """Refresh until no cell is live.
+
+    With `guard` (the directory's lock), each look takes it and rereads
+    state.json first, so what another `perfdsl matrix` recorded meanwhile
+    (cells it cancelled) is kept rather than overwritten.
+    """
+    while True:
+        with guard() if guard else nullcontext():
+            if guard:
+                state = read_state(matrix.state_file) or state
+            state = refresh(matrix, executor, state, say)
+        if not any(r.live for r in state.cells):
+            return state
         sleep(executor.poll_s)
-        state = refresh(matrix, executor, state, say)
-    return state
 
 
 def cancel(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -102,16 +103,24 @@ def read_state(path: Path) -> MatrixState | None:
 
 
 @contextmanager
-def locked(directory: Path) -> Iterator[None]:
-    """Hold the matrix directory's exclusive lock (MatrixBusy at once when another process has it)."""
+def locked(directory: Path, wait_s: float | None = 10.0) -> Iterator[None]:
+    """Hold the matrix directory's exclusive lock, waiting up to `wait_s` seconds (None: as long as
+    it takes), then MatrixBusy: a watcher holds it only for each look, a local run throughout."""
     path = directory / "lock"
+    deadline = None if wait_s is None else time.monotonic() + wait_s
     with open(path, "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            raise MatrixBusy(f"{directory}: in use by perfdsl matrix (pid {holder}); wait for it") from None
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if deadline is not None and time.monotonic() >= deadline:
+                    handle.seek(0)
+                    holder = handle.read().strip() or "another process"
+                    raise MatrixBusy(
+                        f"{directory}: in use by perfdsl matrix (pid {holder}); wait for it"
+                    ) from None
+                time.sleep(0.1)
         handle.seek(0)
         handle.truncate()
         handle.write(str(os.getpid()))
