@@ -224,6 +224,23 @@ def test_a_cuda_cell_on_a_node_without_a_gpu_is_recorded_not_run(
     assert runs_logged(tmp_path) == []
 
 
+def matrix_command(tmp_path: Path, name: str) -> list[str]:
+    """`perfdsl matrix` on a new four-cell matrix file of `name`, with the Slurm executor."""
+    path = tmp_path / "m.matrix.toml"
+    path.write_text(matrix_text(name), encoding="utf-8")
+    return [
+        sys.executable,
+        "-m",
+        "perfdsl",
+        "matrix",
+        str(path),
+        "--executor",
+        "slurm",
+        "--dir",
+        str(tmp_path / "out"),
+    ]
+
+
 def _overlap(matrix: drive.Matrix) -> list[int]:
     """How many cells' runs overlapped at each cell's start, from the outcomes' own times."""
     spans = []
@@ -238,24 +255,7 @@ def test_a_refused_submission_is_one_line_and_leaves_the_cells_to_submit(
     tmp_path: Path, fake_slurm: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_SLURM_REFUSE", "1")
-    path = tmp_path / "m.matrix.toml"
-    path.write_text(matrix_text("refused"), encoding="utf-8")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "perfdsl",
-            "matrix",
-            str(path),
-            "--executor",
-            "slurm",
-            "--dir",
-            str(tmp_path / "out"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = subprocess.run(matrix_command(tmp_path, "refused"), capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1] == (
         "perfdsl matrix: error: `sbatch` failed (exit 1): "
@@ -273,19 +273,7 @@ def test_cancel_from_a_second_command_while_the_first_watches(
     monkeypatch.setenv(
         "FAKE_RUN_BEHAVIOUR", ",".join(f"N={n}:sleep" for n in (4096, 65536, 1048576, 16777216))
     )
-    path = tmp_path / "m.matrix.toml"
-    path.write_text(matrix_text("watched"), encoding="utf-8")
-    command = [
-        sys.executable,
-        "-m",
-        "perfdsl",
-        "matrix",
-        str(path),
-        "--executor",
-        "slurm",
-        "--dir",
-        str(tmp_path / "out"),
-    ]
+    command = matrix_command(tmp_path, "watched")
     watcher = subprocess.Popen(
         [*command, "--poll", "0.1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
