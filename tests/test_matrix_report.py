@@ -104,3 +104,44 @@ def test_the_report_puts_environment_first_and_labels_cross_cell_ratios(tmp_path
     ratio = float(row.split("|")[5].split()[0])
     assert 1.10 < ratio < 1.15 and row.endswith("| slower, between-machine (unpaired) |")
     assert "not interleaved" in report
+
+
+def test_a_limit_measured_by_a_cell_is_evidence_and_the_others_are_claims(tmp_path: Path) -> None:
+    """The planted study declares a `limit regression` at both its shapes and a text-only `limit risk`;
+    the one cell runs exactly those shapes, with the change planted 1.2 x slower."""
+    from evaluate_fixtures import study_text
+
+    text = study_text(["op.time ratio <= 0.9"])
+    closing = text.rstrip().rindex("}")
+    limits = (
+        '  limit regression "Small rows underfill the loop" { shapes (M, N) in [(64, 4096), (256, 1024)] }\n'
+        '  limit risk "A planted risk"\n'
+    )
+    study = tmp_path / "planted.perf"
+    study.write_text(text[:closing] + limits + text[closing:], encoding="utf-8")
+    matrix = open_matrix(
+        tmp_path,
+        f'name = "limits"\nstudy = "{study}"\ntargets = ["cpu"]\n'
+        '[[shapes]]\nname = "limit"\nselect = [{M = 64, N = 4096}, {M = 256, N = 1024}]\n',
+    )
+    (cell,) = matrix.cells
+    made = make_bundle(
+        tmp_path / "made", seed=5, kernel_ratio=1.2, environment=planted_environment("0.68.1", "a")
+    )
+    bundle = Path(cell.directory) / "runs" / "planted" / made.name
+    bundle.parent.mkdir(parents=True)
+    made.rename(bundle)
+    record = CellRecord(
+        cell.id, 0, "COMPLETED", None, "local", 1, bundle.relative_to(matrix.directory).as_posix()
+    )
+    state = initial_state(matrix, "local").with_cells([record])
+    report = render_report(matrix, state, read_cells(matrix, state))
+
+    section = report[report.index("## Limitations") :]
+    assert "- **regression** Small rows underfill the loop (M=64,N=4096, M=256,N=1024): measured" in section
+    assert "- **risk** A planted risk: a claim; no shapes to measure" in section
+    measured = re.findall(
+        r"on `any` \(cell `cpu.any.current.limit`\) at (\S+): regresses, change / baseline 1\.(\d+)", section
+    )
+    assert [shape for shape, _ in measured] == ["M=64,N=4096", "M=256,N=1024"]
+    assert all(180 < int(digits) < 220 for _, digits in measured)

@@ -1,8 +1,9 @@
 """A 4-cell CPU matrix on a real one-node Slurm cluster (tests/slurm_cluster.py), end to end.
 
-reduction_launches runs `--quick` at three of its declared shapes, and a
-fourth cell names a shape the study does not declare, so its `perfdsl run`
-fails on purpose and must be reported with its reason. One running cell is
+reduction_launches runs `--quick` at two of its workload's shapes and at the
+shape its `limit regression` declares (the report must show that limit as
+measured), and a fourth cell names a shape the study does not declare, so its
+`perfdsl run` fails on purpose and must be reported with its reason. One running cell is
 cancelled with `scancel`, as a user would; a second `perfdsl matrix` must
 record it CANCELLED, resubmit it alone, and leave the others as they ran. Each
 cell asks for `--gres=gpu:1` on a node with four cores and two (stand-in)
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -26,11 +28,11 @@ from matrix_support import REPO, STUDY
 
 pytestmark = pytest.mark.slow
 
-SHAPES = ("N = 4096", "N = 65536", "N = 1048576", "N = 3")
+SHAPES = ("N = 4096", "N = 65536", "N = 67108864", "N = 3")
 CELLS = (
     "cpu.any.current.n4096",
     "cpu.any.current.n65536",
-    "cpu.any.current.n1048576",
+    "cpu.any.current.limit",
     "cpu.any.current.undeclared",
 )
 TIMEOUT_S = 900
@@ -47,7 +49,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[slurm_cluster.
 
 
 def matrix_file(tmp_path: Path) -> Path:
-    names = ("n4096", "n65536", "n1048576", "undeclared")
+    names = ("n4096", "n65536", "limit", "undeclared")
     shapes = "".join(
         f'[[shapes]]\nname = "{n}"\nselect = [{{{s}}}]\n' for n, s in zip(names, SHAPES, strict=True)
     )
@@ -158,6 +160,11 @@ def test_a_four_cell_matrix_on_a_real_cluster(cluster: slurm_cluster.Cluster, tm
     )
     assert "between-machine (unpaired)" in report and "## Environment differences" in report
     assert report.index("## Environment differences") < report.index("## Every cell")
+    assert re.search(
+        r"- \*\*regression\*\* At 64M elements .*: measured\n  - on `any` \(cell `cpu.any.current.limit`\) "
+        r"at N=67108864, run as \d+ \(quick\): ",
+        report,
+    ), report
     pdf = directory / "report.pdf"
     assert resumed.stdout.strip() == str(pdf)
     from pypdf import PdfReader

@@ -37,7 +37,11 @@ def test_a_subset_is_chosen_before_quick_shrinking() -> None:
 
 
 def test_a_shape_the_workload_does_not_declare_is_refused() -> None:
-    with pytest.raises(PlanError, match=r"shape M=3,N=4 is not among the workload's shapes: M=64,N=4096, "):
+    with pytest.raises(
+        PlanError,
+        match=r"shape M=3,N=4 is not among the workload's shapes: M=64,N=4096, "
+        r".* \(or its limits': M=65536,N=64\)",
+    ):
         plan(study(), "cpu", False, [{"M": 3, "N": 4}])
 
 
@@ -54,3 +58,10 @@ def test_run_refuses_a_bad_shape_in_one_line(shape: str, says: str) -> None:
     )
     assert done.returncode == 2
     assert says in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_limits_shapes_run_on_their_own_equally_weighted() -> None:
+    chosen = plan(study(), "cpu", False, [{"M": 65536, "N": 64}]).operations[0].shapes
+    assert [(s.sizes, s.weight) for s in chosen] == [({"M": 65536, "N": 64}, 1.0)]
+    with pytest.raises(PlanError, match="a limit's shapes run on their own"):
+        plan(study(), "cpu", False, [{"M": 65536, "N": 64}, {"M": 64, "N": 4096}])

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import attrs
 
 from perfdsl.bundle.evaluation.evaluation import Evaluation
+from perfdsl.bundle.evaluation.kernels import ShapeResult
 from perfdsl.history.across import NOT_INTERLEAVED, compare_runs
 from perfdsl.history.runs import Run, RunsError, read_run
 from perfdsl.matrix.drive import Matrix
@@ -89,6 +90,7 @@ def render_report(matrix: Matrix, state: MatrixState, cells: Sequence[CellRun]) 
     lines += _environment(done)
     lines += _verdicts(cells)
     lines += _faults(cells)
+    lines += _limitations(matrix, cells)
     lines += _between(done)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -157,6 +159,64 @@ def _faults(cells: Sequence[CellRun]) -> list[str]:
     lines = ["## Cells without a result", "", "| cell | state | attempts | reason |", "|---|---|---|---|"]
     lines += [f"| `{c.cell}` | {c.state} | {c.attempts} | {_esc(c.reason or '-')} |" for c in failed]
     return [*lines, "", "Table: the Slurm (or local) state and reason of each cell that has no bundle", ""]
+
+
+def _limitations(matrix: Matrix, cells: Sequence[CellRun]) -> list[str]:
+    """Each declared limit: measured where a completed cell ran exactly its shapes, else a claim."""
+    from perfdsl.parse import parse
+    from perfdsl.plan import shape_argument, shape_dicts
+    from perfdsl.source import Source
+
+    study = parse(Source(str(matrix.spec.study), matrix.spec.study.read_text(encoding="utf-8"))).study
+    if study is None or not study.limits:
+        return []
+    selections = {c.id: [dict(s) for s in c.shapes] if c.shapes else None for c in matrix.cells}
+    items = []
+    for limit in study.limits:
+        head = f"- **{_esc(limit.kind.id)}** {_esc(limit.text.value) if limit.text else '(no text)'}"
+        declared = shape_dicts(limit.shapes) if limit.kind.id == "regression" else []
+        if not declared:
+            items.append(f"{head}: a claim; no shapes to measure")
+            continue
+        found = [
+            f"  - {_measured(c, sizes, shape)}"
+            for c in cells
+            if c.run is not None
+            and (selection := selections[c.cell])
+            and all(s in declared for s in selection)
+            for op in c.run.evaluation.operations
+            if len(op.shapes) == len(selection)
+            for sizes, shape in zip(selection, op.shapes, strict=True)
+        ]
+        where = ", ".join(_esc(shape_argument(s)) for s in declared)
+        items.append(
+            f"{head} ({where}): " + ("measured" if found else "a claim; no completed cell ran these shapes")
+        )
+        items += found
+    return ["## Limitations", "", *items, ""]
+
+
+def _measured(cell: CellRun, sizes: dict[str, int], shape: ShapeResult) -> str:
+    """One limit shape as a cell measured it: regresses or not, with the ratio and its interval."""
+    from perfdsl.plan import shape_argument
+
+    where = f"on `{cell.machine}` (cell `{cell.cell}`) at {_esc(shape_argument(sizes))}"
+    if shape.sizes != sizes:
+        where += f", run as {_esc(shape.label)} (quick)"
+    comparison = shape.usable
+    if comparison is None:
+        return f"{where}: not evidence ({_esc(shape.invalid or shape.missing or 'no comparison')})"
+    verb = {"slower": "regresses", "faster": "does not regress (faster)"}.get(
+        comparison.verdict, f"{comparison.verdict}"
+    )
+    interval = comparison.interval
+    if interval:
+        shown = f"{comparison.ratio:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
+    else:
+        shown = (
+            f"{comparison.ratio:.3f} (no interval: {_esc(comparison.interval_missing or 'too few blocks')})"
+        )
+    return f"{where}: {verb}, change / baseline {shown}"
 
 
 def _between(done: Sequence[CellRun]) -> list[str]:
