@@ -31,6 +31,7 @@ _COMMANDS = {
     "evaluate": ("evaluate", "turn a bundle's raw samples into verdicts (evaluation.json)"),
     "compare": ("compare", "compare two runs of one study: environment differences, then every ratio"),
     "history": ("history", "write one static HTML page of every run of a study over time and commit"),
+    "matrix": ("matrix", "run a study over machines, environments and shapes, locally or on Slurm"),
     "build": ("build", "compile a study and its evidence into a report (PDF, HTML or Markdown)"),
     "new": ("new", "write a study and its kernel module to start from, in the current directory"),
     "lsp": ("lsp", "serve diagnostics, hover, completion and definitions to an editor (stdio)"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 import operator
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from perfdsl.bundle.plan import (
@@ -85,7 +86,8 @@ def evaluate_formula(expr: Expr, sizes: dict[str, int]) -> float:
     raise PlanError("a formula holds only numbers, shape symbols and + - * /")
 
 
-def _shape_dicts(shape_set: ShapeSet | None) -> list[dict[str, int]]:
+def shape_dicts(shape_set: ShapeSet | None) -> list[dict[str, int]]:
+    """A shape set's shapes as size dictionaries ({"M": 64, "N": 4096}), in declared order."""
     if shape_set is None:
         return []
     symbols = [s.id for s in shape_set.symbols]
@@ -133,6 +135,53 @@ def _merge_duplicates(
         key = tuple(sizes.items())
         merged[key] = merged.get(key, 0.0) + weight
     return [dict(key) for key in merged], list(merged.values())
+
+
+def _selected(
+    shapes: list[dict[str, int]],
+    weights: list[float],
+    only: Sequence[Mapping[str, int]],
+    limit_shapes: Sequence[dict[str, int]] = (),
+) -> tuple[list[dict[str, int]], list[float]]:
+    """The declared shapes named in `only`, in declared order, with their weights (PlanError otherwise).
+
+    A `limit regression`'s shapes are declared too, but carry no production
+    weight: they may be chosen only on their own, equally weighted, so that a
+    run of them (a matrix cell) measures where the study says the change stops
+    without their weight entering the workload's combination.
+    """
+    wanted = [dict(w) for w in only]
+    for shape in wanted:
+        if shape not in shapes and shape not in limit_shapes:
+            listed = ", ".join(shape_argument(s) for s in shapes)
+            limits = ", ".join(shape_argument(s) for s in limit_shapes if s not in shapes)
+            also = f" (or its limits': {limits})" if limits else ""
+            raise PlanError(
+                f"shape {shape_argument(shape)} is not among the workload's shapes: {listed}{also}"
+            )
+    if not wanted:
+        raise PlanError("no shape selected: name at least one of the workload's shapes")
+    if any(s in limit_shapes and s not in shapes for s in wanted):
+        if any(s in shapes for s in wanted):
+            raise PlanError("a limit's shapes run on their own: select them without the workload's shapes")
+        chosen = [s for s in limit_shapes if s in wanted]
+        return chosen, [1.0 / len(chosen)] * len(chosen)
+    keep = [i for i, s in enumerate(shapes) if s in wanted]
+    return [shapes[i] for i in keep], [weights[i] if i < len(weights) else 0.0 for i in keep]
+
+
+def limit_shapes(study: Study) -> list[dict[str, int]]:
+    """Every shape a `limit regression` declares, in study order, each once."""
+    found: list[dict[str, int]] = []
+    for limit in study.limits:
+        if limit.kind.id == "regression":
+            found += [s for s in shape_dicts(limit.shapes) if s not in found]
+    return found
+
+
+def shape_argument(sizes: Mapping[str, int]) -> str:
+    """A shape as `perfdsl run --shape` takes it: `M=64,N=4096`."""
+    return ",".join(f"{name}={size}" for name, size in sizes.items())
 
 
 def predict_section_hash(study: Study) -> str:
@@ -190,14 +239,22 @@ def refuse_undeclared_target(study: Study, target: str) -> None:
     )
 
 
-def plan(study: Study, target: str, quick: bool) -> Plan:
-    """The run plan for a study that checks; raises PlanError for a missing link."""
+def plan(study: Study, target: str, quick: bool, only: Sequence[Mapping[str, int]] | None = None) -> Plan:
+    """The run plan for a study that checks; raises PlanError for a missing link.
+
+    `only` keeps a subset of the workload's declared shapes (a matrix cell's
+    shapes axis), with their own weights, before any quick shrinking; a shape
+    the workload does not declare is refused, so a cell never measures a shape
+    the study's weights say nothing about.
+    """
     workload = study.workload
     if workload is None or workload.shapes is None or not study.operations:
         raise PlanError("the study has no workload shapes or no operation: run `perfdsl check`")
-    shapes = _shape_dicts(workload.shapes)
+    shapes = shape_dicts(workload.shapes)
     weights = [w.value for w in workload.weights] or [1.0 / len(shapes)] * len(shapes)
-    adversarial = _shape_dicts(study.correctness.adversarial if study.correctness else None)
+    if only is not None:
+        shapes, weights = _selected(shapes, weights, only, limit_shapes(study))
+    adversarial = shape_dicts(study.correctness.adversarial if study.correctness else None)
     simulated = target == "cudasim"
     quick = quick or simulated
     if quick:
@@ -245,7 +302,7 @@ def plan(study: Study, target: str, quick: bool) -> Plan:
     expected = expectations(study, target)
     heaviest = shapes[max(range(len(shapes)), key=lambda i: weights[i] if i < len(weights) else 0)]
     if expected.application is not None and expected.application.shapes:
-        heaviest = _shape_dicts(expected.application)[0]
+        heaviest = shape_dicts(expected.application)[0]
     application = None
     if study.applications and study.applications[0].entry is not None:
         app = study.applications[0]

@@ -156,6 +156,21 @@ def _load_rows(
     ]
 
 
+def planted_environment(numba: str, commit: str, driver: str | None = None) -> dict:
+    """environment.json's content for a planted bundle: numba, commit and GPU driver vary."""
+    gpu = None if driver is None else {"driver_version": driver, "devices": []}
+    return {
+        "perfdsl": "0.1.0",
+        "python": {"version": "3.11.7"},
+        "os": {"system": "Linux", "release": "6.1", "machine": "x86_64"},
+        "cpu": {"model": "AMD EPYC", "usable_cores": 2},
+        "packages": {"numba": numba, "numpy": "2.4.6"},
+        "git": {"commit": commit * 40, "dirty": False, "root": "/repo"},
+        "gpu": gpu,
+        "time_utc": "2026-12-01T00:00:00+00:00",
+    }
+
+
 def make_bundle(
     tmp: Path,
     *,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from evaluate_fixtures import make_bundle
+from evaluate_fixtures import make_bundle, planted_environment
 
 from perfdsl.bundle.environment import EnvironmentRecord, differences
 from perfdsl.history.across import DifferentStudies, compare_runs, render_text
@@ -29,20 +29,6 @@ from perfdsl.history.runs import read_run
 from perfdsl.history.timeline import build_timeline
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _environment(numba: str, commit: str, driver: str | None = None) -> dict:
-    gpu = None if driver is None else {"driver_version": driver, "devices": []}
-    return {
-        "perfdsl": "0.1.0",
-        "python": {"version": "3.11.7"},
-        "os": {"system": "Linux", "release": "6.1", "machine": "x86_64"},
-        "cpu": {"model": "AMD EPYC", "usable_cores": 2},
-        "packages": {"numba": numba, "numpy": "2.4.6"},
-        "git": {"commit": commit * 40, "dirty": False, "root": "/repo"},
-        "gpu": gpu,
-        "time_utc": "2026-12-01T00:00:00+00:00",
-    }
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +47,7 @@ def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
             root / commit,
             seed=seed,
             kernel_ratio=ratio,
-            environment=_environment(numba, commit),
+            environment=planted_environment(numba, commit),
             run_id=run_id,
         )
         target = root / "artifacts" / "planted" / run_id
@@ -82,7 +68,7 @@ def test_a_against_a_is_no_meaningful_change(artifacts: Path) -> None:
     assert verdicts == {("op", "baseline"): "no meaningful change", ("op", "change"): "no meaningful change"}
 
 
-def test_a_planted_slowdown_is_named_after_the_environment(artifacts: Path) -> None:
+def test_a_planted_slowdown_is_named_after_theplanted_environment(artifacts: Path) -> None:
     result = compare_runs(read_run(_run(artifacts, "a")), read_run(_run(artifacts, "c")))
     assert result.slower == ("op change at 64x4096", "op change at 256x1024")
     (change,) = [c for arm, c in result.operations[0].combined if arm == "change"]
@@ -94,11 +80,11 @@ def test_a_planted_slowdown_is_named_after_the_environment(artifacts: Path) -> N
 
 
 def test_environment_differences_name_each_changed_fact() -> None:
-    before = EnvironmentRecord.from_json(_environment("0.68.1", "a", driver="550.54"))
-    after = EnvironmentRecord.from_json(_environment("0.68.1", "b", driver="560.28"))
+    before = EnvironmentRecord.from_json(planted_environment("0.68.1", "a", driver="550.54"))
+    after = EnvironmentRecord.from_json(planted_environment("0.68.1", "b", driver="560.28"))
     assert differences(before, after) == ["GPU driver: 550.54 -> 560.28"]
     assert before.short_commit == "aaaaaaaaaa"
-    assert differences(before, EnvironmentRecord.from_json(_environment("0.68.1", "a", None))) == [
+    assert differences(before, EnvironmentRecord.from_json(planted_environment("0.68.1", "a", None))) == [
         "GPU driver: 550.54 -> absent",
         "CUDA driver: unknown -> absent",
         "GPU: absent -> none",

@@ -38,6 +38,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="no progress on stderr (by default: the estimated length, then a live view of the blocks)",
     )
     parser.add_argument(
+        "--shape",
+        metavar="SIZES",
+        action="append",
+        type=_shape,
+        dest="shapes",
+        help="run only this one of the workload's shapes, as `M=64,N=4096` (repeat for several; "
+        "default: every declared shape)",
+    )
+    parser.add_argument(
         "--time-limit",
         metavar="SECONDS",
         type=_positive_seconds,
@@ -56,6 +65,16 @@ def _positive_seconds(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"`{text}`: the time limit must be above 0 seconds")
     return value
+
+
+def _shape(text: str) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for part in text.split(","):
+        name, equals, size = part.partition("=")
+        if not (equals and name.strip().isidentifier() and size.strip().isdigit()):
+            raise argparse.ArgumentTypeError(f"`{text}`: give a shape as NAME=SIZE,... such as M=64,N=4096")
+        sizes[name.strip()] = int(size)
+    return sizes
 
 
 def _one_thread_pool() -> None:
@@ -107,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         target = make_target(args.target)
         if args.target == targets.AUTO:
             _refuse_automatic_choice(study, target.name)
-        run_plan = plan(study, target.name, args.quick)
+        run_plan = plan(study, target.name, args.quick, args.shapes)
     except (TargetError, PlanError) as error:
         raise CommandError(str(error)) from None
     artifacts = Path(args.artifacts) if args.artifacts else Path(run_plan.artifacts)
@@ -119,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         )
         if run_plan.quick:
             # Said before anything runs, so no quick number is read as the study's own settings.
-            full = plan(study, target.name, False)
+            full = plan(study, target.name, False, args.shapes)
             for replaced in quick_replacements(full, run_plan):
                 print(f"  quick: {replaced}", file=sys.stderr)
     try:
