@@ -17,7 +17,8 @@ from collections.abc import Mapping
 import attrs
 import numpy as np
 
-from perfdsl.bundle.evaluation.kernels import Comparison, OperationResult, ShapeResult, Verdict
+from perfdsl.bundle.evaluation.kernels import Comparison, OperationResult, ShapeResult
+from perfdsl.bundle.evaluation.verdicts import Verdict
 from perfdsl.evaluate.compare import classify, compare
 from perfdsl.history.runs import Run, environment_changes
 

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from perfdsl.bundle.evaluation.end_to_end import Reconciliation, ShareCheck
 from perfdsl.bundle.evaluation.estimate import Estimate
-from perfdsl.bundle.evaluation.kernels import Verdict
 from perfdsl.bundle.evaluation.value import Value
+from perfdsl.bundle.evaluation.verdicts import Verdict
 from perfdsl.stats.amdahl import amdahl_time_ratio
 
 _INCONSISTENT = ("beyond_bound", "opposite_sign")
