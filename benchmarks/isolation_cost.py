@@ -28,6 +28,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 
+from perfdsl.bundle.arms import ARMS, ROOF_ARMS
 from perfdsl.bundle.plan import Plan
 from perfdsl.parse import parse
 from perfdsl.plan import plan
@@ -35,7 +36,7 @@ from perfdsl.runtime.execute import resolve_operation, resolve_roof
 from perfdsl.runtime.isolation import Limits, Session, Worker
 from perfdsl.runtime.targets import make_target
 from perfdsl.runtime.timing import TimingRecord, prepare_arms, sample
-from perfdsl.runtime.worker import ARMS, ROOF_ARMS, Job, timing_settings
+from perfdsl.runtime.worker import Job, timing_settings
 from perfdsl.source import Source
 
 

@@ -25,12 +25,13 @@ from collections.abc import Mapping
 import numpy as np
 
 from perfdsl.bundle.application import ApplicationRecord, ArmShare
+from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.end_to_end import Amdahl, EndToEnd, Share
 from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.bundle.evaluation.kernels import Comparison, OperationResult
 from perfdsl.evaluate.compare import compare_blocks
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
-from perfdsl.evaluate.kernels import ARMS, arm_findings, why_not_evidence
+from perfdsl.evaluate.kernels import arm_findings, why_not_evidence
 from perfdsl.nodes import Study
 from perfdsl.stats.amdahl import check_declared_share, measure_share, operation_ratio_in_app, reconcile
 from perfdsl.stats.power import pairs_needed

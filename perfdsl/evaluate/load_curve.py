@@ -32,6 +32,7 @@ import math
 
 import numpy as np
 
+from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.load import (
     CurvePoint,
     Goodput,
@@ -42,8 +43,6 @@ from perfdsl.evaluate.inputs import BundleInputs
 from perfdsl.evaluate.value import capacity
 from perfdsl.stats.capacity import GoodputBracket, capacity_interval
 from perfdsl.stats.load import summarize_rate
-
-ARMS = ("baseline", "change")
 
 
 def evaluate_load(inputs: BundleInputs, load: LoadRecord) -> LoadEvaluation:

@@ -15,6 +15,7 @@ from enum import StrEnum
 
 import numpy as np
 
+from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.kernels import Finding
 from perfdsl.bundle.evaluation.verdicts import ContendedSummary
 from perfdsl.bundle.sampling import BlockRecord, WarmupRecord
@@ -309,7 +310,7 @@ def check_contention(blocks: Sequence[BlockRecord], subject: str) -> tuple[Findi
 
 def summarize_contention(
     shapes: Sequence[tuple[str, Sequence[BlockRecord], bool]],
-    compared_arms: Sequence[str] = ("baseline", "change"),
+    compared_arms: Sequence[str] = ARMS,
 ) -> ContendedSummary:
     """From (subject, block log, has a comparison) per shape: the run's contention summary."""
     blocks = contended = 0

@@ -17,12 +17,11 @@ from collections.abc import Mapping
 import attrs
 import numpy as np
 
+from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.kernels import Comparison, OperationResult, ShapeResult
 from perfdsl.bundle.evaluation.verdicts import Verdict
 from perfdsl.evaluate.compare import classify, compare
 from perfdsl.history.runs import Run, environment_changes
-
-ARMS = ("baseline", "change")
 
 NOT_INTERLEAVED = (
     "the two runs are not interleaved with each other: each cross-run ratio (B / A) is an unpaired "

@@ -34,6 +34,7 @@ import attrs
 import numpy as np
 
 from perfdsl.bundle import versions
+from perfdsl.bundle.arms import ARMS, ROOF_ARM, ROOF_ARMS
 from perfdsl.bundle.files import BundleWriter
 from perfdsl.bundle.plan import PLAN, OperationPlan, Plan, ShapePlan
 from perfdsl.bundle.registration import REGISTRATION, RegistrationRecord
@@ -57,7 +58,7 @@ from perfdsl.runtime.resolve import ResolveError, resolve
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.timing import Failure as TimingFailure
 from perfdsl.runtime.timing import TimingRecord, describe_error
-from perfdsl.runtime.worker import ARMS, ROOF_ARM, ROOF_ARMS, Job
+from perfdsl.runtime.worker import Job
 
 
 class RunError(Exception):

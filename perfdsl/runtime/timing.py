@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from perfdsl.bundle.arms import EMPTY_ARM
 from perfdsl.collector import collector_paused
 from perfdsl.kernel import Reference, Shape, Variant
 from perfdsl.runtime.targets import Target
@@ -46,8 +47,6 @@ MIXED = "mixed"
 the target must defeat (every call reads device memory), or it fits there; or
 its buffers exceed it while the scratch it reuses on every call fits in a cache
 that is not flushed between calls (part of its traffic is cache traffic)."""
-EMPTY_ARM = "(empty)"
-"""The arm name of the overhead samples."""
 
 BlockHook = Callable[[], Mapping[str, Any]]
 

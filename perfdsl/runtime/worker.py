@@ -43,6 +43,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from perfdsl.bundle.arms import ARMS, ROOF_ARMS
 from perfdsl.bundle.plan import OperationPlan, Plan
 from perfdsl.runtime.progress import Calibration, step_key
 from perfdsl.runtime.targets import Timed
@@ -56,10 +57,6 @@ from perfdsl.runtime.timing import (
 )
 from perfdsl.runtime.warmup import CAP_CALLS, CAP_MS, QUICK_CAP
 
-ROOF_ARM = "copy"
-ROOF_ARMS = ("read", "write", ROOF_ARM)
-"""The roofs' arm names; read and write are timed where the roof's module defines them."""
-ARMS = ("baseline", "change")
 MARGIN_BYTES = 2 * 1024**3
 """Address space beyond the buffers: compilation, thread stacks and allocator arenas."""
 ARENA_BYTES = 256 * 1024**2
