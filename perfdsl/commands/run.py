@@ -91,9 +91,10 @@ def run(args: argparse.Namespace) -> int:
     _one_thread_pool()
 
     from perfdsl.plan import PlanError, plan
-    from perfdsl.runtime.execute import RunError, execute
+    from perfdsl.runtime.execute import execute
     from perfdsl.runtime.isolation import Limits, WorkerError
     from perfdsl.runtime.progress import RunProgress
+    from perfdsl.runtime.resolve import RunError
     from perfdsl.runtime.targets import TargetError, make_target
 
     try:

@@ -17,6 +17,11 @@ directory is not imported again from another; if the search order above would
 find it somewhere else, resolution fails and says so instead of silently
 returning the wrong code. `perfdsl run` runs one study per process, so this
 only matters to callers that resolve several studies in one process.
+
+A run resolves through the plan (`resolve_operation`, `resolve_roof`,
+`resolve_reference`): the orchestration to check every reference before it
+starts, each worker to import the code it runs. A reference that does not
+resolve is a `RunError` naming the study's file and line.
 """
 
 from __future__ import annotations
@@ -29,6 +34,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import attrs
+
+from perfdsl.bundle.arms import ARMS, ROOF_ARM
+from perfdsl.bundle.plan import OperationPlan, Plan
+from perfdsl.kernel import Reference, Variant
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _REFERENCE = re.compile(rf"^({_IDENT}(?:\.{_IDENT})*):({_IDENT}(?:\.{_IDENT})*)$")
@@ -178,3 +189,57 @@ def _prepended(dirs: Sequence[Path]) -> Iterator[None]:
         yield
     finally:
         sys.path[:] = saved
+
+
+class RunError(Exception):
+    """The run could not start: a reference that does not resolve (or buffers that cannot fit), with its
+    study line."""
+
+
+@attrs.frozen
+class Resolved:
+    """The objects one operation's references name."""
+
+    reference: Reference
+    variants: dict[str, Variant]
+
+
+def resolve_reference(reference: str, expected: type, plan: Plan, line: int) -> Any:
+    """The object `reference` names, or RunError naming the study line."""
+    try:
+        return resolve(reference, expected, Path(plan.study_path).parent)
+    except ResolveError as error:
+        raise RunError(f"{plan.study_path}:{line}: {error}") from None
+
+
+def resolve_operation(plan: Plan, operation: OperationPlan) -> Resolved:
+    """The reference and both variants of an operation, or RunError naming the study line."""
+    reference = resolve_reference(operation.reference, Reference, plan, operation.lines["reference"])
+    variants = {
+        arm: resolve_reference(getattr(operation, arm), Variant, plan, operation.lines[arm]) for arm in ARMS
+    }
+    return Resolved(reference, variants)
+
+
+def resolve_roof(plan: Plan) -> dict[str, tuple[Reference, Variant]]:
+    """The roofs' problems and kernels by arm: the copy roof the study names, and the read and
+    write roofs its module defines beside it (`read`/`read_reference`, `write`/`write_reference`)."""
+    if plan.roof is None or ":" not in plan.roof:
+        return {}
+    module = plan.roof.split(":")[0]
+    line = plan.roof_line
+    roofs = {
+        ROOF_ARM: (
+            resolve_reference(f"{module}:reference", Reference, plan, line),
+            resolve_reference(plan.roof, Variant, plan, line),
+        )
+    }
+    for arm in ("read", "write"):
+        try:
+            roofs[arm] = (
+                resolve(f"{module}:{arm}_reference", Reference, Path(plan.study_path).parent),
+                resolve(f"{module}:{arm}", Variant, Path(plan.study_path).parent),
+            )
+        except ResolveError:
+            continue  # an older roof module: the copy roof alone, and the evaluation says so
+    return roofs
