@@ -32,7 +32,7 @@ def test_a_cuda_block_reads_its_clocks_and_load_at_both_ends():
     assert (block.start.clock_event_reasons, block.end.clock_event_reasons) == (0x4, 0x1)
     assert block.start.power_w == 310.5 and block.start.temperature_c == 61
     assert block.start.load is not None and block.end.load is not None
-    assert block.start.load.as_reading() == _LOAD
+    assert attrs.asdict(block.start.load) == _LOAD
     assert block.end.load.wall_s == 11.0
 
 

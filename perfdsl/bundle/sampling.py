@@ -58,10 +58,6 @@ class LoadReading:
     """This process's own CPU time, which is not other work."""
     load1: float
 
-    def as_reading(self) -> dict[str, float]:
-        """The reading as `perfdsl.runtime.contention.contention` takes it."""
-        return attrs.asdict(self)
-
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LoadReading | None:
         """The load part of a block hook's reading, or None unless every field is a number."""

@@ -20,7 +20,7 @@ from perfdsl.bundle.evaluation.kernels import Finding
 from perfdsl.bundle.evaluation.verdicts import ContendedSummary
 from perfdsl.bundle.sampling import BlockRecord, WarmupRecord
 from perfdsl.codes import CODES, Code
-from perfdsl.runtime.contention import Contention, contended_blocks, contention
+from perfdsl.evaluate.contention import Contention, contended_blocks, contention
 
 
 class PQ(StrEnum):
@@ -275,20 +275,20 @@ def check_warmup(warmups: Sequence[WarmupRecord], subject: str) -> tuple[Finding
 
 def block_contention(blocks: Sequence[BlockRecord]) -> dict[str, list[tuple[Contention, bool]]]:
     """Arm -> each of its blocks that recorded the machine's load: its reading, and whether it
-    competed with other work (`runtime.contention.contended_blocks`)."""
+    competed with other work (`evaluate.contention.contended_blocks`)."""
     readings: dict[str, list[Contention]] = {}
     for block in blocks:
         start, end = block.start.load, block.end.load
         if start is None or end is None:
             continue
-        found = contention(start.as_reading(), end.as_reading())
+        found = contention(start, end)
         if found is not None:
             readings.setdefault(block.arm, []).append(found)
     return {arm: list(zip(r, contended_blocks(r), strict=True)) for arm, r in readings.items()}
 
 
 def check_contention(blocks: Sequence[BlockRecord], subject: str) -> tuple[Finding, ...]:
-    """PQ009: blocks of an arm that competed with other work (`runtime.contention`)."""
+    """PQ009: blocks of an arm that competed with other work (`evaluate.contention`)."""
     out = []
     for arm, judged in block_contention(blocks).items():
         busy = [c for c, contended in judged if contended]
