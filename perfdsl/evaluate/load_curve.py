@@ -27,7 +27,6 @@ goodputs passed a repeat.
 
 from __future__ import annotations
 
-import csv
 import math
 
 import numpy as np
@@ -38,7 +37,7 @@ from perfdsl.bundle.evaluation.load import (
     Goodput,
     LoadEvaluation,
 )
-from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
+from perfdsl.bundle.load import LoadProbeRecord, LoadRecord, read_probe_csv
 from perfdsl.evaluate.inputs import BundleInputs
 from perfdsl.evaluate.value import capacity
 from perfdsl.stats.capacity import GoodputBracket, capacity_interval
@@ -150,7 +149,4 @@ def _point(inputs: BundleInputs, probe: LoadProbeRecord, slo: float) -> CurvePoi
 
 
 def _columns(inputs: BundleInputs, relpath: str) -> dict[str, np.ndarray]:
-    with open(inputs.path / relpath, newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
-    names = ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok")
-    return {n: np.array([int(r[n]) for r in rows], dtype=np.int64) for n in names}
+    return read_probe_csv(inputs.path / relpath)

@@ -31,6 +31,7 @@ import attrs
 import numpy as np
 
 from perfdsl.bundle.arms import EMPTY_ARM
+from perfdsl.bundle.sampling import SAMPLE_COLUMNS, Sample
 from perfdsl.collector import collector_paused
 from perfdsl.kernel import Reference, Shape, Variant
 from perfdsl.runtime.targets import Target
@@ -88,19 +89,6 @@ class Arm:
     """Where `read_share` comes from, in words, for the report."""
     scratch_bytes: int = 0
     """Scratch the variant reuses on every call (`Variant.scratch_bytes`), not rotated."""
-
-
-@attrs.frozen
-class Sample:
-    """One timed call."""
-
-    arm: str
-    block: int
-    """The block's index in the interleaved order (the overhead's own blocks for EMPTY_ARM)."""
-    position: int
-    buffer_set: int
-    duration_ns: int
-    valid: bool
 
 
 @attrs.frozen
@@ -191,12 +179,7 @@ class TimingRecord:
 
     def rows(self) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
         """A CSV header and one row per sample, overhead samples included."""
-        header = ("arm", "block", "position", "buffer_set", "duration_ns", "valid")
-        rows = [
-            (s.arm, s.block, s.position, s.buffer_set, s.duration_ns, int(s.valid))
-            for s in (*self.samples, *self.overhead)
-        ]
-        return header, rows
+        return SAMPLE_COLUMNS, [s.row() for s in (*self.samples, *self.overhead)]
 
 
 def block_order(arms: Sequence[str], blocks: int) -> tuple[str, ...]:
