@@ -123,6 +123,7 @@ def _perfdsl(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_compare_command_exit_statuses(artifacts: Path, tmp_path: Path) -> None:
     a, b, c = (str(_run(artifacts, x)) for x in "abc")
     same = _perfdsl("compare", a, b, "--fail-on-slower")
@@ -160,6 +161,7 @@ def test_history_page_is_static_and_escapes_study_text(artifacts: Path) -> None:
     assert "op.time ratio &lt;= 0.9" in page
 
 
+@pytest.mark.slow
 def test_history_command_writes_the_page(artifacts: Path, tmp_path: Path) -> None:
     study = tmp_path / "planted.perf"
     study.write_text((_run(artifacts, "a") / "study.perf").read_text(encoding="utf-8"), encoding="utf-8")

@@ -16,6 +16,7 @@ PARAMS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "variant", "shape"), PARAMS)
 def test_variant_matches_reference(name, variant, shape):
     case = CASES[name]

@@ -23,6 +23,7 @@ CPU_KERNELS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kernel", "signature"), CUDA_KERNELS)
 def test_cuda_kernel_compiles_to_hopper_ptx(kernel, signature):
     ptx, _ = cuda.compile_ptx(kernel.py_func, signature.format(dtype="float32"), cc=(9, 0))

@@ -21,6 +21,8 @@ from run_support import FIXTURES, REPO, bundle_dirs, environment, read_json, run
 
 from perfdsl.bundle.files import latest_bundle
 
+pytestmark = pytest.mark.slow
+
 BROKEN_STUDY = FIXTURES / "broken.perf"
 REPORT_SIDE = ("weasyprint", "matplotlib", "markdown_it")
 MAIN_AND_MODULES = r"""
