@@ -11,6 +11,7 @@ follows all the same) or inside a function, where they run only when called.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -71,12 +72,25 @@ def _imports_in(tree: ast.AST, modules: Mapping[str, Path]) -> Imports:
     return Imports(frozenset(module_level), frozenset(function_level - module_level))
 
 
+def trees(root: Path = ROOT) -> dict[str, ast.Module]:
+    """Every module's syntax tree by dotted name, parsed once per session (the tests share it)."""
+    return _parsed(root)
+
+
+@functools.cache
+def _parsed(root: Path) -> dict[str, ast.Module]:
+    return {
+        name: ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for name, path in module_names(root).items()
+    }
+
+
 def import_graph(root: Path = ROOT) -> dict[str, Imports]:
     """Each module's perfdsl imports, itself left out (`from perfdsl.x import y` inside x's package)."""
     modules = module_names(root)
     graph = {}
-    for name, path in modules.items():
-        found = _imports_in(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)), modules)
+    for name, tree in trees(root).items():
+        found = _imports_in(tree, modules)
         graph[name] = Imports(found.module_level - {name}, found.function_level - {name})
     return graph
 

@@ -33,22 +33,23 @@ def _spellings(tree: ast.Module) -> list[str]:
             f"line {node.lineno}: {t.id} =" for t in targets if isinstance(t, ast.Name) and t.id in DECLARED
         ]
     for node in ast.walk(tree):
-        try:
-            value = ast.literal_eval(node) if isinstance(node, ast.Tuple | ast.Constant) else None
-        except ValueError:
-            continue
-        if isinstance(value, tuple) and not all(isinstance(v, str) for v in value):
-            continue  # a tuple holding a list or a dict cannot be an arm tuple (nor hashed)
-        if isinstance(value, tuple | str) and value in literals:
+        value: object = None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            value = node.value
+        elif isinstance(node, ast.Tuple) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts
+        ):
+            value = tuple(e.value for e in node.elts)  # type: ignore[attr-defined]
+        if value in literals:
             found.append(f"line {node.lineno}: {value!r}")
     return found
 
 
 def test_arm_names_are_spelled_only_in_bundle_arms() -> None:
     spelled = {}
-    for name, path in import_graph.module_names().items():
+    for name, tree in import_graph.trees().items():
         if name != OWNER:
-            found = _spellings(ast.parse(path.read_text(encoding="utf-8")))
+            found = _spellings(tree)
             if found:
                 spelled[name] = found
     assert spelled == {}

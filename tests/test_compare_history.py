@@ -137,6 +137,7 @@ def test_compare_command_exit_statuses(artifacts: Path, tmp_path: Path) -> None:
     assert missing.stderr.count("\n") == 1 and "no such bundle directory" in missing.stderr
 
 
+@pytest.mark.slow
 def test_history_marks_where_the_regression_entered(artifacts: Path) -> None:
     runs = [read_run(p) for p in sorted((artifacts / "planted").iterdir())]
     timeline = build_timeline(runs)
@@ -150,6 +151,7 @@ def test_history_marks_where_the_regression_entered(artifacts: Path) -> None:
     assert change.verdict == "slower"
 
 
+@pytest.mark.slow
 def test_history_page_is_static_and_escapes_study_text(artifacts: Path) -> None:
     runs = [read_run(p) for p in sorted((artifacts / "planted").iterdir())]
     page = render_page(build_timeline(runs), 'Fused <script>alert("x")</script> & co', datetime.now(UTC))

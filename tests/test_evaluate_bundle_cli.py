@@ -96,6 +96,7 @@ def test_a_tampered_bundle_exits_2(bundle: Path) -> None:
     assert not (bundle / "evaluation.json").exists()
 
 
+@pytest.mark.slow
 def test_not_a_bundle_exits_2(tmp_path: Path) -> None:
     done = _perfdsl("evaluate", str(tmp_path / "missing"))
     assert done.returncode == 2 and "no such bundle" in done.stderr

@@ -21,6 +21,7 @@ def test_request_with_variant_is_close_to_float64_run(name):
     assert error <= 1e-5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", APP_CASES)
 def test_requests_repeat_and_do_not_accumulate_state(name):
     app, _, variant, shape = APP_CASES[name]
