@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from kernels_apps_cases import APP_CASES, reference_op, serve
 
+pytestmark = pytest.mark.slow
 
-@pytest.mark.slow
+
 @pytest.mark.parametrize("name", APP_CASES)
 def test_request_with_variant_is_close_to_float64_run(name):
     app, reference, variant, shape = APP_CASES[name]
@@ -21,7 +22,6 @@ def test_request_with_variant_is_close_to_float64_run(name):
     assert error <= 1e-5
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", APP_CASES)
 def test_requests_repeat_and_do_not_accumulate_state(name):
     app, _, variant, shape = APP_CASES[name]

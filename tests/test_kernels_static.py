@@ -10,6 +10,8 @@ import pytest
 from kernels_cases import CASES
 from numba import cuda
 
+pytestmark = pytest.mark.slow
+
 VARIANTS = {(v.name, id(v)): v for case in CASES.values() for v in case.variants}
 CUDA_KERNELS = [
     pytest.param(kernel, sig, id=f"{variant.name}-{kernel.py_func.__name__}")
@@ -23,7 +25,6 @@ CPU_KERNELS = [
 ]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("kernel", "signature"), CUDA_KERNELS)
 def test_cuda_kernel_compiles_to_hopper_ptx(kernel, signature):
     ptx, _ = cuda.compile_ptx(kernel.py_func, signature.format(dtype="float32"), cc=(9, 0))

@@ -154,6 +154,7 @@ def test_resources_come_from_the_linker(kernels):
         assert k.spill_store_bytes == 0 and k.spill_load_bytes == 0
 
 
+@pytest.mark.slow
 def test_missing_disassembler_is_a_reason_not_an_error(monkeypatch):
     monkeypatch.setattr(toolchain, "find_nvdisasm", lambda: None)
     k = inspect_cuda_kernel(scale_add, VEC)
