@@ -28,14 +28,16 @@ from pathlib import Path
 import attrs
 import numpy as np
 
+from perfdsl.bundle.arms import ARMS, ROOF_ARMS
 from perfdsl.bundle.plan import Plan
 from perfdsl.parse import parse
 from perfdsl.plan import plan
-from perfdsl.runtime.execute import resolve_operation, resolve_roof
 from perfdsl.runtime.isolation import Limits, Session, Worker
+from perfdsl.runtime.resolve import resolve_operation, resolve_roof
+from perfdsl.runtime.settings import kernel_settings
 from perfdsl.runtime.targets import make_target
 from perfdsl.runtime.timing import TimingRecord, prepare_arms, sample
-from perfdsl.runtime.worker import ARMS, ROOF_ARMS, Job, timing_settings
+from perfdsl.runtime.worker import Job
 from perfdsl.source import Source
 
 
@@ -71,7 +73,7 @@ def in_process(the_plan: Plan, target_name: str, shape_index: int) -> TimingReco
                 target, problem, [kernel], shape.sizes, the_plan.dtype, the_plan.timing.rotate
             )
             arms.append(attrs.evolve(roof_arm, name=name))
-    return sample(target, arms, timing_settings(the_plan))
+    return sample(target, arms, kernel_settings(the_plan))
 
 
 def medians(record: TimingRecord) -> dict[str, float]:

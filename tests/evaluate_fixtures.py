@@ -15,6 +15,8 @@ import attrs
 import numpy as np
 
 from perfdsl.bundle.files import BundleWriter
+from perfdsl.bundle.load import PROBE_COLUMNS
+from perfdsl.bundle.sampling import SAMPLE_COLUMNS
 from perfdsl.parse import parse
 from perfdsl.plan import plan, predict_section_hash
 from perfdsl.source import Source
@@ -260,7 +262,7 @@ def make_bundle(
             path = f"samples/op/{label}.csv"
             bundle.write_csv(
                 path,
-                ("arm", "block", "position", "buffer_set", "duration_ns", "valid"),
+                SAMPLE_COLUMNS,
                 _rows(rng, levels, blocks, noise, valid),
             )
             mn = sizes["M"] * sizes["N"]
@@ -283,7 +285,7 @@ def make_bundle(
             )
         bundle.write_csv(
             "samples/application.csv",
-            ("arm", "block", "position", "buffer_set", "duration_ns", "valid"),
+            SAMPLE_COLUMNS,
             _rows(rng, {"baseline": 4e6, "change": 4e6 * app_ratio}, blocks, noise, valid),
         )
         load = None
@@ -296,7 +298,7 @@ def make_bundle(
                     path = f"load/{arm}-{index:03d}.csv"
                     bundle.write_csv(
                         path,
-                        ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok"),
+                        PROBE_COLUMNS,
                         _load_rows(rng, rate, capacities[arm], rate in (behind or {}).get(arm, ())),
                     )
                     written.append(

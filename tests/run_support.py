@@ -4,6 +4,11 @@ Not a test module. `perfdsl run` is always a child process here: the CUDA
 simulator must be chosen before numba.cuda is first imported, a run sets
 process-wide environment variables, and a traceback or an exit status is only
 honest when it comes from the real command line.
+
+A test that starts `perfdsl run` is marked `slow` (`pytest -m "not slow"` is the
+fast loop); `start` and `run` refuse to start one from a test that is not, and
+`QuickRuns` makes each quick run of a study once per session, for every test
+file that reads its bundle (the `quick_runs` fixture, tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -11,14 +16,17 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import bundled_studies
+import pytest
 
 from perfdsl.parse import parse
 from perfdsl.source import Source
@@ -28,6 +36,8 @@ STUDIES = bundled_studies.PATHS
 FIXTURES = Path(__file__).resolve().parent / "run_fixtures"
 RUN_TIMEOUT_S = 900
 """A quick run takes under a minute alone; several share CI's two cores."""
+RUNS_ALLOWED = True
+"""Whether the test now running may start `perfdsl run`: tests/conftest.py clears it unless it is `slow`."""
 
 
 def environment() -> dict[str, str]:
@@ -42,8 +52,15 @@ def perfdsl_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "perfdsl", *args]
 
 
+def refuse_unmarked_run(args: Sequence[str]) -> None:
+    """Fail a test that is not marked `slow` as soon as it would start `perfdsl run`."""
+    if args and args[0] == "run" and not RUNS_ALLOWED:
+        pytest.fail("this test starts `perfdsl run`: mark it `@pytest.mark.slow`", pytrace=False)
+
+
 def start(*args: str) -> subprocess.Popen[str]:
     """`perfdsl ARGS` in a child process, output captured."""
+    refuse_unmarked_run(args)
     return subprocess.Popen(
         perfdsl_command(*args),
         cwd=REPO,
@@ -56,6 +73,7 @@ def start(*args: str) -> subprocess.Popen[str]:
 
 def run(*args: str, timeout: float = RUN_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
     """`perfdsl ARGS` to completion."""
+    refuse_unmarked_run(args)
     return subprocess.run(
         perfdsl_command(*args),
         cwd=REPO,
@@ -87,6 +105,69 @@ def run_all(
             del running[name]
         time.sleep(0.2)
     return done
+
+
+@attrs.frozen
+class QuickRun:
+    """One finished `perfdsl run STUDY --target TARGET --quick`, into an artifacts directory of its own."""
+
+    artifacts: Path
+    process: subprocess.CompletedProcess[str]
+
+    @property
+    def bundle(self) -> Path:
+        """The bundle the run wrote (the last line it printed), after checking that it succeeded.
+
+        Shared by every test of the session: read it, or `copy` it before changing it.
+        """
+        assert self.process.returncode == 0, self.process.stderr[-3000:]
+        return Path(self.process.stdout.strip().splitlines()[-1])
+
+    def copy(self, to: Path) -> Path:
+        """A private copy of the bundle, at `to/<study>/<run id>` as a run lays bundles out."""
+        bundle = self.bundle
+        return Path(shutil.copytree(bundle, to / bundle.parent.name / bundle.name))
+
+
+class QuickRuns:
+    """Quick runs made once each, by (study, target): what several test files read."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+        self._done: dict[tuple[str, str], QuickRun] = {}
+
+    def prefetch(self, cases: Iterable[tuple[Path | str, str]]) -> None:
+        """Make every run not made yet, two at a time (CI has two cores)."""
+        missing = {}
+        for study, target in cases:
+            key = _case(study, target)
+            if key not in self._done and key not in missing:
+                missing[key] = self._root / f"{Path(key[0]).stem}-{target}"
+        done = run_all(
+            {
+                f"{study} {target}": (
+                    "run",
+                    study,
+                    "--target",
+                    target,
+                    "--quick",
+                    "--artifacts",
+                    str(artifacts),
+                )
+                for (study, target), artifacts in missing.items()
+            }
+        )
+        for (study, target), artifacts in missing.items():
+            self._done[(study, target)] = QuickRun(artifacts, done[f"{study} {target}"])
+
+    def __call__(self, study: Path | str, target: str = "cpu") -> QuickRun:
+        self.prefetch([(study, target)])
+        return self._done[_case(study, target)]
+
+
+def _case(study: Path | str, target: str) -> tuple[str, str]:
+    """A run's key: the study relative to the repository (where `run` starts it), and the target."""
+    return (REPO / study).resolve().relative_to(REPO).as_posix(), target
 
 
 def bundle_dirs(artifacts: Path, study: str) -> list[Path]:

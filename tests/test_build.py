@@ -1,8 +1,9 @@
 """`perfdsl build`: every bundled study's PDF from a `--quick` CPU run, and the builder's refusals.
 
-Each quick run takes about 30 s, so the four bundles are made once per session
-and shared; tests that must change a bundle or a study work on copies. The CLI
-is run as a subprocess, as a user runs it, with stderr checked.
+Each quick run takes about 30 s, so the four bundles come from the session's
+`quick_runs` (tests/conftest.py), copied once for this file, whose builds
+evaluate them; tests that must change a bundle or a study work on further
+copies. The CLI is run as a subprocess, as a user runs it, with stderr checked.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from run_support import QuickRuns
 
 from perfdsl.report import formatting as fmt
 from perfdsl.report.markdown import SECTIONS
@@ -40,17 +42,11 @@ def perfdsl(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
 
 
 @pytest.fixture(scope="session")
-def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """One quick CPU bundle per bundled study, evaluated."""
+def bundles(quick_runs: QuickRuns, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One quick CPU bundle per bundled study, this file's own copies (the builds evaluate them)."""
+    quick_runs.prefetch((ROOT / "studies" / f"{name}.perf", "cpu") for name in STUDIES)
     artifacts = tmp_path_factory.mktemp("artifacts")
-    made = {}
-    for name in STUDIES:
-        done = perfdsl(
-            "run", f"studies/{name}.perf", "--target", "cpu", "--quick", "--artifacts", str(artifacts)
-        )
-        assert done.returncode == 0, done.stderr
-        made[name] = Path(done.stdout.strip().splitlines()[-1])
-    return made
+    return {name: quick_runs(ROOT / "studies" / f"{name}.perf").copy(artifacts) for name in STUDIES}
 
 
 @pytest.fixture(scope="session")
@@ -100,6 +96,7 @@ def headline_numbers(ev: Mapping[str, Any]) -> list[tuple[str, float]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", STUDIES)
 def test_pdf_has_every_section_in_order_and_the_headline_numbers(
     name: str, pdfs: dict[str, Path], bundles: dict[str, Path]
@@ -130,6 +127,7 @@ def test_pdf_has_every_section_in_order_and_the_headline_numbers(
     assert all(footer in page for page in text)
 
 
+@pytest.mark.slow
 def test_markdown_is_deterministic_even_after_reevaluation(bundles: dict[str, Path], tmp_path: Path) -> None:
     bundle = bundles["rmsnorm_fusion"]
     built = []
@@ -158,6 +156,7 @@ def _study_copy(tmp_path: Path, replace: Mapping[str, str]) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_html_escapes_markup_in_every_study_string(bundles: dict[str, Path], tmp_path: Path) -> None:
     attack = " ".join(ATTACKS).replace('"', '\\"')
     study = _study_copy(
@@ -181,6 +180,7 @@ def test_html_escapes_markup_in_every_study_string(bundles: dict[str, Path], tmp
     assert html.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 6
 
 
+@pytest.mark.slow
 def test_predict_section_edited_after_the_run_is_on_page_one(
     bundles: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -193,6 +193,7 @@ def test_predict_section_edited_after_the_run_is_on_page_one(
     assert "edited after the run: these predictions were not registered" in first
 
 
+@pytest.mark.slow
 def test_tampered_bundle_is_refused(bundles: dict[str, Path], tmp_path: Path) -> None:
     bundle = tmp_path / "copy" / bundles["rmsnorm_fusion"].name
     shutil.copytree(bundles["rmsnorm_fusion"], bundle)

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import attrs
 
-from perfdsl.bundle.sampling import BlockReading, BlockRecord, LoadReading, WarmupRecord
+from perfdsl.bundle.arms import EMPTY_ARM
+from perfdsl.bundle.files import BundleWriter
+from perfdsl.bundle.load import PROBE_COLUMNS, read_probe_csv
+from perfdsl.bundle.sampling import (
+    SAMPLE_COLUMNS,
+    BlockReading,
+    BlockRecord,
+    LoadReading,
+    Sample,
+    WarmupRecord,
+    read_sample_csv,
+)
 from perfdsl.runtime.contention import read_load
 from perfdsl.runtime.environment import ClockReading
-from perfdsl.runtime.timing import Block
+from perfdsl.runtime.timing import Block, TimingRecord, TimingSettings
 from perfdsl.runtime.warmup import Warmup
 
 _LOAD = {"wall_s": 10.0, "busy_s": 4.0, "steal_s": 0.0, "total_s": 16.0, "self_s": 2.0, "load1": 1.5}
@@ -32,7 +45,7 @@ def test_a_cuda_block_reads_its_clocks_and_load_at_both_ends():
     assert (block.start.clock_event_reasons, block.end.clock_event_reasons) == (0x4, 0x1)
     assert block.start.power_w == 310.5 and block.start.temperature_c == 61
     assert block.start.load is not None and block.end.load is not None
-    assert block.start.load.as_reading() == _LOAD
+    assert attrs.asdict(block.start.load) == _LOAD
     assert block.end.load.wall_s == 11.0
 
 
@@ -51,3 +64,40 @@ def test_a_warm_up_keeps_its_curve_and_an_old_one_is_not_judged():
     assert warm == WarmupRecord("baseline", 12, 3_000_000, (900, 400, 300), False)
     old = WarmupRecord.from_json({"arm": "change", "calls": 10, "elapsed_ns": 5})
     assert old.settled is None and old.durations_ns == ()
+
+
+def test_the_sample_csv_header_is_the_sample_records_fields_and_reads_back_as_written(tmp_path: Path):
+    assert tuple(attrs.fields_dict(Sample)) == SAMPLE_COLUMNS
+    samples = (Sample("baseline", 0, 0, 1, 1200, True), Sample(EMPTY_ARM, 3, 1, 0, 80, False))
+    record = TimingRecord(
+        "cpu",
+        True,
+        False,
+        TimingSettings(),
+        ("baseline",),
+        ("baseline",),
+        samples[:1],
+        (),
+        (),
+        (),
+        samples[1:],
+        (),
+    )
+    with BundleWriter(tmp_path, "study") as bundle:
+        bundle.write_csv("samples/op/1x1.csv", *record.rows())
+    written = bundle.path / "samples/op/1x1.csv"
+    assert written.read_text(encoding="utf-8").splitlines() == [
+        "arm,block,position,buffer_set,duration_ns,valid",
+        "baseline,0,0,1,1200,1",
+        "(empty),3,1,0,80,0",
+    ]
+    assert read_sample_csv(written) == samples
+
+
+def test_a_probe_csv_reads_back_every_column_as_written(tmp_path: Path):
+    rows = [(10, 11, 12, 20, 1), (30, 31, 33, 90, 0)]
+    with BundleWriter(tmp_path, "study") as bundle:
+        bundle.write_csv("load/baseline-000.csv", PROBE_COLUMNS, rows)
+    columns = read_probe_csv(bundle.path / "load/baseline-000.csv")
+    assert list(columns) == list(PROBE_COLUMNS)
+    assert [tuple(int(columns[name][i]) for name in PROBE_COLUMNS) for i in range(2)] == rows

@@ -110,6 +110,7 @@ def _perfdsl(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_compare_command_exit_statuses(artifacts: Path, tmp_path: Path) -> None:
     a, b, c = (str(_run(artifacts, x)) for x in "abc")
     same = _perfdsl("compare", a, b, "--fail-on-slower")
@@ -123,6 +124,7 @@ def test_compare_command_exit_statuses(artifacts: Path, tmp_path: Path) -> None:
     assert missing.stderr.count("\n") == 1 and "no such bundle directory" in missing.stderr
 
 
+@pytest.mark.slow
 def test_history_marks_where_the_regression_entered(artifacts: Path) -> None:
     runs = [read_run(p) for p in sorted((artifacts / "planted").iterdir())]
     timeline = build_timeline(runs)
@@ -136,6 +138,7 @@ def test_history_marks_where_the_regression_entered(artifacts: Path) -> None:
     assert change.verdict == "slower"
 
 
+@pytest.mark.slow
 def test_history_page_is_static_and_escapes_study_text(artifacts: Path) -> None:
     runs = [read_run(p) for p in sorted((artifacts / "planted").iterdir())]
     page = render_page(build_timeline(runs), 'Fused <script>alert("x")</script> & co', datetime.now(UTC))
@@ -147,6 +150,7 @@ def test_history_page_is_static_and_escapes_study_text(artifacts: Path) -> None:
     assert "op.time ratio &lt;= 0.9" in page
 
 
+@pytest.mark.slow
 def test_history_command_writes_the_page(artifacts: Path, tmp_path: Path) -> None:
     study = tmp_path / "planted.perf"
     study.write_text((_run(artifacts, "a") / "study.perf").read_text(encoding="utf-8"), encoding="utf-8")

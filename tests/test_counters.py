@@ -130,6 +130,7 @@ def test_the_regex_selects_each_kernel_by_its_exact_name() -> None:
     assert fused_only.search("_ZN7kernels7rmsnorm12fused_kernelE5ArrayIfLi2E1C7mutable7alignedE")
 
 
+@pytest.mark.slow
 def test_the_regex_matches_the_symbol_numba_compiles() -> None:
     from numba import cuda
 
@@ -468,6 +469,7 @@ def test_a_driver_that_fails_is_reported_with_its_last_line(
     )
 
 
+@pytest.mark.slow
 def test_the_driver_reads_the_request_and_stops_at_the_missing_gpu(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -495,6 +497,7 @@ def test_unreadable_output_is_reported(tmp_path: Path, monkeypatch: pytest.Monke
     )
 
 
+@pytest.mark.slow
 def test_a_hung_profiler_times_out_and_its_process_group_is_killed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,4 +1,4 @@
-"""`perfdsl evaluate` as a subprocess, on one real quick CPU bundle (made once per module)."""
+"""`perfdsl evaluate` as a subprocess, on one real quick CPU bundle (the session's `quick_runs`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from run_support import QuickRuns
 
 from perfdsl import targets
 from perfdsl.bundle import versions
@@ -25,14 +26,9 @@ def _perfdsl(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def real_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A quick CPU run of the bundled RMSNorm study (about 30 s)."""
-    artifacts = tmp_path_factory.mktemp("artifacts")
-    done = _perfdsl(
-        "run", "studies/rmsnorm_fusion.perf", "--target", "cpu", "--quick", "--artifacts", str(artifacts)
-    )
-    assert done.returncode == 0, done.stderr
-    return Path(done.stdout.strip().splitlines()[-1])
+def real_bundle(quick_runs: QuickRuns) -> Path:
+    """A quick CPU run of the bundled RMSNorm study (about 30 s), shared with other files: read only."""
+    return quick_runs("studies/rmsnorm_fusion.perf").bundle
 
 
 @pytest.fixture
@@ -41,6 +37,7 @@ def bundle(real_bundle: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(real_bundle, tmp_path / real_bundle.name))
 
 
+@pytest.mark.slow
 def test_evaluate_twice_is_byte_identical_and_keeps_the_bundle_verified(bundle: Path) -> None:
     first = _perfdsl("evaluate", str(bundle))
     assert first.returncode == 0 and first.stderr == ""
@@ -53,6 +50,7 @@ def test_evaluate_twice_is_byte_identical_and_keeps_the_bundle_verified(bundle: 
     assert "evaluation.json" in manifest["files"]
 
 
+@pytest.mark.slow
 def test_summary_names_the_verdicts(bundle: Path) -> None:
     out = _perfdsl("evaluate", str(bundle)).stdout
     assert "operation normalize" in out and "weighted" in out
@@ -60,6 +58,7 @@ def test_summary_names_the_verdicts(bundle: Path) -> None:
     assert "warning[PQ007]" in out  # a quick run has 4 blocks an arm
 
 
+@pytest.mark.slow
 def test_evaluation_json_has_every_section(bundle: Path) -> None:
     _perfdsl("evaluate", str(bundle))
     data = json.loads((bundle / "evaluation.json").read_text())
@@ -87,6 +86,7 @@ def test_evaluation_json_has_every_section(bundle: Path) -> None:
     assert {k["kind"] for k in static["baseline"]} == {"cuda", "cpu"}
 
 
+@pytest.mark.slow
 def test_a_tampered_bundle_exits_2(bundle: Path) -> None:
     results = bundle / "results.json"
     results.write_text(results.read_text().replace('"quick": true', '"quick": false'))
@@ -96,11 +96,13 @@ def test_a_tampered_bundle_exits_2(bundle: Path) -> None:
     assert not (bundle / "evaluation.json").exists()
 
 
+@pytest.mark.slow
 def test_not_a_bundle_exits_2(tmp_path: Path) -> None:
     done = _perfdsl("evaluate", str(tmp_path / "missing"))
     assert done.returncode == 2 and "no such bundle" in done.stderr
 
 
+@pytest.mark.slow
 def test_an_edited_predict_section_is_flagged(bundle: Path, tmp_path: Path) -> None:
     study = tmp_path / "edited.perf"
     study.write_text(
@@ -113,6 +115,7 @@ def test_an_edited_predict_section_is_flagged(bundle: Path, tmp_path: Path) -> N
     assert "edited after the run" in done.stdout
 
 
+@pytest.mark.slow
 def test_a_real_bundle_reads_into_records_and_back(real_bundle: Path) -> None:
     results = Results.read(real_bundle)
     assert results.schema == versions.RESULTS and results.target == "cpu"
@@ -137,12 +140,14 @@ def _one_line_refusal(done: subprocess.CompletedProcess[str], command: str) -> N
     assert "results.json: format version 'perfdsl.results/99'" in line
 
 
+@pytest.mark.slow
 def test_evaluate_refuses_a_bundle_of_an_unknown_version(bundle: Path) -> None:
     _set_version(bundle, "perfdsl.results/99")
     _one_line_refusal(_perfdsl("evaluate", str(bundle)), "evaluate")
     assert not (bundle / "evaluation.json").exists()
 
 
+@pytest.mark.slow
 def test_build_refuses_a_bundle_of_an_unknown_version_even_when_evaluated(
     bundle: Path, tmp_path: Path
 ) -> None:
@@ -160,6 +165,7 @@ def _set_evaluation_version(bundle: Path, schema: str) -> None:
     replace_file(bundle, versions.EVALUATION_FILE, json.dumps({**data, "schema": schema}).encode())
 
 
+@pytest.mark.slow
 def test_build_refuses_an_evaluation_of_an_unknown_version(bundle: Path, tmp_path: Path) -> None:
     assert _perfdsl("evaluate", str(bundle)).returncode == 0
     _set_evaluation_version(bundle, "perfdsl.evaluation/99")
@@ -173,6 +179,7 @@ def test_build_refuses_an_evaluation_of_an_unknown_version(bundle: Path, tmp_pat
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_build_evaluates_an_evaluation_of_an_earlier_version_again(bundle: Path, tmp_path: Path) -> None:
     assert _perfdsl("evaluate", str(bundle)).returncode == 0
     _set_evaluation_version(bundle, "perfdsl.evaluation/4")

@@ -40,6 +40,7 @@ def numba_records() -> list:
     return records
 
 
+@pytest.mark.slow
 def test_cubin_attributes_agree_with_the_linker_log(numba_records: list) -> None:
     for record in numba_records:
         found = function_attributes(record.cubin, record.symbol)
@@ -49,6 +50,7 @@ def test_cubin_attributes_agree_with_the_linker_log(numba_records: list) -> None
     assert function_attributes(b"not an elf", "x") == {}
 
 
+@pytest.mark.slow
 def test_handed_over_ptx_is_assembled_and_read_like_numba_code(numba_records: list) -> None:
     record = numba_records[1]
     code = KernelCode(name=record.symbol, ptx=record.ptx, signature="from numba", compiler="numba-cuda 0")
@@ -62,6 +64,7 @@ def test_handed_over_ptx_is_assembled_and_read_like_numba_code(numba_records: li
     assert ("numba-cuda", "0") in foreign.tools
 
 
+@pytest.mark.slow
 def test_handed_over_cubin_is_the_one_disassembled(numba_records: list) -> None:
     record = numba_records[0]
     code = KernelCode(name=record.symbol, cubin=record.cubin)

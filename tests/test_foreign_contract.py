@@ -42,6 +42,7 @@ def simulator_report() -> dict:
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_bound_once_per_buffer_set_never_per_call(simulator_report: dict) -> None:
     assert simulator_report["sets"] == 3
     assert simulator_report["bound_after_prepare"] == 3
@@ -50,6 +51,7 @@ def test_bound_once_per_buffer_set_never_per_call(simulator_report: dict) -> Non
     assert simulator_report["handles"] == [0]
 
 
+@pytest.mark.slow
 def test_harness_checks_a_foreign_variant_through_the_interface(simulator_report: dict) -> None:
     verdicts = simulator_report["verdicts"]
     assert verdicts["rmsnorm_cai"] == [True] * 4

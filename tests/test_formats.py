@@ -62,10 +62,12 @@ def _validator() -> jsonschema.Draft4Validator:
     return jsonschema.Draft4Validator(schema)
 
 
+@pytest.mark.slow
 def test_sarif_is_valid_against_the_2_1_0_schema() -> None:
     _validator().validate(_sarif())
 
 
+@pytest.mark.slow
 def test_the_schema_rejects_a_broken_log() -> None:
     """The validation above can fail: a level SARIF does not define is caught."""
     log = _sarif()
@@ -77,6 +79,7 @@ def test_the_schema_rejects_a_broken_log() -> None:
     assert not _validator().is_valid(missing)
 
 
+@pytest.mark.slow
 def test_sarif_rules_are_the_code_registry() -> None:
     driver = _sarif()["runs"][0]["tool"]["driver"]
     assert [rule["id"] for rule in driver["rules"]] == sorted(codes.CODES)
@@ -85,6 +88,7 @@ def test_sarif_rules_are_the_code_registry() -> None:
     assert by_id["PD501"]["defaultConfiguration"]["level"] == "warning"
 
 
+@pytest.mark.slow
 def test_sarif_result_points_at_the_span() -> None:
     results = _sarif()["runs"][0]["results"]
     rules = _sarif()["runs"][0]["tool"]["driver"]["rules"]
@@ -102,6 +106,7 @@ def test_sarif_result_points_at_the_span() -> None:
     assert typo["level"] == "error"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("format_name", sorted(GOLDENS))
 def test_matches_golden(format_name: str) -> None:
     rendered = render(format_name, *_checked())
@@ -110,6 +115,7 @@ def test_matches_golden(format_name: str) -> None:
     assert rendered == GOLDENS[format_name].read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_junit_has_a_case_per_file_and_one_failure_holding_its_errors() -> None:
     paths, found = _checked()
     suite = ET.fromstring(render("junit", paths, found)).find("testsuite")

@@ -125,6 +125,7 @@ def _evaluate(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_exit_status_follows_the_policy(mixed: Evaluation, clean: Path, tmp_path: Path) -> None:
     refuting = make_bundle(tmp_path / "r", predictions=("op.time ratio <= 0.5",))
     assert _evaluate(str(refuting)).returncode == 0
@@ -136,6 +137,7 @@ def test_exit_status_follows_the_policy(mixed: Evaluation, clean: Path, tmp_path
     assert _evaluate(str(clean), "--fail-on", "bogus").returncode == 2
 
 
+@pytest.mark.slow
 def test_command_writes_junit_and_appends_the_summary(clean: Path, tmp_path: Path) -> None:
     junit, summary = tmp_path / "predictions.xml", tmp_path / "summary.md"
     summary.write_text("earlier step\n", encoding="utf-8")

@@ -31,6 +31,8 @@ from perfdsl.parse import parse
 from perfdsl.plan import plan
 from perfdsl.source import Source
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES = int(os.environ.get("PERFDSL_FUZZ_EXAMPLES", "150"))
 STUDIES = [p.read_text(encoding="utf-8") for p in bundled_studies.PATHS]
 RMSNORM = bundled_studies.PATHS[bundled_studies.NAMES.index("rmsnorm_fusion")].read_text(encoding="utf-8")

@@ -14,6 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from run_support import QuickRuns
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "perfdsl"
 
@@ -84,6 +87,7 @@ def test_check_loads_no_runtime_module(tmp_path: Path) -> None:
     assert [m for m in modules if m.startswith("perfdsl.runtime")] == []
 
 
+@pytest.mark.slow
 def test_run_loads_no_report_or_evaluate_module(tmp_path: Path) -> None:
     study = "studies/transpose_bank_conflicts.perf"
     argv = ("run", study, "--target", "cpu", "--quick", "--artifacts", str(tmp_path))
@@ -93,15 +97,13 @@ def test_run_loads_no_report_or_evaluate_module(tmp_path: Path) -> None:
     assert [m for m in modules if m.startswith(("perfdsl.report", "perfdsl.evaluate"))] == []
 
 
-def test_building_an_evaluated_bundle_loads_neither_the_statistics_nor_scipy(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_building_an_evaluated_bundle_loads_neither_the_statistics_nor_scipy(
+    tmp_path: Path, quick_runs: QuickRuns
+) -> None:
     """A current evaluation.json is read into its records (`bundle.evaluation`), not recomputed."""
     study = "studies/transpose_bank_conflicts.perf"
-    argv = ("run", study, "--target", "cpu", "--quick", "--quiet", "--artifacts", str(tmp_path))
-    done = subprocess.run(
-        [sys.executable, "-m", "perfdsl", *argv], cwd=ROOT, capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    bundle = done.stdout.strip().splitlines()[-1]
+    bundle = str(quick_runs(study).copy(tmp_path))
     evaluated = subprocess.run(
         [sys.executable, "-m", "perfdsl", "evaluate", bundle],
         cwd=ROOT,

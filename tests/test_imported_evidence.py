@@ -241,6 +241,7 @@ def _serve(fifo: Path, payloads: list[bytes], stop: threading.Event) -> None:
         stop.wait(0.2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "reads_by_check", "good_to_bad", "field"),
     [

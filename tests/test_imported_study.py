@@ -83,6 +83,7 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return found
 
 
+@pytest.mark.slow
 def test_run_copies_the_file_and_hashes_it(bundle: Path) -> None:
     manifest = read_json(bundle / "manifest.json")["files"]
     index = read_json(bundle / "imported.json")
@@ -100,6 +101,7 @@ def test_run_copies_the_file_and_hashes_it(bundle: Path) -> None:
     assert not (bundle / "results.json").exists()
 
 
+@pytest.mark.slow
 def test_evaluation_compares_unpaired_and_says_not_evidence_grade(bundle: Path) -> None:
     done = run("evaluate", str(bundle), timeout=300)
     assert done.returncode == 0, done.stderr
@@ -124,6 +126,7 @@ def test_evaluation_compares_unpaired_and_says_not_evidence_grade(bundle: Path) 
     assert "not evidence-grade" in time_prediction["message"]
 
 
+@pytest.mark.slow
 def test_page_one_shows_the_label(bundle: Path, tmp_path: Path) -> None:
     out = tmp_path / "report.md"
     done = run("build", "--md", str(STUDY), "--results", str(bundle), "-o", str(out), timeout=300)
@@ -135,6 +138,7 @@ def test_page_one_shows_the_label(bundle: Path, tmp_path: Path) -> None:
     assert "pyperf 2.11.0, raw samples, not interleaved" in out.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_copy_changed_after_the_run_is_refused(bundle: Path, tmp_path: Path) -> None:
     copy = tmp_path / "bundle"
     shutil.copytree(bundle, copy)
@@ -179,6 +183,7 @@ def test_a_file_broken_after_check_is_one_line_at_run(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_malformed_file_stops_run_at_check_with_the_field(tmp_path: Path) -> None:
     path = _study_beside(tmp_path, STUDY.read_text(encoding="utf-8"), b'{"benchmarks": 3}')
     done = subprocess.run(

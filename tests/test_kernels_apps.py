@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from kernels_apps_cases import APP_CASES, reference_op, serve
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("name", APP_CASES)
 def test_request_with_variant_is_close_to_float64_run(name):

@@ -16,6 +16,7 @@ PARAMS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "variant", "shape"), PARAMS)
 def test_variant_matches_reference(name, variant, shape):
     case = CASES[name]
@@ -26,6 +27,7 @@ def test_variant_matches_reference(name, variant, shape):
         check_outputs(f"{variant.name} {dict(shape)} seed {seed}", outputs, expected, case.tolerance)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "variant", "shape"), PARAMS)
 def test_deterministic_variants_repeat_bit_for_bit(name, variant, shape):
     case = CASES[name]

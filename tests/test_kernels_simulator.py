@@ -16,6 +16,8 @@ import pytest
 from kernels_apps_cases import APP_CASES
 from kernels_cases import CASES
 
+pytestmark = pytest.mark.slow
+
 TESTS = Path(__file__).parent
 SCRIPT = TESTS / "kernels_simulator_check.py"
 TIMEOUT_S = 300

@@ -10,6 +10,8 @@ import pytest
 from kernels_cases import CASES
 from numba import cuda
 
+pytestmark = pytest.mark.slow
+
 VARIANTS = {(v.name, id(v)): v for case in CASES.values() for v in case.variants}
 CUDA_KERNELS = [
     pytest.param(kernel, sig, id=f"{variant.name}-{kernel.py_func.__name__}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 
 from perfdsl.lsp.analysis import (
@@ -20,6 +21,7 @@ STUDY = (ROOT / "studies" / "rmsnorm_fusion.perf").read_text(encoding="utf-8")
 BROKEN = (ROOT / "tests" / "check_cases" / "PD004_unknown_setting.perf").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_every_position_of_a_study_answers_without_error() -> None:
     """Hover, completion and definition are asked at arbitrary places while typing."""
     for line, text in enumerate(STUDY.splitlines()):

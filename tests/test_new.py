@@ -20,6 +20,7 @@ def _perfdsl(cwd: Path, *args: str, timeout: float = 60) -> subprocess.Completed
     )
 
 
+@pytest.mark.slow
 def test_new_study_checks_and_runs(tmp_path: Path) -> None:
     made = _perfdsl(tmp_path, "new", "demo")
     assert made.returncode == 0, made.stderr

@@ -18,6 +18,7 @@ DRAWINGS = {
 }
 
 
+@pytest.mark.slow
 def test_the_worker_draws_the_same_figures_as_drawing_here() -> None:
     here = draw_figures(DRAWINGS)
     with drawn_beside(DRAWINGS) as drawn:

@@ -214,6 +214,7 @@ def test_figure_svg_is_checked_where_it_enters() -> None:
 # --- PDF ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_pdf_has_headings_in_order(pdf_pages: list[str]) -> None:
     text = "\n".join(pdf_pages)
     headings = ["RMSNorm fusion", "Kernel timing", "Correctness evidence", "Reproduction"]
@@ -224,6 +225,7 @@ def test_pdf_has_headings_in_order(pdf_pages: list[str]) -> None:
     assert "achieved bandwidth (GB/s)" in text  # the served SVG's axis label, drawn as text
 
 
+@pytest.mark.slow
 def test_pdf_carries_the_version_and_page_count_on_every_page(pdf_pages: list[str]) -> None:
     assert len(pdf_pages) >= 2
     for number, text in enumerate(pdf_pages, start=1):
@@ -232,6 +234,7 @@ def test_pdf_carries_the_version_and_page_count_on_every_page(pdf_pages: list[st
         assert f"page {number} of {len(pdf_pages)}" in flat
 
 
+@pytest.mark.slow
 def test_pdf_running_head_names_the_study(pdf_pages: list[str]) -> None:
     assert "generated 2026-07-12 14:03 UTC" in pdf_pages[0]
     for text in pdf_pages[1:]:
@@ -262,6 +265,7 @@ def test_pdf_serves_only_the_figures_it_was_given(roof_figure: Figure, tmp_path:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_pdf_replaces_the_previous_report_and_leaves_no_temporary(tmp_path: Path) -> None:
     target = tmp_path / "report.pdf"
     target.write_bytes(b"old")
@@ -298,6 +302,7 @@ BUILDERS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BUILDERS))
 def test_figures_are_valid_deterministic_svg(name: str) -> None:
     first, second = BUILDERS[name](), BUILDERS[name]()

@@ -10,8 +10,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from kernels import copy as roofs
+
+pytestmark = pytest.mark.slow
 
 TESTS = Path(__file__).parent
 

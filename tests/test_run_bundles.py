@@ -1,6 +1,7 @@
 """`perfdsl run --quick` on every bundled study, on the CPU and under the CUDA simulator.
 
-All eight runs start once per session (two at a time: CI has two cores) and
+All eight runs start once per session (two at a time: CI has two cores), in
+the session's `quick_runs` that tests/test_build.py and others read too, and
 every test reads their bundles. Nothing here asserts a timing: the runs are
 smoke-scale and the machine is shared; what is checked is what the bundle
 must hold whatever the numbers are.
@@ -17,11 +18,11 @@ import pytest
 from run_support import (
     CUDA_STUDIES,
     KERNEL_STUDIES,
+    QuickRuns,
     bundle_dirs,
     read_csv,
     read_json,
     run,
-    run_all,
     study_name,
 )
 
@@ -41,26 +42,14 @@ CASES = [
 IDS = [f"{study.stem}-{target}" for study, target in CASES]
 
 
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="session")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[Path, str], tuple[Path, Any]]:
+def runs(quick_runs: QuickRuns) -> dict[tuple[Path, str], tuple[Path, Any]]:
     """(study, target) -> (artifacts directory, finished process), every run done once."""
-    root = tmp_path_factory.mktemp("run-bundles")
-    artifacts = {case: root / f"{case[0].stem}-{case[1]}" for case in CASES}
-    done = run_all(
-        {
-            f"{study.stem}-{target}": (
-                "run",
-                str(study),
-                "--target",
-                target,
-                "--quick",
-                "--artifacts",
-                str(artifacts[(study, target)]),
-            )
-            for study, target in CASES
-        }
-    )
-    return {case: (artifacts[case], done[f"{case[0].stem}-{case[1]}"]) for case in CASES}
+    quick_runs.prefetch(CASES)
+    return {case: (quick_runs(*case).artifacts, quick_runs(*case).process) for case in CASES}
 
 
 @pytest.fixture(params=CASES, ids=IDS)

@@ -24,6 +24,8 @@ from perfdsl.parse import parse
 from perfdsl.plan import refuse_undeclared_target
 from perfdsl.source import Source
 
+pytestmark = pytest.mark.slow
+
 BROKEN_STUDY = FIXTURES / "broken.perf"
 REPORT_SIDE = ("weasyprint", "matplotlib", "markdown_it")
 MAIN_AND_MODULES = r"""

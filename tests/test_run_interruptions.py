@@ -35,6 +35,7 @@ KILLS = 6
 """Interruptions per command and signal, at delays drawn across a whole run of it."""
 
 
+@pytest.mark.slow
 def test_two_runs_of_one_study_at_once_write_two_whole_bundles(tmp_path: Path) -> None:
     args = ("run", str(BROKEN_STUDY), "--target", "cpu", "--quick", "--artifacts", str(tmp_path))
     done = run_all({"first": args, "second": args}, parallel=2)
@@ -73,6 +74,7 @@ def _one_error_line(stderr: str) -> str:
     return errors[0]
 
 
+@pytest.mark.slow
 def test_a_read_only_artifacts_directory_is_one_line_and_no_bundle(tmp_path: Path) -> None:
     artifacts = tmp_path / "artifacts"
     with _tmpfs(artifacts, "size=1m,ro") as mounted:
@@ -85,6 +87,7 @@ def test_a_read_only_artifacts_directory_is_one_line_and_no_bundle(tmp_path: Pat
         assert list(artifacts.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_one_line_and_no_bundle(tmp_path: Path) -> None:
     artifacts = tmp_path / "small"
     with _tmpfs(artifacts, "size=1m") as mounted:
@@ -141,6 +144,7 @@ def _timed(args: tuple[str, ...]) -> float:
     return time.monotonic() - began
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
 def test_evaluate_interrupted_anywhere_keeps_a_whole_evaluation(
     evaluated: tuple[Path, bytes], sig: signal.Signals
@@ -172,6 +176,7 @@ def broken_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return bundle
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
 def test_build_interrupted_anywhere_keeps_the_previous_report(
     broken_bundle: Path, tmp_path: Path, sig: signal.Signals
@@ -189,6 +194,7 @@ def test_build_interrupted_anywhere_keeps_the_previous_report(
         report.write_bytes(previous)
 
 
+@pytest.mark.slow
 def test_a_full_disk_during_evaluate_is_one_line_and_keeps_the_previous_evaluation(
     evaluated: tuple[Path, bytes], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -207,6 +213,7 @@ def test_a_full_disk_during_evaluate_is_one_line_and_keeps_the_previous_evaluati
     assert {p.name: p.read_bytes() for p in bundle.iterdir() if p.is_file()} == before
 
 
+@pytest.mark.slow
 def test_a_killed_replacement_leaves_nothing_that_stops_the_bundle(evaluated: tuple[Path, bytes]) -> None:
     bundle, _ = evaluated
     leftover = bundle / ".evaluation.json.0123456789ab.tmp"

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from run_support import read_csv, read_json, run
 
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).resolve().parent / "isolation_fixtures"
 ROOFS = ("read", "write", "copy")
 """The roofs the study's roof module (kernels/copy.py) defines, timed beside the arms."""

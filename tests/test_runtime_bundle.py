@@ -171,6 +171,7 @@ def test_stale_temp_dirs_by_owner_and_age(tmp_path):
     assert sorted(p.name for p in study.iterdir()) == [".tmp-fresh", ".tmp-live"]
 
 
+@pytest.mark.slow
 def test_runtime_records_round_trip_through_a_bundle(tmp_path):
     target = Target()
     shape = {"M": 2, "N": 4}

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from perfdsl.bundle.sampling import BlockRecord
+from perfdsl.bundle.sampling import BlockRecord, LoadReading
+from perfdsl.evaluate.contention import contended_blocks, contention
 from perfdsl.evaluate.quality import check_contention, summarize_contention
-from perfdsl.runtime.contention import contended_blocks, contention, parse_proc_stat, read_load
+from perfdsl.runtime.contention import parse_proc_stat, read_load
 
 # A real /proc/stat, trimmed: user nice system idle iowait irq softirq steal guest guest_nice.
 PROC_STAT = """cpu  353072 20523 41743 199923 733 0 321 235 0 0
@@ -43,7 +44,7 @@ def test_the_live_reading_moves_forward_and_sees_this_process_busy():
     end = read_load()
     assert set(start) == {"wall_s", "busy_s", "steal_s", "total_s", "self_s", "load1"}
     assert end["total_s"] > start["total_s"] and end["self_s"] - start["self_s"] > 0.2
-    found = contention(start, end)
+    found = contention(*_loads(start, end))
     assert found is not None and found.resolved
     # This process's own time is not other work: whatever else ran, at most the other cores.
     assert 0.0 <= found.other_cores <= (os.cpu_count() or 1)
@@ -72,9 +73,9 @@ def _block(arm: str, begin: float, seconds: float, other: float, steal: float = 
 
 
 def test_a_block_is_contended_when_other_work_takes_half_a_core_or_steal_five_percent():
-    quiet = contention(**dict(zip(("start", "end"), _pieces(_block("A", 0, 1.0, 0.1)), strict=True)))
-    busy = contention(**dict(zip(("start", "end"), _pieces(_block("A", 0, 1.0, 0.6)), strict=True)))
-    stolen = contention(**dict(zip(("start", "end"), _pieces(_block("A", 0, 1.0, 0.0, 0.06)), strict=True)))
+    quiet = contention(*_pieces(_block("A", 0, 1.0, 0.1)))
+    busy = contention(*_pieces(_block("A", 0, 1.0, 0.6)))
+    stolen = contention(*_pieces(_block("A", 0, 1.0, 0.0, 0.06)))
     assert quiet is not None and not quiet.contended and quiet.other_cores == pytest.approx(0.1)
     assert busy is not None and busy.contended
     assert stolen is not None and stolen.contended and stolen.steal_share == pytest.approx(0.06)
@@ -85,15 +86,22 @@ def _records(blocks: list[dict[str, object]]) -> list[BlockRecord]:
     return [BlockRecord.from_json(b) for b in blocks]
 
 
-def _pieces(block: dict[str, object]) -> tuple[object, object]:
-    return block["start"], block["end"]
+def _loads(start: object, end: object) -> tuple[LoadReading, LoadReading]:
+    """Two readings as results.json's block log holds them."""
+    first, second = LoadReading.from_json(start), LoadReading.from_json(end)  # type: ignore[arg-type]
+    assert first is not None and second is not None
+    return first, second
+
+
+def _pieces(block: dict[str, object]) -> tuple[LoadReading, LoadReading]:
+    return _loads(block["start"], block["end"])
 
 
 def test_short_blocks_are_judged_together_not_one_tick_at_a_time():
     # Eight 5 ms blocks; one tick (10 ms) of other work landed in one of them: 2 cores
     # for that block alone, a quarter core over the eight.
     short = [_block("A", i, 0.005, 2.0 if i == 0 else 0.0) for i in range(8)]
-    readings = [contention(b["start"], b["end"]) for b in short]  # type: ignore[arg-type]
+    readings = [contention(*_pieces(b)) for b in short]
     assert readings[0].contended  # type: ignore[union-attr]
     assert contended_blocks(readings) == [False] * 8  # type: ignore[arg-type]
     assert check_contention(_records(short), "op s") == ()

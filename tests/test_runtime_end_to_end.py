@@ -5,15 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from perfdsl.kernel import Application, Variant
-from perfdsl.runtime.end_to_end import (
-    SHARE_REQUESTS,
-    SHARE_ROUNDS,
-    OpTimer,
-    build_requests,
-    measure_share,
-    request_repeats,
-    share_requests,
-)
+from perfdsl.runtime.end_to_end import SHARE_ROUNDS, OpTimer, build_requests, measure_share
+from perfdsl.runtime.settings import SHARE_REQUESTS, request_repeats, share_requests
 from perfdsl.runtime.targets import make_target
 
 

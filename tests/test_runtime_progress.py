@@ -16,15 +16,9 @@ from evaluate_fixtures import study_text
 
 from perfdsl.parse import parse
 from perfdsl.plan import plan
-from perfdsl.runtime.progress import (
-    RunProgress,
-    calibrate_arms,
-    calibrate_requests,
-    duration,
-    estimate_run,
-    step_key,
-    step_keys,
-)
+from perfdsl.runtime.calibration import calibrate_arms, calibrate_requests
+from perfdsl.runtime.estimate import estimate_run, step_key, step_keys
+from perfdsl.runtime.progress import RunProgress, duration
 from perfdsl.runtime.targets import make_target
 from perfdsl.runtime.timing import Arm
 from perfdsl.source import Source

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import runtime_fixtures as fx
 
 from perfdsl.kernel import Variant
@@ -17,6 +18,7 @@ class _SmallCache(Target):
         return 4096
 
 
+@pytest.mark.slow
 def test_reused_scratch_that_fits_the_cache_is_recorded_as_mixed():
     plain = Variant(name="plain", cpu=fx.good.cpu)
     scratchy = Variant(name="scratchy", cpu=fx.good.cpu, scratch_bytes=lambda shape: 1024)

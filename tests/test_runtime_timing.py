@@ -23,6 +23,8 @@ from perfdsl.runtime.timing import (
     seeded_rng,
 )
 
+pytestmark = pytest.mark.slow
+
 SMALL = TimingSettings(warmup_calls=3, warmup_ms=1.0, repeats=4, blocks=3)
 
 

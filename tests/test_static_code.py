@@ -96,6 +96,7 @@ def kernels() -> dict[str, StaticKernel]:
     }
 
 
+@pytest.mark.slow
 def test_ptx_holds_the_kernel_entry(kernels):
     k = kernels["one"]
     assert k.ptx_missing is None
@@ -108,6 +109,7 @@ def test_ptx_holds_the_kernel_entry(kernels):
     assert total(k.ptx_counts.global_stores) == 1
 
 
+@pytest.mark.slow
 @needs_sass
 def test_sass_has_global_loads_and_stores(kernels):
     k = kernels["one"]
@@ -120,6 +122,7 @@ def test_sass_has_global_loads_and_stores(kernels):
     assert k.cubin.startswith(b"\x7fELF")
 
 
+@pytest.mark.slow
 @needs_sass
 def test_two_stores_per_thread_count_more_than_one(kernels):
     one, two = kernels["one"].sass_counts, kernels["two"].sass_counts
@@ -127,6 +130,7 @@ def test_two_stores_per_thread_count_more_than_one(kernels):
     assert total(two.global_stores) > total(one.global_stores)
 
 
+@pytest.mark.slow
 @needs_sass
 def test_padded_tile_declares_more_shared_memory(kernels):
     k32, k33 = kernels["tile32"], kernels["tile33"]
@@ -141,6 +145,7 @@ def test_padded_tile_declares_more_shared_memory(kernels):
         assert any(op.opcode.startswith("BAR.SYNC") for op in k.sass_counts.barriers)
 
 
+@pytest.mark.slow
 @needs_sass
 def test_resources_come_from_the_linker(kernels):
     for k in kernels.values():
@@ -149,6 +154,7 @@ def test_resources_come_from_the_linker(kernels):
         assert k.spill_store_bytes == 0 and k.spill_load_bytes == 0
 
 
+@pytest.mark.slow
 def test_missing_disassembler_is_a_reason_not_an_error(monkeypatch):
     monkeypatch.setattr(toolchain, "find_nvdisasm", lambda: None)
     k = inspect_cuda_kernel(scale_add, VEC)
@@ -231,6 +237,7 @@ def test_cpu_function_that_does_not_type_is_a_reason():
     assert f.missing.startswith("numba compile failed")
 
 
+@pytest.mark.slow
 def test_write_compiled_code_writes_files_and_a_json_summary(kernels, tmp_path):
     cpu = inspect_cpu_function(cpu_scale_add, VEC)
     records = [kernels["one"], kernels["tile33"], kernels["one"], cpu]
@@ -247,6 +254,7 @@ def test_write_compiled_code_writes_files_and_a_json_summary(kernels, tmp_path):
         assert all((tmp_path / "code" / file).is_file() for file in entry["files"])
 
 
+@pytest.mark.slow
 @needs_sass
 def test_written_compiled_code_includes_sass(kernels, tmp_path):
     summary = write_compiled_code(tmp_path / "code", [kernels["one"], kernels["tile33"]]).to_json()
@@ -257,6 +265,7 @@ def test_written_compiled_code_includes_sass(kernels, tmp_path):
     assert summary["cuda"]["transpose_tile33"]["shared_bytes_declared"] == 4224
 
 
+@pytest.mark.slow
 def test_two_different_kernels_under_one_name_are_refused(kernels, tmp_path):
     renamed = attrs.evolve(kernels["two"], name="scale_add")
     with pytest.raises(ValueError, match="scale_add"):

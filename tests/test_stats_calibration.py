@@ -12,10 +12,13 @@ judged against 95 %) 0.916 and 0.909, and both coverage tests fail.
 """
 
 import numpy as np
+import pytest
 from stats_simulation import abba_pairs
 
 from perfdsl.stats.combine import combine_shapes
 from perfdsl.stats.paired import compare_paired
+
+pytestmark = pytest.mark.slow
 
 LEVEL = 0.95
 DRAWS = 1000

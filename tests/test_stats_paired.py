@@ -118,6 +118,7 @@ def test_too_few_pairs_is_refused():
     assert compare_paired(abba_pairs(np.random.default_rng(0), MIN_PAIRS, 1.0, 0.02), **FAST).low > 0
 
 
+@pytest.mark.slow
 def test_intervals_from_the_fewest_pairs_are_plausible_ratios():
     # An interval end below 1e-6 or above 1e6 from 2 % noise is a bug, not a measurement; at
     # 4 pairs 0.5 % of seeds gave one, which is why MIN_PAIRS is 5.

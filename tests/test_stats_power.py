@@ -38,6 +38,7 @@ def test_pairs_needed_is_the_fewest_that_reach_the_effect():
     assert 50 <= pairs_needed(0.05, 0.03, threshold=0.01) <= 58
 
 
+@pytest.mark.slow
 def test_an_effect_of_the_mde_is_detected_about_80_percent_of_the_time():
     # 300 seeded runs of 10 pairs with a pair spread of sqrt(2) * 1 %, planted at the MDE.
     # Detection = the 95 % interval excludes 1 (theta = 0). The binomial sd at 0.8 is 0.023:

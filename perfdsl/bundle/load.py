@@ -1,19 +1,32 @@
 """The load test's part of results.json: the probes of the goodput search.
 
-Each probe's per-request records are a CSV of their own (`records`); this is
-the index the evaluation recomputes the offered-load curve from.
+Each probe's per-request records are a CSV of their own (`records`, under
+PROBE_COLUMNS, read back by `read_probe_csv`); this is the index the
+evaluation recomputes the offered-load curve from.
 """
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import attrs
+import numpy as np
 
 from perfdsl.bundle.sampling import LoadReading
 
 OLDER_BUNDLE = "not recorded: the bundle predates results version 3"
+PROBE_COLUMNS = ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok")
+"""A probe CSV's header: one row per request, its times in nanoseconds, `ok` as 0 or 1."""
+
+
+def read_probe_csv(path: Path) -> dict[str, np.ndarray]:
+    """A probe CSV's columns by name, as int64 arrays."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    return {n: np.array([int(r[n]) for r in rows], dtype=np.int64) for n in PROBE_COLUMNS}
 
 
 @attrs.frozen
@@ -79,8 +92,8 @@ class LoadProbeRecord:
     def to_json(self) -> dict[str, Any]:
         return {
             "seed": self.seed,
-            "machine_start": None if self.machine_start is None else self.machine_start.as_reading(),
-            "machine_end": None if self.machine_end is None else self.machine_end.as_reading(),
+            "machine_start": None if self.machine_start is None else attrs.asdict(self.machine_start),
+            "machine_end": None if self.machine_end is None else attrs.asdict(self.machine_end),
             "arm": self.arm,
             "index": self.index,
             "rate": self.rate,

@@ -1,4 +1,8 @@
-"""The sampler's warm-ups and block log inside results.json, as records.
+"""The sampler's records: the sample CSVs' rows, and the warm-ups and block log inside results.json.
+
+Every timed call is one `Sample`, a row of `samples/<operation>/<shape>.csv`
+(or `samples/application.csv`) under SAMPLE_COLUMNS: the sampler builds them,
+`TimingRecord.rows()` writes them and `read_sample_csv` reads them back.
 
 The runtime writes each shape's `timing` whole (`perfdsl.runtime.timing.TimingRecord`,
 through `attrs.asdict`), and `ShapeRecord` keeps that JSON as it is, so the
@@ -13,13 +17,50 @@ not made.
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import attrs
 
+SAMPLE_COLUMNS = ("arm", "block", "position", "buffer_set", "duration_ns", "valid")
+"""The sample CSV's header, in `Sample`'s field order."""
 _LOAD_FIELDS = ("wall_s", "busy_s", "steal_s", "total_s", "self_s", "load1")
 """`perfdsl.runtime.contention.read_load`'s reading, every one needed to judge a block."""
+
+
+@attrs.frozen
+class Sample:
+    """One timed call: a row of a sample CSV."""
+
+    arm: str
+    block: int
+    """The block's index in the interleaved order (the overhead's own blocks for EMPTY_ARM)."""
+    position: int
+    buffer_set: int
+    duration_ns: int
+    valid: bool
+
+    def row(self) -> tuple[Any, ...]:
+        """The CSV row, under SAMPLE_COLUMNS (`valid` as 0 or 1)."""
+        return (self.arm, self.block, self.position, self.buffer_set, self.duration_ns, int(self.valid))
+
+
+def read_sample_csv(path: Path) -> tuple[Sample, ...]:
+    """Every row of a sample CSV, in the order written."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        return tuple(
+            Sample(
+                arm=row["arm"],
+                block=int(row["block"]),
+                position=int(row["position"]),
+                buffer_set=int(row["buffer_set"]),
+                duration_ns=int(row["duration_ns"]),
+                valid=row["valid"] == "1",
+            )
+            for row in csv.DictReader(handle)
+        )
 
 
 @attrs.frozen
@@ -57,10 +98,6 @@ class LoadReading:
     self_s: float
     """This process's own CPU time, which is not other work."""
     load1: float
-
-    def as_reading(self) -> dict[str, float]:
-        """The reading as `perfdsl.runtime.contention.contention` takes it."""
-        return attrs.asdict(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LoadReading | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from perfdsl.bundle.arms import ARMS
 from perfdsl.check.context import Context
 from perfdsl.check.names import names_in
 from perfdsl.nodes import BinOp, Expr, Load, Name, Num, ShapeSet
@@ -20,8 +21,6 @@ MAX_RATES = 1000
 MEMORY_LIMIT_BYTES = 64 * 2**30
 """More than a large GPU (or a typical host) holds for one shape's buffers."""
 ITEM_BYTES = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2, "int16": 2}
-ARMS = 2
-"""Baseline and change are timed together, each on its own copies of every buffer set."""
 REFERENCE_BYTES = 16
 """Per element, the float64 reference's input and output."""
 
@@ -31,7 +30,8 @@ def estimated_bytes(elements: int, dtype: str, rotate: int) -> int:
     copies of the inputs and the float64 reference. An estimate, not an accounting: each kernel's
     own inputs and outputs are known only when its module is imported, which `check` never does."""
     item = ITEM_BYTES.get(dtype, 1)
-    return elements * (item * (2 * ARMS + 1) * rotate + REFERENCE_BYTES)
+    # Baseline and change are timed together, each on its own copies of every buffer set.
+    return elements * (item * (2 * len(ARMS) + 1) * rotate + REFERENCE_BYTES)
 
 
 def check_runnable(ctx: Context) -> None:

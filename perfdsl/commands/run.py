@@ -117,9 +117,10 @@ def run(args: argparse.Namespace) -> int:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     _one_thread_pool()
 
-    from perfdsl.runtime.execute import RunError, execute
+    from perfdsl.runtime.execute import execute
     from perfdsl.runtime.isolation import Limits, WorkerError
     from perfdsl.runtime.progress import RunProgress
+    from perfdsl.runtime.resolve import RunError
     from perfdsl.runtime.targets import TargetError, make_target
 
     try:

@@ -25,12 +25,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from perfdsl.bundle.application import ApplicationRecord, ArmShare
+from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.end_to_end import Amdahl, Decomposition, EndToEnd, Share
 from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.bundle.evaluation.kernels import Comparison, OperationResult
 from perfdsl.evaluate.compare import compare_blocks
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
-from perfdsl.evaluate.kernels import ARMS, arm_findings, why_not_evidence
+from perfdsl.evaluate.kernels import arm_findings, why_not_evidence
 from perfdsl.evaluate.quality import check_contention
 from perfdsl.evaluate.sequential import agrees, judged, recompute
 from perfdsl.nodes import Study

@@ -9,7 +9,6 @@ medians, the statistical unit (a block's median is one observation).
 
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from perfdsl.bundle.files import verify_bundle
 from perfdsl.bundle.plan import Plan
 from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import Results
+from perfdsl.bundle.sampling import read_sample_csv
 from perfdsl.bundle.versions import BundleFormatError
 from perfdsl.nodes import Study
 from perfdsl.parse import parse
@@ -89,16 +89,14 @@ def read_bundle(path: Path) -> BundleInputs:
 
 
 def read_samples(inputs: BundleInputs, relpath: str) -> dict[str, ArmSamples]:
-    """Each arm's samples and block medians from a CSV of `arm,block,...,duration_ns,valid`."""
+    """Each arm's samples and block medians from a sample CSV (`bundle.sampling.Sample` rows)."""
     durations: dict[str, list[int]] = defaultdict(list)
     blocks: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
     invalid: dict[str, int] = defaultdict(int)
-    with open(inputs.path / relpath, newline="", encoding="utf-8") as handle:
-        for row in csv.DictReader(handle):
-            arm, duration = row["arm"], int(row["duration_ns"])
-            durations[arm].append(duration)
-            blocks[arm][int(row["block"])].append(duration)
-            invalid[arm] += row["valid"] != "1"
+    for sample in read_sample_csv(inputs.path / relpath):
+        durations[sample.arm].append(sample.duration_ns)
+        blocks[sample.arm][sample.block].append(sample.duration_ns)
+        invalid[sample.arm] += not sample.valid
     return {
         arm: ArmSamples(
             durations_ns=np.asarray(values, dtype=float),

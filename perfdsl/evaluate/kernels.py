@@ -22,6 +22,7 @@ from collections.abc import Mapping
 import attrs
 import numpy as np
 
+from perfdsl.bundle.arms import ARMS, EMPTY_ARM, ROOF_ARMS
 from perfdsl.bundle.evaluation.kernels import ArmSummary, OperationResult, ShapeResult
 from perfdsl.bundle.evaluation.mechanism import Bandwidth, ShapeMechanism
 from perfdsl.bundle.results import OperationRecord, ShapeRecord
@@ -34,12 +35,8 @@ from perfdsl.evaluate.compare import compare_blocks
 from perfdsl.evaluate.correctness import summarize_correctness
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.mechanism import bandwidths, explain_change, preferred, quantities, static_counts
-from perfdsl.evaluate.roofs import ROOF_ARMS
 from perfdsl.evaluate.sequential import agrees, decided_early, judged, pairs_to_decide, recompute
 from perfdsl.vocabulary import MECHANISM_MEASURES
-
-ARMS = ("baseline", "change")
-EMPTY_ARM = "(empty)"
 
 
 def evaluate_operations(inputs: BundleInputs) -> tuple[OperationResult, ...]:

@@ -31,24 +31,22 @@ goodputs passed a repeat.
 
 from __future__ import annotations
 
-import csv
 import math
 
 import numpy as np
 
+from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.load import (
     CurvePoint,
     Goodput,
     LoadEvaluation,
 )
-from perfdsl.bundle.load import LoadProbeRecord, LoadRecord
+from perfdsl.bundle.load import LoadProbeRecord, LoadRecord, read_probe_csv
 from perfdsl.evaluate.inputs import BundleInputs
 from perfdsl.evaluate.quality import span_contended
 from perfdsl.evaluate.value import capacity
 from perfdsl.stats.capacity import GoodputBracket, capacity_interval
 from perfdsl.stats.load import summarize_rate
-
-ARMS = ("baseline", "change")
 
 
 def evaluate_load(inputs: BundleInputs, load: LoadRecord) -> LoadEvaluation:
@@ -164,7 +162,4 @@ def _point(inputs: BundleInputs, probe: LoadProbeRecord, slo: float) -> CurvePoi
 
 
 def _columns(inputs: BundleInputs, relpath: str) -> dict[str, np.ndarray]:
-    with open(inputs.path / relpath, newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
-    names = ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok")
-    return {n: np.array([int(r[n]) for r in rows], dtype=np.int64) for n in names}
+    return read_probe_csv(inputs.path / relpath)

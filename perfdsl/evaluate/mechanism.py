@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from perfdsl.bundle.arms import ARMS, ROOF_ARM
 from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.bundle.evaluation.kernels import Comparison
 from perfdsl.bundle.evaluation.mechanism import (
@@ -35,7 +36,6 @@ from perfdsl.bundle.static import CpuFunctionSummary, CudaKernelSummary, StaticC
 from perfdsl.evaluate.roofs import measure_roofs, mix_roof
 from perfdsl.stats.mechanism import QuantityRatio, reconcile_mechanism
 
-ROOF_ARM = "copy"
 CACHE = "cache"
 MIXED = "mixed"
 
@@ -51,9 +51,7 @@ def quantities(shape: ShapeRecord) -> tuple[MechanismQuantity, ...]:
     out = []
     for label, pairs in (("modelled", shape.models), ("counted", shape.counters)):
         for name, arms in sorted((pairs or {}).items()):
-            if not isinstance(arms, Mapping) or not all(
-                isinstance(arms.get(a), int | float) for a in ("baseline", "change")
-            ):
+            if not isinstance(arms, Mapping) or not all(isinstance(arms.get(a), int | float) for a in ARMS):
                 continue
             base, change = float(arms["baseline"]), float(arms["change"])
             out.append(MechanismQuantity(name, base, change, change / base if base else None, label))

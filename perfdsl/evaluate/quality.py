@@ -15,11 +15,12 @@ from enum import StrEnum
 
 import numpy as np
 
+from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.kernels import Finding
 from perfdsl.bundle.evaluation.verdicts import ContendedSummary
 from perfdsl.bundle.sampling import BlockRecord, LoadReading, WarmupRecord
 from perfdsl.codes import CODES, Code
-from perfdsl.runtime.contention import Contention, contended_blocks, contention
+from perfdsl.evaluate.contention import Contention, contended_blocks, contention
 
 
 class PQ(StrEnum):
@@ -296,13 +297,13 @@ def check_warmup(warmups: Sequence[WarmupRecord], subject: str) -> tuple[Finding
 
 def block_contention(blocks: Sequence[BlockRecord]) -> dict[str, list[tuple[Contention, bool]]]:
     """Arm -> each of its blocks that recorded the machine's load: its reading, and whether it
-    competed with other work (`runtime.contention.contended_blocks`)."""
+    competed with other work (`evaluate.contention.contended_blocks`)."""
     readings: dict[str, list[Contention]] = {}
     for block in blocks:
         start, end = block.start.load, block.end.load
         if start is None or end is None:
             continue
-        found = contention(start.as_reading(), end.as_reading())
+        found = contention(start, end)
         if found is not None:
             readings.setdefault(block.arm, []).append(found)
     return {arm: list(zip(r, contended_blocks(r), strict=True)) for arm, r in readings.items()}
@@ -313,12 +314,12 @@ def span_contended(start: LoadReading | None, end: LoadReading | None) -> bool |
     None where a reading is missing. Judged alone: a probe lasts long enough to resolve it."""
     if start is None or end is None:
         return None
-    found = contention(start.as_reading(), end.as_reading())
+    found = contention(start, end)
     return None if found is None else found.contended
 
 
 def check_contention(blocks: Sequence[BlockRecord], subject: str) -> tuple[Finding, ...]:
-    """PQ009: blocks of an arm that competed with other work (`runtime.contention`)."""
+    """PQ009: blocks of an arm that competed with other work (`evaluate.contention`)."""
     out = []
     for arm, judged in block_contention(blocks).items():
         busy = [c for c, contended in judged if contended]
@@ -340,7 +341,7 @@ def check_contention(blocks: Sequence[BlockRecord], subject: str) -> tuple[Findi
 
 def summarize_contention(
     shapes: Sequence[tuple[str, Sequence[BlockRecord], bool]],
-    compared_arms: Sequence[str] = ("baseline", "change"),
+    compared_arms: Sequence[str] = ARMS,
 ) -> ContendedSummary:
     """From (subject, block log, has a comparison) per shape: the run's contention summary."""
     blocks = contended = 0

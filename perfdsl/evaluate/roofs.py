@@ -35,9 +35,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from perfdsl.bundle.arms import ROOF_ARM, ROOF_ARMS
 from perfdsl.bundle.evaluation.mechanism import MixRoof, Roof
-
-ROOF_ARMS = ("read", "write", "copy")
 
 ROOF_MARGIN = 0.05
 """The least margin above a roof before a kernel is "above" it: a measured roof is itself noisy."""
@@ -73,7 +72,7 @@ def mix_roof(read_share: float, roofs: Mapping[str, Roof]) -> MixRoof | None:
     """The roof for a kernel whose bytes are `read_share` reads, or None without a copy roof."""
     if not 0.0 <= read_share <= 1.0:
         raise ValueError(f"a read share is between 0 and 1, not {read_share}")
-    copy = roofs.get("copy")
+    copy = roofs.get(ROOF_ARM)
     if copy is None:
         return None
     pure_arm = "read" if read_share >= 0.5 else "write"

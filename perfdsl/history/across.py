@@ -17,12 +17,12 @@ from collections.abc import Mapping
 import attrs
 import numpy as np
 
-from perfdsl.bundle.evaluation.kernels import Comparison, OperationResult, ShapeResult, Verdict
+from perfdsl.bundle.arms import ARMS
+from perfdsl.bundle.evaluation.kernels import Comparison, OperationResult, ShapeResult
+from perfdsl.bundle.evaluation.verdicts import Verdict
 from perfdsl.evaluate.compare import compare
 from perfdsl.history.runs import Run, environment_changes
 from perfdsl.stats.verdict import classify
-
-ARMS = ("baseline", "change")
 
 NOT_INTERLEAVED = (
     "the two runs are not interleaved with each other: each cross-run ratio (B / A) is an unpaired "

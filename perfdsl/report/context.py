@@ -30,8 +30,6 @@ from perfdsl.expectations import expectations
 from perfdsl.nodes import Condition, Study
 from perfdsl.report.html import Figure
 
-ARMS = ("baseline", "change")
-
 
 @attrs.frozen
 class ReportContext:

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from perfdsl import vocabulary as words
+from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.kernels import Combined, Comparison, OperationResult
 from perfdsl.nodes import QuantityRef
 from perfdsl.report import formatting as fmt
-from perfdsl.report.context import ARMS, Blocks, ReportContext
+from perfdsl.report.context import Blocks, ReportContext
 
 Reader = Callable[[ReportContext, OperationResult], str]
 

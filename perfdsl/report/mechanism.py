@@ -12,10 +12,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 
+from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.kernels import OperationResult, ShapeResult
 from perfdsl.report import figures
 from perfdsl.report import formatting as fmt
-from perfdsl.report.context import ARMS, Blocks, ReportContext
+from perfdsl.report.context import Blocks, ReportContext
 
 # Static counts shown per kernel, in this order, when the compiled code has them.
 # Short headings: seven numeric columns and the kernel name must fit an A4 text width.

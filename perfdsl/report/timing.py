@@ -10,11 +10,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
+from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.kernels import Finding, OperationResult
 from perfdsl.evaluate import quality
 from perfdsl.report import figures, stopping
 from perfdsl.report import formatting as fmt
-from perfdsl.report.context import ARMS, Blocks, ReportContext
+from perfdsl.report.context import Blocks, ReportContext
 
 
 def render_timing(ctx: ReportContext, out: Blocks) -> None:

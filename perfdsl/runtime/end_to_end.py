@@ -17,7 +17,6 @@ Raw records go to the bundle; `perfdsl evaluate` recomputes every summary.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -35,20 +34,15 @@ from perfdsl.bundle.application import (
 from perfdsl.bundle.load import LoadRecord
 from perfdsl.bundle.plan import Plan, TimingPlan
 from perfdsl.kernel import AppContext, Application, Variant
+from perfdsl.runtime.estimate import application_key
 from perfdsl.runtime.load_search import LOAD_SEED, probe_record, search_load, service_time_s
-from perfdsl.runtime.progress import Progress, application_key
+from perfdsl.runtime.progress import Progress
+from perfdsl.runtime.settings import SHARE_REQUESTS, request_settings, share_requests
 from perfdsl.runtime.targets import Target
-from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, block_order, sample, seeded_rng
+from perfdsl.runtime.timing import Arm, TimingRecord, block_order, sample, seeded_rng
 
-SHARE_REQUESTS = 20
-"""The fewest requests per arm in the share pass."""
-SHARE_S = 0.5
-"""The share pass's length per arm, at the least: f is a ratio of sums, and on a shared machine
-one preemption of a few milliseconds among 20 requests of half a millisecond halved it."""
 SHARE_ROUNDS = 10
 """The share pass alternates the arms this many times, so that drift falls on both arms' operation times."""
-REQUEST_BLOCK_S = 0.01
-"""The shortest block of requests the request timing takes: a few of the scheduler's slices."""
 
 
 @attrs.define
@@ -100,27 +94,6 @@ def build_requests(
     return requests
 
 
-def request_repeats(timing_repeats: int, request_s: float) -> int:
-    """Requests per timed block: a fifth of the kernels' repeats, at least 3, and enough to fill
-    `REQUEST_BLOCK_S`.
-
-    Each block's first request refills the caches the other arm displaced (640 against
-    400 us for a half-millisecond request), and a preemption on a busy machine stretches
-    the request it lands in by milliseconds. With three requests a block, one of each
-    made the block's median a cold or a stalled request; a block of ten milliseconds
-    keeps its median on the warm, unstalled requests. Requests of several milliseconds
-    keep the fifth of the kernels' repeats they had.
-    """
-    return max(3, timing_repeats // 5, math.ceil(REQUEST_BLOCK_S / max(request_s, 1e-6)))
-
-
-def share_requests(request_s: float, quick: bool) -> int:
-    """Requests per arm in the share pass: `SHARE_REQUESTS`, or `SHARE_S` worth if more (quick: 5)."""
-    if quick:
-        return 5
-    return max(SHARE_REQUESTS, math.ceil(SHARE_S / max(request_s, 1e-6)))
-
-
 def time_requests(
     target: Target,
     requests: dict[str, Callable[[], Any]],
@@ -134,14 +107,7 @@ def time_requests(
     Under a sequential rule the blocks stop as the kernels' do, when the rule decides or at its cap.
     """
     arms = [Arm(name, (call,)) for name, call in requests.items()]
-    settings = TimingSettings(
-        warmup_calls=max(2, timing.warmup // 2),
-        warmup_ms=100.0,
-        repeats=request_repeats(timing.repeats, request_s),
-        blocks=timing.kernel_blocks,
-        stopping=timing.stopping,
-    )
-    return sample(target, arms, settings, on_block=on_block)
+    return sample(target, arms, request_settings(timing, request_s), on_block=on_block)
 
 
 def measure_share(

@@ -17,7 +17,7 @@ of its own (perfdsl/runtime/isolation.py): code that crashes, hangs or
 exhausts memory ends its worker, is recorded as its arm's failure with the
 cause, and the rest of the study still runs. Before step 1's bundle is
 opened, the same workers make the calibration calls that estimate the run's
-length (perfdsl/runtime/progress.py), and keep their compiled code for it.
+length (perfdsl/runtime/estimate.py), and keep their compiled code for it.
 
 Everything is written through one BundleWriter, so a failed or interrupted run
 leaves no bundle behind. Layout: docs/bundle.md.
@@ -34,6 +34,7 @@ import attrs
 import numpy as np
 
 from perfdsl.bundle import versions
+from perfdsl.bundle.arms import ARMS, ROOF_ARMS
 from perfdsl.bundle.files import BundleWriter
 from perfdsl.bundle.plan import PLAN, OperationPlan, Plan, ShapePlan
 from perfdsl.bundle.registration import REGISTRATION, RegistrationRecord
@@ -50,86 +51,22 @@ from perfdsl.bundle.static import StaticCode, VariantCode
 from perfdsl.kernel import Application, KernelCode, Reference, Variant
 from perfdsl.runtime.correctness import Case, CorrectnessResult
 from perfdsl.runtime.counters.attach import attach_counters
+from perfdsl.runtime.estimate import Calibration, RunEstimate, estimate_calibrated, step_key
 from perfdsl.runtime.isolation import Limits, Session, WorkerDied
 from perfdsl.runtime.memory import BuffersTooLarge, available_bytes, buffer_cost, check_fits
-from perfdsl.runtime.progress import Calibration, RunEstimate, RunProgress, estimate_calibrated, step_key
-from perfdsl.runtime.resolve import ResolveError, resolve
+from perfdsl.runtime.progress import RunProgress
+from perfdsl.runtime.resolve import (
+    Resolved,
+    RunError,
+    resolve_operation,
+    resolve_reference,
+    resolve_roof,
+    roof_reference,
+)
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.timing import Failure as TimingFailure
 from perfdsl.runtime.timing import TimingRecord, describe_error
-from perfdsl.runtime.worker import ARMS, ROOF_ARM, ROOF_ARMS, Job
-
-
-class RunError(Exception):
-    """The run could not start: a reference that does not resolve, with its study line."""
-
-
-@attrs.frozen
-class Resolved:
-    """The objects one operation's references name."""
-
-    reference: Reference
-    variants: dict[str, Variant]
-
-
-def resolve_reference(reference: str, expected: type, plan: Plan, line: int) -> Any:
-    """The object `reference` names, or RunError naming the study line and what to do."""
-    try:
-        return resolve(reference, expected, Path(plan.study_path).parent)
-    except ResolveError as error:
-        raise RunError(f"{plan.study_path}:{line}: {error.message}; help: {error.help}") from None
-
-
-def resolve_operation(plan: Plan, operation: OperationPlan) -> Resolved:
-    """The reference and both variants of an operation, or RunError naming the study line."""
-    reference = resolve_reference(operation.reference, Reference, plan, operation.lines["reference"])
-    variants = {
-        arm: resolve_reference(getattr(operation, arm), Variant, plan, operation.lines[arm]) for arm in ARMS
-    }
-    return Resolved(reference, variants)
-
-
-def roof_reference(plan: Plan) -> str:
-    """Where the copy roof `module:NAME` takes its inputs from: `module:NAME_reference` when the
-    module defines it, else `module:reference` (the layout of a module that holds only roofs).
-
-    The roof is timed on the problem this Reference draws at each workload shape,
-    so it must be the roof's own: an operation's reference of another rank or
-    dtype hands the copy kernel arrays it was not written for.
-    """
-    assert plan.roof is not None
-    module, name = plan.roof.split(":", 1)
-    own = f"{module}:{name}_reference"
-    try:
-        resolve(own, Reference, Path(plan.study_path).parent)
-    except ResolveError:
-        return f"{module}:reference"
-    return own
-
-
-def resolve_roof(plan: Plan) -> dict[str, tuple[Reference, Variant]]:
-    """The roofs' problems and kernels by arm: the copy roof the study names, on its reference
-    (`roof_reference`), and the read and write roofs its module defines beside it
-    (`read`/`read_reference`, `write`/`write_reference`)."""
-    if plan.roof is None or ":" not in plan.roof:
-        return {}
-    module = plan.roof.split(":")[0]
-    line = plan.roof_line
-    roofs = {
-        ROOF_ARM: (
-            resolve_reference(roof_reference(plan), Reference, plan, line),
-            resolve_reference(plan.roof, Variant, plan, line),
-        )
-    }
-    for arm in ("read", "write"):
-        try:
-            roofs[arm] = (
-                resolve(f"{module}:{arm}_reference", Reference, Path(plan.study_path).parent),
-                resolve(f"{module}:{arm}", Variant, Path(plan.study_path).parent),
-            )
-        except ResolveError:
-            continue  # an older roof module: the copy roof alone, and the evaluation says so
-    return roofs
+from perfdsl.runtime.worker import Job
 
 
 def _say_where_the_roof_draws_from(plan: Plan, progress: RunProgress) -> None:

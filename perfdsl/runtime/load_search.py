@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from perfdsl.bundle.load import GeneratorLagRecord, GoodputSearchRecord, LoadProbeRecord
+from perfdsl.bundle.load import PROBE_COLUMNS, GeneratorLagRecord, GoodputSearchRecord, LoadProbeRecord
 from perfdsl.bundle.plan import LoadPlan
 from perfdsl.bundle.sampling import LoadReading
 from perfdsl.runtime.contention import read_load
@@ -198,7 +198,7 @@ def probe_record(bundle: Any, probe: LoadProbe) -> LoadProbeRecord:
         run.ok.astype(int).tolist(),
         strict=True,
     )
-    bundle.write_csv(path, ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok"), rows)
+    bundle.write_csv(path, PROBE_COLUMNS, rows)
     return LoadProbeRecord(
         arm=probe.arm,
         index=probe.index,

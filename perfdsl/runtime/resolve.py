@@ -23,6 +23,11 @@ bundled example package `kernels`: a study outside that checkout is never
 resolved to it (the user's own `kernels` must be found by steps 1 or 2). A
 module that cannot be found is reported with every directory searched, and
 where its parent package was found instead.
+
+A run resolves through the plan (`resolve_operation`, `resolve_roof`,
+`resolve_reference`): the orchestration to check every reference before it
+starts, each worker to import the code it runs. A reference that does not
+resolve is a `RunError` naming the study's file and line.
 """
 
 from __future__ import annotations
@@ -36,6 +41,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import attrs
+
+from perfdsl.bundle.arms import ARMS, ROOF_ARM
+from perfdsl.bundle.plan import OperationPlan, Plan
+from perfdsl.kernel import Reference, Variant
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _REFERENCE = re.compile(rf"^({_IDENT}(?:\.{_IDENT})*):({_IDENT}(?:\.{_IDENT})*)$")
@@ -239,3 +250,76 @@ def _prepended(dirs: Sequence[Path]) -> Iterator[None]:
         yield
     finally:
         sys.path[:] = saved
+
+
+class RunError(Exception):
+    """The run could not start: a reference that does not resolve (or buffers that cannot fit), with its
+    study line."""
+
+
+@attrs.frozen
+class Resolved:
+    """The objects one operation's references name."""
+
+    reference: Reference
+    variants: dict[str, Variant]
+
+
+def resolve_reference(reference: str, expected: type, plan: Plan, line: int) -> Any:
+    """The object `reference` names, or RunError naming the study line."""
+    try:
+        return resolve(reference, expected, Path(plan.study_path).parent)
+    except ResolveError as error:
+        raise RunError(f"{plan.study_path}:{line}: {error.message}; help: {error.help}") from None
+
+
+def resolve_operation(plan: Plan, operation: OperationPlan) -> Resolved:
+    """The reference and both variants of an operation, or RunError naming the study line."""
+    reference = resolve_reference(operation.reference, Reference, plan, operation.lines["reference"])
+    variants = {
+        arm: resolve_reference(getattr(operation, arm), Variant, plan, operation.lines[arm]) for arm in ARMS
+    }
+    return Resolved(reference, variants)
+
+
+def roof_reference(plan: Plan) -> str:
+    """Where the copy roof `module:NAME` takes its inputs from: `module:NAME_reference` when the
+    module defines it, else `module:reference` (the layout of a module that holds only roofs).
+
+    The roof is timed on the problem this Reference draws at each workload shape,
+    so it must be the roof's own: an operation's reference of another rank or
+    dtype hands the copy kernel arrays it was not written for.
+    """
+    assert plan.roof is not None
+    module, name = plan.roof.split(":", 1)
+    own = f"{module}:{name}_reference"
+    try:
+        resolve(own, Reference, Path(plan.study_path).parent)
+    except ResolveError:
+        return f"{module}:reference"
+    return own
+
+
+def resolve_roof(plan: Plan) -> dict[str, tuple[Reference, Variant]]:
+    """The roofs' problems and kernels by arm: the copy roof the study names, on its reference
+    (`roof_reference`), and the read and write roofs its module defines beside it
+    (`read`/`read_reference`, `write`/`write_reference`)."""
+    if plan.roof is None or ":" not in plan.roof:
+        return {}
+    module = plan.roof.split(":")[0]
+    line = plan.roof_line
+    roofs = {
+        ROOF_ARM: (
+            resolve_reference(roof_reference(plan), Reference, plan, line),
+            resolve_reference(plan.roof, Variant, plan, line),
+        )
+    }
+    for arm in ("read", "write"):
+        try:
+            roofs[arm] = (
+                resolve(f"{module}:{arm}_reference", Reference, Path(plan.study_path).parent),
+                resolve(f"{module}:{arm}", Variant, Path(plan.study_path).parent),
+            )
+        except ResolveError:
+            continue  # an older roof module: the copy roof alone, and the evaluation says so
+    return roofs

@@ -34,6 +34,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from perfdsl.bundle.arms import EMPTY_ARM
+from perfdsl.bundle.sampling import SAMPLE_COLUMNS, Sample
 from perfdsl.bundle.stopping import StoppingRule, StopRecord
 from perfdsl.collector import collector_paused
 from perfdsl.kernel import Reference, Shape, Variant
@@ -52,8 +54,6 @@ MIXED = "mixed"
 the target must defeat (every call reads device memory), or it fits there; or
 its buffers exceed it while the scratch it reuses on every call fits in a cache
 that is not flushed between calls (part of its traffic is cache traffic)."""
-EMPTY_ARM = "(empty)"
-"""The arm name of the overhead samples."""
 
 BlockHook = Callable[[], Mapping[str, Any]]
 
@@ -99,19 +99,6 @@ class Arm:
     """Where `read_share` comes from, in words, for the report."""
     scratch_bytes: int = 0
     """Scratch the variant reuses on every call (`Variant.scratch_bytes`), not rotated."""
-
-
-@attrs.frozen
-class Sample:
-    """One timed call."""
-
-    arm: str
-    block: int
-    """The block's index in the interleaved order (the overhead's own blocks for EMPTY_ARM)."""
-    position: int
-    buffer_set: int
-    duration_ns: int
-    valid: bool
 
 
 @attrs.frozen
@@ -204,12 +191,7 @@ class TimingRecord:
 
     def rows(self) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
         """A CSV header and one row per sample, overhead samples included."""
-        header = ("arm", "block", "position", "buffer_set", "duration_ns", "valid")
-        rows = [
-            (s.arm, s.block, s.position, s.buffer_set, s.duration_ns, int(s.valid))
-            for s in (*self.samples, *self.overhead)
-        ]
-        return header, rows
+        return SAMPLE_COLUMNS, [s.row() for s in (*self.samples, *self.overhead)]
 
 
 def block_order(arms: Sequence[str], blocks: int) -> tuple[str, ...]:

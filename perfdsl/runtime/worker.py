@@ -6,7 +6,7 @@ interpreter: it inherits no CUDA context, imports and compiles the measured
 code itself, and keeps its warm-up. It then answers requests one at a time:
 
 * `calibrate`: a few calls of every arm at every shape (or a few application
-  requests), for the run's length estimate (perfdsl/runtime/progress.py);
+  requests), for the run's length estimate (perfdsl/runtime/calibration.py);
 * `case`: one correctness case (one arm, shape and seed);
 * `time`: one shape's interleaved blocks of the arms it is given (the sampler
   runs here, so the samples never include the process boundary);
@@ -43,23 +43,20 @@ from typing import Any
 import attrs
 import numpy as np
 
+from perfdsl.bundle.arms import ARMS, ROOF_ARMS
 from perfdsl.bundle.plan import OperationPlan, Plan
-from perfdsl.runtime.progress import Calibration, step_key
+from perfdsl.runtime.estimate import Calibration, step_key
+from perfdsl.runtime.resolve import resolve_operation, resolve_reference, resolve_roof
+from perfdsl.runtime.settings import kernel_settings
 from perfdsl.runtime.targets import Timed
 from perfdsl.runtime.timing import (
     Arm,
     TimingRecord,
-    TimingSettings,
     block_order,
     prepare_arms,
     rotation_sets,
 )
-from perfdsl.runtime.warmup import CAP_CALLS, CAP_MS, QUICK_CAP
 
-ROOF_ARM = "copy"
-ROOF_ARMS = ("read", "write", ROOF_ARM)
-"""The roofs' arm names; read and write are timed where the roof's module defines them."""
-ARMS = ("baseline", "change")
 MARGIN_BYTES = 2 * 1024**3
 """Address space beyond the buffers: compilation, thread stacks and allocator arenas."""
 ARENA_BYTES = 256 * 1024**2
@@ -150,7 +147,6 @@ class _Server:
     """The worker's state: its target, the resolved references, and the memory limit it set."""
 
     def __init__(self, job: Job, marker: Any) -> None:
-        from perfdsl.runtime.execute import resolve_operation, resolve_roof
         from perfdsl.runtime.targets import make_target
 
         self.job = job
@@ -182,12 +178,11 @@ class _Server:
 
     def calibrate(self) -> Calibration:
         """Calibration calls of this worker's arms (or the application's requests), each one marked."""
-        from perfdsl.runtime.progress import calibrate_application, calibrate_operation
+        from perfdsl.runtime.calibration import calibrate_application, calibrate_operation
 
         marking: Any = _Marking(self.target, self.marker, ())
         if self.job.operation is None:
             from perfdsl.kernel import Application
-            from perfdsl.runtime.execute import resolve_reference
 
             app_plan = self.plan.application
             assert app_plan is not None
@@ -240,7 +235,7 @@ class _Server:
                     self.target, problem, [kernel], shape.sizes, plan.dtype, plan.timing.rotate
                 )
                 prepared.append(attrs.evolve(roof_arm, name=name))
-        settings = timing_settings(plan)
+        settings = kernel_settings(plan)
         from perfdsl.runtime.timing import sample
 
         marking: Any = _Marking(self.target, self.marker, prepared)
@@ -254,7 +249,6 @@ class _Server:
         """The application's end-to-end evidence and the files it would write."""
         from perfdsl.kernel import Application
         from perfdsl.runtime.end_to_end import run_application
-        from perfdsl.runtime.execute import resolve_reference
 
         app_plan = self.plan.application
         assert app_plan is not None
@@ -264,22 +258,6 @@ class _Server:
             self.plan, application, self.resolved, self.target, recorder, relay, correctness_passed
         )
         return record, recorder.files
-
-
-def timing_settings(plan: Plan) -> TimingSettings:
-    """The sampler's settings for the plan's kernels: its warm-up floor, the settle rule's cap, its blocks
-    (the fixed count, or the sequential rule's cap and the rule)."""
-    cap = QUICK_CAP if plan.quick else {}
-    return TimingSettings(
-        warmup_calls=plan.timing.warmup,
-        warmup_ms=50.0 if plan.quick else 200.0,
-        warmup_cap_calls=cap.get("cap_calls", CAP_CALLS),
-        warmup_cap_ms=cap.get("cap_ms", CAP_MS),
-        repeats=plan.timing.repeats,
-        blocks=plan.timing.kernel_blocks,
-        stopping=plan.timing.stopping,
-        compared=ARMS,
-    )
 
 
 def serve(connection: Any, job: Job, marker: Any) -> None:

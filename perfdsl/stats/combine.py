@@ -22,7 +22,8 @@ import attrs
 import numpy as np
 
 from perfdsl.bundle.evaluation.estimate import Estimate
-from perfdsl.bundle.evaluation.kernels import ShapeShare, Verdict
+from perfdsl.bundle.evaluation.kernels import ShapeShare
+from perfdsl.bundle.evaluation.verdicts import Verdict
 from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, Stratum, ratio_of_totals
 from perfdsl.stats.paired import PairedComparison
 from perfdsl.stats.power import detectable_from_se

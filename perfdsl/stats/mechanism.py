@@ -28,7 +28,7 @@ from typing import Literal
 import attrs
 
 from perfdsl.bundle.evaluation.estimate import Estimate
-from perfdsl.bundle.evaluation.kernels import Verdict
+from perfdsl.bundle.evaluation.verdicts import Verdict
 from perfdsl.stats.verdict import classify
 
 Label = Literal["counted", "modelled", "mixed"]

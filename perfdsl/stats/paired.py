@@ -42,7 +42,7 @@ import numpy as np
 from scipy import stats
 
 from perfdsl.bundle.evaluation.estimate import Estimate
-from perfdsl.bundle.evaluation.kernels import Verdict
+from perfdsl.bundle.evaluation.verdicts import Verdict
 from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, Stratum, ratio_of_totals
 from perfdsl.stats.power import minimum_detectable_effect
 from perfdsl.stats.verdict import classify

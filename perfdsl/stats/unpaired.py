@@ -20,7 +20,7 @@ import attrs
 import numpy as np
 
 from perfdsl.bundle.evaluation.estimate import Estimate
-from perfdsl.bundle.evaluation.kernels import Verdict
+from perfdsl.bundle.evaluation.verdicts import Verdict
 from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, index_chunks, studentized_interval
 from perfdsl.stats.verdict import classify
 

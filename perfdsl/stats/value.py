@@ -39,8 +39,8 @@ from __future__ import annotations
 
 from perfdsl.bundle.evaluation.end_to_end import CONTRADICTIONS, Decomposition, Reconciliation, ShareCheck
 from perfdsl.bundle.evaluation.estimate import Estimate
-from perfdsl.bundle.evaluation.kernels import Verdict
 from perfdsl.bundle.evaluation.value import Value
+from perfdsl.bundle.evaluation.verdicts import Verdict
 
 
 def value(

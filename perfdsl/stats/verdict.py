@@ -10,7 +10,7 @@ interval [0.94, 0.951] was "faster" in a run and "inconclusive" between runs.
 
 from __future__ import annotations
 
-from perfdsl.bundle.evaluation.kernels import Verdict
+from perfdsl.bundle.evaluation.verdicts import Verdict
 
 
 def practical_band(theta: float) -> tuple[float, float]:

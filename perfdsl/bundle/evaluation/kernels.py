@@ -16,6 +16,7 @@ import attrs
 from perfdsl.bundle.evaluation.correctness import CorrectnessSummary
 from perfdsl.bundle.evaluation.mechanism import KernelCounts, ShapeMechanism
 from perfdsl.bundle.evaluation.plain import NOT_WRITTEN
+from perfdsl.bundle.evaluation.verdicts import Verdict
 from perfdsl.bundle.stopping import StopRecord
 
 if TYPE_CHECKING:
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from perfdsl.stats.paired import PairedComparison
 
 
-Verdict = Literal["faster", "slower", "no meaningful change", "inconclusive"]
 Analysis = Literal["paired", "independent"]
 Severity = Literal["warning", "error"]
 

@@ -6,6 +6,8 @@ from typing import Literal
 
 import attrs
 
+Verdict = Literal["faster", "slower", "no meaningful change", "inconclusive"]
+"""A time ratio's reading against the study's threshold: kernels, shapes combined, end to end."""
 PredictionVerdict = Literal["confirmed", "refuted", "inconclusive", "not evidence", "invalid"]
 Basis = Literal["measured", "modelled", "counted", "mixed", "none"]
 
