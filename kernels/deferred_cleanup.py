@@ -233,7 +233,7 @@ deferred = Variant(
 ROWS = 128
 """Events per request row: the K events' totals form a (ROWS, K / ROWS) feature block."""
 WIDTH = 256
-LAYERS_AFTER = 3
+LAYERS_AFTER = 1
 """Residual layers after the totals: the rest of the request, during which the helper clears."""
 
 
