@@ -43,7 +43,11 @@ def test_evaluate_replays_the_runs_stop_bit_for_bit(tmp_path: Path) -> None:
             assert shape.stop_agrees is True
             assert shape.stop is not None and stop is not None
             assert (shape.stop.pairs, shape.stop.reason) == (stop.pairs, stop.reason)
-            assert shape.comparison is not None and shape.comparison.verdict == stop.verdict
+            # The verdict is the sequence's at the stop, unless Holm's adjustment over the study's
+            # family did not keep it (then inconclusive, with the reason).
+            c = shape.comparison
+            assert c is not None
+            assert c.verdict == stop.verdict or (c.family is not None and c.verdict == "inconclusive")
     # The application's request blocks stop by the same rule, and replay the same way.
     application = Results.read(bundle).application
     assert application is not None and application.stop is not None

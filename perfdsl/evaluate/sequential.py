@@ -19,6 +19,7 @@ from collections.abc import Mapping
 import attrs
 import numpy as np
 
+from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.kernels import Comparison, Finding
 from perfdsl.bundle.stopping import CAP, StoppingRule, StopRecord
 from perfdsl.evaluate import quality
@@ -84,5 +85,5 @@ def pairs_to_decide(stop: StopRecord) -> int | None:
 def decided_early(findings: tuple[Finding, ...], subject: str) -> tuple[Finding, ...]:
     """The findings without PQ007 (few blocks) on the compared arms of a comparison the rule decided:
     the rule stopped them on purpose, and the confidence sequence is valid at any count."""
-    compared = {f"{subject} {arm}" for arm in ("baseline", "change")}
+    compared = {f"{subject} {arm}" for arm in ARMS}
     return tuple(f for f in findings if not (f.code == quality.PQ.FEW_BLOCKS and f.subject in compared))

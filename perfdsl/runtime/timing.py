@@ -34,7 +34,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from perfdsl.bundle.arms import EMPTY_ARM
+from perfdsl.bundle.arms import ARMS, EMPTY_ARM
 from perfdsl.bundle.sampling import SAMPLE_COLUMNS, Sample
 from perfdsl.bundle.stopping import StoppingRule, StopRecord
 from perfdsl.collector import collector_paused
@@ -71,7 +71,7 @@ class TimingSettings:
     """Blocks per arm: the fixed count, or the sequential rule's cap."""
     stopping: StoppingRule | None = None
     """The sequential rule: stop after the round whose pair decides `compared`'s verdict."""
-    compared: tuple[str, str] = ("baseline", "change")
+    compared: tuple[str, str] = ARMS
     """The arms the rule compares, baseline first."""
 
     @property
