@@ -202,7 +202,12 @@ def _end_to_end_sentence(ctx: ReportContext) -> str:
     low, high = amdahl.bound_range
     status = _AMDAHL_STATUS.get(r.status, fmt.text(r.status))
     if r.status == "cross_effect":
-        status = "beyond it, because the change also moved the rest of the request"
+        beyond = r.measured.high < r.band_low or r.measured.low > r.band_high
+        status = (
+            "beyond it, because the change also moved the rest of the request"
+            if beyond
+            else "within it, though the change also moved the rest of the request"
+        )
     edge = straddle_note(r.measured, r.band_low, r.band_high) if r.status == "consistent" else ""
     return (
         f"{shown}; against Amdahl's bound on it, {fmt.ratio(amdahl.bound_time_ratio)} "
