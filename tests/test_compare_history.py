@@ -172,6 +172,7 @@ def full_and_quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path
     return full, quick
 
 
+@pytest.mark.slow  # runs `perfdsl compare` in a child
 def test_compare_of_quick_runs_says_why_a_within_run_interval_is_missing(
     full_and_quick: tuple[Path, Path],
 ) -> None:

@@ -430,6 +430,7 @@ def test_a_verdict_holm_does_not_keep_is_inconclusive_everywhere(tmp_path: Path)
     assert ev.end_to_end.comparison.verdict == "faster" and end.comparison.verdict == "inconclusive"
 
 
+@pytest.mark.slow  # 2,400 seeded comparisons
 def test_holm_keeps_an_aa_family_at_its_error_rate() -> None:
     """Twelve A/A comparisons of 10 pairs each, judged at theta = 0 (significance): a false call
     anywhere in the family in at most 5 % of 200 seeded families after Holm, against 40 % or so

@@ -26,6 +26,8 @@ from perfdsl.diagnostics import Diagnostic, render_short
 from perfdsl.formats import render
 from perfdsl.source import Source
 
+pytestmark = pytest.mark.slow  # runs each real consumer of check's output over every check case
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 CASES = sorted((ROOT / "tests" / "check_cases").glob("*.perf"))

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from run_support import environment
 
+pytestmark = pytest.mark.slow  # starts Neovim and the language server
+
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "editors" / "README.md"
 STUDY = ROOT / "tests" / "check_cases" / "PD004_unknown_setting.perf"

@@ -32,6 +32,8 @@ from perfdsl.matrix.slurm import SlurmExecutor
 from perfdsl.matrix.state import COMPLETED, LOST, MatrixBusy, locked, read_state
 from perfdsl.matrix.task import Outcome
 
+pytestmark = pytest.mark.slow  # each test runs `perfdsl matrix` against stand-in Slurm commands (1-6 s)
+
 CELLS = ["cpu.any.fake.n4096", "cpu.any.fake.n65536", "cpu.any.fake.n1048576", "cpu.any.fake.n16777216"]
 
 

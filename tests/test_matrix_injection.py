@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from matrix_support import FAKE, REPO, STUDY, matrix_text
 
+pytestmark = pytest.mark.slow  # runs the whole matrix command against stand-ins
+
 PAYLOAD = "p$(touch /tmp/pwned)`touch /tmp/pwned`;touch /tmp/pwned;'\"\nq"
 PWNED = Path("/tmp/pwned")
 

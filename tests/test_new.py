@@ -48,6 +48,7 @@ def test_new_study_checks_and_runs(tmp_path: Path) -> None:
 CRASHING_ROOF = 'copy = Variant(name="copy", cpu=lambda x, y: __import__("ctypes").string_at(0),'
 
 
+@pytest.mark.slow  # a real run with a crashing roof
 def test_a_roof_that_fails_is_named_with_its_cause(tmp_path: Path) -> None:
     assert _perfdsl(tmp_path, "new", "demo").returncode == 0
     kernels = tmp_path / "demo_kernels.py"

@@ -9,12 +9,15 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 from run_support import RUN_TIMEOUT_S, environment, perfdsl_command
 
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.plan import Plan
 from perfdsl.bundle.results import Results
 from perfdsl.bundle.stopping import SEQUENTIAL
+
+pytestmark = pytest.mark.slow  # a real quick run of a new study, then evaluate
 
 
 def _perfdsl(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -26,6 +26,8 @@ from perfdsl.evaluate.sequential import agrees, decided_early, judged, recompute
 from perfdsl.runtime.targets import Target, Timed
 from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, sample
 
+pytestmark = pytest.mark.slow  # each test samples real kernels until the rule stops them (5-15 s)
+
 RULE = StoppingRule(0.95, 0.02, 6, 200, RHO)
 
 
