@@ -46,17 +46,24 @@ numpy only: `check` sizes a study's cap with it.
 from __future__ import annotations
 
 import math
-
-import numpy as np
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from perfdsl.bundle.stopping import RHO
 
+if TYPE_CHECKING:
+    import numpy as np
 
-def critical(t: np.ndarray | float, confidence: float, rho: float = RHO) -> np.ndarray:
-    """c_t of the module docstring: the boundary for S^2 / Q at `t` pairs."""
+
+def critical(t: Any, confidence: float, rho: float = RHO, xp: Any = math) -> Any:
+    """c_t of the module docstring: the boundary for S^2 / Q at `t` pairs.
+
+    One formula for a scalar `t` (`xp` the `math` module, as `check` sizes a cap
+    without loading numpy) and for an array (`xp` numpy, every look at once).
+    """
     alpha = 1.0 - confidence
-    grown = 1.0 + np.asarray(t, dtype=float) * rho * rho
-    return grown / (rho * rho) * -np.expm1(np.log(alpha * alpha / grown) / np.asarray(t, dtype=float))
+    grown = 1.0 + t * rho * rho
+    return grown / (rho * rho) * -xp.expm1(xp.log(alpha * alpha / grown) / t)
 
 
 def half_width(
@@ -68,19 +75,42 @@ def half_width(
     elementwise over arrays, so a simulation computes every look of many
     sequences at once.
     """
+    import numpy as np
+
     t = np.asarray(t, dtype=float)
-    c = critical(t, confidence, rho)
+    c = critical(t, confidence, rho, np)
     with np.errstate(divide="ignore", invalid="ignore"):
         width = np.sqrt(np.asarray(variance, dtype=float) * c * (t - 1.0) / (t * (t - c)))
     return np.where((t >= 2) & (c < t), width, np.inf)
 
 
+def _scalar_half_width(variance: float, t: int, confidence: float) -> float:
+    """`half_width` at one look, in `math` alone."""
+    c = critical(float(t), confidence)
+    return math.sqrt(variance * c * (t - 1.0) / (t * (t - c))) if t >= 2 and c < t else math.inf
+
+
 def pairs_to_fit(noise: float, band: float, confidence: float, cap: int = 100_000) -> int | None:
     """The fewest pairs whose interval, centred on no change, fits inside +-`band` (log scale)
-    when the pair log-ratios' standard deviation is `noise`; None when `cap` is not enough."""
-    t = np.arange(2, cap + 1)
-    fits = np.nonzero(half_width(noise * noise, t, confidence) <= band)[0]
-    return int(t[fits[0]]) if fits.size else None
+    when the pair log-ratios' standard deviation is `noise`; None when `cap` is not enough.
+
+    The half-width falls as pairs accrue (c_t grows like log t), so the fewest is
+    found by doubling then bisecting, in `math` alone: `check` calls this for a
+    study's cap and must not load numpy.
+    """
+
+    def fits(t: int) -> bool:
+        return _scalar_half_width(noise * noise, t, confidence) <= band
+
+    if not fits(cap):
+        return None
+    low, high = 1, 2
+    while not fits(high):
+        low, high = high, min(cap, 2 * high)
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if fits(mid) else (mid, high)
+    return high
 
 
 def p_value(mean: float, variance: float, t: int, rho: float = RHO) -> float:
@@ -102,7 +132,7 @@ def p_value(mean: float, variance: float, t: int, rho: float = RHO) -> float:
     return min(1.0, math.exp(-log_evidence))
 
 
-def moments(log_ratios: np.ndarray) -> tuple[float, float]:
+def moments(log_ratios: Sequence[float] | np.ndarray) -> tuple[float, float]:
     """The mean and sample variance (ddof 1) of one sequence, exactly rounded (math.fsum).
 
     What a run and its evaluation compute at each look: the same numbers
