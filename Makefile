@@ -2,9 +2,9 @@
 #   make report   check the studies, run the CPU RMSNorm study with its own (evidence-grade)
 #                 settings and build its PDF; prints the wall time (under 5 minutes on 2 cores)
 #   make smoke    the same chain as a `--quick` smoke run: every code path, no evidence
-#   make test     the test suite (what .ci/run calls); first installs Debian's slurm-wlm and
-#                 munge where they are missing and we are root, for the real-cluster tests
-#                 (tests/slurm/install.sh: a no-op where present, not root or without apt)
+#   make test     the test suite (what .ci/run calls); first installs Debian's slurm-wlm, munge
+#                 and neovim where they are missing and we are root, for the real-client tests
+#                 (tests/system_packages.sh: a no-op where present, not root or without apt)
 
 PYTHON ?= python3
 VENV   := .venv
@@ -45,5 +45,5 @@ smoke: setup
 	$(BIN)/perfdsl build --pdf $(STUDY) --results "$$bundle" -o $(SMOKE)
 
 test: setup
-	sh tests/slurm/install.sh
+	sh tests/system_packages.sh
 	$(BIN)/python -m pytest

@@ -9,7 +9,7 @@ configuration, not the hardware, counts: SlurmdParameters=config_overrides)
 and two GPUs that are device files standing in for GPUs (`File=/dev/null`,
 `/dev/zero`; a bare count is refused as "count reported lower than
 configured"), so a `--gres=gpu:1` limit, not the cores, is what keeps a third
-task waiting. It installs nothing: tests/slurm/install.sh (run by `make test`)
+task waiting. It installs nothing: tests/system_packages.sh (run by `make test`)
 does that; where the daemons are absent or do not come up, `start` says why
 and the tests skip with that reason.
 """
@@ -92,7 +92,7 @@ def start(directory: Path) -> Cluster:
     missing = [name for name in DAEMONS if shutil.which(name) is None]
     if missing:
         raise ClusterUnavailable(
-            f"Slurm is not installed ({', '.join(missing)} not found): tests/slurm/install.sh installs "
+            f"Slurm is not installed ({', '.join(missing)} not found): tests/system_packages.sh installs "
             "Debian's slurm-wlm and munge as root"
         )
     if os.geteuid() != 0:

@@ -61,7 +61,10 @@ def _snippet() -> str:
     return "\n".join(block).strip() + "\n"
 
 
-@pytest.mark.skipif(shutil.which("nvim") is None, reason="no `nvim` installed (apt-get install neovim)")
+@pytest.mark.skipif(
+    shutil.which("nvim") is None,
+    reason="no `nvim` installed (tests/system_packages.sh, run by `make test`, installs it as root)",
+)
 def test_readme_snippet_attaches_neovim_and_the_server_exits_cleanly(tmp_path: Path) -> None:
     # The snippet starts `perfdsl` from the PATH, as a user's installation does.
     bin_dir = tmp_path / "bin"

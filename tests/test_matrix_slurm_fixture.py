@@ -15,7 +15,7 @@ def test_without_the_daemons_the_cluster_says_what_is_missing(
     with pytest.raises(slurm_cluster.ClusterUnavailable) as why:
         slurm_cluster.start(tmp_path / "cluster")
     assert str(why.value).startswith("Slurm is not installed (munged, slurmctld, slurmd, sbatch")
-    assert "tests/slurm/install.sh" in str(why.value)
+    assert "tests/system_packages.sh" in str(why.value)
     assert not (tmp_path / "cluster").exists(), "nothing is set up before the check"
 
 
