@@ -366,8 +366,9 @@ def _failing_cases(op: OperationResult) -> str:
 
 def _amdahl_warnings(ctx: ReportContext) -> list[str]:
     """A contradiction of Amdahl's bound (it leads the page), a borrowed s, a contradicted share."""
-    amdahl = ctx.end_to_end.amdahl if ctx.end_to_end else None
-    if amdahl is None:
+    end = ctx.end_to_end
+    amdahl = end.amdahl if end else None
+    if end is None or amdahl is None:
         return []
     out = []
     r = amdahl.reconciliation
@@ -379,9 +380,8 @@ def _amdahl_warnings(ctx: ReportContext) -> list[str]:
     elif r is not None and r.cross_effect_loss:
         out.append(
             f"**A cost outside the operation.** {fmt.message(r.message)}: the change makes "
-            f"{fmt.code(ctx.end_to_end.application if ctx.end_to_end else '')} slower outside "
-            f"{fmt.code(ctx.end_to_end.operation if ctx.end_to_end else '')}, which the stated mechanism "
-            "does not account for."
+            f"{fmt.code(end.application)} slower outside {fmt.code(end.operation or '')}, which the "
+            "stated mechanism does not account for."
         )
     elif r is not None and r.status == "cross_effect":
         out.append(
