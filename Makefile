@@ -4,7 +4,8 @@
 #   make smoke    the same chain as a `--quick` smoke run: every code path, no evidence
 #   make test     the test suite (what .ci/run calls); first installs Debian's slurm-wlm, munge
 #                 and neovim where they are missing and we are root, for the real-client tests
-#                 (tests/system_packages.sh: a no-op where present, not root or without apt)
+#                 (tests/system_packages.sh: a no-op where present, not root or without apt),
+#                 and the SARIF Multitool from npm into .consumers/ (tests/npm_consumers.sh)
 
 PYTHON ?= python3
 VENV   := .venv
@@ -46,4 +47,5 @@ smoke: setup
 
 test: setup
 	sh tests/system_packages.sh
+	sh tests/npm_consumers.sh
 	$(BIN)/python -m pytest

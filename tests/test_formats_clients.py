@@ -2,10 +2,10 @@
 
 JUnit against Jenkins' `junit-10.xsd` (vendored, see tests/fixtures/README.md)
 with xmlschema, and through junitparser and junit2html; SARIF through
-sarif-tools and against the SARIF rules the Microsoft Multitool enforces; GitHub
-annotations against the toolkit's documented `AnnotationProperties` rule. Each
-PyPI consumer is in the `test` extra; a test skips, saying which, when its
-consumer is not installed.
+sarif-tools and through Microsoft's SARIF Multitool itself (from npm, installed by
+tests/npm_consumers.sh); GitHub annotations against the toolkit's documented
+`AnnotationProperties` rule. Each PyPI consumer is in the `test` extra; a test
+skips, saying which, when its consumer is not installed.
 """
 
 from __future__ import annotations
@@ -135,9 +135,57 @@ def test_sarif_rules_have_friendly_names_and_the_driver_an_information_uri() -> 
     """SARIF2012 and SARIF2005: a rule's `name` is a PascalCase identifier, the driver has an absolute URI."""
     driver = _sarif([CLEAN])["runs"][0]["tool"]["driver"]
     names = [rule["name"] for rule in driver["rules"]]
-    assert all(re.fullmatch(r"[A-Z][A-Za-z0-9]*", name) for name in names)
+    assert all(re.fullmatch(r"[A-Z][A-Za-z0-9]*", name) and not re.search("[A-Z]{2}", name) for name in names)
     assert len(set(names)) == len(names) == len(codes.CODES)
     assert urlsplit(driver["informationUri"]).scheme == "https"
+
+
+MULTITOOL = ROOT / ".consumers/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool"
+"""Microsoft's SARIF Multitool, installed from npm by tests/npm_consumers.sh (`make test` runs it)."""
+
+
+def _multitool_findings(log: dict, tmp_path: Path) -> list[tuple[str, str, str]]:
+    """(level, rule, message id) of every finding `Sarif.Multitool validate` makes on `log`, notes
+    included."""
+    if not MULTITOOL.is_file():
+        pytest.skip(f"no SARIF Multitool at {MULTITOOL.relative_to(ROOT)}: run sh tests/npm_consumers.sh")
+    given, out = tmp_path / "check.sarif", tmp_path / "validation.sarif"
+    given.write_text(json.dumps(log), encoding="utf-8")
+    done = subprocess.run(
+        [str(MULTITOOL), "validate", str(given), "-o", str(out), "--level", "Error;Warning;Note"],
+        capture_output=True,
+        text=True,
+        env={"DOTNET_SYSTEM_GLOBALIZATION_INVARIANT": "1", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    validation = json.loads(out.read_text(encoding="utf-8"))
+    return [
+        (r.get("level", "warning"), r["ruleId"], r["message"].get("id", ""))
+        for run in validation["runs"]
+        for r in run.get("results", [])
+    ]
+
+
+def test_sarif_multitool_finds_no_error_or_warning(tmp_path: Path) -> None:
+    """Every check case, and a study outside the repository (the SARIF1004 case), validated by the
+    Multitool itself: its notes are advice (message ids, help URIs, context regions), never errors,
+    and every rule's friendly name is one it takes for PascalCase (`TheGPUWasThrottled` was not)."""
+    outside = tmp_path / "elsewhere.perf"
+    outside.write_text((ROOT / "tests/check_cases/PD004_unknown_setting.perf").read_text(encoding="utf-8"))
+    findings = _multitool_findings(_sarif([*CASES, CLEAN, outside]), tmp_path)
+    assert [f for f in findings if f[0] in ("error", "warning")] == []
+    assert [f for f in findings if f[2] == "Note_FriendlyNameNotAPascalIdentifier"] == []
+
+
+def test_sarif_multitool_rejects_an_absolute_uri_under_a_base(tmp_path: Path) -> None:
+    """The planted fault the Multitool caught before (SARIF1004): an absolute path given a uriBaseId."""
+    outside = tmp_path / "elsewhere.perf"
+    outside.write_text((ROOT / "tests/check_cases/PD004_unknown_setting.perf").read_text(encoding="utf-8"))
+    log = _sarif([outside])
+    location = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    location.update(uri=str(outside), uriBaseId="SRCROOT")
+    assert "SARIF1004" in {rule for level, rule, _ in _multitool_findings(log, tmp_path) if level == "error"}
 
 
 # ------------------------------------------------------------------ GitHub
