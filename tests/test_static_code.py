@@ -12,7 +12,7 @@ import json
 import attrs
 import numpy as np
 import pytest
-from numba import cuda, float32, njit
+from numba import cuda, float32, njit, prange
 
 from perfdsl.runtime.static_code import toolchain
 from perfdsl.runtime.static_code.archive import write_compiled_code
@@ -229,6 +229,24 @@ def test_cpu_function_gives_llvm_ir_and_assembly():
     out = np.empty_like(x)
     cpu_scale_add(x, x, out)  # the inspected overload is the one that runs
     assert (out == 3.0).all()
+
+
+@njit(parallel=True)
+def cpu_row_scale(x, out):
+    for i in prange(x.shape[0]):
+        for j in range(x.shape[1]):
+            out[i, j] = x[i, j] * np.float32(2.0) + np.float32(1.0)
+
+
+def test_a_parallel_function_is_counted_with_its_loop_body():
+    """`parallel=True` compiles the prange loop into a gufunc of its own, which the function only
+    launches: counting the launcher alone found no vector instruction in a vectorised loop."""
+    f = inspect_cpu_function(cpu_row_scale, "void(float32[:, ::1], float32[:, ::1])")
+    assert f.missing is None
+    loop = f.asm.split("__numba_parfor_gufunc", 1)[1]
+    assert loop and f.ir_vector_instructions > 0
+    launcher = inspect_cpu_function(cpu_scale_add, VEC)  # a plain function: nothing more is counted
+    assert "__numba_parfor_gufunc" not in launcher.asm
 
 
 def test_cpu_function_that_does_not_type_is_a_reason():
