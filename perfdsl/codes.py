@@ -730,6 +730,17 @@ _ALL = [
         "predict cuda { normalize.time ratio <= 0.55 }\npredict cpu  { normalize.time ratio <= 0.8 }",
     ),
     _code(
+        "PD509",
+        WARNING,
+        "a size unit multiplies shape symbols in a byte formula",
+        "A byte formula counts the bytes one call moves, usually elements times the bytes of "
+        "one element: `4*(5*M*N)` for float32. A size unit in the factor (`4 KiB*(5*M*N)`) "
+        "makes every element 4096 bytes, a model 1024 times too large that nothing else "
+        "catches: the mechanism's ratio is unchanged, and only a model that crosses the roof "
+        "is noticed. Units belong to whole sizes (`16 KiB`), not to a count of elements.",
+        "bytes baseline 4*(5*M*N + 2*M + N), change 4*(2*M*N + N)",
+    ),
+    _code(
         "PD508",
         WARNING,
         "imported timing is not evidence-grade",

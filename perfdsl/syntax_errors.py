@@ -15,6 +15,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from perfdsl import codes
 from perfdsl.diagnostics import Diagnostic, suggest
+from perfdsl.quantity import known_units
 from perfdsl.source import Source, Span
 
 _EXPECTED_WORDS = {
@@ -157,6 +158,9 @@ _KEYWORDS = {
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_OPERATORS = {"STAR", "PLUS", "MINUS", "SLASH"}
+"""What the parser expects after a complete expression: a unit there ends a formula."""
+_UNIT_FACTORS = {"KiB": "1024", "MiB": "1048576", "KB": "1000", "MB": "1000000"}
 
 
 def _misspelt_keyword(word: str) -> str | None:
@@ -188,6 +192,13 @@ def _syntax_help(source: Source, token: Token, expected: set[str]) -> str:
         keyword = _misspelt_keyword(word)
         if keyword is not None:
             return f"did you mean `{keyword}` for `{word}`?"
+    if token.type == "NAME" and str(token.value) in known_units() and expected & _OPERATORS:
+        # `4*(M*N) KiB`: a unit ends a quantity (`16 KiB`), never a formula.
+        return (
+            f"a unit follows a number only (`16 {token.value}`), not a formula: a byte or launch formula "
+            "counts plain bytes or launches, so drop the unit, or write its factor as a number "
+            f"(`{_UNIT_FACTORS.get(str(token.value), 'the factor')}*(...)`)"
+        )
     if "RBRACE" in expected and token.type in ("NAME", "STUDY"):
         return "put each statement on its own line, or separate statements with `;`"
     if expected == {"_NL"} or ("_NL" in expected and token.type in ("NAME", "NUMBER")):

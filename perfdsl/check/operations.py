@@ -7,7 +7,7 @@ from perfdsl.check.context import Context
 from perfdsl.check.names import choice, names_in, one_of
 from perfdsl.check.units import formula_dimension
 from perfdsl.diagnostics import suggest
-from perfdsl.nodes import Model, Operation
+from perfdsl.nodes import BinOp, Expr, Model, Num, Operation
 from perfdsl.quantity import DIMENSIONLESS
 
 # Modelled quantities that carry a unit when the formula writes one.
@@ -73,6 +73,9 @@ def _model(ctx: Context, model: Model) -> None:
                         help=suggest(name.id, symbols) or f"formulas use the shape symbols {one_of(symbols)}",
                     )
         dimensions.append(formula_dimension(ctx, formula))
+    if model.quantity.id == "bytes":
+        for formula in (model.baseline, model.change):
+            _size_units_per_element(ctx, formula)
     allowed = MODEL_DIMENSIONS.get(model.quantity.id, (DIMENSIONLESS,))
     for formula, dimension in zip((model.baseline, model.change), dimensions, strict=True):
         if dimension is not None and dimension not in allowed:
@@ -83,6 +86,33 @@ def _model(ctx: Context, model: Model) -> None:
                 label=f"expected {' or '.join(allowed)}",
                 help=f"`{model.quantity.id}` counts per call: drop the unit",
             )
+
+
+def _size_units_per_element(ctx: Context, formula: Expr) -> None:
+    """Warn of `4 KiB*(M*N)`: a size of a kilobyte or more for each unit of a count of elements."""
+    if not isinstance(formula, BinOp):
+        return
+    if formula.op == "*":
+        for size, count in ((formula.left, formula.right), (formula.right, formula.left)):
+            if (
+                isinstance(size, Num)
+                and size.quantity.dimension == "bytes"
+                and size.quantity.base >= 1000
+                and any(True for _ in names_in(count))
+            ):
+                element, each = size.quantity.value, size.quantity.base
+                ctx.report(
+                    "PD509",
+                    f"`{size.quantity}` for each unit of a count of elements: "
+                    f"{size.quantity.base:.6g} bytes per element",
+                    formula.span,
+                    label=f"`{size.quantity}` times shape symbols",
+                    help=f"if an element is {element:g} bytes, write `{element:g}*(...)`; "
+                    f"to mean {each:.6g} bytes each, write the number `{each:.6g}*(...)`",
+                )
+                return
+    _size_units_per_element(ctx, formula.left)
+    _size_units_per_element(ctx, formula.right)
 
 
 def check_mechanism(ctx: Context) -> None:
