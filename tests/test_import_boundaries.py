@@ -88,6 +88,15 @@ def test_check_loads_no_runtime_module(tmp_path: Path) -> None:
     assert [m for m in modules if m.startswith("perfdsl.runtime")] == []
 
 
+def test_check_loads_no_other_command_nor_the_bundle_records(tmp_path: Path) -> None:
+    """Declaring every command's arguments imported `evaluate` and `build`, and with them the
+    bundle and evaluation records: about half of `perfdsl check`'s start."""
+    status, modules = _modules_after(tmp_path, "check", "studies/")
+    assert status == 0
+    assert [m for m in modules if m.startswith("perfdsl.commands.") and m != "perfdsl.commands.check"] == []
+    assert [m for m in modules if m.startswith("perfdsl.bundle.evaluation")] == []
+
+
 def test_check_of_a_sequential_study_loads_no_numpy(tmp_path: Path) -> None:
     """`perfdsl new` writes a sequential rule, whose cap `check` sizes (PD414): that took numpy,
     about 0.1 s of every check of a new study."""
