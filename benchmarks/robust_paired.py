@@ -20,6 +20,14 @@ A/A 0.064 (0.055), power 0.643 clean (0.513), 0.32 and 0.19 spoiled (0.0, 0.0);
 at 20 pairs 0.940 (0.951), A/A 0.060 (0.049), power 0.997 clean (1.0), 0.993
 with one spoiled pair (0.503). Hodges-Lehmann and the trimmed mean lose
 coverage at 5 pairs (0.871, 0.902).
+
+The mean of log-ratios winsorized at the median +- 3 scaled MADs, with the same
+studentized bootstrap, keeps the mean's estimand; measured (600 seeds, 300 for
+power and spoiled coverage) it is no better a choice: at 10 pairs coverage
+0.947 clean but 0.897 with one spoiled pair (clipping once leaves the bootstrap's
+spread too small), A/A 0.053, power 0.68 spoiled (median 0.833); at 5 pairs A/A
+0.093 (mean 0.073, median 0.083 in the same seeds); at 20 pairs coverage 0.952
+and 0.94 spoiled, power 0.997 spoiled.
 """
 
 from __future__ import annotations
@@ -74,13 +82,24 @@ def draw(seed: int, pairs: int, ratio: float, spoiled: int) -> Pairs:
     return Pairs(p.baseline, p.baseline * np.exp(d), p.indices, (), ())
 
 
+def winsorized(p: Pairs, mads: float = 3.0) -> Pairs:
+    """The pairs with each log-ratio clipped to the median +- `mads` scaled MADs: the mean's
+    estimand kept (for symmetric noise), a spoiled pair's pull bounded."""
+    d = p.log_ratios
+    centre = np.median(d)
+    half = mads * 1.4826 * np.median(np.abs(d - centre))
+    return Pairs(p.baseline, p.baseline * np.exp(np.clip(d, centre - half, centre + half)), p.indices, (), ())
+
+
 def rates(pairs: int, ratio: float, spoiled: int, seeds: int, judge: Judge) -> dict[str, float]:
     """How often each estimate's interval satisfies `judge`, over `seeds` runs."""
-    hits = dict.fromkeys(("mean", *ROBUST), 0)
+    hits = dict.fromkeys(("mean", "winsorized 3 MAD", *ROBUST), 0)
     for seed in range(seeds):
         p = draw(seed, pairs, ratio, spoiled)
         c = compare_paired(p, resamples=RESAMPLES, seed=seed)
         hits["mean"] += judge(c.low, c.high)
+        w = compare_paired(winsorized(p), resamples=RESAMPLES, seed=seed)
+        hits["winsorized 3 MAD"] += judge(w.low, w.high)
         for name, estimate in ROBUST.items():
             hits[name] += judge(*percentile_interval(p.log_ratios, estimate, seed))
     return {name: round(n / seeds, 3) for name, n in hits.items()}
