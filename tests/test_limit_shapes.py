@@ -155,11 +155,11 @@ def test_limit_shapes_change_no_combination_family_regression_prediction_or_deci
     _, limited = _evaluated(tmp_path / "limited", limits={SHORT_ROWS: 1.3, (4096, 2): 1.25})
     (a,), (b,) = plain.operations, limited.operations
     assert len(b.limits) == 2 and all(s.usable and s.usable.verdict == "slower" for s in b.limits)
-    assert b.shapes == a.shapes and b.combined == a.combined
     assert b.regressions == () == a.regressions
+    assert limited.decision == plain.decision and limited.decision.consistent
     assert limited.family == plain.family
     assert limited.predictions == plain.predictions
-    assert limited.decision == plain.decision and limited.decision.consistent
+    assert b.shapes == a.shapes and b.combined == a.combined
     assert limited.quality == plain.quality and limited.contended == plain.contended
     # The limit shapes have a family of their own.
     assert limited.limit_family is not None
