@@ -23,11 +23,12 @@ from evaluate_fixtures import make_bundle, study_text
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.files import replace_file
 from perfdsl.bundle.plan import Plan
+from perfdsl.commands.evaluate import summary
 from perfdsl.evaluate.evaluation import evaluate, write_evaluation
 from perfdsl.nodes import Study
 from perfdsl.parse import parse
 from perfdsl.plan import plan
-from perfdsl.report.formatting import TIMES
+from perfdsl.report.formatting import TIMES, interval, ratio
 from perfdsl.report.markdown import render_markdown
 from perfdsl.source import Source
 
@@ -174,9 +175,21 @@ def test_a_limit_shape_that_is_a_workload_shape_is_timed_once_and_reported_in_bo
     assert [s.label for s in op.limits] == ["65536x8"]
     assert [s.label for s in op.shapes] == ["64x4096", "256x1024"]
     text = _limitations(bundle, evaluation)
+    workload = op.shapes[0].usable
+    assert workload is not None and workload.interval is not None
     line = next(line for line in text.splitlines() if line.strip().startswith(f"- 64{TIMES}4096"))
-    assert "does not regress here: faster" in line
-    assert "a workload shape too, timed once and judged in the workload's family" in line
+    assert line.strip() == (
+        f"- 64{TIMES}4096 (a workload shape too, timed once and judged in the workload's family): "
+        f"does not regress here: faster, ratio {ratio(workload.ratio)} {interval(*workload.interval)} "
+        "(95% interval)"
+    )
+
+
+def test_the_evaluate_summary_lists_limit_shapes_after_the_weighted_line(tmp_path: Path) -> None:
+    _, evaluation = _evaluated(tmp_path, limits={SHORT_ROWS: 1.3})
+    lines = summary(evaluation).splitlines()
+    weighted = next(i for i, line in enumerate(lines) if line.strip().startswith("weighted"))
+    assert re.fullmatch(r"  65536x8 {8}limit {3}1\.\d{4} \[1\.\d{4}, 1\.\d{4}\]  slower", lines[weighted + 1])
 
 
 def test_a_bundle_from_before_limit_shapes_still_evaluates_and_builds(tmp_path: Path) -> None:
@@ -217,3 +230,7 @@ def test_a_quick_run_times_the_limit_shape_and_marks_it_in_the_bundle(
     assert shape["weight"] == 0.0 and shape["samples"] == "samples/normalize/32768x8.csv"
     _, rows = run_support.read_csv(bundle / shape["samples"])
     assert {"baseline", "change"} <= {row["arm"] for row in rows}
+    evaluation = evaluate(bundle)
+    assert [s.label for s in evaluation.operations[0].limits] == ["32768x8"]
+    text = _limitations(bundle, evaluation)
+    assert f"- 65536{TIMES}8 (run as 32768{TIMES}8 under `--quick`): " in text, text

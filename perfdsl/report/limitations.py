@@ -75,11 +75,12 @@ def measured_limit(ctx: ReportContext, limit: Limit) -> list[str]:
             continue
         for op in ctx.operations:
             named = f"{fmt.code(op.name)} at {label}" if len(ctx.operations) > 1 else label
-            lines.append(f"{named}: {_shape_words(op, entry, ctx.level)}")
+            lines.append(_shape_line(named, op, entry, ctx.level))
     return lines
 
 
-def _shape_words(op: OperationResult, entry: LimitShapePlan, level: float) -> str:
+def _shape_line(named: str, op: OperationResult, entry: LimitShapePlan, level: float) -> str:
+    """One limit shape in one operation: `<shape> (notes): <verdict words, ratio, interval>`."""
     assert entry.sizes is not None
     shape = op.timed(entry.sizes)
     notes = []
@@ -89,8 +90,8 @@ def _shape_words(op: OperationResult, entry: LimitShapePlan, level: float) -> st
         notes.append("a workload shape too, timed once and judged in the workload's family")
     noted = f" ({'; '.join(notes)})" if notes else ""
     if shape is None:
-        return f"{NOT_MEASURED}: `{fmt.text(op.name)}` has no timing at it{noted}"
-    return _verdict_words(shape, level) + noted
+        return f"{named}{noted}: {NOT_MEASURED}: {fmt.code(op.name)} has no timing at it"
+    return f"{named}{noted}: {_verdict_words(shape, level)}"
 
 
 def _verdict_words(shape: ShapeResult, level: float) -> str:
