@@ -269,7 +269,7 @@ def plan(study: Study, target: str, quick: bool, only: Sequence[Mapping[str, int
         def resize(sizes: dict[str, int]) -> dict[str, int]:
             return shrink(sizes, budget)
 
-    limits = limit_plans(study, shapes, resize, selected=only is not None)
+    limits = limit_plans(study, shapes, resize, selected=only is not None, simulated=simulated)
     extra = [limit.sizes for limit in limits if limit.sizes is not None and limit.sizes not in shapes]
     extra = [sizes for i, sizes in enumerate(extra) if sizes not in extra[:i]]
 
@@ -361,6 +361,7 @@ def limit_plans(
     measured: Sequence[dict[str, int]],
     resize: Callable[[dict[str, int]], dict[str, int]] | None,
     selected: bool,
+    simulated: bool = False,
 ) -> tuple[LimitShapePlan, ...]:
     """Each shape the `limit regression`s declare, each once: the sizes the run times it at, or why not.
 
@@ -368,8 +369,10 @@ def limit_plans(
     times only the smallest shape of each limit, shrunk, so that a smoke run still
     passes through the limit's code path without paying for all of them. A run of
     selected shapes (`--shape`, a matrix cell) times only what was selected: a limit
-    shape then counts as measured only when it is among `measured`. A shape whose
-    symbols are not the workload's has no sizes to run (`perfdsl check` says so).
+    shape then counts as measured only when it is among `measured`. The simulator
+    times none: its timings are never evidence, and each shape costs it minutes. A
+    shape whose symbols are not the workload's has no sizes to run (`perfdsl check`
+    says so).
     """
     workload = study.workload
     symbols = [s.id for s in workload.shapes.symbols] if workload and workload.shapes else []
@@ -387,6 +390,8 @@ def limit_plans(
             missing = None
             if set(sizes) != set(symbols):
                 missing = f"its symbols are not the workload's ({', '.join(symbols)})"
+            elif simulated:
+                missing = "the simulator's timings are not evidence, so it times no limit shape"
             elif selected and run not in measured:
                 missing = "the run measured only the shapes it was asked for (`--shape`)"
             elif resize is not None and sizes != smallest:

@@ -86,6 +86,14 @@ def test_a_large_limit_shape_is_shrunk_like_a_workload_shape_under_quick() -> No
     assert [s.sizes for s in planned.operations[0].shapes if s.limit] == [limit.sizes]
 
 
+def test_the_simulator_times_no_limit_shape() -> None:
+    planned = plan(_study(), "cudasim", quick=False)
+    assert not any(s.limit for s in planned.operations[0].shapes)
+    assert {p.missing for p in planned.limits} == {
+        "the simulator's timings are not evidence, so it times no limit shape"
+    }
+
+
 def test_a_run_of_selected_shapes_times_no_limit_shape_it_was_not_asked_for() -> None:
     planned = plan(_study(), "cpu", quick=False, only=[{"M": 64, "N": 4096}])
     assert [s.limit for s in planned.operations[0].shapes] == [False]
