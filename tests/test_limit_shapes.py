@@ -200,6 +200,15 @@ def test_the_evaluate_summary_lists_limit_shapes_after_the_weighted_line(tmp_pat
     assert re.fullmatch(r"  65536x8 {8}limit {3}1\.\d{4} \[1\.\d{4}, 1\.\d{4}\]  slower", lines[weighted + 1])
 
 
+def test_a_workload_shape_that_regresses_where_a_limit_says_so_is_named_as_declared(tmp_path: Path) -> None:
+    bundle, evaluation = _evaluated(tmp_path, kernel_ratio=(1.2, 0.7), limits={(64, 4096): 1.2})
+    assert evaluation.operations[0].regressions == ("64x4096",)
+    text = _limitations(bundle, evaluation)
+    assert "is slower with the change at 64x4096 (a `limit regression` declares it)." in text
+    assert f"- 64{TIMES}4096 (a workload shape too, timed once and judged in the workload's family): " in text
+    assert "regresses as stated: slower" in text
+
+
 def test_a_bundle_from_before_limit_shapes_still_evaluates_and_builds(tmp_path: Path) -> None:
     bundle = make_bundle(tmp_path, limits={SHORT_ROWS: 1.3})
     planned = json.loads((bundle / "plan.json").read_text())

@@ -36,6 +36,7 @@ def render_limitations(ctx: ReportContext, out: Blocks) -> None:
             item += f" (shapes {fmt.text(_shape_set(limit.shapes))})"
         items.append(item + "".join(f"\n  - {line}" for line in measured_limit(ctx, limit)))
     out.add(fmt.bullets(items) if items else "The study declares no limitations.")
+    declared = [p.sizes for p in ctx.plan.limits if p.sizes is not None]
     for op in ctx.operations:
         if op.regressions:
             out.add(
@@ -43,13 +44,20 @@ def render_limitations(ctx: ReportContext, out: Blocks) -> None:
                     "WARNING",
                     [
                         f"**Measured regression.** {fmt.code(op.name)} is slower with the change at "
-                        + ", ".join(fmt.text(s) for s in op.regressions)
+                        + ", ".join(_regression(op, label, declared) for label in op.regressions)
                         + "."
                     ],
                 )
             )
     fallback = fmt.text(study.fallback.value) if study.fallback else "none stated"
     out.add(f"Fallback: {fallback}.")
+
+
+def _regression(op: OperationResult, label: str, declared: list[dict[str, int]]) -> str:
+    """A workload shape that regresses, said to be a declared limit where one names it."""
+    shape = next((s for s in op.shapes if s.label == label), None)
+    named = shape is not None and shape.sizes in declared
+    return fmt.text(label) + (" (a `limit regression` declares it)" if named else "")
 
 
 def measured_limit(ctx: ReportContext, limit: Limit) -> list[str]:
