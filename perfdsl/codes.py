@@ -466,8 +466,9 @@ _ALL = [
         "a count, load sweep or formula the run cannot use",
         "A study that checks must run: a load sweep that starts at 0, runs backwards, steps by "
         "0 or has more than 1,000 rates, a count of 0 timing blocks or requests, and a byte or "
-        "launch formula that divides by zero at a workload shape would each stop `perfdsl run` "
-        "part-way. They are reported here, before any kernel is compiled.",
+        "launch formula that divides by zero at a workload shape, or at a shape a `limit "
+        "regression` names (the run times those too), would each stop `perfdsl run` part-way. "
+        "They are reported here, before any kernel is compiled.",
         "evidence end_to_end { requests 2000; load poisson 50..800 step 50 rps }",
     ),
     _code(
@@ -477,7 +478,8 @@ _ALL = [
         "Every size is at least 1, and one shape's buffers must fit in memory. The estimate is "
         "static (elements x bytes per element x buffers: each arm's rotated inputs and outputs, "
         "their host copies and the float64 reference); above 64 GiB the run would fail to "
-        "allocate, so the shape is reported before it is tried.",
+        "allocate, so the shape is reported before it is tried. A `limit regression`'s shapes "
+        "are timed beside the workload's, so they are held to the same.",
         "shapes (M, N) in [(64, 4096), (4096, 8192)]",
     ),
     _code(

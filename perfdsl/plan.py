@@ -14,12 +14,13 @@ from __future__ import annotations
 import hashlib
 import math
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from perfdsl.bundle.plan import (
     ApplicationPlan,
     CorrectnessPlan,
+    LimitShapePlan,
     LoadPlan,
     ModelValue,
     OperationPlan,
@@ -257,6 +258,7 @@ def plan(study: Study, target: str, quick: bool, only: Sequence[Mapping[str, int
     adversarial = shape_dicts(study.correctness.adversarial if study.correctness else None)
     simulated = target == "cudasim"
     quick = quick or simulated
+    resize: Callable[[dict[str, int]], dict[str, int]] | None = None
     if quick:
         shrink = simulator_shape if simulated else quick_shape
         budget = CUDASIM_ELEMENTS if simulated else QUICK_ELEMENTS
@@ -264,10 +266,18 @@ def plan(study: Study, target: str, quick: bool, only: Sequence[Mapping[str, int
         shrunk = (shrink(s, budget // 4) for s in adversarial)
         adversarial = list({tuple(a.items()): a for a in shrunk}.values())
 
+        def resize(sizes: dict[str, int]) -> dict[str, int]:
+            return shrink(sizes, budget)
+
+    limits = limit_plans(study, shapes, resize, selected=only is not None, simulated=simulated)
+    extra = [limit.sizes for limit in limits if limit.sizes is not None and limit.sizes not in shapes]
+    extra = [sizes for i, sizes in enumerate(extra) if sizes not in extra[:i]]
+
     operations = []
     for operation in study.operations:
         if not (operation.baseline and operation.change and operation.reference):
             raise PlanError(f"operation `{operation.name.id}` lacks its baseline, change or reference")
+        timed = [(sizes, weight, False) for sizes, weight in zip(shapes, weights, strict=False)]
         shape_plans = tuple(
             ShapePlan(
                 sizes,
@@ -280,8 +290,9 @@ def plan(study: Study, target: str, quick: bool, only: Sequence[Mapping[str, int
                     )
                     for model in operation.models
                 ),
+                limit,
             )
-            for sizes, weight in zip(shapes, weights, strict=False)
+            for sizes, weight, limit in [*timed, *((sizes, 0.0, True) for sizes in extra)]
         )
         operations.append(
             OperationPlan(
@@ -341,7 +352,52 @@ def plan(study: Study, target: str, quick: bool, only: Sequence[Mapping[str, int
         application=application,
         load=_load(study, expected, quick),
         artifacts=str((study_path.parent / artifacts).resolve()),
+        limits=limits,
     )
+
+
+def limit_plans(
+    study: Study,
+    measured: Sequence[dict[str, int]],
+    resize: Callable[[dict[str, int]], dict[str, int]] | None,
+    selected: bool,
+    simulated: bool = False,
+) -> tuple[LimitShapePlan, ...]:
+    """Each shape the `limit regression`s declare, each once: the sizes the run times it at, or why not.
+
+    A full run times every one. `--quick` (`resize` shrinks as it shrinks the workload)
+    times only the smallest shape of each limit, shrunk, so that a smoke run still
+    passes through the limit's code path without paying for all of them. A run of
+    selected shapes (`--shape`, a matrix cell) times only what was selected: a limit
+    shape then counts as measured only when it is among `measured`. The simulator
+    times none: its timings are never evidence, and each shape costs it minutes. A
+    shape whose symbols are not the workload's has no sizes to run (`perfdsl check`
+    says so).
+    """
+    workload = study.workload
+    symbols = [s.id for s in workload.shapes.symbols] if workload and workload.shapes else []
+    found: dict[tuple[tuple[str, int], ...], LimitShapePlan] = {}
+    for limit in study.limits:
+        declared = shape_dicts(limit.shapes) if limit.kind.id == "regression" else []
+        smallest = min(declared, key=lambda s: math.prod(s.values()), default=None)
+        for sizes in declared:
+            if set(sizes) == set(symbols):
+                sizes = {name: sizes[name] for name in symbols}
+            key = tuple(sorted(sizes.items()))
+            if key in found and found[key].sizes is not None:
+                continue
+            run = resize(sizes) if resize is not None else dict(sizes)
+            missing = None
+            if set(sizes) != set(symbols):
+                missing = f"its symbols are not the workload's ({', '.join(symbols)})"
+            elif simulated:
+                missing = "the simulator's timings are not evidence, so it times no limit shape"
+            elif selected and run not in measured:
+                missing = "the run measured only the shapes it was asked for (`--shape`)"
+            elif resize is not None and sizes != smallest:
+                missing = "`--quick` measures only the smallest shape of each limit"
+            found[key] = LimitShapePlan(sizes, None if missing else run, missing)
+    return tuple(found.values())
 
 
 def _timing(study: Study, quick: bool, simulated: bool = False) -> TimingPlan:

@@ -205,6 +205,7 @@ def make_bundle(
     run_id: str | None = None,
     busy: dict[str, tuple[float, ...]] | None = None,
     modelled_bytes: tuple[float, float] = (20.0, 8.0),
+    limits: dict[tuple[int, int], float] | None = None,
 ) -> Path:
     """Write a synthetic bundle with planted effects; returns its path.
 
@@ -223,9 +224,16 @@ def make_bundle(
     (`change_share=False` leaves the change arm untimed), in 10 rounds. The copy roof
     runs at `copy_level` of the baseline's time (below 0.4 the modelled bytes sit
     under the roof; 1.0 puts them 2.5x above it). `failing` overrides fields of the
-    change arm's correctness case (and fails it).
+    change arm's correctness case (and fails it). `limits` maps each (M, N) of one
+    `limit regression` to the change's planted ratio there: the run plan decides which
+    are timed as limit shapes (one that is a workload shape is timed as the workload's),
+    and their samples come from a generator of their own, so the workload's are the
+    same with and without them.
     """
     rng = np.random.default_rng(seed)
+    if limits:
+        listed = ", ".join(f"({m}, {n})" for m, n in limits)
+        sections += f'  limit regression "planted limit" {{ shapes (M, N) in [{listed}] }}\n'
     text = study_text(list(predictions), decision, declared_share, sections)
     ratios = kernel_ratio if isinstance(kernel_ratio, tuple) else (kernel_ratio,) * len(SHAPES)
     study = parse(Source("study.perf", text)).study
@@ -281,6 +289,26 @@ def make_bundle(
                         "set_bytes": {"baseline": 8 * mn, "change": 8 * mn, "copy": 8 * mn},
                     },
                     "counters": counters if not shapes else None,
+                }
+            )
+        limit_rng = np.random.default_rng(seed + 1)
+        for planned_shape in (s for s in planned.operations[0].shapes if s.limit):
+            sizes, label = planned_shape.sizes, planned_shape.label
+            base = 1e6 * sizes["M"] * sizes["N"] / 262144
+            ratio = (limits or {})[(sizes["M"], sizes["N"])]
+            levels = {"baseline": base, "change": base * ratio, "copy": base * copy_level}
+            path = f"samples/op/{label}.csv"
+            bundle.write_csv(path, SAMPLE_COLUMNS, _rows(limit_rng, levels, blocks, noise, valid))
+            mn = sizes["M"] * sizes["N"]
+            shapes.append(
+                {
+                    "label": label,
+                    "sizes": sizes,
+                    "weight": 0.0,
+                    "limit": True,
+                    "samples": path,
+                    "models": {"bytes": {"baseline": 20.0 * mn, "change": 8.0 * mn}},
+                    "timing": {"set_bytes": {"baseline": 8 * mn, "change": 8 * mn, "copy": 8 * mn}},
                 }
             )
         bundle.write_csv(

@@ -28,7 +28,9 @@ def test_a_subset_keeps_the_named_shapes_in_declared_order_with_their_weights() 
     shapes = chosen.operations[0].shapes
     assert [s.sizes for s in shapes] == [{"M": 64, "N": 4096}, {"M": 4096, "N": 8192}]
     assert [s.weight for s in shapes] == [0.5, 0.2]
-    assert len(plan(study(), "cpu", False).operations[0].shapes) == 3
+    # The whole workload, and beside it the limit's shape, weight 0.
+    full = plan(study(), "cpu", False).operations[0].shapes
+    assert [(s.weight, s.limit) for s in full] == [(0.5, False), (0.3, False), (0.2, False), (0.0, True)]
 
 
 def test_a_subset_is_chosen_before_quick_shrinking() -> None:

@@ -43,6 +43,9 @@ class ShapePlan:
     sizes: dict[str, int]
     weight: float
     models: tuple[ModelValue, ...]
+    limit: bool = False
+    """Timed because a `limit regression` names it, not because the workload does: weight 0, and
+    judged apart from the workload's shapes (`evaluate.kernels`)."""
 
     @property
     def label(self) -> str:
@@ -53,6 +56,7 @@ class ShapePlan:
             "sizes": dict(self.sizes),
             "weight": self.weight,
             "models": [m.to_json() for m in self.models],
+            "limit": self.limit,
         }
 
     @classmethod
@@ -61,6 +65,37 @@ class ShapePlan:
             sizes={str(k): int(v) for k, v in data["sizes"].items()},
             weight=float(data["weight"]),
             models=tuple(ModelValue.from_json(m) for m in data.get("models") or ()),
+            limit=bool(data.get("limit", False)),
+        )
+
+
+@attrs.frozen
+class LimitShapePlan:
+    """One shape a `limit regression` declares, and the sizes the run measures it at, or why not.
+
+    `sizes` equals `declared` in a full run and is the shrunk shape under `--quick`; it
+    may be a workload shape too, which is then timed once and read in both places.
+    """
+
+    declared: dict[str, int]
+    sizes: dict[str, int] | None
+    missing: str | None
+    """Why the run does not measure it (`sizes` is None)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "declared": dict(self.declared),
+            "sizes": None if self.sizes is None else dict(self.sizes),
+            "missing": self.missing,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LimitShapePlan:
+        sizes = data.get("sizes")
+        return cls(
+            declared={str(k): int(v) for k, v in data["declared"].items()},
+            sizes=None if sizes is None else {str(k): int(v) for k, v in sizes.items()},
+            missing=data.get("missing"),
         )
 
 
@@ -248,6 +283,8 @@ class Plan:
     artifacts: str
     """Directory the bundles go under, resolved against the study file's directory
     (as paths in a configuration file are), so the cwd never changes where a run lands."""
+    limits: tuple[LimitShapePlan, ...] = ()
+    """Every shape the study's `limit regression`s declare, each once, in study order."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -268,6 +305,7 @@ class Plan:
             "application": None if self.application is None else self.application.to_json(),
             "load": None if self.load is None else self.load.to_json(),
             "artifacts": self.artifacts,
+            "limits": [limit.to_json() for limit in self.limits],
         }
 
     @classmethod
@@ -293,6 +331,7 @@ class Plan:
             application=None if application is None else ApplicationPlan.from_json(application),
             load=None if load is None else LoadPlan.from_json(load),
             artifacts=str(data.get("artifacts", "")),
+            limits=tuple(LimitShapePlan.from_json(limit) for limit in data.get("limits") or ()),
         )
 
     @classmethod

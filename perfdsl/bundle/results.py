@@ -132,7 +132,8 @@ class WorkerFailure:
 
 @attrs.frozen
 class ShapeRecord:
-    """One workload shape of an operation: its modelled quantities, samples and counters."""
+    """One timed shape of an operation (the workload's, or a limit's): modelled quantities, samples
+    and counters."""
 
     label: str
     sizes: dict[str, int]
@@ -149,6 +150,8 @@ class ShapeRecord:
     counters_missing: str | None = None
     counters_detail: Mapping[str, Any] | None = None
     counters_log: str | None = None
+    limit: bool = False
+    """A `limit regression`'s shape, not the workload's (version 9): `ShapePlan.limit`."""
 
     @property
     def set_bytes(self) -> dict[str, float]:
@@ -220,6 +223,7 @@ class ShapeRecord:
             "counters_missing": self.counters_missing,
             "counters_detail": self.counters_detail,
             "counters_log": self.counters_log,
+            "limit": self.limit,
         }
 
     @classmethod
@@ -236,6 +240,7 @@ class ShapeRecord:
             counters_missing=data.get("counters_missing"),
             counters_detail=data.get("counters_detail"),
             counters_log=data.get("counters_log"),
+            limit=bool(data.get("limit", False)),
         )
 
 

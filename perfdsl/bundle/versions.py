@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-RESULTS = "perfdsl.results/8"
+RESULTS = "perfdsl.results/9"
 """results.json's version. History:
 
 * `perfdsl.results/1`: the first layout.
@@ -60,10 +60,11 @@ READABLE_RESULTS = (
     "perfdsl.results/5",
     "perfdsl.results/6",
     "perfdsl.results/7",
+    "perfdsl.results/8",
     RESULTS,
 )
 
-PLAN = "perfdsl.plan/3"
+PLAN = "perfdsl.plan/4"
 """plan.json's version. History:
 
 * version 1 carried no `schema` key (it was `attrs.asdict` of the plan);
@@ -71,14 +72,18 @@ PLAN = "perfdsl.plan/3"
 * `perfdsl.plan/3`: the timing states its stopping rule: `stop` (`fixed` or
   `sequential`) and the sequential window `min_blocks`, `max_blocks`. Versions 1
   and 2 still read, as the fixed design of `blocks`.
+* `perfdsl.plan/4`: each operation's shape says whether it is a limit's (`limit`), and
+  `limits` lists every shape the study's `limit regression`s declare, with the sizes
+  the run measures it at (`sizes`, shrunk under `--quick`) or why it does not
+  (`missing`). Versions 1 to 3 still read, with no limit shapes.
 """
 
-READABLE_PLAN = (None, "perfdsl.plan/2", PLAN)
+READABLE_PLAN = (None, "perfdsl.plan/2", "perfdsl.plan/3", PLAN)
 
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/8"
+EVALUATION = "perfdsl.evaluation/9"
 """evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
 not refused but evaluated again (it is derived from the other files), and one of a
 version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
@@ -126,6 +131,10 @@ alone costs a second of a fresh build).
   the confidence sequence's at the stop, and its `p_value` (the one Holm's family
   adjusts) the sequence's anytime-valid one. `end_to_end` has `stop` and `stop_agrees`
   for the application's request blocks.
+* `perfdsl.evaluation/9`: each operation's `limits`, the shapes timed only because a
+  `limit regression` names them (evaluated like any shape, weight 0, in no
+  combination, prediction or decision), and `limit_family`, Holm's adjustment over
+  their comparisons alone.
 """
 
 
@@ -137,6 +146,7 @@ SUPERSEDED_EVALUATION = (
     "perfdsl.evaluation/5",
     "perfdsl.evaluation/6",
     "perfdsl.evaluation/7",
+    "perfdsl.evaluation/8",
 )
 """Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 

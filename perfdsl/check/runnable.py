@@ -43,7 +43,14 @@ def check_runnable(ctx: Context) -> None:
     _sizes(ctx, ctx.study.correctness.adversarial if ctx.study.correctness else None, "an adversarial shape")
     for target in ctx.study.target_expectations:
         _sizes(ctx, target.application, f"target `{target.name.id}`'s application shape")
+    for limit in _timed_limits(ctx):
+        _sizes(ctx, limit, "a limit's shape")
     _formulas(ctx)
+
+
+def _timed_limits(ctx: Context) -> list[ShapeSet]:
+    """The shape sets of the `limit regression`s: `perfdsl run` times them beside the workload."""
+    return [limit.shapes for limit in ctx.study.limits if limit.kind.id == "regression" and limit.shapes]
 
 
 def _signs(ctx: Context) -> None:
@@ -174,30 +181,48 @@ def _gib(size: int) -> str:
 
 
 def _formulas(ctx: Context) -> None:
-    """Every modelled formula has a value at every workload shape (no division by zero)."""
+    """Every modelled formula has a value at every shape the run times (no division by zero): the
+    workload's and the `limit regression`s'."""
     workload = ctx.study.workload
     if workload is None or workload.shapes is None:
         return
     symbols = [s.id for s in workload.shapes.symbols]
+    timed = [(workload.shapes, "a workload shape", "every workload shape")]
+    timed += [
+        (shapes, "a limit's shape", "every shape a `limit regression` names") for shapes in _timed_limits(ctx)
+    ]
     for operation in ctx.study.operations:
         for model in operation.models:
             for formula in (model.baseline, model.change):
                 # Unknown symbols (PD307) and what is not arithmetic (PD005) are reported elsewhere.
                 if not _arithmetic(formula) or any(name.id not in symbols for name in names_in(formula)):
                     continue
-                for shape in workload.shapes.shapes:
-                    try:
-                        evaluate_formula(formula, dict(zip(symbols, shape.sizes, strict=True)))
-                    except PlanError:
-                        sizes = ", ".join(str(size) for size in shape.sizes)
-                        ctx.report(
-                            "PD310",
-                            f"the `{model.quantity.id}` formula divides by zero at the shape ({sizes})",
-                            formula.span,
-                            label="no value at a workload shape",
-                            help="write a formula that is defined at every workload shape",
-                        )
+                for shapes, where, every in timed:
+                    if {s.id for s in shapes.symbols} != set(symbols):
+                        continue  # a limit over other symbols is PD304's
+                    if _undefined_at(ctx, model.quantity.id, formula, shapes, where, every):
                         break
+
+
+def _undefined_at(
+    ctx: Context, quantity: str, formula: Expr, shapes: ShapeSet, where: str, every: str
+) -> bool:
+    """Report the first shape of `shapes` at which `formula` has no value; whether there was one."""
+    names = [s.id for s in shapes.symbols]
+    for shape in shapes.shapes:
+        try:
+            evaluate_formula(formula, dict(zip(names, shape.sizes, strict=True)))
+        except PlanError:
+            sizes = ", ".join(str(size) for size in shape.sizes)
+            ctx.report(
+                "PD310",
+                f"the `{quantity}` formula divides by zero at the shape ({sizes})",
+                formula.span,
+                label=f"no value at {where}",
+                help=f"write a formula that is defined at {every}",
+            )
+            return True
+    return False
 
 
 def _arithmetic(expr: Expr) -> bool:

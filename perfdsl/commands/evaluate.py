@@ -136,6 +136,10 @@ def summary(evaluation: Evaluation) -> str:
             lines.append(f"  {shape.label:<14} w={shape.weight:<5.2g} {shown}")
         weighted = _verdict(op.combined) if op.combined else f"not evidence: {op.combined_missing}"
         lines.append(f"  {'weighted':<22} {weighted}")
+        for shape in op.limits:
+            why = shape.invalid or shape.missing
+            shown = _verdict(shape.usable) if shape.usable else f"not evidence: {why}"
+            lines.append(f"  {shape.label:<14} {'limit':<7} {shown}")
         if op.regressions:
             lines.append(f"  regresses at {', '.join(op.regressions)}")
         failing = len(op.correctness.failing)

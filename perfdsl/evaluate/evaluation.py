@@ -35,7 +35,7 @@ from perfdsl.bundle.sampling import BlockRecord
 from perfdsl.evaluate.correctness import summarize_model_level
 from perfdsl.evaluate.decision import check_decision
 from perfdsl.evaluate.end_to_end import evaluate_end_to_end, measured_effect
-from perfdsl.evaluate.family import adjust, apply
+from perfdsl.evaluate.family import adjust, adjust_limits, apply, apply_limits
 from perfdsl.evaluate.inputs import BundleInputs, read_bundle
 from perfdsl.evaluate.kernels import evaluate_operations
 from perfdsl.evaluate.load_curve import evaluate_load
@@ -56,6 +56,8 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
     end_to_end = evaluate_end_to_end(inputs, operations, level, theta)
     family = adjust(operations, end_to_end, level)
     operations, end_to_end = apply(family, operations, end_to_end)
+    limit_family = adjust_limits(operations, level)
+    operations = apply_limits(limit_family, operations)
     load, load_missing = _load(inputs)
     load = _check_service(load, end_to_end)
     expected = expectations(inputs.study, results.target)
@@ -102,11 +104,12 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
             + list(end_to_end.findings if end_to_end else ())
         ),
         family=family,
+        limit_family=limit_family,
         contended=summarize_contention(
             [
                 (f"{op.name} {s.label}", shape.blocks, s.comparison is not None)
                 for op, record in zip(operations, results.operations, strict=True)
-                for s, shape in zip(op.shapes, record.shapes, strict=True)
+                for s, shape in zip(op.shapes, [r for r in record.shapes if not r.limit], strict=True)
             ]
             + _application_blocks(results.application, end_to_end)
         ),

@@ -7,7 +7,9 @@ stated with its size, and a faster or slower verdict stands only where
 Holm's step-down (`stats.multiple`) still rejects ratio 1: otherwise it
 becomes "inconclusive", with the reason, before any warning, prediction,
 value or decision reads it. Invalid comparisons are not in the family: no
-conclusion rests on them.
+conclusion rests on them. Nor are the shapes timed only for a `limit
+regression`: they have a family of their own (`adjust_limits`), adjusted the
+same way.
 
 The p-values are the paired bootstrap-t ones, whose resolution is 2 / (R + 1)
 at R resamples (2e-4 at 10,000): from 251 comparisons on, Holm's first step
@@ -20,6 +22,7 @@ its interval (which the bootstrap-t matches closely away from the floor).
 from __future__ import annotations
 
 import math
+from typing import TypeVar
 
 import attrs
 
@@ -35,6 +38,7 @@ FAMILY = (
 )
 BOOTSTRAP_FLOOR = 2.0 / (DEFAULT_RESAMPLES + 1)
 """The smallest two-sided bootstrap-t p-value R resamples can give."""
+Judged = TypeVar("Judged", Comparison, Combined)
 DROPPED = "not kept after Holm's adjustment over the family of {m} comparisons (adjusted p = {p:.3g})"
 
 
@@ -83,6 +87,59 @@ def adjust(
     return holm(FAMILY, [n for n, _ in found], [p for _, p in found], alpha=1.0 - level)
 
 
+LIMIT_FAMILY = (
+    "time ratio = 1 at each shape timed only for a `limit regression`, of every operation, apart from "
+    "the workload's family"
+)
+
+
+def adjust_limits(operations: tuple[OperationResult, ...], level: float) -> FamilyAdjustment | None:
+    """Holm over the limit shapes' comparisons alone; None when fewer than two are in it.
+
+    A family of its own: the limit shapes answer the study's own question about
+    where the change stops, and adding them to the workload's family would make
+    every verdict the decision reads harder to keep, for shapes the decision does
+    not rest on.
+    """
+    found = [
+        (f"{op.name} {s.label}", p)
+        for op in operations
+        for s in op.limits
+        if s.usable is not None and (p := resolved_p(s.usable)) is not None
+    ]
+    if len(found) < 2:
+        return None
+    return holm(LIMIT_FAMILY, [n for n, _ in found], [p for _, p in found], alpha=1.0 - level)
+
+
+def apply_limits(
+    family: FamilyAdjustment | None, operations: tuple[OperationResult, ...]
+) -> tuple[OperationResult, ...]:
+    """The operations with every limit shape's verdict that its family does not keep made inconclusive."""
+    if family is None:
+        return operations
+    return tuple(
+        attrs.evolve(op, limits=tuple(_shape(family, op, s) for s in op.limits)) for op in operations
+    )
+
+
+def _judged(family: FamilyAdjustment, name: str, c: Judged) -> Judged:
+    """The comparison, made inconclusive where its faster or slower verdict is not kept."""
+    kept = dict(zip(family.names, family.rejected, strict=True))
+    if c.verdict not in ("faster", "slower") or kept.get(name, True):
+        return c
+    adjusted = dict(zip(family.names, family.adjusted, strict=True))
+    return attrs.evolve(
+        c, verdict="inconclusive", family=DROPPED.format(m=len(family.names), p=adjusted[name])
+    )
+
+
+def _shape(family: FamilyAdjustment, op: OperationResult, s: ShapeResult) -> ShapeResult:
+    if s.comparison is None or s.invalid:
+        return s
+    return attrs.evolve(s, comparison=_judged(family, f"{op.name} {s.label}", s.comparison))
+
+
 def apply(
     family: FamilyAdjustment | None,
     operations: tuple[OperationResult, ...],
@@ -91,36 +148,18 @@ def apply(
     """The operations and end-to-end result with every verdict Holm does not keep made inconclusive."""
     if family is None:
         return operations, end_to_end
-    kept = dict(zip(family.names, family.rejected, strict=True))
-    adjusted = dict(zip(family.names, family.adjusted, strict=True))
-    m = len(family.names)
-
-    def judged(name: str, c: Comparison) -> Comparison:
-        if c.verdict not in ("faster", "slower") or kept.get(name, True):
-            return c
-        return attrs.evolve(c, verdict="inconclusive", family=DROPPED.format(m=m, p=adjusted[name]))
-
-    def shape(op: OperationResult, s: ShapeResult) -> ShapeResult:
-        if s.comparison is None or s.invalid:
-            return s
-        return attrs.evolve(s, comparison=judged(f"{op.name} {s.label}", s.comparison))
-
     out = []
     for op in operations:
-        shapes = tuple(shape(op, s) for s in op.shapes)
+        shapes = tuple(_shape(family, op, s) for s in op.shapes)
         slower = tuple(s.label for s in shapes if s.usable and s.usable.verdict == "slower")
         combined = op.combined
         if combined is not None:
-            name = f"{op.name} (combined)"
-            if combined.verdict in ("faster", "slower") and not kept.get(name, True):
-                combined = attrs.evolve(
-                    combined, verdict="inconclusive", family=DROPPED.format(m=m, p=adjusted[name])
-                )
+            combined = _judged(family, f"{op.name} (combined)", combined)
             still = tuple(r for r in combined.regressions if r in slower)
             combined = attrs.evolve(combined, regressions=still)
         out.append(attrs.evolve(op, shapes=shapes, combined=combined, regressions=slower))
     if end_to_end is not None and end_to_end.comparison is not None:
         end_to_end = attrs.evolve(
-            end_to_end, comparison=judged(end_to_end.application, end_to_end.comparison)
+            end_to_end, comparison=_judged(family, end_to_end.application, end_to_end.comparison)
         )
     return tuple(out), end_to_end

@@ -6,6 +6,12 @@ ran them ABBA) at the study's confidence and threshold, measurement-quality
 findings for every arm, and the mechanism evidence. Over shapes: the ratio of
 weighted total times and the shapes that regress.
 
+A shape timed only because a `limit regression` names it (`ShapeRecord.limit`)
+is evaluated the same way but kept apart, in `OperationResult.limits`: it has
+no production weight, so it is in neither the combination nor the shapes that
+regress, and a slower verdict there confirms the study's limit rather than
+counting against the change.
+
 A comparison is evidence only when every sample was valid and the target's
 timings are evidence at all: the simulator's durations, or one invalid sample,
 give "not evidence" and never a verdict. A comparison that is evidence but
@@ -54,7 +60,9 @@ def _operation(inputs: BundleInputs, op: OperationRecord, level: float, theta: f
     mechanism = change.mechanism.id if change and change.mechanism else None
     correctness = summarize_correctness(op.correctness)
     wrong = None if correctness.passed else "the operation fails its correctness check"
-    shapes = tuple(_shape(inputs, op.name, shape, level, theta, mechanism, wrong) for shape in op.shapes)
+    timed = [_shape(inputs, op.name, shape, level, theta, mechanism, wrong) for shape in op.shapes]
+    shapes = tuple(s for s, record in zip(timed, op.shapes, strict=True) if not record.limit)
+    limits = tuple(s for s, record in zip(timed, op.shapes, strict=True) if record.limit)
     combined, missing = combine(
         [ShapeInput(s.label, s.weight, s.comparison, s.missing, s.invalid) for s in shapes], level
     )
@@ -68,6 +76,7 @@ def _operation(inputs: BundleInputs, op: OperationRecord, level: float, theta: f
         regressions=tuple(s.label for s in shapes if s.usable and s.usable.verdict == "slower"),
         correctness=correctness,
         static={arm: static_counts(inputs.results.static, op.variants.get(arm, "")) for arm in ARMS},
+        limits=limits,
     )
 
 

@@ -158,7 +158,8 @@ def _steady_state(ctx: ReportContext, op: OperationResult, out: Blocks) -> None:
             busy = judged.get(arm, [])
             rows.append(
                 [
-                    fmt.text(shape.label),
+                    # A limit's shape is timed like the workload's, and judged in the limitations.
+                    fmt.text(shape.label) + (" (limit)" if shape.limit else ""),
                     arm,
                     f"{fmt.MISSING if calls is None else calls}{note}",
                     {"dram": "DRAM", "cache": "cache-resident", "mixed": "DRAM, scratch in cache"}.get(

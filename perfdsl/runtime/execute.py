@@ -424,6 +424,7 @@ def _shape_entry(shape: ShapePlan) -> ShapeRecord:
         sizes=dict(shape.sizes),
         weight=shape.weight,
         models={m.quantity: {"baseline": m.baseline, "change": m.change} for m in shape.models},
+        limit=shape.limit,
     )
 
 

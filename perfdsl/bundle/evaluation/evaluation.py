@@ -59,6 +59,8 @@ class Evaluation:
     """Holm's adjustment over every valid time comparison (see `evaluate.family`)."""
     contended: ContendedSummary
     """Whether the kernel verdicts rest on blocks that competed with other work (PQ009)."""
+    limit_family: FamilyAdjustment | None = None
+    """Holm's adjustment over the limit shapes' comparisons alone (`evaluate.family.adjust_limits`)."""
 
     def to_json(self) -> dict[str, Any]:
         """evaluation.json's content as `bundle.files.dumps` writes it."""

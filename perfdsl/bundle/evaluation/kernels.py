@@ -164,10 +164,18 @@ class OperationResult:
     correctness: CorrectnessSummary
     static: dict[str, tuple[KernelCounts, ...]]
     """Per arm, counts read from its compiled kernels."""
+    limits: tuple[ShapeResult, ...] = ()
+    """Shapes timed only because a `limit regression` names them: weight 0, in no combination,
+    family, prediction or decision of the workload's (their own family is `limit_family`)."""
 
     def shape(self, sizes: Mapping[str, int]) -> ShapeResult | None:
         """The shape with exactly these sizes, if it was planned."""
         return next((s for s in self.shapes if s.sizes == dict(sizes)), None)
+
+    def timed(self, sizes: Mapping[str, int]) -> ShapeResult | None:
+        """The shape timed at these sizes, the workload's or a limit's: a limit's shape that is also
+        a workload shape was timed once, as the workload's."""
+        return self.shape(sizes) or next((s for s in self.limits if s.sizes == dict(sizes)), None)
 
 
 @attrs.frozen

@@ -46,7 +46,9 @@ def attach_counters(
 
     ncu's log goes into the bundle as `counters/<operation>.ncu.log`.
     """
-    largest = max(range(len(operation.shapes)), key=lambda i: math.prod(operation.shapes[i].sizes.values()))
+    # The workload's largest shape: a limit's shape is timed to test the limit, not counted.
+    workload = [i for i, s in enumerate(operation.shapes) if not s.limit] or range(len(operation.shapes))
+    largest = max(workload, key=lambda i: math.prod(operation.shapes[i].sizes.values()))
     reason = NOT_CUDA if target != "cuda" else None if passed else NOT_PASSED
     result = None
     if reason is None:
