@@ -13,6 +13,7 @@ the same counters.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,30 @@ def test_a_display_name_two_sections_share_is_qualified_by_its_section(tmp_path:
     counters = {c.metric: c.values for c in parse_ncu_raw(path).entries[0].counters}
     assert counters["GPU Speed Of Light Throughput: Duration"] == (406_240.0,)
     assert counters["Other: Duration"] == (406_240.0,) and "Duration" not in counters
+
+
+def test_a_study_counting_from_a_details_page_checks_and_counts_as_from_the_raw_page(tmp_path: Path) -> None:
+    """The bundled imported study, its profile swapped for the same launches' details page."""
+    from run_support import REPO
+
+    from perfdsl.check import check
+    from perfdsl.evaluate.imported import evaluate_imported_bundle
+    from perfdsl.parse import parse
+    from perfdsl.runtime.imported import run_imported
+    from perfdsl.source import Source
+
+    counted = []
+    for name, profile in (("raw", RAW), ("details", GERMAN)):
+        root = tmp_path / name
+        shutil.copytree(REPO / "studies" / "imported", root / "imported")
+        shutil.copyfile(profile, root / "imported" / "ncu_batchnorm_head.csv")
+        text = (REPO / "studies" / "batchnorm_imported.perf").read_text(encoding="utf-8")
+        study = root / "s.perf"
+        study.write_text(text.replace("targets   cpu", "targets   cuda", 1), encoding="utf-8")
+        parsed = parse(Source.read(study))
+        assert parsed.study is not None
+        assert [d.message for d in check(parsed.study) if d.severity == "error"] == []
+        (found,) = evaluate_imported_bundle(run_imported(parsed.study, root / "art")).counted
+        counted.append(found.quantity("bytes"))
+    raw, details = counted
+    assert (details.baseline, details.change) == pytest.approx((raw.baseline, raw.change), rel=1e-12)
