@@ -57,7 +57,7 @@ def test_runs_without_a_ratio_are_left_out_and_the_step_keeps_its_neighbours() -
     # Run 3 (index 2) has no ratio; the step between runs 2 and 4 names every change between them.
     points = [(0.80, 0.795, 0.805, 0.95)] * 2 + [None] + [(0.84, 0.835, 0.845, 0.95)] * 5
     changes = [(), (), ("package numba: 0.68.1 -> 0.69.0",), ("GPU driver: 550.54 -> 560.28",)] + [()] * 4
-    result = operation_steps("op", points, changes)
+    result = operation_steps("op", points, changes, threshold=0.01)
     (step,) = result.steps
     assert (step.previous, step.run) == (1, 3)
     assert step.changes == ("package numba: 0.68.1 -> 0.69.0", "GPU driver: 550.54 -> 560.28")
@@ -67,8 +67,16 @@ def test_runs_without_a_ratio_are_left_out_and_the_step_keeps_its_neighbours() -
     assert line.endswith("coincides with: package numba: 0.68.1 -> 0.69.0; GPU driver: 550.54 -> 560.28")
 
 
+def test_a_step_below_the_practical_threshold_says_so() -> None:
+    points = [(0.800, 0.799, 0.801, 0.95)] * 5 + [(0.804, 0.803, 0.805, 0.95)] * 5
+    result = operation_steps("op", points, [()] * 10, threshold=0.01)
+    assert len(result.steps) == 1
+    (line,) = describe(result, [f"r{i}" for i in range(10)])
+    assert "step +0.5%" in line and line.endswith("smaller than the practical threshold (1.0%)")
+
+
 def test_too_few_runs_say_so() -> None:
-    result = operation_steps("op", [(0.8, 0.79, 0.81, 0.95), None], [(), ()])
+    result = operation_steps("op", [(0.8, 0.79, 0.81, 0.95), None], [(), ()], threshold=0.01)
     assert result.steps == ()
     assert describe(result, ["a", "b"]) == ["`op`: 1 runs with a ratio: a step needs 3 to be searched for"]
 

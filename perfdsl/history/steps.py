@@ -58,6 +58,8 @@ class OperationSteps:
     tau: float
     """The spread between runs (log scale) the search added to each run's own error."""
     simulations: int
+    threshold: float
+    """The practical threshold of the newest run's evaluation: a smaller step is said to be smaller."""
 
 
 def operation_steps(
@@ -65,6 +67,7 @@ def operation_steps(
     points: Sequence[tuple[float, float, float, float] | None],
     changes: Sequence[tuple[str, ...]],
     *,
+    threshold: float,
     false_alarm: float = FALSE_ALARM,
 ) -> OperationSteps:
     """The steps of one operation: `points` are (ratio, low, high, level) per run, None without one.
@@ -92,7 +95,7 @@ def operation_steps(
         )
     left_out = tuple(i for i in range(len(points)) if i not in series)
     return OperationSteps(
-        operation, tuple(steps), tuple(series), left_out, false_alarm, found.tau, found.simulations
+        operation, tuple(steps), tuple(series), left_out, false_alarm, found.tau, found.simulations, threshold
     )
 
 
@@ -107,6 +110,8 @@ def describe(result: OperationSteps, label: Sequence[str]) -> list[str]:
     lines = []
     for step in r.steps:
         coincides = "; ".join(step.changes) if step.changes else "no recorded environment change"
+        if abs(math.log1p(step.relative)) < math.log1p(r.threshold):
+            coincides += f"; smaller than the practical threshold ({r.threshold:.1%})"
         lines.append(
             f"`{r.operation}`: step {step.relative:+.1%} in the ratio ({step.ratio_before:.4f} -> "
             f"{step.ratio_after:.4f}) between run {step.previous + 1} {label[step.previous]} and run "

@@ -119,4 +119,5 @@ def _steps(operation: str, entries: list[Entry], false_alarm: float) -> Operatio
         c = point.combined if point is not None else None
         points.append(None if c is None else (c.ratio, c.ci_low, c.ci_high, c.level))
     changes = [entry.changes for entry in entries]
-    return operation_steps(operation, points, changes, false_alarm=false_alarm)
+    threshold = entries[-1].run.evaluation.threshold
+    return operation_steps(operation, points, changes, threshold=threshold, false_alarm=false_alarm)
