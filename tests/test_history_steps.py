@@ -120,3 +120,14 @@ def test_history_finds_a_planted_step_at_its_commit_and_names_the_change(tmp_pat
     assert describe(flat.steps[0], [e.run.label for e in flat.entries]) == [
         "`op`: no step over 10 runs (5% false-alarm rate over the series)"
     ]
+
+
+def test_the_false_alarm_rate_option_reads_a_rate_and_refuses_others() -> None:
+    import argparse
+
+    from perfdsl.commands.history import _rate
+
+    assert (_rate("5%"), _rate("0.01")) == (0.05, 0.01)
+    for bad in ("0", "0.9", "often", "-1%"):
+        with pytest.raises(argparse.ArgumentTypeError, match="rate"):
+            _rate(bad)
