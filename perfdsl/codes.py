@@ -518,7 +518,7 @@ _ALL = [
         "`entry` that names no entry (or several) would leave the run without its "
         "evidence. The message names the file, the field or line at fault, and the entry "
         "names the file holds. An operation's `baseline_counters` and `change_counters` are "
-        "read from Nsight Compute's `--csv --page raw` files (`format ncu-raw`) only; their "
+        "read from Nsight Compute's `--csv` files, raw or details page (`format ncu-raw`) only; their "
         "`entry` is a kernel name, or a regular expression that fully matches every kernel "
         "of that arm, and the two arms may not share a kernel.",
         'operation normalize {\n  baseline import "runs.json" format pyperf entry "batchnorm_numpy_passes"\n'

@@ -157,7 +157,10 @@ def test_history_command_writes_the_page(artifacts: Path, tmp_path: Path) -> Non
     page = tmp_path / "out" / "history.html"
     done = _perfdsl("history", str(study), "--artifacts", str(artifacts), "-o", str(page))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == f"wrote {page} (5 runs)"
+    wrote, steps = done.stdout.strip().splitlines()
+    assert wrote == f"wrote {page} (5 runs)"
+    # 0.8, 0.8, 0.9, 1.2, 1.2: the large step is found; five runs leave the 0.8 -> 0.9 one unproven.
+    assert steps.startswith("`op`: step +44.6% in the ratio (0.8305 -> 1.2011) between run 3 ")
     assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     empty = _perfdsl("history", str(study), "--artifacts", str(tmp_path / "none"), "-o", str(page))
     assert empty.returncode == 2 and "no runs of `planted`" in empty.stderr

@@ -6,6 +6,8 @@ DIR`), each evaluated from its raw samples. Exit 0 when the page was written;
 unwritable output). The study file only names the runs (its name, title and
 `artifacts` path): each run is judged by the study text it ran with, so a study
 that no longer checks still has a history; one that does not parse is exit 1.
+After the page, one line per operation says where its ratio stepped (or that
+it did not), at the stated false-alarm rate, and what changed there.
 """
 
 from __future__ import annotations
@@ -25,6 +27,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--artifacts", metavar="DIR", help="where the study's bundles are (default: its `artifacts` path)"
     )
+    parser.add_argument(
+        "--false-alarm",
+        metavar="RATE",
+        type=_rate,
+        default=0.05,
+        help="chance that an operation's series with no step shows one (default 0.05)",
+    )
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text.removesuffix("%")) / (100.0 if text.endswith("%") else 1.0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a rate such as 0.05 or 5%, found {text!r}") from None
+    if not 0.0 < value <= 0.5:
+        raise argparse.ArgumentTypeError(f"a false-alarm rate is above 0 and at most 0.5, found {text!r}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from perfdsl.diagnostics import render_full
     from perfdsl.history.page import render_page
     from perfdsl.history.runs import RunsError, read_run
+    from perfdsl.history.steps import describe
     from perfdsl.history.timeline import build_timeline
     from perfdsl.parse import parse
 
@@ -57,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
     except RunsError as error:
         raise CommandError(str(error)) from None
     title = study.title.value if study.title else study.name.id
-    page = render_page(build_timeline(runs), title, datetime.now(UTC))
+    timeline = build_timeline(runs, false_alarm=args.false_alarm)
+    page = render_page(timeline, title, datetime.now(UTC))
     output = Path(args.output)
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -66,4 +87,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         raise CommandError(f"{output}: cannot write: {error.strerror or error}") from None
     print(f"wrote {output} ({len(runs)} runs)")
+    labels = [entry.run.label for entry in timeline.entries]
+    for steps in timeline.steps:
+        for line in describe(steps, labels):
+            print(line)
     return 0

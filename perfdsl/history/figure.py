@@ -26,6 +26,7 @@ VERDICT_COLOURS = {
     "no meaningful change": "#57606a",
     "inconclusive": "#bf8700",
 }
+STEP_COLOUR = "#bc4c00"
 _TICK_GAP = 14.0
 _CAP = 6.0
 """Half the width of an interval's end caps, in pixels: wider than the marker's radius."""
@@ -81,6 +82,18 @@ def ratio_figure(timeline: Timeline, operation: str, threshold: float) -> str:
                 f'<text x="{x(i):.1f}" y="{HEIGHT - _BOTTOM + 16}" text-anchor="middle" font-size="11">'
                 f"{i + 1}</text>"
             )
+    found = timeline.steps_of(operation)
+    for step in found.steps if found is not None else ():
+        xs = x(step.run) - plot_w / max(len(entries), 1) / 2
+        tip = escape(
+            f"step {step.relative:+.1%} (ratio {step.ratio_before:.4f} -> {step.ratio_after:.4f}, "
+            f"p = {step.p_value:.4f}); coincides with: {'; '.join(step.changes) or 'no recorded change'}"
+        )
+        parts.append(
+            f'<g><title>{tip}</title><line x1="{xs:.1f}" x2="{xs:.1f}" y1="{_TOP}" y2="{HEIGHT - _BOTTOM}" '
+            f'stroke="{STEP_COLOUR}" stroke-width="2"/><text x="{xs + 3:.1f}" y="{_TOP + 10}" font-size="10" '
+            f'fill="{STEP_COLOUR}">step {step.relative:+.1%}</text></g>'
+        )
     for i, point in points:
         if point is None or point.combined is None:
             # A run without a ratio (a quick run's few blocks) is marked, not silently skipped.

@@ -16,6 +16,7 @@ from perfdsl.bundle.evaluation.kernels import Combined
 from perfdsl.history.across import NOT_INTERLEAVED
 from perfdsl.history.across import Combined as AcrossCombined
 from perfdsl.history.figure import VERDICT_COLOURS, ratio_figure
+from perfdsl.history.steps import OperationSteps, describe
 from perfdsl.history.timeline import Entry, Timeline
 
 _PREDICTION_COLOURS = {
@@ -34,6 +35,7 @@ th { background: #f6f8fa; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .verdict { font-weight: 600; } .note { color: #57606a; } .changed { color: #8250df; }
 .entered { color: #cf222e; font-weight: 700; } code { font-size: 12px; }
+.step { color: #bc4c00; font-weight: 600; }
 """
 
 
@@ -65,10 +67,14 @@ def render_page(timeline: Timeline, title: str, generated: datetime) -> str:
             + "; ".join(f"<code>{escape(op)}</code> at {escape(label)}" for op, label in regressions)
             + ".</p>"
         )
+    labels = [entry.run.label for entry in t.entries]
     for operation in t.operations:
         body.append(f"<h2>Operation <code>{escape(operation)}</code></h2>")
         body.append(ratio_figure(t, operation, threshold))
-        body.append(_operation_table(t.entries, operation))
+        steps = t.steps_of(operation)
+        if steps is not None:
+            body.append(_steps_note(steps, labels))
+        body.append(_operation_table(t.entries, operation, steps))
     body.append(_predictions_table(t))
     body.append(_runs_table(t.entries))
     return (
@@ -87,7 +93,21 @@ def _verdict(verdict: str, colours: dict[str, str]) -> str:
     return f'<span class="verdict" style="color:{colours.get(verdict, "#57606a")}">{escape(verdict)}</span>'
 
 
-def _operation_table(entries: Iterable[Entry], operation: str) -> str:
+def _steps_note(steps: OperationSteps, labels: list[str]) -> str:
+    """What the change-point search found, and the rate it was held to."""
+    method = (
+        f"Steps are found by binary segmentation of the log ratios, each run weighted by its own "
+        f"interval and a spread between runs estimated from the series (tau = {steps.tau:.4f}), the "
+        f"threshold simulated ({steps.simulations} series) so that a series with no step shows one "
+        f"with probability {steps.false_alarm:.0%}."
+    )
+    if steps.left_out:
+        method += f" Left out (no ratio): runs {', '.join(str(i + 1) for i in steps.left_out)}."
+    found = "".join(f'<li class="step">{escape(line)}</li>' for line in describe(steps, labels))
+    return f'<p class="note">{escape(method)}</p><ul>{found}</ul>'
+
+
+def _operation_table(entries: Iterable[Entry], operation: str, steps: OperationSteps | None) -> str:
     rows = [
         "<table><tr><th>#</th><th>run</th><th>commit</th><th>ratio [interval]</th><th>verdict</th>"
         "<th>change's time / previous run</th><th>notes</th></tr>"
@@ -105,6 +125,12 @@ def _operation_table(entries: Iterable[Entry], operation: str) -> str:
         notes = []
         if point is not None and point.entered:
             notes.append('<span class="entered">regression entered</span>')
+        for step in steps.steps if steps is not None else ():
+            if step.run == i - 1:
+                notes.append(
+                    f'<span class="step">step {step.relative:+.1%} since run {step.previous + 1} '
+                    f"(p = {step.p_value:.4f})</span>"
+                )
         if entry.changes:
             notes.append(
                 f'<span class="changed">environment changed: {escape("; ".join(entry.changes))}</span>'

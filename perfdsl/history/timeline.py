@@ -8,7 +8,10 @@ before it was not. Beside it, the change's own time against the previous run
 (the cross-run, unpaired comparison of `history.across`) shows a change that
 got slower while its ratio hid it (the baseline slowed too, or the machine).
 Every run's environment is compared with the previous run's, so a marked
-change of driver or library sits next to the numbers it may explain.
+change of driver or library sits next to the numbers it may explain. And each
+operation's series of ratios is searched for steps (`history.steps`), at a
+stated false-alarm rate, each named with the environment changes that
+coincide with it.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from perfdsl.bundle.evaluation.kernels import Combined
 from perfdsl.history.across import Combined as AcrossCombined
 from perfdsl.history.across import compare_runs
 from perfdsl.history.runs import Run, environment_changes
+from perfdsl.history.steps import FALSE_ALARM, OperationSteps, operation_steps
 
 
 @attrs.frozen
@@ -56,6 +60,12 @@ class Timeline:
     predictions: tuple[tuple[int, str], ...]
     """(line, text) of every prediction any run judged, in order of first appearance."""
     entries: tuple[Entry, ...]
+    steps: tuple[OperationSteps, ...]
+    """Each operation's change-point search, in the operations' order."""
+
+    def steps_of(self, operation: str) -> OperationSteps | None:
+        """The change-point search over `operation`'s runs (None when it was not made)."""
+        return next((s for s in self.steps if s.operation == operation), None)
 
     def regressions(self) -> list[tuple[str, str]]:
         """(operation, run label) of every run where a regression entered."""
@@ -64,8 +74,8 @@ class Timeline:
         ]
 
 
-def build_timeline(runs: list[Run]) -> Timeline:
-    """The timeline of `runs` (all of one study), sorted by run id (time)."""
+def build_timeline(runs: list[Run], *, false_alarm: float = FALSE_ALARM) -> Timeline:
+    """The timeline of `runs` (all of one study), sorted by run id (time), with each operation's steps."""
     ordered = sorted(runs, key=lambda r: r.evaluation.run_id)
     operations = tuple(dict.fromkeys(op.name for r in ordered for op in r.evaluation.operations))
     predictions = tuple(dict.fromkeys((p.line, p.text) for r in ordered for p in r.evaluation.predictions))
@@ -97,4 +107,17 @@ def build_timeline(runs: list[Run]) -> Timeline:
         changes = tuple(environment_changes(previous, run)) if previous is not None else ()
         entries.append(Entry(run, changes, tuple(points)))
         previous = run
-    return Timeline(ordered[0].evaluation.study if ordered else "", operations, predictions, tuple(entries))
+    steps = tuple(_steps(name, entries, false_alarm) for name in operations)
+    study = ordered[0].evaluation.study if ordered else ""
+    return Timeline(study, operations, predictions, tuple(entries), steps)
+
+
+def _steps(operation: str, entries: list[Entry], false_alarm: float) -> OperationSteps:
+    points = []
+    for entry in entries:
+        point = entry.point(operation)
+        c = point.combined if point is not None else None
+        points.append(None if c is None else (c.ratio, c.ci_low, c.ci_high, c.level))
+    changes = [entry.changes for entry in entries]
+    threshold = entries[-1].run.evaluation.threshold
+    return operation_steps(operation, points, changes, threshold=threshold, false_alarm=false_alarm)

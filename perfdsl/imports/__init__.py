@@ -8,7 +8,7 @@ One module per format, each a pure parser `parse_<format>(path) -> ImportedEvide
     hyperfine          hyperfine `--export-json`: `times` of each command
     nvbench            NVBench `--json`, with `--jsonbin` raw cold samples where written
     nsys               Nsight Systems `nsys stats` CSV: `cuda_gpu_trace`, `cuda_gpu_kern_sum`
-    ncu                Nsight Compute `--csv --page raw`: counters per launch
+    ncu                Nsight Compute `--csv`, raw or details page: counters per launch
 
     evidence   the records (Entry, Label, ImportedEvidence) and ImportFormatError
     reading    JSON and CSV access whose errors name the file, the field and what was expected

@@ -1,6 +1,6 @@
 """An imported Nsight Compute profile as mechanism evidence: one arm's launches, counted in the study's words.
 
-A study names the rows of an `ncu --csv --page raw` file that are one
+A study names the rows of an `ncu --csv` file (either page) that are one
 implementation's by kernel name: the exact name, or a regular expression that
 fully matches every kernel of that implementation (an unfused baseline is
 several kernels, each its own entry of the parsed file). Every launch of every

@@ -44,7 +44,7 @@ class Counter:
 
     metric: str
     unit: str
-    """`byte`, `nsecond`, or the unit the profiler printed for anything else."""
+    """`byte`, `nsecond`, `hz`, a rate per `second`, or the unit the profiler printed for anything else."""
     values: tuple[float | None, ...]
     """None where the profiler printed `n/a`: absent, not zero."""
 

@@ -12,9 +12,9 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
@@ -31,7 +31,56 @@ NS_PER_UNIT = {
     "second": 1e9,
 }
 """Time units as the harnesses spell them, to nanoseconds."""
-_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
+
+NumberStyle = Literal["1,234.5", "1.234,5"]
+"""How a file writes its numbers: a point for decimals and commas between thousands (C and English
+locales, the default), or the reverse (German, French and others). One file uses one style."""
+POINT_DECIMALS: NumberStyle = "1,234.5"
+COMMA_DECIMALS: NumberStyle = "1.234,5"
+_NUMBER = {
+    POINT_DECIMALS: re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d*)?(?:[eE][+-]?\d+)?"),
+    COMMA_DECIMALS: re.compile(r"[+-]?(?:\d{1,3}(?:\.\d{3})+|\d+)?(?:,\d*)?(?:[eE][+-]?\d+)?"),
+}
+_ONE_SEPARATOR = re.compile(r"[+-]?(\d+)([.,])(\d*)(?:[eE][+-]?\d+)?")
+
+
+def number_style(path: Path, cells: Iterable[tuple[int, str]]) -> NumberStyle:
+    """The one style a file's numbers are written in, decided from every (line, text) cell given.
+
+    A cell decides the style when only one style can read it: both separators
+    (the last one is the decimal), the same separator twice (thousands), a
+    separator not followed by exactly three digits or after a leading zero or
+    more than three digits (a decimal). `1,234` and `117.344` decide nothing.
+    With no deciding cell the file is read in the default style; cells that
+    decide both ways are an error naming a line of each, never read one by one.
+    """
+    seen: dict[NumberStyle, int] = {}
+    for line, text in cells:
+        style = _decides(text.strip())
+        if style is not None:
+            seen.setdefault(style, line)
+    if len(seen) == 2:
+        raise ImportFormatError(
+            f"{path}:{seen[COMMA_DECIMALS]}: writes numbers as `1.234,5` but line {seen[POINT_DECIMALS]} "
+            "as `1,234.5`: one file has one number style; export it again in one locale"
+        )
+    return next(iter(seen), POINT_DECIMALS)
+
+
+def _decides(text: str) -> NumberStyle | None:
+    if "," in text and "." in text:
+        return POINT_DECIMALS if text.rfind(".") > text.rfind(",") else COMMA_DECIMALS
+    if text.count(",") > 1:
+        return POINT_DECIMALS
+    if text.count(".") > 1:
+        return COMMA_DECIMALS
+    found = _ONE_SEPARATOR.fullmatch(text)
+    if found is None:
+        return None
+    whole, separator, fraction = found.groups()
+    if len(fraction) == 3 and len(whole) <= 3 and whole != "0":
+        return None
+    return POINT_DECIMALS if separator == "." else COMMA_DECIMALS
 
 
 def read_bytes(path: Path) -> tuple[bytes, str]:
@@ -184,19 +233,17 @@ class Row:
             )
         return value
 
-    def maybe_number(self, column: str) -> float | None:
-        """A cell as a number, or None where the tool printed `n/a`, `-` or nothing."""
+    def maybe_number(self, column: str, style: NumberStyle = POINT_DECIMALS) -> float | None:
+        """A cell as a number in the file's `style`; None where the tool printed `n/a`, `-` or nothing."""
         text = self.text(column)
         if text in ("", "n/a", "-"):
             return None
-        if _THOUSANDS.fullmatch(text):
-            text = text.replace(",", "")
-        try:
-            value = float(text)
-        except ValueError:
+        value = read_number(text, style)
+        if value is None:
             raise ImportFormatError(
-                f"{self.path}:{self.line}: column `{column}`: expected a number, found {self.cells[column]!r}"
-            ) from None
+                f"{self.path}:{self.line}: column `{column}`: expected a number"
+                f"{'' if style == POINT_DECIMALS else f' written as {style}'}, found {self.cells[column]!r}"
+            )
         if not math.isfinite(value):
             raise ImportFormatError(
                 f"{self.path}:{self.line}: column `{column}`: expected a finite number, found {text!r}"
@@ -204,13 +251,24 @@ class Row:
         return value
 
 
-def read_table(path: Path, text: str, required: tuple[str, ...]) -> tuple[list[str], list[Row]]:
-    """The header and rows of a CSV that may have the tool's messages before it.
+def read_number(text: str, style: NumberStyle) -> float | None:
+    """`text` as a number in `style` (`1,234.5` or `1.234,5`, grouping optional), None if it is not one."""
+    if not any(ch.isdigit() for ch in text) or not _NUMBER[style].fullmatch(text):
+        return None
+    thousands, decimal = (",", ".") if style == POINT_DECIMALS else (".", ",")
+    return float(text.replace(thousands, "").replace(decimal, "."))
+
+
+def read_table(
+    path: Path, text: str, required: tuple[str, ...], optional: tuple[str, ...] = ()
+) -> tuple[list[str], list[Row]]:
+    """The header and rows of a CSV that may have the tool's messages (or the program's output) before it.
 
     The header is the first row that has every `required` column; lines before it
     (`Processing [...]`, `==PROF==` messages) are skipped. After it, a row with the
     wrong number of cells is an error naming its line, except the tool's own
-    `==` messages, which are skipped wherever they are.
+    `==` messages, which are skipped wherever they are, and a row that stops
+    before header columns that are all `optional` (read as empty).
     """
     lines = text.splitlines()
     header: list[str] | None = None
@@ -230,6 +288,8 @@ def read_table(path: Path, text: str, required: tuple[str, ...]) -> tuple[list[s
             if all(column in cells for column in required):
                 header = cells
             continue
+        if len(cells) < len(header) and all(column in optional for column in header[len(cells) :]):
+            cells += [""] * (len(header) - len(cells))
         if len(cells) != len(header):
             raise ImportFormatError(
                 f"{path}:{number}: expected {len(header)} comma-separated cells as in the header, "
