@@ -183,7 +183,10 @@ def correctness_failures(bundle: Path) -> list[str]:
             )
     app = results.application
     if app is not None and app.model_level is not None and not app.model_level.passed:
-        lines.append(f"correctness FAILED: application `{app.name}`'s output against its float64 run")
+        # An application that raised says so per arm; one that ran is judged on its error.
+        raised = [f"{name}: {arm.message}" for name, arm in app.model_level.arms.items() if not arm.passed]
+        why = "; ".join(raised) or f"the change's error exceeds the baseline's ({app.model_level.rule})"
+        lines.append(f"correctness FAILED: application `{app.name}`'s output against its float64 run: {why}")
     if lines:
         lines.append("no timing of a failing change supports a decision: fix it before reading the numbers")
     return lines
