@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 from run_support import RUN_TIMEOUT_S, environment, perfdsl_command
 
+from perfdsl.commands.check import diagnose
+from perfdsl.source import Source
+
 
 def _perfdsl(cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -68,6 +71,14 @@ def test_a_roof_that_fails_is_named_with_its_cause(tmp_path: Path) -> None:
     assert len(missing) == 1
     (why,) = missing
     assert why.startswith("the copy roof failed: `copy` ended its worker") and "SIGSEGV" in why
+
+
+def test_the_worked_example_outside_the_bundled_studies_checks_clean() -> None:
+    """docs/examples/softmax_online/ is what a user writes from `perfdsl new`; keep it current."""
+    example = Path(__file__).resolve().parents[1] / "docs" / "examples" / "softmax_online"
+    found = diagnose(Source.read(example / "softmax_online.perf"))
+    assert [d.code for d in found] == []
+    assert (example / "softmax_online_kernels.py").is_file()
 
 
 def test_new_refuses_to_overwrite(tmp_path: Path) -> None:
