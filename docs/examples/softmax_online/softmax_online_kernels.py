@@ -21,6 +21,14 @@ from perfdsl.kernel import AppContext, Application, Reference, Shape, Variant
 _SIG = "void({dtype}[:, ::1], {dtype}[:, ::1])"
 
 
+@numba.njit(nogil=True)
+def _write_row(row, out, m, s):
+    """The last pass of both: out = exp(row - max) / sum."""
+    inv = 1.0 / s
+    for j in range(row.size):
+        out[j] = math.exp(row[j] - m) * inv
+
+
 @numba.njit(parallel=True, nogil=True)
 def three_pass_cpu(x, y):
     for i in numba.prange(x.shape[0]):
@@ -31,9 +39,7 @@ def three_pass_cpu(x, y):
         s = 0.0
         for j in range(row.size):
             s += math.exp(row[j] - m)
-        inv = 1.0 / s
-        for j in range(row.size):
-            y[i, j] = math.exp(row[j] - m) * inv
+        _write_row(row, y[i], m, s)
 
 
 @numba.njit(parallel=True, nogil=True)
@@ -49,9 +55,7 @@ def online_cpu(x, y):
                 m = v
             else:
                 s += math.exp(v - m)
-        inv = 1.0 / s
-        for j in range(row.size):
-            y[i, j] = math.exp(row[j] - m) * inv
+        _write_row(row, y[i], m, s)
 
 
 @numba.njit(parallel=True, nogil=True)
