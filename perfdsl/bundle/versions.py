@@ -78,7 +78,7 @@ READABLE_PLAN = (None, "perfdsl.plan/2", PLAN)
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/8"
+EVALUATION = "perfdsl.evaluation/9"
 """evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
 not refused but evaluated again (it is derived from the other files), and one of a
 version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
@@ -126,6 +126,10 @@ alone costs a second of a fresh build).
   the confidence sequence's at the stop, and its `p_value` (the one Holm's family
   adjusts) the sequence's anytime-valid one. `end_to_end` has `stop` and `stop_agrees`
   for the application's request blocks.
+* `perfdsl.evaluation/9`: `machine` judges the CPU state the run recorded
+  (environment.json's `cpu.state` and `cpu.affinity`): its `findings` (PQ011, the
+  clock free to change; PQ012, the load generator sharing the requests' cores), also
+  among `quality`, and `rests_on`, the conclusions timed in that state.
 """
 
 
@@ -137,6 +141,7 @@ SUPERSEDED_EVALUATION = (
     "perfdsl.evaluation/5",
     "perfdsl.evaluation/6",
     "perfdsl.evaluation/7",
+    "perfdsl.evaluation/8",
 )
 """Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 
