@@ -236,3 +236,12 @@ def test_two_runs_differ_by_their_governor_in_the_compared_facts(tmp_path: Path)
     scaling = _environment(read_cpu_state(plant_cpu_tree(tmp_path / "b", "powersave", boost="1")), PINNED)
     changed = differences(EnvironmentRecord.from_json(quiet), EnvironmentRecord.from_json(scaling))
     assert changed == ["CPU governor: performance -> powersave", "CPU boost: off -> on"]
+
+
+def test_cells_running_at_once_get_disjoint_shares_of_the_cpus() -> None:
+    from perfdsl.matrix.local import core_share
+
+    shares = [core_share(range(16), 4, k) for k in range(4)]
+    assert shares == [(0, 1, 2, 3), (4, 5, 6, 7), (8, 9, 10, 11), (12, 13, 14, 15)]
+    assert core_share([0, 1, 2], 2, 1) == (0, 1, 2)  # under two cores a share: all of them
+    assert core_share([0, 1], 1, 0) == (0, 1)
