@@ -98,9 +98,15 @@ def _now() -> str:
 
 
 def execute(
-    plan: Plan, target: Target, artifacts: Path, progress: RunProgress, limits: Limits | None = None
+    plan: Plan,
+    target: Target,
+    artifacts: Path,
+    progress: RunProgress,
+    limits: Limits | None = None,
+    pin: bool = True,
 ) -> Path:
-    """Run the plan on `target` and return the bundle's path."""
+    """Run the plan on `target` and return the bundle's path; `pin` false leaves every worker
+    where the OS puts it (`runtime.machine_state.choose_pinning` otherwise)."""
     limits = limits or Limits()
     resolved = {op.name: resolve_operation(plan, op) for op in plan.operations}
     roof = resolve_roof(plan)
@@ -117,7 +123,11 @@ def execute(
         raise RunError(str(error)) from None
     progress(said)
     cpu = read_cpu_state()
-    pinning = choose_pinning(usable_cores(), siblings_of(cpu), cpu["isolated"] or ())
+    pinning = (
+        choose_pinning(usable_cores(), siblings_of(cpu), cpu["isolated"] or ())
+        if pin
+        else Pinning((), (), "perfdsl run --no-pin")
+    )
     progress(_pinned(pinning))
     sessions: dict[str | None, Session] = {
         op.name: Session(Job(plan, target.name, op.name, 2 * limits.call_s, pinning), limits, progress)
