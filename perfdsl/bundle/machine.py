@@ -57,8 +57,6 @@ class MachineState:
     generator: tuple[int, ...]
     """The cores the load generator's thread ran on; where nothing was pinned, the application
     worker's own (its dispatcher thread then shares them)."""
-    pinned: bool | None
-    """Whether the run pinned its workers (None: a bundle before pinning was recorded)."""
     pinning_missing: str | None
     """Why the run did not pin (one usable core), as it said."""
 
@@ -94,7 +92,6 @@ class MachineState:
         measuring = tuple(reported) or application or _cores(affinity.get("measuring"))
         generator = _cores(affinity.get("generator")) or application
         missing = _text(affinity.get("missing"))
-        has_plan = "generator" in affinity
         return cls(
             cores=cores,
             boost=state.get("boost") if isinstance(state.get("boost"), bool) else None,
@@ -102,7 +99,6 @@ class MachineState:
             smt_active=state.get("smt_active") if isinstance(state.get("smt_active"), bool) else None,
             measuring=measuring,
             generator=generator,
-            pinned=(missing is None and bool(_cores(affinity.get("generator")))) if has_plan else None,
             pinning_missing=missing,
         )
 
