@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from evaluate_fixtures import make_bundle, planted_environment
 
@@ -245,3 +246,24 @@ def test_cells_running_at_once_get_disjoint_shares_of_the_cpus() -> None:
     assert shares == [(0, 1, 2, 3), (4, 5, 6, 7), (8, 9, 10, 11), (12, 13, 14, 15)]
     assert core_share([0, 1, 2], 2, 1) == (0, 1, 2)  # under two cores a share: all of them
     assert core_share([0, 1], 1, 0) == (0, 1)
+
+
+def test_the_load_search_hands_the_pinning_to_every_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    from perfdsl.bundle.plan import LoadPlan
+    from perfdsl.runtime import load_search
+    from perfdsl.runtime.load_generator import LoadRun
+    from perfdsl.runtime.machine_state import Pinning
+
+    seen: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
+
+    def probe(request: Any, rate: float, *, count: int, seed: int = 0, **cores: Any) -> LoadRun:
+        seen.add((tuple(cores["generator_cores"]), tuple(cores["server_cores"])))
+        times = np.arange(count, dtype=np.int64) * int(1e9 / rate)
+        return LoadRun(
+            rate, seed, 1, 0, False, times, times, times, times + 1_000_000, np.ones(count, bool), None
+        )
+
+    monkeypatch.setattr(load_search, "run_open_loop", probe)
+    plan = LoadPlan("poisson", (400.0,), 50, 0.025, 0.99)
+    load_search.search_load({"baseline": lambda: None}, plan, True, pinning=Pinning((0,), (1,), None))
+    assert seen == {((1,), (0,))}
