@@ -267,3 +267,22 @@ def test_the_load_search_hands_the_pinning_to_every_probe(monkeypatch: pytest.Mo
     plan = LoadPlan("poisson", (400.0,), 50, 0.025, 0.99)
     load_search.search_load({"baseline": lambda: None}, plan, True, pinning=Pinning((0,), (1,), None))
     assert seen == {((1,), (0,))}
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two usable cores")
+def test_a_worker_pins_itself_before_it_imports_the_measured_code() -> None:
+    from perfdsl.plan import plan
+    from perfdsl.runtime.isolation import Limits, Worker
+    from perfdsl.runtime.machine_state import Pinning
+    from perfdsl.runtime.worker import Job
+
+    study = parse(Source.read(Path(__file__).parent / "isolation_fixtures" / "crashing.perf")).study
+    assert study is not None
+    measuring = min(os.sched_getaffinity(0))
+    pinning = Pinning((measuring,), (max(os.sched_getaffinity(0)),), None)
+    worker = Worker(Job(plan(study, "cpu", quick=True), "cpu", "scale", 60.0, pinning), Limits(60.0))
+    try:
+        assert worker.affinity == [measuring]
+    finally:
+        worker.close()
+    assert len(os.sched_getaffinity(0)) >= 2  # the harness itself stays where it was
