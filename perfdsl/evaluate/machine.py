@@ -65,7 +65,7 @@ def check_shared_cores(state: MachineState, has_load: bool) -> tuple[Finding, ..
         return ()
     shared = sorted(set(state.measuring) & set(state.generator))
     if shared:
-        why = f" ({state.pinning_missing})" if state.pinning_missing else ""
+        why = f": {state.pinning_missing}" if state.pinning_missing else ""
         return (
             Finding(
                 PQ.SHARED_CORES,

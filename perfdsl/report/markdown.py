@@ -433,11 +433,12 @@ def _machine_state_warnings(ctx: ReportContext) -> list[str]:
     if not machine.rests_on:
         return []
     found = "; ".join(f"{fmt.message(f.message)} ({f.code})" for f in machine.findings)
-    rests = ", ".join(machine.rests_on)
+    *first, last = machine.rests_on
+    rests = f"{', '.join(first)} and {last}" if first else last
     return [
-        f"**The machine's state was not steady.** {found[0].upper()}{found[1:]}. {rests[0].upper()}"
-        f"{rests[1:]} rest on timings taken in that state; perfdsl records the state and never "
-        "changes it: a rerun with a fixed clock and cores of its own decides whether they are the change's."
+        f"**The machine's state was not steady.** {found[0].upper()}{found[1:]}. Timed in that state: "
+        f"{rests}. perfdsl records the state and never changes it: a rerun with a fixed clock and cores "
+        "of its own decides whether these results are the change's."
     ]
 
 
