@@ -871,6 +871,35 @@ _ALL = [
         "Count every buffer in bytes (the dtype's size times its elements, e.g. `4*M*N` for "
         "float32), at least once per input read and once per output written.",
     ),
+    _quality(
+        "PQ011",
+        WARNING,
+        "the CPU's clock was free to change",
+        "The run recorded a frequency governor that moves the clock with the load "
+        "(`powersave`, `ondemand`, `schedutil`, `conservative`: anything but `performance` "
+        "or `userspace`, unless the allowed range is one frequency) on a core the measured "
+        "code ran on, or boost/turbo on (cpufreq/boost 1, intel_pstate/no_turbo 0).",
+        "A host-timed result (a cpu kernel, the application's requests, the load test) then "
+        "also measures the clock: it ramps with the load, and under boost it follows the "
+        "temperature and the number of busy cores, so blocks and arms can run at different "
+        "frequencies. Interleaving cancels a slow drift, not a clock that answers the code.",
+        "perfdsl never changes the machine; its owner can (`cpupower frequency-set -g "
+        "performance`, `echo 0 > /sys/devices/system/cpu/cpufreq/boost` or `echo 1 > "
+        ".../intel_pstate/no_turbo`), then run again. `cpu.state` in environment.json is what was read.",
+    ),
+    _quality(
+        "PQ012",
+        WARNING,
+        "the load generator shared cores with the code it loaded",
+        "During the load test the generator's thread ran on a core the server's requests also "
+        "ran on (the run could not pin them apart, e.g. on one usable core), or on an SMT "
+        "sibling of one (two hyperthreads of one physical core).",
+        "An open-loop generator spins before each arrival; on a shared core or SMT unit that "
+        "spinning takes time from the requests, and the requests delay the arrivals, so a "
+        "goodput measures the generator as much as the arm.",
+        "Give the run at least two cores that are not SMT siblings (`taskset -c 0,2 perfdsl "
+        "run ...`, or SMT off); `cpu.affinity` in environment.json says where each part ran.",
+    ),
 ]
 
 CODES: dict[str, Code] = {entry.code: entry for entry in _ALL}

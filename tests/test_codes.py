@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 
 from perfdsl import codes
+from perfdsl.bundle.machine import MachineState
 from perfdsl.bundle.sampling import BlockReading, BlockRecord, LoadReading, WarmupRecord
 from perfdsl.cli import main
 from perfdsl.commands.check import diagnose
-from perfdsl.evaluate import quality
+from perfdsl.evaluate import machine, quality
 from perfdsl.schema import SCHEMAS, STUDY_SECTIONS, STUDY_SETTINGS
 from perfdsl.source import Source
 
@@ -76,6 +77,21 @@ def _load(wall: float, busy: float, total: float, own: float) -> BlockReading:
     return BlockReading(None, None, None, None, None, None, None, load)
 
 
+def _machine_state(*, pinned: bool) -> MachineState:
+    """Two SMT siblings under `powersave` with boost on; the workers pinned apart, or spanning both."""
+    core = {"governor": "powersave", "min_khz": 800_000, "max_khz": 3_500_000, "siblings": [0, 1]}
+    workers = {"op": [0], "application": [0]} if pinned else {"op": [0, 1], "application": [0, 1]}
+    affinity = {
+        "generator": [1] if pinned else [],
+        "missing": None if pinned else "1 usable core",
+        "workers": workers,
+    }
+    state = {"cores": {"0": core, "1": core}, "boost": True, "boost_source": "cpufreq/boost"}
+    found = MachineState.from_environment({"cpu": {"state": state, "affinity": affinity}})
+    assert found is not None
+    return found
+
+
 def _quality_messages() -> list[str]:
     """A message of every PQ code, from planted measurements."""
     times = np.full(10, 1e-3)
@@ -95,6 +111,9 @@ def _quality_messages() -> list[str]:
             "shape (64, 4096)",
         ),
         *quality.check_compulsory_bytes(4096.0, 8 * 4096, "op 64x64 change"),
+        *machine.check_frequency(_machine_state(pinned=False)),
+        *machine.check_shared_cores(_machine_state(pinned=False), has_load=True),
+        *machine.check_shared_cores(_machine_state(pinned=True), has_load=True),
     ]
     assert {f.code for f in findings} == {code.value for code in quality.PQ}
     return [f.message for f in findings]

@@ -162,6 +162,7 @@ def _fake_nvml() -> types.SimpleNamespace:
         nvmlDeviceGetTemperatureV=missing,
         nvmlDeviceGetTemperature=lambda h, sensor: 41,
         nvmlDeviceGetMigMode=lambda h: [0, 0],
+        nvmlDeviceGetPersistenceMode=lambda h: 1,
     )
 
 
@@ -195,6 +196,7 @@ def test_gpu_capture_through_nvml(fake_nvml):
     assert device["clock_event_reason_names"] == ["gpu_idle", "sw_power_cap"]
     assert device["temperature_c"] == 41
     assert device["mig_mode"] == "disabled"
+    assert device["persistence_mode"] == "enabled"
 
 
 def test_clock_reading_through_nvml(fake_nvml):
@@ -208,7 +210,7 @@ def test_clock_reading_through_nvml(fake_nvml):
 def test_parse_nvidia_smi():
     line = (
         "0, NVIDIA H200, GPU-1234, 590.48, 143771, 1980, 3201, 1980, 3201, 118.52, 700.00, "
-        "P0, 0x0000000000000004, 38, [N/A]\n"
+        "P0, 0x0000000000000004, 38, [N/A], Disabled\n"
     )
     (device,) = parse_nvidia_smi(line)
     assert device["index"] == 0 and device["name"] == "NVIDIA H200"
@@ -217,6 +219,7 @@ def test_parse_nvidia_smi():
     assert device["clock_event_reasons"] == 4
     assert device["clock_event_reason_names"] == ["sw_power_cap"]
     assert device["mig_mode"] is None
+    assert device["persistence_mode"] == "disabled"
 
 
 def test_clock_event_reason_names_keeps_unknown_bits():

@@ -21,6 +21,10 @@ ROOFS = ("read", "write", "copy")
 """The roofs the study's roof module (kernels/copy.py) defines, timed beside the arms."""
 TIME_LIMIT_S = "20"
 """Long enough for a first call's compilation on a busy 2-core machine; the hang costs this once."""
+NO_PIN = "--no-pin"
+"""The run leaves its workers unpinned: pinned to one core of a busy 2-core machine, a worker cannot
+move off it, and exhausting memory there took 14-26 s where it took 4.5-6 s unpinned (load 6),
+past the time limit that is to tell the hang apart."""
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +40,7 @@ def crashed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "--quick",
         "--time-limit",
         TIME_LIMIT_S,
+        NO_PIN,
         "--artifacts",
         str(artifacts),
     )
@@ -47,10 +52,23 @@ def crashed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     results = read_json(bundle / "results.json")
     return {
         "bundle": bundle,
+        "environment": read_json(bundle / "environment.json"),
         "stderr": done.stderr,
         "operations": {op["name"]: op for op in results["operations"]},
         "report": report.read_text(encoding="utf-8"),
     }
+
+
+def test_the_run_records_where_every_worker_ran(crashed: dict[str, Any]) -> None:
+    affinity = crashed["environment"]["cpu"]["affinity"]
+    assert (affinity["measuring"], affinity["generator"], affinity["missing"]) == (
+        [],
+        [],
+        "perfdsl run " + NO_PIN,
+    )
+    assert set(affinity["workers"]) == {*crashed["operations"], "application"}
+    assert all(cores == affinity["run"] for cores in affinity["workers"].values())
+    assert "not pinned: perfdsl run --no-pin" in crashed["stderr"]
 
 
 @pytest.mark.parametrize(

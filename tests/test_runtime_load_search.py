@@ -33,7 +33,7 @@ def _server(capacity: float):
     """A stand-in for the open-loop generator: a server of fixed latency that meets a 25 ms SLO
     below `capacity` rps and misses it above, with the schedule the seed draws."""
 
-    def run(request, rate, *, count, duration_s, warmup=0, seed=0):
+    def run(request, rate, *, count, duration_s, warmup=0, seed=0, generator_cores=(), server_cores=()):
         scheduled = poisson_schedule(rate, count, seed)
         latency = np.int64(1_000_000 if rate < capacity else 50_000_000)
         done = scheduled + latency

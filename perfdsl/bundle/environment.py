@@ -3,7 +3,7 @@
 The run writes environment.json whole (`runtime.environment.capture_environment`);
 this module is the one reader of its keys. Comparing two runs, or a study's
 history, must say what changed around the code before any number: a new
-driver, clock limit, CPU or library version can move a time as much as the
+driver, clock limit, CPU governor, boost setting or library version can move a time as much as the
 change being measured. `facts` is that part of the file, flattened to
 (name, value) pairs in a fixed order, so two runs differ exactly where their
 facts differ. Readings that change on every run (the current clock and
@@ -23,6 +23,8 @@ from typing import Any
 
 import attrs
 
+from perfdsl.bundle.machine import MachineState
+
 ENVIRONMENT = "environment.json"
 
 _GPU_FACTS = (
@@ -32,6 +34,7 @@ _GPU_FACTS = (
     ("max_mem_clock_mhz", "max memory clock (MHz)"),
     ("power_limit_w", "power limit (W)"),
     ("mig_mode", "MIG mode"),
+    ("persistence_mode", "persistence mode"),
 )
 
 
@@ -114,6 +117,7 @@ class EnvironmentRecord:
         variables = data.get("environment_variables")
         if isinstance(variables, Mapping):
             facts += [(f"variable {name}", _text(value)) for name, value in sorted(variables.items())]
+        facts += _cpu_state_facts(MachineState.from_environment(data))
         facts += _gpu_facts(data.get("gpu"))
         git = data.get("git") if isinstance(data.get("git"), Mapping) else {}
         commit = git.get("commit")
@@ -158,6 +162,22 @@ def differences(before: EnvironmentRecord, after: EnvironmentRecord) -> list[str
         for name in names
         if old.get(name, "absent") != new.get(name, "absent")
     ]
+
+
+def _cpu_state_facts(state: MachineState | None) -> list[tuple[str, str]]:
+    """The CPU state two runs may differ by (governor, boost, SMT); none for a bundle without it."""
+    if state is None:
+        return []
+    governors = sorted({c.governor for c in state.cores if c.governor})
+    return [
+        ("CPU governor", ", ".join(governors) or "unknown"),
+        ("CPU boost", _on_off(state.boost)),
+        ("SMT", _on_off(state.smt_active)),
+    ]
+
+
+def _on_off(flag: bool | None) -> str:
+    return "unknown" if flag is None else ("on" if flag else "off")
 
 
 def _gpu_facts(gpu: Any) -> list[tuple[str, str]]:

@@ -83,7 +83,7 @@ READABLE_PLAN = (None, "perfdsl.plan/2", "perfdsl.plan/3", PLAN)
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/9"
+EVALUATION = "perfdsl.evaluation/10"
 """evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
 not refused but evaluated again (it is derived from the other files), and one of a
 version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
@@ -135,6 +135,10 @@ alone costs a second of a fresh build).
   `limit regression` names them (evaluated like any shape, weight 0, in no
   combination, prediction or decision), and `limit_family`, Holm's adjustment over
   their comparisons alone.
+* `perfdsl.evaluation/10`: `machine` judges the CPU state the run recorded
+  (environment.json's `cpu.state` and `cpu.affinity`): its `findings` (PQ011, the
+  clock free to change; PQ012, the load generator sharing the requests' cores), also
+  among `quality`, and `rests_on`, the conclusions timed in that state.
 """
 
 
@@ -147,6 +151,7 @@ SUPERSEDED_EVALUATION = (
     "perfdsl.evaluation/6",
     "perfdsl.evaluation/7",
     "perfdsl.evaluation/8",
+    "perfdsl.evaluation/9",
 )
 """Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 

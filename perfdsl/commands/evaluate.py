@@ -6,6 +6,8 @@ Exit 2 when it could not be evaluated (not a bundle, fails verification).
 For CI, `--fail-on refuted,invalid,contradicted` (default `none`) states which
 conclusions fail the job instead (exit 1); `--junit` writes one test case per
 prediction and `--summary` appends a Markdown summary (`$GITHUB_STEP_SUMMARY`).
+For a dashboard, `--jsonl` writes every verdict, prediction and finding as JSON
+lines (`perfdsl.formats.export`, docs/export.md).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from perfdsl.bundle.imported import is_imported_bundle
 from perfdsl.commands import CommandError
 
 if TYPE_CHECKING:
+    from perfdsl.bundle.evaluation.imported import ImportedEvaluation
     from perfdsl.evaluate.combination import Combined
     from perfdsl.evaluate.compare import Comparison
     from perfdsl.evaluate.evaluation import Evaluation
@@ -37,6 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--summary",
         metavar="PATH",
         help="append a Markdown summary of the verdicts to PATH (e.g. $GITHUB_STEP_SUMMARY)",
+    )
+    parser.add_argument(
+        "--jsonl",
+        metavar="PATH",
+        help="write every verdict, prediction and finding as JSON lines, one record a line "
+        "(docs/export.md), for a dashboard to ingest",
     )
     parser.add_argument(
         "--fail-on",
@@ -60,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(error)) from None
     bundle = Path(args.bundle)
     if is_imported_bundle(bundle):
-        return _run_imported(bundle)
+        return _run_imported(bundle, args.jsonl)
     try:
         evaluation = evaluate(bundle, Path(args.study) if args.study else None)
         written = write_evaluation(bundle, evaluation)
@@ -74,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
     if args.junit:
         _write(Path(args.junit), predictions.render_junit(evaluation), append=False)
         print(f"wrote {args.junit}")
+    _export(evaluation, args.jsonl)
     if args.summary:
         _write(Path(args.summary), predictions.render_summary(evaluation, policy), append=True)
     failing = predictions.failures(evaluation, policy)
@@ -95,7 +105,17 @@ def _write(path: Path, text: str, *, append: bool) -> None:
         raise CommandError(f"{path}: cannot write: {error.strerror or error}") from None
 
 
-def _run_imported(bundle: Path) -> int:
+def _export(evaluation: Evaluation | ImportedEvaluation, path: str | None) -> None:
+    """The evaluation as JSON lines at `path`, when asked for."""
+    if not path:
+        return
+    from perfdsl.formats.export import render_jsonl
+
+    _write(Path(path), render_jsonl(evaluation), append=False)
+    print(f"wrote {path}")
+
+
+def _run_imported(bundle: Path, jsonl: str | None) -> int:
     """A wholly imported study's bundle: its own evaluation (`perfdsl.evaluate.imported`)."""
     from perfdsl.bundle.files import BundleError
     from perfdsl.evaluate.imported import evaluate_imported_bundle, summary, write_imported_evaluation
@@ -108,6 +128,7 @@ def _run_imported(bundle: Path) -> int:
         raise CommandError(str(error)) from None
     print(summary(evaluation))
     print(f"wrote {written}")
+    _export(evaluation, jsonl)
     return 0
 
 

@@ -55,6 +55,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "timed call) before its worker is stopped and the arm recorded as failed "
         f"(default {DEFAULT_CALL_LIMIT_S:g}; a first call includes compilation)",
     )
+    parser.add_argument(
+        "--no-pin",
+        action="store_true",
+        help="leave the measuring workers and the load generator where the OS puts them (by default "
+        "the generator gets a core of its own; on a machine busy with other work a pinned worker "
+        "cannot move off a busy core); environment.json records which",
+    )
 
 
 def _positive_seconds(text: str) -> float:
@@ -144,7 +151,12 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  quick: {replaced}", file=sys.stderr)
     try:
         bundle = execute(
-            run_plan, target, artifacts, RunProgress(sys.stderr, quiet=quiet), Limits(args.time_limit)
+            run_plan,
+            target,
+            artifacts,
+            RunProgress(sys.stderr, quiet=quiet),
+            Limits(args.time_limit),
+            pin=not args.no_pin,
         )
     except (RunError, WorkerError) as error:
         raise CommandError(str(error)) from None

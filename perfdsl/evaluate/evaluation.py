@@ -31,6 +31,7 @@ from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.evaluation.load import CapacityInterval, LoadEvaluation
 from perfdsl.bundle.evaluation.value import Value, ValueResult
 from perfdsl.bundle.files import dumps, replace_file
+from perfdsl.bundle.machine import read_machine_state
 from perfdsl.bundle.sampling import BlockRecord
 from perfdsl.evaluate.correctness import summarize_model_level
 from perfdsl.evaluate.decision import check_decision
@@ -39,6 +40,7 @@ from perfdsl.evaluate.family import adjust, adjust_limits, apply, apply_limits
 from perfdsl.evaluate.inputs import BundleInputs, read_bundle
 from perfdsl.evaluate.kernels import evaluate_operations
 from perfdsl.evaluate.load_curve import evaluate_load
+from perfdsl.evaluate.machine import summarize_machine
 from perfdsl.evaluate.predictions import evaluate_predictions
 from perfdsl.evaluate.quality import summarize_contention
 from perfdsl.evaluate.registration import check_registration
@@ -65,6 +67,14 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
     model_level = summarize_model_level(results.application)
     worth, worth_missing = _value(inputs, end_to_end, load)
     valid = results.timings_valid
+    machine = summarize_machine(
+        read_machine_state(inputs.path),
+        kernel_verdicts=valid
+        and results.target == "cpu"
+        and any(s.usable for op in operations for s in op.shapes),
+        end_to_end_verdict=end_to_end is not None and end_to_end.comparison is not None,
+        goodputs=load is not None and bool(load.arms),
+    )
     return Evaluation(
         schema=versions.EVALUATION,
         study=results.study or inputs.study.name.id,
@@ -102,6 +112,7 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
         quality=tuple(
             [f for op in operations for s in op.shapes for f in s.findings]
             + list(end_to_end.findings if end_to_end else ())
+            + list(machine.findings)
         ),
         family=family,
         limit_family=limit_family,
@@ -113,6 +124,7 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
             ]
             + _application_blocks(results.application, end_to_end)
         ),
+        machine=machine,
     )
 
 

@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 
 from perfdsl.matrix.spec import CONSTRAINT, NAME, PARTITION, TIME, Machine, SlurmOptions
+from perfdsl.ranges import format_ranges
 
 MATRIX_ID = re.compile(NAME.pattern + r"-[0-9a-f]{10}")
 """What `cells.matrix_id` makes: a checked name, a dash and ten hexadecimal digits."""
@@ -32,14 +33,7 @@ def array_spec(indices: Sequence[int], throttle: int | None) -> str:
     ordered = sorted({int(i) for i in indices})
     if not ordered or ordered[0] < 0:
         raise ValueError("an array needs at least one index, none negative")
-    runs: list[list[int]] = []
-    for index in ordered:
-        if runs and index == runs[-1][-1] + 1:
-            runs[-1].append(index)
-        else:
-            runs.append([index])
-    text = ",".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
-    return text + (f"%{int(throttle)}" if throttle else "")
+    return format_ranges(ordered) + (f"%{int(throttle)}" if throttle else "")
 
 
 def render(matrix: str, machine: Machine, options: SlurmOptions, indices: Sequence[int]) -> str:

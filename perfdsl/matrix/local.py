@@ -2,8 +2,11 @@
 
 With GPUs (`--gpus 0,1` or every GPU nvidia-smi lists), each running cell gets
 exactly one through CUDA_VISIBLE_DEVICES and at most one cell runs per GPU, so
-both arms of a cell still share one device and no two cells share one. With
-none, cells run one at a time: two timed runs on one CPU would measure each
+both arms of a cell still share one device and no two cells share one. Cells
+that run at once also get disjoint shares of the CPUs (`core_share`), as Slurm's
+cpusets give its tasks: each run pins its load generator apart from its measuring
+workers within what it may use, and two runs must not pick the same core. With
+no GPU, cells run one at a time: two timed runs on one CPU would measure each
 other. Each cell is the same task the Slurm executor runs.
 """
 
@@ -30,6 +33,17 @@ class _Slot:
     placement: Placement
     process: subprocess.Popen[bytes] | None = None
     gpu: str | None = None
+
+
+def core_share(usable: Sequence[int], slots: int, index: int) -> tuple[int, ...]:
+    """The cores the cell in slot `index` of `slots` running at once may use: a contiguous
+    share of `usable`, or all of it where a share would be under two cores (too few for a
+    run to pin its load generator apart)."""
+    cores = sorted(usable)
+    if slots < 2 or len(cores) < 2 * slots:
+        return tuple(cores)
+    size = len(cores) // slots
+    return tuple(cores[index * size : (index + 1) * size])
 
 
 class LocalExecutor:
@@ -80,6 +94,17 @@ class LocalExecutor:
             slot.process.wait()
             self._ended[cell_id] = TaskState(0, slot.cell.index, "CANCELLED", "cancelled while running")
 
+    def _share_cores(self, slot: _Slot, capacity: int) -> None:
+        """Give a cell running beside others its share of the CPUs. Set on the task once it has
+        started: it starts no thread or process before its interpreter is up, so all inherit it."""
+        if capacity < 2 or slot.gpu is None or slot.process is None:
+            return
+        try:
+            usable = sorted(os.sched_getaffinity(0))
+            os.sched_setaffinity(slot.process.pid, core_share(usable, capacity, self.gpus.index(slot.gpu)))
+        except (AttributeError, OSError):  # no affinity on this OS, or the task has already ended
+            return
+
     def _start_what_fits(self) -> None:
         capacity = len(self.gpus) or 1
         while self._queued and len(self._running) < capacity:
@@ -102,4 +127,5 @@ class LocalExecutor:
                 slot.process = subprocess.Popen(
                     command, env=environment, stdout=log, stderr=subprocess.STDOUT
                 )
+            self._share_cores(slot, capacity)
             self._running[slot.cell.id] = slot

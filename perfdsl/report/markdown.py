@@ -426,6 +426,22 @@ def _busy_machine_warnings(ctx: ReportContext) -> list[str]:
     return out
 
 
+def _machine_state_warnings(ctx: ReportContext) -> list[str]:
+    """Conclusions timed while the CPU's clock was free to change or the load generator shared
+    the requests' cores (PQ011, PQ012); silent where nothing rests on that state."""
+    machine = ctx.evaluation.machine
+    if not machine.rests_on:
+        return []
+    found = "; ".join(f"{fmt.message(f.message)} ({f.code})" for f in machine.findings)
+    *first, last = machine.rests_on
+    rests = f"{', '.join(first)} and {last}" if first else last
+    return [
+        f"**The machine's state was not steady.** {found[0].upper()}{found[1:]}. Timed in that state: "
+        f"{rests}. perfdsl records the state and never changes it: a rerun with a fixed clock and cores "
+        "of its own decides whether these results are the change's."
+    ]
+
+
 def _invalid_warnings(ctx: ReportContext) -> list[str]:
     """Every measured result left out of the conclusions, and why."""
     out = []
@@ -482,6 +498,7 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
             out.append(f"**Correctness failed** for {fmt.code(op.name)}: {_failing_cases(op)}.")
     out.extend(_invalid_warnings(ctx))
     out.extend(_busy_machine_warnings(ctx))
+    out.extend(_machine_state_warnings(ctx))
     if ev.model_level.passed is False:
         out.append("**Correctness failed** for the application's output against its float64 run.")
     for p in ev.predictions:

@@ -36,6 +36,7 @@ from perfdsl.bundle.plan import Plan, TimingPlan
 from perfdsl.kernel import AppContext, Application, Variant
 from perfdsl.runtime.estimate import application_key
 from perfdsl.runtime.load_search import LOAD_SEED, probe_record, search_load, service_time_s
+from perfdsl.runtime.machine_state import Pinning
 from perfdsl.runtime.progress import Progress
 from perfdsl.runtime.settings import SHARE_REQUESTS, request_settings, share_requests
 from perfdsl.runtime.targets import Target
@@ -142,9 +143,7 @@ def measure_share(
     finally:
         for timer in timers.values():
             timer.on = False
-    return {
-        arm: ArmShare(tuple(totals[arm]), tuple(ops[arm]), tuple(rounds_of[arm])) for arm in requests
-    }
+    return {arm: ArmShare(tuple(totals[arm]), tuple(ops[arm]), tuple(rounds_of[arm])) for arm in requests}
 
 
 def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> ModelLevelRecord:
@@ -205,8 +204,12 @@ def run_application(
     bundle: Any,
     progress: Progress,
     correctness_passed: bool,
+    pinning: Pinning | None = None,
 ) -> ApplicationRecord:
-    """All end-to-end evidence for the plan's application, raw records into the bundle."""
+    """All end-to-end evidence for the plan's application, raw records into the bundle.
+
+    `pinning` puts the load generator's thread on its own core (`runtime.machine_state`).
+    """
     from perfdsl.runtime.correctness import compare_application
 
     app = plan.application
@@ -283,6 +286,7 @@ def run_application(
             f"load: {arm} at {rate:.1f} rps, generator {lag.verdict} "
             f"(issue lag p99 {lag.p99 * 1e3:.2f} ms, backlog growth {lag.backlog_growth * 1e3:.2f} ms)"
         ),
+        pinning=pinning,
     )
     from perfdsl.stats.load import CONFIRMATION_RULE
 

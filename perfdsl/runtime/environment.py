@@ -1,7 +1,8 @@
 """The machine a run was measured on, recorded rather than assumed.
 
 `capture_environment` goes into every bundle: GPU, driver, clocks, power, clock-event
-(throttle) reasons and MIG mode; CPU, memory, OS; Python and library versions; the
+(throttle) reasons, MIG and persistence mode; CPU (with its frequency, SMT and isolation
+state, `runtime.machine_state`), memory, OS; Python and library versions; the
 command line; the git commit of the code. `read_clocks` is the cheap snapshot taken
 at the start and end of every timing block, so a block run at a lower clock, or
 under a power cap, can be told apart from a slower kernel.
@@ -212,6 +213,9 @@ def _nvml_gpus() -> tuple[dict[str, Any] | None, str | None]:
                 "clock_event_reasons": lambda h=handle: _clock_event_reasons(nvml, h),
                 "temperature_c": lambda h=handle: _temperature(nvml, h),
                 "mig_mode": lambda h=handle: "enabled" if nvml.nvmlDeviceGetMigMode(h)[0] else "disabled",
+                "persistence_mode": lambda h=handle: (
+                    "enabled" if nvml.nvmlDeviceGetPersistenceMode(h) else "disabled"
+                ),
             },
         )
         if device["clock_event_reasons"] is not None:
@@ -236,6 +240,7 @@ _SMI_FIELDS = (
     ("clock_event_reasons", "clocks_event_reasons.active"),
     ("temperature_c", "temperature.gpu"),
     ("mig_mode", "mig.mode.current"),
+    ("persistence_mode", "persistence_mode"),
 )
 
 
@@ -252,7 +257,7 @@ def _smi_value(field: str, text: str) -> Any:
         return float(text)
     if field in ("index", "temperature_c") or field.endswith("_mhz"):
         return int(float(text))
-    if field == "mig_mode":
+    if field in ("mig_mode", "persistence_mode"):
         return text.lower()
     return text
 
@@ -383,15 +388,21 @@ def git_info(path: Path | str) -> dict[str, Any] | None:
 
 
 def capture_environment(
-    repository: Path | str | None = None, argv: list[str] | None = None
+    repository: Path | str | None = None,
+    argv: list[str] | None = None,
+    cpu_state: dict[str, Any] | None = None,
+    affinity: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Everything about the machine and software a bundle's numbers depend on, as JSON data.
 
     `repository` is any path inside the code being measured (the study or its
-    kernels); `argv` defaults to this process's command line. Never raises for
-    a missing GPU, driver, tool or repository.
+    kernels); `argv` defaults to this process's command line. `cpu_state` is
+    `machine_state.read_cpu_state`'s record (read here when not given) and
+    `affinity` where the run put its workers. Never raises for a missing GPU,
+    driver, tool, sysfs file or repository.
     """
     from perfdsl import __version__
+    from perfdsl.runtime.machine_state import read_cpu_state, thread_affinity
 
     gpu, gpu_missing = capture_gpus()
     uname = platform.uname()
@@ -416,6 +427,8 @@ def capture_environment(
             "logical_cores": os.cpu_count(),
             "usable_cores": _usable_cores(),
             "memory_bytes": _memory_bytes(),
+            "state": read_cpu_state() if cpu_state is None else cpu_state,
+            "affinity": {"run": thread_affinity()} if affinity is None else affinity,
         },
         "packages": package_versions(),
         "environment_variables": {

@@ -49,10 +49,19 @@ from perfdsl.bundle.results import (
 )
 from perfdsl.bundle.static import StaticCode, VariantCode
 from perfdsl.kernel import Application, KernelCode, Reference, Variant
+from perfdsl.ranges import format_ranges
 from perfdsl.runtime.correctness import Case, CorrectnessResult
 from perfdsl.runtime.counters.attach import attach_counters
 from perfdsl.runtime.estimate import Calibration, RunEstimate, estimate_calibrated, step_key
 from perfdsl.runtime.isolation import Limits, Session, WorkerDied
+from perfdsl.runtime.machine_state import (
+    Pinning,
+    choose_pinning,
+    read_cpu_state,
+    siblings_of,
+    thread_affinity,
+    usable_cores,
+)
 from perfdsl.runtime.memory import BuffersTooLarge, available_bytes, buffer_cost, check_fits
 from perfdsl.runtime.progress import RunProgress
 from perfdsl.runtime.resolve import (
@@ -89,9 +98,15 @@ def _now() -> str:
 
 
 def execute(
-    plan: Plan, target: Target, artifacts: Path, progress: RunProgress, limits: Limits | None = None
+    plan: Plan,
+    target: Target,
+    artifacts: Path,
+    progress: RunProgress,
+    limits: Limits | None = None,
+    pin: bool = True,
 ) -> Path:
-    """Run the plan on `target` and return the bundle's path."""
+    """Run the plan on `target` and return the bundle's path; `pin` false leaves every worker
+    where the OS puts it (`runtime.machine_state.choose_pinning` otherwise)."""
     limits = limits or Limits()
     resolved = {op.name: resolve_operation(plan, op) for op in plan.operations}
     roof = resolve_roof(plan)
@@ -107,19 +122,43 @@ def execute(
     except BuffersTooLarge as error:
         raise RunError(str(error)) from None
     progress(said)
+    cpu = read_cpu_state()
+    pinning = (
+        choose_pinning(usable_cores(), siblings_of(cpu), cpu["isolated"] or ())
+        if pin
+        else Pinning((), (), "perfdsl run --no-pin")
+    )
+    progress(_pinned(pinning))
     sessions: dict[str | None, Session] = {
-        op.name: Session(Job(plan, target.name, op.name, 2 * limits.call_s), limits, progress)
+        op.name: Session(Job(plan, target.name, op.name, 2 * limits.call_s, pinning), limits, progress)
         for op in plan.operations
     }
     if application is not None:
-        sessions[None] = Session(Job(plan, target.name, None, 2 * limits.call_s), limits, progress)
+        sessions[None] = Session(Job(plan, target.name, None, 2 * limits.call_s, pinning), limits, progress)
     try:
         progress("calibrating: a few calls of every arm at every shape, to estimate the run's length")
         progress.announce(_calibrate(plan, sessions))
-        return _measure(plan, target, artifacts, progress, resolved, roof, sessions)
+        machine = _machine(cpu, pinning, sessions)
+        return _measure(plan, target, artifacts, progress, resolved, roof, sessions, machine)
     finally:
         for session in sessions.values():
             session.close()
+
+
+def _pinned(pinning: Pinning) -> str:
+    """The console's line on where the measured code and the load generator run."""
+    if pinning.missing:
+        return f"not pinned: {pinning.missing}"
+    return (
+        f"measuring workers pinned to CPU {format_ranges(pinning.measuring)}, "
+        f"the load generator to CPU {format_ranges(pinning.generator)}"
+    )
+
+
+def _machine(cpu: dict[str, Any], pinning: Pinning, sessions: dict[str | None, Session]) -> dict[str, Any]:
+    """environment.json's CPU state and affinity: what was planned and what each worker reported."""
+    workers = {name or "application": s.affinity for name, s in sessions.items() if s.affinity is not None}
+    return {"cpu_state": cpu, "affinity": {"run": thread_affinity(), **pinning.to_json(), "workers": workers}}
 
 
 def _calibrate(plan: Plan, sessions: dict[str | None, Session]) -> RunEstimate:
@@ -146,6 +185,7 @@ def _measure(
     resolved: dict[str, Resolved],
     roof: dict[str, tuple[Reference, Variant]],
     sessions: dict[str | None, Session],
+    machine: dict[str, Any],
 ) -> Path:
     """Everything the bundle holds, the measured code of it in the sessions' workers."""
     from perfdsl.runtime.environment import capture_environment
@@ -158,7 +198,7 @@ def _measure(
         bundle.write_json(
             REGISTRATION, RegistrationRecord(plan.predict_hash, plan.study_hash, started).to_json()
         )
-        bundle.write_json("environment.json", capture_environment(Path(plan.study_path)))
+        bundle.write_json("environment.json", capture_environment(Path(plan.study_path), **machine))
         operations = [
             _operation(plan, op, resolved[op.name], roof, target, bundle, progress, sessions[op.name])
             for op in plan.operations

@@ -92,7 +92,10 @@ class Worker:
         )
         self._process.start()
         child.close()
-        self.memory_limit: int | None = self._wait("starting", None)
+        self.memory_limit: int | None
+        self.affinity: list[int] | None
+        """The cores the worker runs on, as it read them once pinned (None: no affinity on this OS)."""
+        self.memory_limit, self.affinity = self._wait("starting", None)
 
     def call(self, kind: str, args: tuple[Any, ...], arms: Sequence[str | None] = ()) -> Any:
         """Send one request and wait for its answer, or raise WorkerDied.
@@ -229,11 +232,14 @@ class Session:
         self._limits = limits
         self._progress = progress
         self._worker: Worker | None = None
+        self.affinity: list[int] | None = None
+        """The affinity the last worker started reported (None before one started)."""
 
     def call(self, kind: str, args: tuple[Any, ...], arms: Sequence[str | None] = ()) -> Any:
         """`Worker.call` on a live worker; after a death (raised) or a sticky CUDA error, a fresh one."""
         if self._worker is None:
             self._worker = Worker(self._job, self._limits, self._progress)
+            self.affinity = self._worker.affinity
         try:
             answer = self._worker.call(kind, args, arms)
         except WorkerDied:

@@ -29,10 +29,12 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import attrs
 import numpy as np
+
+from perfdsl.runtime.machine_state import pin_thread
 
 GIL_SWITCH_INTERVAL_S = 1e-4
 """The interpreter's GIL switch interval while a load run issues requests."""
@@ -99,6 +101,8 @@ def run_open_loop(
     workers: int = 1,
     spin_s: float = 100e-6,
     drain_timeout_s: float = 10.0,
+    generator_cores: Collection[int] = (),
+    server_cores: Collection[int] = (),
 ) -> LoadRun:
     """Issue `warmup + count` requests at Poisson arrivals of `rate` per second.
 
@@ -107,7 +111,10 @@ def run_open_loop(
     `drain_timeout_s` for requests in flight; any still running are recorded as
     not completed (their threads are daemons and are left to finish).
     A late dispatcher never skips or bunches arrivals on purpose: it issues
-    at once and the lag is recorded.
+    at once and the lag is recorded. With `generator_cores`, the dispatcher
+    runs on those cores while it issues and the request threads on
+    `server_cores` (`runtime.machine_state.choose_pinning`), so the
+    generator's spinning never takes a core from the code it measures.
     """
     if workers < 1 or warmup < 0 or count < 0 or duration_s <= 0:
         raise ValueError("need workers >= 1, warmup >= 0, count >= 0, duration_s > 0")
@@ -123,6 +130,7 @@ def run_open_loop(
     t0 = time.perf_counter_ns() + 1_000_000  # start 1 ms ahead so the first arrival is on time
 
     def work() -> None:
+        pin_thread(server_cores)
         while (i := jobs.get()) is not None:
             started[i] = time.perf_counter_ns() - t0
             try:
@@ -143,6 +151,7 @@ def run_open_loop(
     # the GIL over in about 0.1 ms; it is restored when the run ends.
     switch_interval = sys.getswitchinterval()
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+    before = pin_thread(generator_cores)
     try:
         for i in range(n):
             _wait_until(t0 + int(sched[i]), spin_ns)
@@ -150,6 +159,8 @@ def run_open_loop(
             jobs.put(i)
     finally:  # even on KeyboardInterrupt, let every worker finish and exit
         sys.setswitchinterval(switch_interval)
+        if before is not None:
+            pin_thread(before)
         for _ in pool:
             jobs.put(None)
     deadline = time.monotonic() + drain_timeout_s

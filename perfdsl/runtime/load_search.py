@@ -22,6 +22,7 @@ from perfdsl.bundle.plan import LoadPlan
 from perfdsl.bundle.sampling import LoadReading
 from perfdsl.runtime.contention import read_load
 from perfdsl.runtime.load_generator import LoadRun, run_open_loop
+from perfdsl.runtime.machine_state import Pinning
 
 LOAD_SEED = 20261129
 """The first repeat's schedule seed; repeat k at a rate uses LOAD_SEED + k."""
@@ -36,6 +37,8 @@ def schedule_seed(repeat: int) -> int:
     schedule; both arms' k-th probes at a rate share it, which keeps them paired.
     """
     return LOAD_SEED + repeat
+
+
 QUICK_LOAD = {"rel_tol": 0.25, "confirmations": 0, "max_probes": 6}
 FULL_LOAD = {"rel_tol": 0.05, "confirmations": 1, "max_probes": 16}
 QUICK_LOAD_BUDGET_S = 60.0
@@ -100,6 +103,7 @@ def search_load(
     load: LoadPlan,
     quick: bool,
     on_probe: Callable[[str, float, GeneratorLagRecord], None] | None = None,
+    pinning: Pinning | None = None,
 ) -> tuple[list[LoadProbe], list[str], list[GoodputSearchRecord]]:
     """The declared sweep (full runs only), then the goodput searches, the arms taking turns.
 
@@ -136,7 +140,16 @@ def search_load(
         repeat = sum(1 for p in probes if p.arm == arm and p.rate == rate)
         seed = schedule_seed(repeat)
         before = read_load()
-        run = run_open_loop(requests[arm], rate, count=count, warmup=warmup, seed=seed, duration_s=duration)
+        run = run_open_loop(
+            requests[arm],
+            rate,
+            count=count,
+            warmup=warmup,
+            seed=seed,
+            duration_s=duration,
+            generator_cores=pinning.generator if pinning else (),
+            server_cores=pinning.measuring if pinning else (),
+        )
         after = read_load()
         scheduled, issued, _, completed = run.seconds()
         result = summarize_rate(rate, scheduled, issued, completed, load.slo_seconds, run.ok)

@@ -46,6 +46,7 @@ import numpy as np
 from perfdsl.bundle.arms import ARMS, ROOF_ARMS
 from perfdsl.bundle.plan import OperationPlan, Plan
 from perfdsl.runtime.estimate import Calibration, step_key
+from perfdsl.runtime.machine_state import Pinning, pin_thread, thread_affinity
 from perfdsl.runtime.resolve import resolve_operation, resolve_reference, resolve_roof
 from perfdsl.runtime.settings import kernel_settings
 from perfdsl.runtime.targets import Timed
@@ -74,6 +75,8 @@ class Job:
     operation: str | None
     case_timeout_s: float
     """The correctness check's own wait; longer than the parent's limit, which acts first."""
+    pinning: Pinning | None = None
+    """The cores the worker runs on, and its load generator's (`runtime.machine_state`)."""
 
 
 @attrs.frozen
@@ -255,19 +258,33 @@ class _Server:
         application = resolve_reference(app_plan.entry, Application, self.plan, app_plan.line)
         recorder = _Recorder()
         record = run_application(
-            self.plan, application, self.resolved, self.target, recorder, relay, correctness_passed
+            self.plan,
+            application,
+            self.resolved,
+            self.target,
+            recorder,
+            relay,
+            correctness_passed,
+            self.job.pinning,
         )
         return record, recorder.files
 
 
 def serve(connection: Any, job: Job, marker: Any) -> None:
-    """The worker's main loop: answer requests until told to stop (None) or the parent goes."""
+    """The worker's main loop: answer requests until told to stop (None) or the parent goes.
+
+    The worker pins itself to the measuring cores before anything else, so every
+    thread it starts later (a parallel kernel's pool) inherits them, and reports
+    the affinity it then has with its memory limit.
+    """
+    if job.pinning is not None:
+        pin_thread(job.pinning.measuring)
     try:
         server = _Server(job, marker)
     except BaseException as error:
         connection.send(("error", _one_line(error)))
         return
-    connection.send(("ready", server.limit_bytes))
+    connection.send(("ready", (server.limit_bytes, thread_affinity())))
     relay = _Relay(connection.send)
     while True:
         try:

@@ -13,6 +13,7 @@ from perfdsl.bundle.evaluation.correctness import ModelLevel
 from perfdsl.bundle.evaluation.end_to_end import EndToEnd
 from perfdsl.bundle.evaluation.kernels import Finding, OperationResult
 from perfdsl.bundle.evaluation.load import LoadEvaluation
+from perfdsl.bundle.evaluation.machine import MachineSummary
 from perfdsl.bundle.evaluation.plain import read_evaluation_file, read_versioned, to_plain
 from perfdsl.bundle.evaluation.value import ValueResult
 from perfdsl.bundle.evaluation.verdicts import (
@@ -54,11 +55,13 @@ class Evaluation:
     decision: DecisionCheck
     registration: Registration
     quality: tuple[Finding, ...]
-    """Every measurement-quality finding, kernels first, then the application."""
+    """Every measurement-quality finding, kernels first, then the application, then the machine."""
     family: FamilyAdjustment | None
     """Holm's adjustment over every valid time comparison (see `evaluate.family`)."""
     contended: ContendedSummary
     """Whether the kernel verdicts rest on blocks that competed with other work (PQ009)."""
+    machine: MachineSummary
+    """Whether the CPU's recorded state made host timings unstable, and what rests on them (PQ011, PQ012)."""
     limit_family: FamilyAdjustment | None = None
     """Holm's adjustment over the limit shapes' comparisons alone (`evaluate.family.adjust_limits`)."""
 
