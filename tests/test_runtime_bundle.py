@@ -28,9 +28,10 @@ from perfdsl.bundle.files import (
     remove_stale,
     verify_bundle,
 )
+from perfdsl.bundle.sampling import TimingSettings
 from perfdsl.runtime.correctness import check_variant
 from perfdsl.runtime.targets import Target
-from perfdsl.runtime.timing import TimingSettings, prepare_arms, sample
+from perfdsl.runtime.timing import prepare_arms, sample
 
 
 @attrs.frozen

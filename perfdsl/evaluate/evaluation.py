@@ -31,7 +31,7 @@ from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.evaluation.load import CapacityInterval, LoadEvaluation
 from perfdsl.bundle.evaluation.value import Value, ValueResult
 from perfdsl.bundle.files import dumps, replace_file
-from perfdsl.bundle.sampling import BlockRecord
+from perfdsl.bundle.sampling import Block
 from perfdsl.evaluate.correctness import summarize_model_level
 from perfdsl.evaluate.decision import check_decision
 from perfdsl.evaluate.end_to_end import evaluate_end_to_end, measured_effect
@@ -115,7 +115,7 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
 
 def _application_blocks(
     app: ApplicationRecord | None, end_to_end: EndToEnd | None
-) -> list[tuple[str, tuple[BlockRecord, ...], bool]]:
+) -> list[tuple[str, tuple[Block, ...], bool]]:
     """The application's request blocks, judged for contention like a kernel shape's."""
     if app is None or end_to_end is None:
         return []
