@@ -18,13 +18,16 @@ from perfdsl.bundle.stopping import StopRecord
 
 @attrs.frozen
 class OutputRecord:
-    """How far one output of the application is from its float64 run."""
+    """How far one output is from its float64 reference: a kernel's in the correctness check
+    (`perfdsl.runtime.correctness.measure`), the application's here; metrics None when undefined."""
 
     name: str
     rel_l2: float | None
     max_abs: float | None
     unwritten: int
+    """Elements still holding the poison value: never written by the variant."""
     nonfinite: int
+    """NaN or Inf elements the variant wrote."""
     problem: str
     """Why the output fails whatever the tolerance, in one line; empty when it does not."""
 

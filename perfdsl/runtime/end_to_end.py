@@ -29,7 +29,6 @@ from perfdsl.bundle.application import (
     ArmShare,
     ModelLevelArm,
     ModelLevelRecord,
-    OutputRecord,
 )
 from perfdsl.bundle.load import LoadRecord
 from perfdsl.bundle.plan import Plan, TimingPlan
@@ -183,7 +182,7 @@ def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> Mo
             shape=tuple(c.shape),
             seed=c.seed,
             passed=arm not in broken and (arm != "change" or not failed),
-            output=None if c.output is None else OutputRecord(**attrs.asdict(c.output)),
+            output=c.output,
             message=broken.get(arm) or ("; ".join(failed) if arm == "change" else ""),
         )
         for arm, c in comparisons.items()
