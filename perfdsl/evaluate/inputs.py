@@ -33,17 +33,13 @@ class EvaluateError(Exception):
 
 @attrs.frozen
 class BundleInputs:
-    """Everything a bundle holds that the evaluation reads."""
+    """An opened bundle's records the evaluation reads, with the study it ran parsed."""
 
     path: Path
     study: Study
     plan: Plan
     results: Results
     registration: RegistrationRecord
-
-    def read_text(self, relpath: str) -> str:
-        """A file of the bundle as text."""
-        return (self.path / relpath).read_text(encoding="utf-8")
 
 
 @attrs.frozen
