@@ -33,10 +33,11 @@ import attrs
 import numpy as np
 
 from perfdsl.bundle.evaluation.kernels import Comparison
+from perfdsl.bundle.sampling import TimingSettings
 from perfdsl.evaluate.compare import compare, compare_blocks
 from perfdsl.kernel import Variant
 from perfdsl.runtime.targets import make_target
-from perfdsl.runtime.timing import TimingSettings, prepare_arms, sample
+from perfdsl.runtime.timing import prepare_arms, sample
 
 HERE = Path(__file__).resolve().parent
 SHAPE = {"N": 1 << 16}

@@ -58,6 +58,7 @@ def split(bundle: Path) -> dict[str, float]:
 
 def _split(bundle: Path) -> dict[str, float]:
     from perfdsl.bundle.evaluation.evaluation import Evaluation
+    from perfdsl.bundle.opened import open_bundle
     from perfdsl.evaluate.registration import check_current
     from perfdsl.parse import parse
     from perfdsl.report.context import draw_figures
@@ -73,7 +74,7 @@ def _split(bundle: Path) -> dict[str, float]:
     markdown, drawings = render_markdown(
         study,
         evaluation,
-        bundle,
+        open_bundle(bundle),
         current=check_current(evaluation.registration.registered_hash, STUDY),
     )
     after_markdown = time.perf_counter()

@@ -22,20 +22,20 @@ from pathlib import Path
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.evaluation.kernels import OperationResult, ShapeResult
 from perfdsl.bundle.results import Results
-from perfdsl.bundle.sampling import WarmupRecord
+from perfdsl.bundle.sampling import Warmup
 
 _GB = 1e9
 _ROOF_ARMS = ("copy", "read", "write")
 
 
-def _warmups(results: Results, operation: str, label: str) -> Mapping[str, WarmupRecord]:
+def _warmups(results: Results, operation: str, label: str) -> Mapping[str, Warmup]:
     """Per arm, the warm-up record `perfdsl run` kept for this shape."""
     record = next(op for op in results.operations if op.name == operation)
     shape = next((s for s in record.shapes if s.label == label), None)
     return {w.arm: w for w in shape.warmups} if shape is not None else {}
 
 
-def _warmup_text(warmup: WarmupRecord | None) -> str:
+def _warmup_text(warmup: Warmup | None) -> str:
     if warmup is None:
         return "-"
     return f"{warmup.calls}" + ("" if warmup.settled is not False else " (never settled)")

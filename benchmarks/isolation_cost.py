@@ -36,7 +36,7 @@ from perfdsl.runtime.isolation import Limits, Session, Worker
 from perfdsl.runtime.resolve import resolve_operation, resolve_roof
 from perfdsl.runtime.settings import kernel_settings
 from perfdsl.runtime.targets import make_target
-from perfdsl.runtime.timing import TimingRecord, prepare_arms, sample
+from perfdsl.runtime.timing import Sampled, prepare_arms, sample
 from perfdsl.runtime.worker import Job
 from perfdsl.source import Source
 
@@ -50,7 +50,7 @@ def aa_plan(study: Path, target: str, quick: bool) -> Plan:
     return attrs.evolve(full, operations=(operation,))
 
 
-def in_process(the_plan: Plan, target_name: str, shape_index: int) -> TimingRecord:
+def in_process(the_plan: Plan, target_name: str, shape_index: int) -> Sampled:
     """One shape's interleaved blocks, sampled in this process (the way before workers)."""
     target = make_target(target_name)
     operation = the_plan.operations[0]
@@ -76,10 +76,10 @@ def in_process(the_plan: Plan, target_name: str, shape_index: int) -> TimingReco
     return sample(target, arms, kernel_settings(the_plan))
 
 
-def medians(record: TimingRecord) -> dict[str, float]:
+def medians(record: Sampled) -> dict[str, float]:
     """The median sample (ns) of each arm."""
     out = {}
-    for arm in record.arms:
+    for arm in record.timing.arms:
         durations = [s.duration_ns for s in record.samples if s.arm == arm]
         out[arm] = float(np.median(durations))
     return out

@@ -37,9 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from run_cpu_roofs import medians as medians_s
 
 from kernels import copy as roofs
+from perfdsl.bundle.sampling import TimingSettings
 from perfdsl.kernel import Variant
 from perfdsl.runtime.targets import make_target
-from perfdsl.runtime.timing import TimingSettings, prepare_arms, sample
+from perfdsl.runtime.timing import prepare_arms, sample
 
 
 def _np_sum(x: np.ndarray, s: np.ndarray) -> None:
@@ -76,10 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         arms += [numba_arm, numpy_arm]
     load_before = os.getloadavg()[0]
     record = sample(target, arms, TimingSettings(repeats=args.repeats, blocks=args.blocks))
-    if record.failures:
-        raise SystemExit(f"a call failed: {record.failures[0]}")
+    if record.timing.failures:
+        raise SystemExit(f"a call failed: {record.timing.failures[0]}")
     seconds = medians_s(record)
-    warm = {w.arm: w for w in record.warmup}
+    warm = {w.arm: w for w in record.timing.warmup}
     print(
         f"Roofs at {args.elements} float32 elements ({args.elements * 4 / 2**20:.0f} MiB per array), "
         f"{os.cpu_count()} CPUs, {args.blocks} blocks x {args.repeats} calls per arm, interleaved; "

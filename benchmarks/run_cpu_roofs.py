@@ -37,9 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kernels import copy as copy_kernels
 from kernels import rmsnorm
+from perfdsl.bundle.sampling import TimingSettings
 from perfdsl.kernel import Reference, Variant
 from perfdsl.runtime.targets import make_target
-from perfdsl.runtime.timing import TimingRecord, TimingSettings, prepare_arms, sample
+from perfdsl.runtime.timing import Sampled, prepare_arms, sample
 
 SHAPE = {"M": 8192, "N": 8192}
 ROOF_GOAL = 0.70
@@ -53,7 +54,7 @@ def numpy_copy(x: np.ndarray, y: np.ndarray) -> None:
 NUMPY_COPY = Variant(name="np.copyto", cpu=numpy_copy)
 
 
-def medians(record: TimingRecord) -> dict[str, float]:
+def medians(record: Sampled) -> dict[str, float]:
     """Each arm's median of block medians, in seconds."""
     by_block: dict[tuple[str, int], list[int]] = {}
     for s in record.samples:
@@ -80,8 +81,8 @@ def measure(
         for arm in prepare_arms(target, reference, variants, SHAPE, np.float32, requested_sets=2)
     ]
     record = sample(target, arms, settings)
-    if record.failures:
-        raise SystemExit(f"a call failed: {record.failures[0]}")
+    if record.timing.failures:
+        raise SystemExit(f"a call failed: {record.timing.failures[0]}")
     return medians(record)
 
 

@@ -44,10 +44,11 @@ import attrs
 import numba
 import numpy as np
 
+from perfdsl.bundle.sampling import TimingSettings
 from perfdsl.bundle.stopping import RHO, StoppingRule
 from perfdsl.evaluate.compare import compare_blocks
 from perfdsl.runtime.targets import Target
-from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, sample
+from perfdsl.runtime.timing import Arm, Sampled, sample
 from perfdsl.stats.power import pairs_needed
 
 DESIGN_EFFECT = 0.02
@@ -98,7 +99,7 @@ def arms(kernel: Kernel, effect: float, seed: int) -> list[Arm]:
     return made
 
 
-def medians(record: TimingRecord) -> dict[str, tuple[np.ndarray, tuple[int, ...]]]:
+def medians(record: Sampled) -> dict[str, tuple[np.ndarray, tuple[int, ...]]]:
     """Each arm's block medians and block indices, as the evaluation reads them."""
     blocks: dict[str, dict[int, list[int]]] = {}
     for s in record.samples:
@@ -109,13 +110,13 @@ def medians(record: TimingRecord) -> dict[str, tuple[np.ndarray, tuple[int, ...]
     }
 
 
-def timed(kernel: Kernel, effect: float, seed: int, settings: TimingSettings) -> tuple[TimingRecord, float]:
+def timed(kernel: Kernel, effect: float, seed: int, settings: TimingSettings) -> tuple[Sampled, float]:
     started = time.perf_counter()
     record = sample(Target(), arms(kernel, effect, seed), settings)
     return record, time.perf_counter() - started
 
 
-def fixed_verdict(record: TimingRecord, threshold: float) -> str:
+def fixed_verdict(record: Sampled, threshold: float) -> str:
     found = medians(record)
     (b, bi), (c, ci) = found["baseline"], found["change"]
     return compare_blocks(b, bi, c, ci, min_effect=threshold).verdict
@@ -188,8 +189,8 @@ def main() -> None:
                         record, took = timed(
                             kernel, effect, seed, attrs.evolve(settings, blocks=args.cap, stopping=rule)
                         )
-                        assert record.stop is not None
-                        verdict, used = record.stop.verdict, record.stop.pairs
+                        assert record.timing.stop is not None
+                        verdict, used = record.timing.stop.verdict, record.timing.stop.pairs
                     else:
                         record, took = timed(kernel, effect, seed, attrs.evolve(settings, blocks=n_fixed))
                         verdict, used = fixed_verdict(record, threshold), n_fixed

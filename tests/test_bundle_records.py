@@ -34,6 +34,7 @@ from perfdsl.bundle.results import (
     Results,
     ShapeRecord,
 )
+from perfdsl.bundle.sampling import ApplicationTiming, TimingRecord
 from perfdsl.bundle.static import (
     CodeSummary,
     CpuFunctionSummary,
@@ -95,7 +96,7 @@ APPLICATION = ApplicationRecord(
     uses=("normalize",),
     model_level=MODEL_LEVEL,
     samples="samples/application.csv",
-    timing={"blocks": [{"index": 0, "arm": "baseline"}], "failures": []},
+    timing=ApplicationTiming.from_json({"blocks": [{"index": 0, "arm": "baseline"}], "failures": []}),
     share={"baseline": SHARE, "change": ArmShare((9,), (2,))},
     load=LOAD,
 )
@@ -120,7 +121,7 @@ SHAPE = ShapeRecord(
     weight=0.5,
     models={"bytes": {"baseline": 5243136.0, "change": 2113536.0}},
     samples="samples/normalize/64x4096.csv",
-    timing={"set_bytes": {"copy": 2097152}, "blocks": [{"index": 1}]},
+    timing=TimingRecord.from_json({"set_bytes": {"copy": 2097152}, "blocks": [{"index": 1}]}),
     counters={"launches": {"baseline": 3.0, "change": 1.0}},
     counters_detail={"tool": "ncu"},
     counters_log="counters/normalize.ncu.log",

@@ -17,7 +17,7 @@ import pytest
 
 from perfdsl import codes
 from perfdsl.bundle.machine import MachineState
-from perfdsl.bundle.sampling import BlockReading, BlockRecord, LoadReading, WarmupRecord
+from perfdsl.bundle.sampling import Block, BlockReading, LoadReading, Warmup
 from perfdsl.cli import main
 from perfdsl.commands.check import diagnose
 from perfdsl.evaluate import machine, quality
@@ -104,10 +104,10 @@ def _quality_messages() -> list[str]:
         *quality.check_bandwidth(4200.0, 3350.0, "fused"),
         *quality.check_block_count(3, "baseline"),
         *quality.check_warmup(
-            [WarmupRecord.from_json({"arm": "baseline", "calls": 500, "settled": False})], "shape (64, 4096)"
+            [Warmup.from_json({"arm": "baseline", "calls": 500, "settled": False})], "shape (64, 4096)"
         ),
         *quality.check_contention(
-            [BlockRecord(None, "baseline", None, _load(0, 0, 0, 0), _load(1, 2, 2, 1), None, False)],
+            [Block(None, "baseline", None, _load(0, 0, 0, 0), _load(1, 2, 2, 1), None, False)],
             "shape (64, 4096)",
         ),
         *quality.check_compulsory_bytes(4096.0, 8 * 4096, "op 64x64 change"),

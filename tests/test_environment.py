@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from perfdsl.bundle.environment import EnvironmentRecord
+from perfdsl.bundle.sampling import BlockReading
 from perfdsl.runtime import environment
 from perfdsl.runtime.environment import (
-    ClockReading,
     capture_environment,
     clock_event_reason_names,
     git_info,
@@ -80,7 +80,7 @@ def test_capture_on_this_machine_never_raises():
 
 def test_clock_reading_without_a_gpu_is_all_none(no_gpu):
     reading = read_clocks()
-    assert isinstance(reading, ClockReading)
+    assert isinstance(reading, BlockReading)
     assert reading.sm_clock_mhz is None and reading.mem_clock_mhz is None
     assert reading.power_w is None and reading.temperature_c is None
     assert reading.clock_event_reasons is None

@@ -11,7 +11,7 @@ from evaluate_fixtures import make_bundle, study_text
 from perfdsl.bundle import versions
 from perfdsl.bundle.files import BundleError, verify_bundle
 from perfdsl.evaluate.evaluation import evaluate, write_evaluation
-from perfdsl.evaluate.inputs import EvaluateError
+from perfdsl.evaluate.inputs import EvaluateError, open_evaluated
 
 
 def _verdicts(evaluation) -> dict[str, str]:
@@ -20,8 +20,8 @@ def _verdicts(evaluation) -> dict[str, str]:
 
 def test_same_bundle_gives_byte_identical_evaluation_json(tmp_path: Path) -> None:
     bundle = make_bundle(tmp_path)
-    first = write_evaluation(bundle, evaluate(bundle)).read_bytes()
-    second = write_evaluation(bundle, evaluate(bundle)).read_bytes()
+    first = write_evaluation(open_evaluated(bundle), evaluate(open_evaluated(bundle))).read_bytes()
+    second = write_evaluation(open_evaluated(bundle), evaluate(open_evaluated(bundle))).read_bytes()
     assert first == second
     assert verify_bundle(bundle) == []
     data = json.loads(first)
@@ -34,24 +34,25 @@ def test_a_tampered_bundle_is_refused(tmp_path: Path) -> None:
     csv = bundle / "samples/op/64x4096.csv"
     csv.write_text(csv.read_text().replace("baseline,0,0", "baseline,0,0 ", 1))
     with pytest.raises(EvaluateError, match="fails verification"):
-        evaluate(bundle)
+        evaluate(open_evaluated(bundle))
 
 
 def test_an_unfinished_directory_is_refused(tmp_path: Path) -> None:
     with pytest.raises(EvaluateError, match="no such bundle"):
-        evaluate(tmp_path / "nothing")
+        evaluate(open_evaluated(tmp_path / "nothing"))
 
 
 def test_evaluation_json_may_be_replaced_but_not_other_files(tmp_path: Path) -> None:
     bundle = make_bundle(tmp_path)
-    write_evaluation(bundle, evaluate(bundle))
+    write_evaluation(open_evaluated(bundle), evaluate(open_evaluated(bundle)))
     (bundle / "evaluation.json").write_text("{}")  # a stale or broken derived file is rewritten
-    evaluation = evaluate(bundle)
-    write_evaluation(bundle, evaluation)
+    opened = open_evaluated(bundle)
+    evaluation = evaluate(opened)
+    write_evaluation(opened, evaluation)
     assert verify_bundle(bundle) == []
-    (bundle / "plan.json").write_text("{}")
+    (bundle / "plan.json").write_text("{}")  # changed after the bundle was opened
     with pytest.raises(BundleError, match="fails verification"):
-        write_evaluation(bundle, evaluation)
+        write_evaluation(opened, evaluation)
 
 
 @pytest.mark.parametrize(
@@ -60,7 +61,9 @@ def test_evaluation_json_may_be_replaced_but_not_other_files(tmp_path: Path) -> 
 def test_time_prediction_verdicts_on_a_planted_speedup(tmp_path: Path, bound: str, verdict: str) -> None:
     # A study states each target once, so each bound gets its own (identically seeded) bundle.
     lines = (f"op.time ratio <= {bound}",)
-    evaluation = evaluate(make_bundle(tmp_path, predictions=lines, kernel_ratio=0.8, noise=0.03))
+    evaluation = evaluate(
+        open_evaluated(make_bundle(tmp_path, predictions=lines, kernel_ratio=0.8, noise=0.03))
+    )
     combined = evaluation.operations[0].combined
     assert combined is not None and combined.verdict == "faster"
     assert combined.ci_low < 0.8 < combined.ci_high
@@ -72,7 +75,7 @@ def test_time_prediction_verdicts_on_a_planted_speedup(tmp_path: Path, bound: st
 @pytest.mark.parametrize(("bound", "verdict"), [("0.45", "confirmed"), ("0.3", "refuted")])
 def test_modelled_predictions_confirm_or_refute(tmp_path: Path, bound: str, verdict: str) -> None:
     lines = (f"op.bytes ratio <= {bound}", "op.launches ratio <= 0.5")
-    evaluation = evaluate(make_bundle(tmp_path, predictions=lines))
+    evaluation = evaluate(open_evaluated(make_bundle(tmp_path, predictions=lines)))
     assert _verdicts(evaluation) == {lines[0]: verdict, lines[1]: "confirmed"}
     assert evaluation.predictions[0].basis == "modelled"
     assert evaluation.predictions[0].value == pytest.approx(0.4)
@@ -83,7 +86,9 @@ def test_counted_quantities_decide_at_their_shape_only(tmp_path: Path) -> None:
     # the second keeps its modelled 0.4. Weighted totals: (0.75 x 12 + 0.25 x 8) / 20 = 0.55, a mix.
     mn = 64 * 4096
     counters = {"bytes": {"baseline": 20.0 * mn, "change": 12.0 * mn}}
-    evaluation = evaluate(make_bundle(tmp_path, predictions=("op.bytes ratio <= 0.45",), counters=counters))
+    evaluation = evaluate(
+        open_evaluated(make_bundle(tmp_path, predictions=("op.bytes ratio <= 0.45",), counters=counters))
+    )
     (prediction,) = evaluation.predictions
     assert (prediction.basis, prediction.verdict) == ("mixed", "refuted")
     assert prediction.value == pytest.approx(0.55)
@@ -93,7 +98,7 @@ def test_counted_quantities_decide_at_their_shape_only(tmp_path: Path) -> None:
 
 
 def test_a_against_a_is_no_meaningful_change(tmp_path: Path) -> None:
-    evaluation = evaluate(make_bundle(tmp_path, kernel_ratio=1.0, app_ratio=1.0, noise=0.005))
+    evaluation = evaluate(open_evaluated(make_bundle(tmp_path, kernel_ratio=1.0, app_ratio=1.0, noise=0.005)))
     op = evaluation.operations[0]
     assert [s.comparison.verdict for s in op.shapes if s.comparison] == ["no meaningful change"] * 2
     assert op.combined is not None and op.combined.verdict == "no meaningful change"
@@ -102,9 +107,9 @@ def test_a_against_a_is_no_meaningful_change(tmp_path: Path) -> None:
 
 
 def test_mechanism_explains_the_time_change_or_flags_it(tmp_path: Path) -> None:
-    explained = evaluate(make_bundle(tmp_path / "a", kernel_ratio=0.42))
+    explained = evaluate(open_evaluated(make_bundle(tmp_path / "a", kernel_ratio=0.42)))
     assert {s.mechanism.explanation.status for s in explained.operations[0].shapes} == {"realised"}
-    against = evaluate(make_bundle(tmp_path / "b", kernel_ratio=1.3))
+    against = evaluate(open_evaluated(make_bundle(tmp_path / "b", kernel_ratio=1.3)))
     assert {s.mechanism.explanation.status for s in against.operations[0].shapes} == {"contradicted"}
     assert all(s.mechanism.explanation.flagged for s in against.operations[0].shapes)
     shape = explained.operations[0].shapes[0]
@@ -113,26 +118,30 @@ def test_mechanism_explains_the_time_change_or_flags_it(tmp_path: Path) -> None:
 
 
 def test_decision_check(tmp_path: Path) -> None:
-    good = evaluate(make_bundle(tmp_path / "good"))
+    good = evaluate(open_evaluated(make_bundle(tmp_path / "good")))
     assert good.decision.consistent
-    broken = evaluate(make_bundle(tmp_path / "broken", correct=False))
+    broken = evaluate(open_evaluated(make_bundle(tmp_path / "broken", correct=False)))
     assert not broken.decision.consistent
     assert any("correctness" in f for f in broken.decision.findings)
     assert broken.operations[0].correctness.failing[0].seed == 1
-    flat = evaluate(make_bundle(tmp_path / "flat", app_ratio=1.0, noise=0.005))
+    flat = evaluate(open_evaluated(make_bundle(tmp_path / "flat", app_ratio=1.0, noise=0.005)))
     assert any("end-to-end verdict is 'no meaningful change'" in f for f in flat.decision.findings)
-    refuted = evaluate(make_bundle(tmp_path / "refuted", predictions=("op.time ratio <= 0.5",)))
+    refuted = evaluate(
+        open_evaluated(make_bundle(tmp_path / "refuted", predictions=("op.time ratio <= 0.5",)))
+    )
     assert any("refuted" in f for f in refuted.decision.findings)
-    rejected = evaluate(make_bundle(tmp_path / "reject", decision="reject"))
+    rejected = evaluate(open_evaluated(make_bundle(tmp_path / "reject", decision="reject")))
     assert rejected.decision.findings == (
         "reject, but the change is correct and faster for every operation and end to end",
     )
-    investigate = evaluate(make_bundle(tmp_path / "inv", decision="investigate", correct=False))
+    investigate = evaluate(
+        open_evaluated(make_bundle(tmp_path / "inv", decision="investigate", correct=False))
+    )
     assert investigate.decision.consistent
 
 
 def test_goodput_is_recomputed_from_the_raw_load_records(tmp_path: Path) -> None:
-    evaluation = evaluate(make_bundle(tmp_path, predictions=("app.throughput ratio >= 1.5",)))
+    evaluation = evaluate(open_evaluated(make_bundle(tmp_path, predictions=("app.throughput ratio >= 1.5",))))
     load = evaluation.load
     goodput = {g.arm: g for g in load.arms}
     assert goodput["baseline"].goodput == 300.0 and goodput["baseline"].confirmed
@@ -152,14 +161,16 @@ def test_goodput_is_recomputed_from_the_raw_load_records(tmp_path: Path) -> None
 
 def test_an_unconfirmed_goodput_is_labelled(tmp_path: Path) -> None:
     probes = {"baseline": (100.0, 200.0, 450.0), "change": (200.0, 900.0)}
-    evaluation = evaluate(make_bundle(tmp_path, probes=probes))
+    evaluation = evaluate(open_evaluated(make_bundle(tmp_path, probes=probes)))
     goodput = {g.arm: g for g in evaluation.load.arms}
     assert goodput["baseline"].goodput == 200.0 and not goodput["baseline"].confirmed
 
 
 def test_invalid_timings_never_produce_a_verdict(tmp_path: Path) -> None:
     lines = ("op.time ratio <= 0.9", "op.bytes ratio <= 0.45", "app.time ratio <= amdahl")
-    evaluation = evaluate(make_bundle(tmp_path, valid=False, target="cudasim", predictions=lines))
+    evaluation = evaluate(
+        open_evaluated(make_bundle(tmp_path, valid=False, target="cudasim", predictions=lines))
+    )
     assert evaluation.timings_note and "not evidence" in evaluation.timings_note
     op = evaluation.operations[0]
     assert all(s.comparison is None and "not evidence" in s.missing for s in op.shapes)
@@ -175,14 +186,14 @@ def test_invalid_timings_never_produce_a_verdict(tmp_path: Path) -> None:
 
 
 def test_invalid_samples_on_a_valid_target_are_not_evidence(tmp_path: Path) -> None:
-    evaluation = evaluate(make_bundle(tmp_path, valid=False, target="cpu"))
+    evaluation = evaluate(open_evaluated(make_bundle(tmp_path, valid=False, target="cpu")))
     assert all(s.comparison is None and "invalid" in s.missing for s in evaluation.operations[0].shapes)
 
 
 def test_value_comes_from_the_end_to_end_effect(tmp_path: Path) -> None:
     # The operation 0.8x at a 50 % share: B = 0.9, which the request measures; the kernel alone
     # would claim 1000 x (1 - 0.8).
-    evaluation = evaluate(make_bundle(tmp_path, app_ratio=0.9, kernel_ratio=0.8))
+    evaluation = evaluate(open_evaluated(make_bundle(tmp_path, app_ratio=0.9, kernel_ratio=0.8)))
     worth = evaluation.value
     assert worth.basis == "app"
     assert worth.fleet.established and worth.per_unit.established
@@ -195,16 +206,16 @@ def test_registration_against_the_bundle_and_a_current_study(tmp_path: Path) -> 
     bundle = make_bundle(tmp_path)
     current = tmp_path / "current.perf"
     current.write_text(study_text(["op.time ratio <= 0.9"]))
-    same = evaluate(bundle, current).registration
+    same = evaluate(open_evaluated(bundle), current).registration
     assert same.matches and same.current.matches
     current.write_text(study_text(["op.time ratio <= 0.95"]))
-    edited = evaluate(bundle, current).registration
+    edited = evaluate(open_evaluated(bundle), current).registration
     assert edited.matches and not edited.current.matches
     assert "edited after the run" in edited.current.message
 
 
 def test_quality_findings_are_coded(tmp_path: Path) -> None:
-    evaluation = evaluate(make_bundle(tmp_path, blocks=6, noise=0.2))
+    evaluation = evaluate(open_evaluated(make_bundle(tmp_path, blocks=6, noise=0.2)))
     codes = {f.code for f in evaluation.quality}
     assert {"PQ001", "PQ007"} <= codes
     assert all(f.subject.startswith(("op ", "app ")) for f in evaluation.quality)

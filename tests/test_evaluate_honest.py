@@ -18,6 +18,7 @@ from evaluate_fixtures import make_bundle
 
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.evaluate.evaluation import evaluate, write_evaluation
+from perfdsl.evaluate.inputs import open_evaluated
 from perfdsl.parse import parse
 from perfdsl.report.markdown import render_markdown
 from perfdsl.source import Source
@@ -28,16 +29,16 @@ AMDAHL = "app.time ratio <= amdahl"
 
 
 def _run(tmp: Path, **planted: Any) -> Evaluation:
-    return evaluate(make_bundle(tmp, **planted))
+    return evaluate(open_evaluated(make_bundle(tmp, **planted)))
 
 
 def _page(tmp: Path, **planted: Any) -> str:
     """The report's Markdown for a planted bundle, rendered from its evaluation.json."""
     bundle = make_bundle(tmp, **planted)
-    write_evaluation(bundle, evaluate(bundle))
+    write_evaluation(open_evaluated(bundle), evaluate(open_evaluated(bundle)))
     study = parse(Source("study.perf", (bundle / "study.perf").read_text())).study
     assert study is not None
-    markdown, _ = render_markdown(study, Evaluation.read(bundle), bundle)
+    markdown, _ = render_markdown(study, Evaluation.read(bundle), open_evaluated(bundle))
     return markdown
 
 

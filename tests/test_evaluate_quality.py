@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from perfdsl.evaluate.inputs import open_evaluated
 from perfdsl.evaluate.quality import (
     EXPLANATIONS,
     PQ,
@@ -123,9 +124,9 @@ def test_an_elements_model_is_caught_at_evaluation(tmp_path):
 
     from perfdsl.evaluate.evaluation import evaluate
 
-    clean = evaluate(make_bundle(tmp_path / "clean"))
+    clean = evaluate(open_evaluated(make_bundle(tmp_path / "clean")))
     assert not [f for op in clean.operations for s in op.shapes for f in s.findings if f.code == "PQ010"]
-    wrong = evaluate(make_bundle(tmp_path / "wrong", modelled_bytes=(20.0, 2.0)))
+    wrong = evaluate(open_evaluated(make_bundle(tmp_path / "wrong", modelled_bytes=(20.0, 2.0))))
     for shape in wrong.operations[0].shapes:
         (finding,) = [f for f in shape.findings if f.code == "PQ010"]
         assert finding.subject == f"op {shape.label} change"

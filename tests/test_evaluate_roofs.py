@@ -6,10 +6,10 @@ import pytest
 
 from perfdsl.bundle.evaluation.mechanism import MechanismQuantity, Roof
 from perfdsl.bundle.results import ShapeRecord
+from perfdsl.bundle.sampling import CACHE, DRAM, MIXED, Rotation, TimingRecord, regime
 from perfdsl.evaluate.mechanism import bandwidths
 from perfdsl.evaluate.quality import check_bandwidth
 from perfdsl.evaluate.roofs import measure_roofs, mix_roof
-from perfdsl.runtime.timing import CACHE, DRAM, MIXED, Rotation, regime
 
 GB = 1e9
 ROOFS = {
@@ -72,12 +72,14 @@ def _shape(regimes: dict[str, str], shares: dict[str, float]) -> ShapeRecord:
         sizes={"M": 8, "N": 8},
         weight=1.0,
         models={},
-        timing={
-            "set_bytes": {"read": 400, "write": 400, "copy": 800, "baseline": 0, "change": 0},
-            "regime": {a: regimes.get(a, DRAM) for a in arms},
-            "read_share": shares,
-            "read_share_source": {a: "test" for a in shares},
-        },
+        timing=TimingRecord.from_json(
+            {
+                "set_bytes": {"read": 400, "write": 400, "copy": 800, "baseline": 0, "change": 0},
+                "regime": {a: regimes.get(a, DRAM) for a in arms},
+                "read_share": shares,
+                "read_share_source": {a: "test" for a in shares},
+            }
+        ),
     )
 
 

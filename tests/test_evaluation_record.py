@@ -20,13 +20,14 @@ from perfdsl.bundle.evaluation.kernels import Comparison
 from perfdsl.bundle.evaluation.plain import from_plain, to_plain
 from perfdsl.bundle.files import dumps
 from perfdsl.evaluate.evaluation import evaluate, write_evaluation
+from perfdsl.evaluate.inputs import open_evaluated
 
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A planted bundle with a load test and a value, evaluated and written."""
     bundle = make_bundle(tmp_path_factory.mktemp("planted"))
-    write_evaluation(bundle, evaluate(bundle))
+    write_evaluation(open_evaluated(bundle), evaluate(open_evaluated(bundle)))
     return bundle
 
 
@@ -41,7 +42,7 @@ def test_a_written_evaluation_reads_back_to_a_record_that_writes_the_same_bytes(
 
 
 def test_the_record_read_is_the_evaluation_to_the_files_precision(written: Path) -> None:
-    evaluation = evaluate(written)
+    evaluation = evaluate(open_evaluated(written))
     record = Evaluation.read(written)
     assert record.operations[0].shapes[0].comparison is not None
     # What the file leaves out reads back as None: the replicates and the pairs' arrays.

@@ -8,6 +8,7 @@ from evaluate_fixtures import make_bundle, study_text
 
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.evaluate.evaluation import evaluate, write_evaluation
+from perfdsl.evaluate.inputs import open_evaluated
 from perfdsl.expectations import expectations
 from perfdsl.nodes import Study
 from perfdsl.parse import parse
@@ -98,16 +99,16 @@ def test_the_registered_hash_covers_every_target_predictions() -> None:
 
 def _page_one(bundle: Path) -> str:
     """The report's first page (decision, warnings, predictions) as `perfdsl build --md` renders it."""
-    write_evaluation(bundle, evaluate(bundle))
+    write_evaluation(open_evaluated(bundle), evaluate(open_evaluated(bundle)))
     study = parse(Source("study.perf", (bundle / "study.perf").read_text())).study
     assert study is not None
-    markdown, _ = render_markdown(study, Evaluation.read(bundle), bundle)
+    markdown, _ = render_markdown(study, Evaluation.read(bundle), open_evaluated(bundle))
     return markdown.split("## Workload")[0]
 
 
 def test_a_gpu_only_expectation_set_is_not_applied_to_a_cpu_run(tmp_path: Path) -> None:
     bundle = make_bundle(tmp_path, predictions=(), sections=CUDA_ONLY, kernel_ratio=0.8)
-    evaluation = evaluate(bundle)
+    evaluation = evaluate(open_evaluated(bundle))
     assert evaluation.target == "cpu"
     assert evaluation.expectations_target == "cpu"
     assert evaluation.predictions == ()
@@ -122,7 +123,7 @@ def test_a_cpu_expectation_is_applied_to_a_cpu_run(tmp_path: Path) -> None:
     bundle = make_bundle(
         tmp_path, predictions=("op.bytes ratio <= 0.45",), sections=PER_TARGET, kernel_ratio=0.8
     )
-    evaluation = evaluate(bundle)
+    evaluation = evaluate(open_evaluated(bundle))
     assert evaluation.expectations_target == "cpu"
     assert evaluation.expectations_missing is None
     verdicts = {p.text: p.verdict for p in evaluation.predictions}

@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 from kernels.rmsnorm import EPS, reference
+from perfdsl.bundle.sampling import TimingSettings
 from perfdsl.kernel import Variant
 from perfdsl.runtime.correctness import check_variant
 from perfdsl.runtime.targets import make_target
-from perfdsl.runtime.timing import TimingSettings, prepare_arms, sample
+from perfdsl.runtime.timing import prepare_arms, sample
 
 TESTS = Path(__file__).parent
 SHAPE = {"M": 6, "N": 257}
@@ -61,7 +62,7 @@ def test_a_pytorch_cpu_variant_is_timed_like_any_other() -> None:
         warmup_calls=2, warmup_ms=0.0, warmup_cap_calls=4, warmup_cap_ms=50.0, repeats=3, blocks=2
     )
     record = sample(target, arms, settings)
-    assert not record.failures
+    assert not record.timing.failures
     samples = [s for s in record.samples if s.arm == "torch"]
     assert len(samples) == 6 and all(s.valid and s.duration_ns > 0 for s in samples)
     # Consecutive calls rotate over the buffer sets, each bound once.

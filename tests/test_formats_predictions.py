@@ -21,6 +21,7 @@ from evaluate_fixtures import make_bundle
 
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.evaluate.evaluation import evaluate
+from perfdsl.evaluate.inputs import open_evaluated
 from perfdsl.formats import predictions
 from perfdsl.formats.predictions import PolicyError, failures, parse_fail_on, render_junit, render_summary
 
@@ -39,7 +40,7 @@ LINES = (
 def mixed(tmp_path_factory: pytest.TempPathFactory) -> Evaluation:
     """Confirmed, refuted, modelled and not-evidence predictions, with a fixed run id for the golden."""
     bundle = make_bundle(tmp_path_factory.mktemp("mixed"), predictions=LINES)
-    return attrs.evolve(evaluate(bundle), run_id="20261201T000000Z-000000")
+    return attrs.evolve(evaluate(open_evaluated(bundle)), run_id="20261201T000000Z-000000")
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +95,9 @@ def test_policy_names_what_fails(mixed: Evaluation, policy: str, kinds: set[str]
 
 
 def test_invalid_evidence_fails_an_invalid_policy(tmp_path: Path) -> None:
-    broken = evaluate(make_bundle(tmp_path, predictions=("op.time ratio <= 0.9",), correct=False))
+    broken = evaluate(
+        open_evaluated(make_bundle(tmp_path, predictions=("op.time ratio <= 0.9",), correct=False))
+    )
     assert failures(broken, {"invalid"}) == ["invalid: operation `op` fails its correctness check"]
 
 

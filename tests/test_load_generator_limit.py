@@ -8,6 +8,7 @@ from evaluate_fixtures import make_bundle
 
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.evaluate.evaluation import evaluate, write_evaluation
+from perfdsl.evaluate.inputs import open_evaluated
 from perfdsl.parse import parse
 from perfdsl.report.markdown import render_markdown
 from perfdsl.source import Source
@@ -30,7 +31,7 @@ def _planted(tmp_path: Path) -> Path:
 
 
 def test_a_rate_lost_to_the_generator_leaves_a_lower_bound(tmp_path: Path) -> None:
-    load = evaluate(_planted(tmp_path)).load
+    load = evaluate(open_evaluated(_planted(tmp_path))).load
     assert load is not None
     arms = {g.arm: g for g in load.arms}
     change, baseline = arms["change"], arms["baseline"]
@@ -50,11 +51,11 @@ def test_a_rate_lost_to_the_generator_leaves_a_lower_bound(tmp_path: Path) -> No
 
 def test_the_report_names_the_generator_as_the_limit(tmp_path: Path) -> None:
     bundle = _planted(tmp_path)
-    write_evaluation(bundle, evaluate(bundle))
+    write_evaluation(open_evaluated(bundle), evaluate(open_evaluated(bundle)))
     evaluation = Evaluation.read(bundle)
     study = parse(Source("study.perf", (bundle / "study.perf").read_text())).study
     assert study is not None
-    markdown, _ = render_markdown(study, evaluation, bundle)
+    markdown, _ = render_markdown(study, evaluation, open_evaluated(bundle))
     rows = {line.split("|")[1].strip(): line for line in markdown.splitlines() if line.startswith("| ")}
     assert "600 rps or more" in rows["change"] and "behind at 900 rps" in rows["change"]
     assert "300 rps, below 450 rps" in rows["baseline"] and "kept up" in rows["baseline"]

@@ -22,6 +22,7 @@ from perfdsl.bundle.plan import CorrectnessPlan, Plan, TimingPlan
 from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import Results
 from perfdsl.evaluate.evaluation import evaluate, write_evaluation
+from perfdsl.evaluate.inputs import open_evaluated
 from perfdsl.parse import parse
 from perfdsl.report.context import Blocks, ReportContext
 from perfdsl.report.investigation import render_investigation
@@ -85,7 +86,7 @@ def evaluation(tmp_path_factory: pytest.TempPathFactory) -> Evaluation:
     renders from exactly what a report reads.
     """
     bundle = make_bundle(tmp_path_factory.mktemp("planted"))
-    write_evaluation(bundle, evaluate(bundle))
+    write_evaluation(open_evaluated(bundle), evaluate(open_evaluated(bundle)))
     base = Evaluation.read(bundle)
     op = base.operations[0]
     shapes = tuple(_shape(s, *planted) for s, planted in zip(op.shapes, SHAPES, strict=True))

@@ -28,6 +28,8 @@ from run_support import (
 
 from perfdsl import targets
 from perfdsl.bundle import versions
+from perfdsl.bundle.files import dumps
+from perfdsl.bundle.results import Results
 
 TARGETS = ("cpu", "cudasim")
 TIMED_ARMS = ("baseline", "change", "copy")
@@ -72,6 +74,12 @@ def test_run_writes_exactly_one_bundle_that_verifies(case: tuple[Path, str], run
     assert not dirs[0].name.startswith(".tmp-")
     verified = run("verify", str(dirs[0]), timeout=120)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_results_read_back_to_the_bytes_the_run_wrote(bundle: tuple[str, Path]) -> None:
+    # The runtime writes the bundle's own records: reading them and writing them again is the file.
+    _, path = bundle
+    assert dumps(Results.read(path).to_json()) == (path / "results.json").read_text(encoding="utf-8")
 
 
 def test_results_follow_the_schema_and_pass_correctness(bundle: tuple[str, Path]) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from perfdsl.bundle.sampling import BlockRecord, LoadReading
+from perfdsl.bundle.sampling import Block, LoadReading
 from perfdsl.evaluate.contention import contended_blocks, contention
 from perfdsl.evaluate.quality import check_contention, summarize_contention
 from perfdsl.runtime.contention import parse_proc_stat, read_load
@@ -36,15 +36,16 @@ def test_a_stat_without_the_aggregate_line_is_refused():
 @pytest.mark.skipif(not Path("/proc/stat").exists(), reason="Linux only")
 def test_the_live_reading_moves_forward_and_sees_this_process_busy():
     start = read_load()
+    assert start is not None
     # 0.3 s of this process's own CPU time, however busy the machine (a wall-clock
     # deadline would give this process less than that on a loaded machine).
-    give_up = start["wall_s"] + 60.0
-    while read_load()["self_s"] - start["self_s"] < 0.3 and read_load()["wall_s"] < give_up:
+    give_up = start.wall_s + 60.0
+    while read_load().self_s - start.self_s < 0.3 and read_load().wall_s < give_up:
         sum(range(1000))
     end = read_load()
-    assert set(start) == {"wall_s", "busy_s", "steal_s", "total_s", "self_s", "load1"}
-    assert end["total_s"] > start["total_s"] and end["self_s"] - start["self_s"] > 0.2
-    found = contention(*_loads(start, end))
+    assert end is not None
+    assert end.total_s > start.total_s and end.self_s - start.self_s > 0.2
+    found = contention(start, end)
     assert found is not None and found.resolved
     # This process's own time is not other work: whatever else ran, at most the other cores.
     assert 0.0 <= found.other_cores <= (os.cpu_count() or 1)
@@ -81,9 +82,9 @@ def test_a_block_is_contended_when_other_work_takes_half_a_core_or_steal_five_pe
     assert stolen is not None and stolen.contended and stolen.steal_share == pytest.approx(0.06)
 
 
-def _records(blocks: list[dict[str, object]]) -> list[BlockRecord]:
+def _records(blocks: list[dict[str, object]]) -> list[Block]:
     """The block log as the evaluation reads it from results.json."""
-    return [BlockRecord.from_json(b) for b in blocks]
+    return [Block.from_json(b) for b in blocks]
 
 
 def _loads(start: object, end: object) -> tuple[LoadReading, LoadReading]:

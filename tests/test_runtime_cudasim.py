@@ -22,7 +22,8 @@ import runtime_cuda_fixtures as cfx
 import runtime_fixtures as fx
 from perfdsl.runtime.correctness import check_variant, compare_application
 from perfdsl.runtime.targets import TargetError, gpu_available, make_target
-from perfdsl.runtime.timing import TimingSettings, prepare_arms, sample
+from perfdsl.bundle.sampling import TimingSettings
+from perfdsl.runtime.timing import prepare_arms, sample
 
 target = make_target("cudasim")
 workload, adversarial = [{"M": 2, "N": 64}], [{"M": 3, "N": 31}, {"M": 1, "N": 1}]
@@ -44,12 +45,12 @@ arms = prepare_arms(target, fx.reference, [cfx.good, cfx.off_by_one], {"M": 1, "
                     np.float32, requested_sets=2)
 record = sample(target, arms, TimingSettings(warmup_calls=1, warmup_ms=0, repeats=2, blocks=2))
 out["timing"] = {
-    "valid": record.timings_valid,
+    "valid": record.timing.timings_valid,
     "samples": len(record.samples),
     "any_sample_valid": any(s.valid for s in record.samples + record.overhead),
-    "order": list(record.order),
-    "sets": [r.sets for r in record.rotation],
-    "failures": len(record.failures),
+    "order": list(record.timing.order),
+    "sets": [r.sets for r in record.timing.rotation],
+    "failures": len(record.timing.failures),
 }
 print(json.dumps(out))
 """

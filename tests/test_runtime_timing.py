@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 import runtime_fixtures as fx
 
+from perfdsl.bundle.sampling import BlockReading, TimingSettings
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.timing import (
     EMPTY_ARM,
     MAX_BUFFER_SETS,
     Arm,
-    TimingSettings,
     block_order,
     prepare_arms,
     rotation_sets,
@@ -47,17 +47,17 @@ def logging_arm(name: str, log: list[tuple[str, int]], sets: int = 1, fail_at: i
 def test_abba_order_and_block_counts():
     log: list[tuple[str, int]] = []
     record = sample(Target(), [logging_arm("A", log), logging_arm("B", log)], SMALL)
-    assert record.order == ("A", "B", "B", "A", "A", "B")
-    assert [b.arm for b in record.blocks] == list(record.order)
-    assert [b.index for b in record.blocks] == list(range(6))
-    assert [b.arm_block for b in record.blocks] == [0, 0, 1, 1, 2, 2]
-    assert all(b.samples == SMALL.repeats and not b.failed for b in record.blocks)
+    assert record.timing.order == ("A", "B", "B", "A", "A", "B")
+    assert [b.arm for b in record.timing.blocks] == list(record.timing.order)
+    assert [b.index for b in record.timing.blocks] == list(range(6))
+    assert [b.arm_block for b in record.timing.blocks] == [0, 0, 1, 1, 2, 2]
+    assert all(b.samples == SMALL.repeats and not b.failed for b in record.timing.blocks)
     # The timed calls happen in exactly that order, block by block, after the warm-up.
-    warm = sum(w.calls for w in record.warmup)
+    warm = sum(w.calls for w in record.timing.warmup)
     timed = [name for name, _ in log[warm:]]
-    assert timed == [arm for arm in record.order for _ in range(SMALL.repeats)]
-    assert not record.full and record.timings_valid and record.target == "cpu"
-    assert not record.flushed
+    assert timed == [arm for arm in record.timing.order for _ in range(SMALL.repeats)]
+    assert not record.timing.full and record.timing.timings_valid and record.timing.target == "cpu"
+    assert not record.timing.flushed
 
 
 def test_every_sample_kept_and_warmup_excluded():
@@ -66,7 +66,7 @@ def test_every_sample_kept_and_warmup_excluded():
     for arm in "AB":
         mine = [s for s in record.samples if s.arm == arm]
         assert len(mine) == SMALL.blocks * SMALL.repeats
-        warmup = next(w for w in record.warmup if w.arm == arm)
+        warmup = next(w for w in record.timing.warmup if w.arm == arm)
         assert warmup.calls >= SMALL.warmup_calls
         assert sum(1 for name, _ in log if name == arm) == warmup.calls + len(mine)
         for block in {s.block for s in mine}:
@@ -74,7 +74,7 @@ def test_every_sample_kept_and_warmup_excluded():
         assert all(s.valid and s.duration_ns >= 0 for s in mine)
     # Rotation continues from where the warm-up stopped and covers every set in turn.
     a_samples = [s for s in record.samples if s.arm == "A"]
-    a_warm = next(w for w in record.warmup if w.arm == "A").calls
+    a_warm = next(w for w in record.timing.warmup if w.arm == "A").calls
     assert [s.buffer_set for s in a_samples] == [(a_warm + i) % 3 for i in range(12)]
     header, rows = record.rows()
     assert header[0] == "arm" and len(rows) == len(record.samples) + len(record.overhead)
@@ -84,8 +84,8 @@ def test_warmup_lasts_at_least_its_time_bound():
     log: list[tuple[str, int]] = []
     settings = TimingSettings(warmup_calls=1, warmup_ms=30.0, repeats=1, blocks=1)
     record = sample(Target(), [logging_arm("A", log)], settings)
-    assert record.warmup[0].elapsed_ns >= 30_000_000
-    assert record.warmup[0].calls >= 1
+    assert record.timing.warmup[0].elapsed_ns >= 30_000_000
+    assert record.timing.warmup[0].calls >= 1
 
 
 def test_overhead_measured_with_empty_call():
@@ -101,11 +101,11 @@ def test_block_hook_called_at_start_and_end():
 
     def hook():
         calls.append(len(calls))
-        return {"reading": len(calls)}
+        return BlockReading(monotonic_s=float(len(calls)))
 
     record = sample(Target(), [logging_arm("A", []), logging_arm("B", [])], SMALL, hook)
-    assert len(calls) == 2 * len(record.blocks)
-    assert [(b.start["reading"], b.end["reading"]) for b in record.blocks] == [
+    assert len(calls) == 2 * len(record.timing.blocks)
+    assert [(b.start.monotonic_s, b.end.monotonic_s) for b in record.timing.blocks] == [
         (2 * i + 1, 2 * i + 2) for i in range(6)
     ]
 
@@ -115,13 +115,13 @@ def test_raising_call_is_recorded_and_other_arm_continues():
     arms = [logging_arm("A", log), logging_arm("B", log, fail_at=6)]
     # Warm-up: exactly 3 calls, its floor and its cap, so the failure falls in the blocks.
     record = sample(Target(), arms, attrs.evolve(SMALL, warmup_ms=0.0, warmup_cap_calls=3))
-    (failure,) = record.failures
+    (failure,) = record.timing.failures
     assert failure.arm == "B" and failure.phase == "block"
     assert failure.message == "RuntimeError: B failed"
     b_samples = [s for s in record.samples if s.arm == "B"]
-    warm_b = next(w for w in record.warmup if w.arm == "B").calls
+    warm_b = next(w for w in record.timing.warmup if w.arm == "B").calls
     assert len(b_samples) == 6 - 1 - warm_b  # the calls before the failing one are kept
-    failed_block = next(b for b in record.blocks if b.failed)
+    failed_block = next(b for b in record.timing.blocks if b.failed)
     assert failed_block.arm == "B" and failed_block.index == failure.block
     assert failure.position == failed_block.samples
     assert len([s for s in record.samples if s.arm == "A"]) == SMALL.blocks * SMALL.repeats
@@ -130,9 +130,9 @@ def test_raising_call_is_recorded_and_other_arm_continues():
 def test_arm_failing_in_warmup_gets_no_samples():
     arms = [logging_arm("A", []), logging_arm("B", [], fail_at=1)]
     record = sample(Target(), arms, SMALL)
-    assert [(f.arm, f.phase) for f in record.failures] == [("B", "warmup")]
+    assert [(f.arm, f.phase) for f in record.timing.failures] == [("B", "warmup")]
     assert not [s for s in record.samples if s.arm == "B"]
-    assert [b.arm for b in record.blocks] == ["A"] * SMALL.blocks
+    assert [b.arm for b in record.timing.blocks] == ["A"] * SMALL.blocks
 
 
 def test_distinct_arm_names_required():
@@ -166,8 +166,8 @@ def test_prepare_arms_binds_variants_to_shared_input_sets():
     assert [a.name for a in arms] == ["good", "off_by_one"]
     assert all(len(a.calls) == 1000 // set_bytes + 1 and a.set_bytes == set_bytes for a in arms)
     record = sample(SmallCacheTarget(), arms, SMALL)
-    assert all(r.exceeds_cache for r in record.rotation)
-    assert not record.failures
+    assert all(r.exceeds_cache for r in record.timing.rotation)
+    assert not record.timing.failures
 
 
 def test_seeded_rng_depends_on_seed_and_shape():

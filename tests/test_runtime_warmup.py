@@ -7,7 +7,7 @@ import itertools
 import attrs
 import pytest
 
-from perfdsl.bundle.sampling import WarmupRecord
+from perfdsl.bundle.sampling import Warmup
 from perfdsl.evaluate.quality import check_warmup
 from perfdsl.runtime.warmup import WarmupPolicy, settled_at, warm_up
 
@@ -67,13 +67,13 @@ def test_warm_up_that_never_settles_stops_at_the_cap_and_is_a_finding():
     records = warm_up(["A", "B"], timed, _policy(cap_calls=40), lambda *a: None)
     assert [(r.arm, r.calls, r.settled) for r in records] == [("A", 40, False), ("B", 40, False)]
     # Through the bundle's reader, as the evaluation sees the warm-ups the run wrote.
-    findings = check_warmup([WarmupRecord.from_json(attrs.asdict(r)) for r in records], "op 8x8")
+    findings = check_warmup(list(records), "op 8x8")
     assert [(f.code, f.subject) for f in findings] == [("PQ008", "op 8x8 A"), ("PQ008", "op 8x8 B")]
 
 
 def test_a_settled_or_old_record_is_not_a_finding():
-    settled = WarmupRecord.from_json({"arm": "A", "calls": 9, "settled": True})
-    old = WarmupRecord.from_json({"arm": "A", "calls": 9, "elapsed_ns": 5})  # before the rule
+    settled = Warmup.from_json({"arm": "A", "calls": 9, "settled": True})
+    old = Warmup.from_json({"arm": "A", "calls": 9, "elapsed_ns": 5})  # before the rule
     assert old.settled is None
     assert check_warmup([settled, old], "s") == ()
 

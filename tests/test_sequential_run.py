@@ -19,12 +19,13 @@ import numpy as np
 import pytest
 
 from perfdsl.bundle.evaluation.kernels import Finding
+from perfdsl.bundle.sampling import TimingSettings
 from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, RHO, StoppingRule, StopRecord
 from perfdsl.evaluate.compare import compare_blocks
 from perfdsl.evaluate.inputs import read_samples
 from perfdsl.evaluate.sequential import agrees, decided_early, judged, recompute
 from perfdsl.runtime.targets import Target, Timed
-from perfdsl.runtime.timing import Arm, TimingRecord, TimingSettings, sample
+from perfdsl.runtime.timing import Arm, Sampled, sample
 
 pytestmark = pytest.mark.slow  # each test samples real kernels until the rule stops them (5-15 s)
 
@@ -67,14 +68,14 @@ def _settings(rule: StoppingRule | None = RULE, blocks: int = RULE.max_pairs) ->
     )
 
 
-def _run(effect: float, noise: float = 0.01, roof: bool = False, **kwargs) -> TimingRecord:
+def _run(effect: float, noise: float = 0.01, roof: bool = False, **kwargs) -> Sampled:
     arms = [planted_arm("baseline", 1, 1.0, noise), planted_arm("change", 2, 1.0 + effect, noise)]
     if roof:
         arms.append(planted_arm("copy", 3, 0.5, noise))
     return sample(PlantedTarget(), arms, _settings(**kwargs))
 
 
-def _replayed(record: TimingRecord, tmp_path: Path) -> StopRecord | None:
+def _replayed(record: Sampled, tmp_path: Path) -> StopRecord | None:
     """Write the record's CSV as the bundle does and replay the rule from it as `evaluate` does."""
     header, rows = record.rows()
     with open(tmp_path / "samples.csv", "w", newline="", encoding="utf-8") as handle:
@@ -90,11 +91,11 @@ def _replayed(record: TimingRecord, tmp_path: Path) -> StopRecord | None:
 )
 def test_the_rounds_stop_when_the_verdict_is_decided(effect: float, verdict: str, tmp_path: Path) -> None:
     record = _run(effect, roof=True)
-    stop = record.stop
+    stop = record.timing.stop
     assert stop is not None and (stop.reason, stop.verdict) == (DECIDED, verdict)
     assert RULE.min_pairs <= stop.pairs < RULE.max_pairs
     # Every block of every arm that ran is kept: whole rounds, up to the stop.
-    assert len(record.blocks) == len(record.order) == 3 * stop.pairs
+    assert len(record.timing.blocks) == len(record.timing.order) == 3 * stop.pairs
     assert len(record.samples) == 3 * stop.pairs * 5
     replayed = _replayed(record, tmp_path)
     assert agrees(replayed, stop)
@@ -103,22 +104,23 @@ def test_the_rounds_stop_when_the_verdict_is_decided(effect: float, verdict: str
 def test_an_undecided_comparison_runs_to_the_cap(tmp_path: Path) -> None:
     rule = StoppingRule(0.95, 0.02, 6, 12, RHO)
     record = _run(0.02, noise=0.05, rule=rule, blocks=12)
-    assert record.stop is not None and (record.stop.reason, record.stop.pairs) == (CAP, 12)
-    assert record.stop.verdict == "inconclusive" and len(record.blocks) == 24
+    stop = record.timing.stop
+    assert stop is not None and (stop.reason, stop.pairs) == (CAP, 12)
+    assert stop.verdict == "inconclusive" and len(record.timing.blocks) == 24
 
 
 def test_a_failed_arm_ends_the_rounds_open(tmp_path: Path) -> None:
     arms = [planted_arm("baseline", 1, 1.0, 0.05), planted_arm("change", 2, 1.02, 0.05, fail_at=23)]
     record = sample(PlantedTarget(), arms, _settings())
-    assert record.stop is not None and record.stop.reason == OPEN
-    assert record.stop.pairs < RULE.min_pairs
-    assert record.failures and len(record.blocks) < 2 * RULE.max_pairs
-    assert agrees(_replayed(record, tmp_path), record.stop)
+    assert record.timing.stop is not None and record.timing.stop.reason == OPEN
+    assert record.timing.stop.pairs < RULE.min_pairs
+    assert record.timing.failures and len(record.timing.blocks) < 2 * RULE.max_pairs
+    assert agrees(_replayed(record, tmp_path), record.timing.stop)
 
 
 def test_the_fixed_design_runs_every_block_and_records_no_stop() -> None:
     record = _run(0.10, rule=None, blocks=8)
-    assert record.stop is None and len(record.blocks) == 16
+    assert record.timing.stop is None and len(record.timing.blocks) == 16
 
 
 def test_a_changed_sample_changes_the_replayed_stop(tmp_path: Path) -> None:
@@ -132,7 +134,7 @@ def test_a_changed_sample_changes_the_replayed_stop(tmp_path: Path) -> None:
         for s in record.samples
     ]
     tampered = attrs.evolve(record, samples=tuple(slowed))
-    assert not agrees(_replayed(tampered, tmp_path), record.stop)
+    assert not agrees(_replayed(tampered, tmp_path), record.timing.stop)
 
 
 def test_a_decided_comparison_is_not_warned_for_its_few_blocks() -> None:

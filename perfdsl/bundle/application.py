@@ -1,7 +1,7 @@
 """The application's part of results.json: model-level check, requests, share of time, load.
 
-`timing` is kept as the sampler recorded it (its block log): nothing computes
-from its keys.
+`timing` is the request timing's `ApplicationTiming` (its block log, the calls
+that raised, the sequential rule's stop); the samples are its CSV.
 """
 
 from __future__ import annotations
@@ -12,19 +12,22 @@ from typing import Any
 import attrs
 
 from perfdsl.bundle.load import LoadRecord
-from perfdsl.bundle.sampling import BlockRecord
+from perfdsl.bundle.sampling import ApplicationTiming, Block
 from perfdsl.bundle.stopping import StopRecord
 
 
 @attrs.frozen
 class OutputRecord:
-    """How far one output of the application is from its float64 run."""
+    """How far one output is from its float64 reference: a kernel's in the correctness check
+    (`perfdsl.runtime.correctness.measure`), the application's here; metrics None when undefined."""
 
     name: str
     rel_l2: float | None
     max_abs: float | None
     unwritten: int
+    """Elements still holding the poison value: never written by the variant."""
     nonfinite: int
+    """NaN or Inf elements the variant wrote."""
     problem: str
     """Why the output fails whatever the tolerance, in one line; empty when it does not."""
 
@@ -166,22 +169,22 @@ class ApplicationRecord:
     samples: str | None = None
     """The request-time CSV, relative to the bundle."""
     samples_missing: str | None = None
-    timing: Mapping[str, Any] | None = None
+    timing: ApplicationTiming | None = None
+    """The request timing's block log, failures and stop."""
     share: dict[str, ArmShare] | None = None
     share_missing: str | None = None
     load: LoadRecord | None = None
     load_missing: str | None = None
 
     @property
-    def blocks(self) -> tuple[BlockRecord, ...]:
-        """The request timing's block log as records, with each block's machine load."""
-        return tuple(BlockRecord.from_json(b) for b in (self.timing or {}).get("blocks") or ())
+    def blocks(self) -> tuple[Block, ...]:
+        """The request timing's block log, with each block's machine load."""
+        return self.timing.blocks if self.timing else ()
 
     @property
     def stop(self) -> StopRecord | None:
         """When and why the sequential rule stopped the request blocks (results/8; None: fixed design)."""
-        found = (self.timing or {}).get("stop")
-        return StopRecord.from_json(found) if found else None
+        return self.timing.stop if self.timing else None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -192,7 +195,7 @@ class ApplicationRecord:
             "model_level": None if self.model_level is None else self.model_level.to_json(),
             "samples": self.samples,
             "samples_missing": self.samples_missing,
-            "timing": self.timing,
+            "timing": None if self.timing is None else self.timing.to_json(),
             "share": None if self.share is None else {arm: s.to_json() for arm, s in self.share.items()},
             "share_missing": self.share_missing,
             "load": None if self.load is None else self.load.to_json(),
@@ -204,6 +207,7 @@ class ApplicationRecord:
         share = data.get("share")
         load = data.get("load")
         model_level = data.get("model_level")
+        timing = data.get("timing")
         return cls(
             name=str(data.get("name", "?")),
             entry=str(data.get("entry", "")),
@@ -212,7 +216,7 @@ class ApplicationRecord:
             model_level=None if not model_level else ModelLevelRecord.from_json(model_level),
             samples=data.get("samples"),
             samples_missing=data.get("samples_missing"),
-            timing=data.get("timing"),
+            timing=ApplicationTiming.from_json(timing) if timing else None,
             share=None if share is None else {arm: ArmShare.from_json(s) for arm, s in share.items()},
             share_missing=data.get("share_missing"),
             load=None if not load else LoadRecord.from_json(load),

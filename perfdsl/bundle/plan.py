@@ -335,8 +335,10 @@ class Plan:
         )
 
     @classmethod
-    def read(cls, bundle: Path) -> Plan:
-        """Read and check a bundle's plan.json (OSError, ValueError, KeyError or BundleFormatError)."""
+    def read(cls, bundle: Path, study_text: str | None = None) -> Plan:
+        """Read and check a bundle's plan.json (OSError, ValueError, KeyError or BundleFormatError);
+        `study_text` is the bundle's study.perf where the caller has read it already."""
         path = Path(bundle) / PLAN
-        text = (Path(bundle) / "study.perf").read_text(encoding="utf-8")
-        return cls.from_json(json.loads(path.read_text(encoding="utf-8")), text, path)
+        if study_text is None:
+            study_text = (Path(bundle) / "study.perf").read_text(encoding="utf-8")
+        return cls.from_json(json.loads(path.read_text(encoding="utf-8")), study_text, path)

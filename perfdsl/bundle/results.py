@@ -1,9 +1,10 @@
 """results.json as records: the index of every result a run wrote.
 
-The runtime builds a `Results` and writes `to_json()`; the evaluation reads
+The runtime builds a `Results`, each shape's `timing` the sampler's own
+`bundle.sampling.TimingRecord`, and writes `to_json()`; the evaluation reads
 `Results.read(path)`. The nested records name every key the evaluation
-computes from; what the runtime's helpers recorded for presentation (the
-sampler's block log, the counters' detail) is kept as the JSON it is. Layout and examples: docs/bundle.md.
+computes from; the counters' detail, recorded for presentation, is kept as the
+JSON it is. Layout and examples: docs/bundle.md.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import attrs
 from perfdsl import targets
 from perfdsl.bundle import versions
 from perfdsl.bundle.application import ApplicationRecord
-from perfdsl.bundle.sampling import BlockRecord, WarmupRecord
+from perfdsl.bundle.sampling import Block, TimingRecord, Warmup
 from perfdsl.bundle.static import StaticCode
 from perfdsl.bundle.stopping import StopRecord
 
@@ -143,8 +144,8 @@ class ShapeRecord:
     samples: str | None = None
     """The sample CSV, relative to the bundle."""
     samples_missing: str | None = None
-    timing: Mapping[str, Any] | None = None
-    """The sampler's record: settings, block order and clocks, rotation, failures."""
+    timing: TimingRecord | None = None
+    """The sampler's record: settings, block order and readings, warm-ups, rotation, failures."""
     counters: dict[str, dict[str, float]] | None = None
     """Counted quantity -> arm -> value (Nsight Compute), in the form of `models`."""
     counters_missing: str | None = None
@@ -154,61 +155,54 @@ class ShapeRecord:
     """A `limit regression`'s shape, not the workload's (version 9): `ShapePlan.limit`."""
 
     @property
-    def set_bytes(self) -> dict[str, float]:
+    def set_bytes(self) -> dict[str, int]:
         """Bytes each arm's buffer set moves per call (the bandwidth numerator)."""
-        return dict((self.timing or {}).get("set_bytes") or {})
-
-    def _per_arm(self, key: str) -> dict[str, Any]:
-        return dict((self.timing or {}).get(key) or {})
+        return dict(self.timing.set_bytes) if self.timing else {}
 
     def failure_of(self, arm: str) -> str | None:
         """Why `arm` stopped at this shape (its call raised, or its code ended the worker), if it did."""
-        for failure in (self.timing or {}).get("failures") or ():
-            if failure.get("arm") == arm:
-                return str(failure.get("message"))
-        return None
+        return self.timing.failure_of(arm) if self.timing else None
 
     @property
     def regimes(self) -> dict[str, str]:
-        """Arm -> "dram" or "cache": whether its rotated working set exceeded the cache (version 3)."""
-        return self._per_arm("regime")
+        """Arm -> "dram", "cache" or "mixed": where its rotated working set ran (version 4)."""
+        return dict(self.timing.regime) if self.timing else {}
 
     @property
     def read_shares(self) -> dict[str, float | None]:
-        """Arm -> the share of its bytes that are reads (version 3)."""
-        return self._per_arm("read_share")
+        """Arm -> the share of its bytes that are reads (version 4)."""
+        return dict(self.timing.read_share) if self.timing else {}
 
     @property
     def read_share_sources(self) -> dict[str, str]:
-        """Arm -> where its read share comes from, in words (version 3)."""
-        return self._per_arm("read_share_source")
+        """Arm -> where its read share comes from, in words (version 4)."""
+        return dict(self.timing.read_share_source) if self.timing else {}
 
     @property
     def buffer_bytes(self) -> dict[str, int]:
-        """Arm -> what its rotated buffers cost in memory (version 3)."""
-        return self._per_arm("buffer_bytes")
+        """Arm -> what its rotated buffers cost in memory (version 4)."""
+        return dict(self.timing.buffer_bytes) if self.timing else {}
 
     @property
-    def warmups(self) -> list[WarmupRecord]:
+    def warmups(self) -> list[Warmup]:
         """Per arm, the warm-up's calls, whether it settled and its curve (`durations_ns`, version 4)."""
-        return [WarmupRecord.from_json(w) for w in (self.timing or {}).get("warmup") or []]
+        return list(self.timing.warmup) if self.timing else []
 
     @property
     def worker_failures(self) -> list[str]:
         """Why an arm was left out of this shape's sampling: its code ended the worker."""
-        failures = (self.timing or {}).get("failures") or []
-        return [str(f.get("message", "")) for f in failures if f.get("phase") == WORKER_PHASE]
+        failures = self.timing.failures if self.timing else ()
+        return [f.message for f in failures if f.phase == WORKER_PHASE]
 
     @property
     def stop(self) -> StopRecord | None:
         """When and why the sequential rule stopped this shape's blocks (version 8; None: fixed design)."""
-        found = (self.timing or {}).get("stop")
-        return StopRecord.from_json(found) if found else None
+        return self.timing.stop if self.timing else None
 
     @property
-    def blocks(self) -> list[BlockRecord]:
+    def blocks(self) -> list[Block]:
         """The sampler's block log, in the interleaved order (clocks and load at each block's ends)."""
-        return [BlockRecord.from_json(b) for b in (self.timing or {}).get("blocks") or []]
+        return list(self.timing.blocks) if self.timing else []
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -218,7 +212,7 @@ class ShapeRecord:
             "models": self.models,
             "samples": self.samples,
             "samples_missing": self.samples_missing,
-            "timing": self.timing,
+            "timing": None if self.timing is None else self.timing.to_json(),
             "counters": self.counters,
             "counters_missing": self.counters_missing,
             "counters_detail": self.counters_detail,
@@ -228,6 +222,7 @@ class ShapeRecord:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ShapeRecord:
+        timing = data.get("timing")
         return cls(
             label=str(data["label"]),
             sizes=dict(data.get("sizes") or {}),
@@ -235,7 +230,7 @@ class ShapeRecord:
             models=dict(data.get("models") or {}),
             samples=data.get("samples"),
             samples_missing=data.get("samples_missing"),
-            timing=data.get("timing"),
+            timing=TimingRecord.from_json(timing) if timing else None,
             counters=data.get("counters"),
             counters_missing=data.get("counters_missing"),
             counters_detail=data.get("counters_detail"),

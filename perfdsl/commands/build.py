@@ -31,6 +31,7 @@ from perfdsl.commands import CommandError
 from perfdsl.commands.check import checked_study
 
 if TYPE_CHECKING:
+    from perfdsl.bundle.opened import Bundle
     from perfdsl.nodes import Study
     from perfdsl.report.context import FigureDrawing
 
@@ -93,8 +94,9 @@ def run(args: argparse.Namespace) -> int:
         evaluation = _imported_evaluation(bundle, study.name.id)
         markdown, drawings = _imported_markdown(study, evaluation, bundle), {}
     else:
-        evaluation = _evaluation(bundle, _verify(bundle, study.name.id))
-        markdown, drawings = _markdown(study, evaluation, bundle, study_path)
+        opened = _open(bundle, study.name.id)
+        evaluation = _evaluation(opened, study)
+        markdown, drawings = _markdown(study, evaluation, opened, study_path)
     # Rendering builds a large live set (layout boxes, figures) and frees little until
     # the end: with the collector running, a fresh PDF build took 0.5 s longer (median
     # of 8, 6.0 s against 5.5 s) for the same peak memory (108 MB against 111 MB).
@@ -138,48 +140,54 @@ def _latest(study: Study, shown: str) -> Path:
     return found
 
 
-def _verify(bundle: Path, study_name: str) -> bool:
-    """Refuse a bundle that is not one, was tampered with, or belongs to another study.
+def _open(bundle: Path, study_name: str) -> Bundle:
+    """The bundle, verified once and read; refused when it is not one, was tampered with, or
+    belongs to another study.
 
-    Returns whether the bundle's evaluation.json still matches its manifest:
-    that file is derived, so when it is out of step it is rewritten, not refused.
+    Its evaluation.json is left out of the verification: that file is derived, so when it
+    is out of step it is rewritten, not refused (`Bundle.evaluation_current`).
     """
-    from perfdsl.bundle.files import verify_bundle
+    from perfdsl.bundle.opened import BundleRefused, open_bundle
 
-    if not bundle.is_dir():
-        raise CommandError(f"{bundle}: no such bundle directory")
-    problems = verify_bundle(bundle)
-    evaluation_problems = [p for p in problems if p.startswith(f"`{versions.EVALUATION_FILE}`")]
-    problems = [p for p in problems if p not in evaluation_problems]
-    if problems:
+    try:
+        opened = open_bundle(bundle)
+    except BundleRefused as refused:
+        if not bundle.is_dir():
+            raise CommandError(f"{bundle}: no such bundle directory") from None
+        problems = refused.problems
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise CommandError(
             f"{bundle}: refusing to build: {problems[0]}{more}; the bundle no longer matches its "
             "manifest (`perfdsl verify` lists every problem)"
-        )
-    ran = _read_json(bundle / "plan.json").get("study")
-    if ran != study_name:
-        raise CommandError(f"{bundle}: the bundle is of study `{ran}`, not `{study_name}`")
-    return not evaluation_problems
+        ) from None
+    except BundleFormatError as error:
+        raise CommandError(str(error)) from None
+    except (OSError, ValueError, KeyError) as error:
+        raise CommandError(f"{bundle}: unreadable bundle file: {error}") from None
+    if opened.plan.study != study_name:
+        raise CommandError(f"{bundle}: the bundle is of study `{opened.plan.study}`, not `{study_name}`")
+    return opened
 
 
-def _evaluation(bundle: Path, matches_manifest: bool) -> Evaluation:
+def _evaluation(bundle: Bundle, study: Study) -> Evaluation:
     """evaluation.json, evaluated first when missing, out of step with the manifest, or of another schema.
 
     The statistics are imported only when an evaluation is due: a current
-    evaluation.json is read as it is.
+    evaluation.json is read as it is. The evaluation takes the study parsed
+    already when the bundle's study.perf is the same text.
     """
-    path = bundle / versions.EVALUATION_FILE
-    why = None
+    path = bundle.file(versions.EVALUATION_FILE)
+    why, current = None, None
     if not path.is_file():
         why = "it had not been evaluated"
-    elif not matches_manifest:
+    elif not bundle.evaluation_current:
         why = f"its {versions.EVALUATION_FILE} did not match the manifest"
     else:
         try:
-            schema = _read_json(path).get("schema")
+            current = _read_json(path)
         except CommandError:
-            schema = None
+            current = {}
+        schema = current.get("schema")
         if schema is None or schema in versions.SUPERSEDED_EVALUATION:
             why = f"its {versions.EVALUATION_FILE} has schema {schema!r}, not {versions.EVALUATION!r}"
     if why is not None:
@@ -189,39 +197,35 @@ def _evaluation(bundle: Path, matches_manifest: bool) -> Evaluation:
 
         try:
             # The bundle alone, as `perfdsl evaluate` does: the study file is checked at rendering.
-            write_evaluation(bundle, evaluate(bundle))
+            write_evaluation(bundle, evaluate(bundle, study=study))
         except (EvaluateError, BundleError) as error:
             raise CommandError(str(error)) from None
         except OSError as error:
-            where = error.filename or bundle
+            where = error.filename or bundle.path
             raise CommandError(f"{where}: cannot write: {error.strerror or error}") from None
-        print(f"perfdsl build: evaluated {bundle} first: {why}", file=sys.stderr)
+        print(f"perfdsl build: evaluated {bundle.path} first: {why}", file=sys.stderr)
     try:
-        return Evaluation.read(bundle)
+        # Read back when just written: the report shows the file's numbers, rounded as written.
+        return Evaluation.read(bundle.path) if why is not None else Evaluation.from_json(current, path)
     except (OSError, ValueError, BundleFormatError) as error:
         raise CommandError(str(error)) from None
 
 
 def _markdown(
-    study: Study, evaluation: Evaluation, bundle: Path, study_path: Path
+    study: Study, evaluation: Evaluation, bundle: Bundle, study_path: Path
 ) -> tuple[str, dict[str, FigureDrawing]]:
     """The report's Markdown and its figures' drawings, from an evaluated bundle."""
     from perfdsl.evaluate.registration import check_current
     from perfdsl.report.markdown import render_markdown
 
     registered = evaluation.registration.registered_hash
-    try:
-        return render_markdown(
-            study,
-            evaluation,
-            bundle,
-            bundle_label=_label(bundle),
-            current=check_current(registered, study_path),
-        )
-    except BundleFormatError as error:
-        # Reached when evaluation.json is current but results.json is of a version this code
-        # cannot read (one written by a newer perfdsl, say): refuse it rather than guess.
-        raise CommandError(str(error)) from None
+    return render_markdown(
+        study,
+        evaluation,
+        bundle,
+        bundle_label=_label(bundle.path),
+        current=check_current(registered, study_path, study),
+    )
 
 
 def _imported_evaluation(bundle: Path, study_name: str) -> ImportedEvaluation:

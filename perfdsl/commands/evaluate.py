@@ -60,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from perfdsl.bundle.files import BundleError
     from perfdsl.evaluate.evaluation import evaluate, write_evaluation
-    from perfdsl.evaluate.inputs import EvaluateError
+    from perfdsl.evaluate.inputs import EvaluateError, open_evaluated
     from perfdsl.formats import predictions
 
     try:
@@ -71,8 +71,9 @@ def run(args: argparse.Namespace) -> int:
     if is_imported_bundle(bundle):
         return _run_imported(bundle, args.jsonl)
     try:
-        evaluation = evaluate(bundle, Path(args.study) if args.study else None)
-        written = write_evaluation(bundle, evaluation)
+        opened = open_evaluated(bundle)
+        evaluation = evaluate(opened, Path(args.study) if args.study else None)
+        written = write_evaluation(opened, evaluation)
     except (EvaluateError, BundleError) as error:
         raise CommandError(str(error)) from None
     except OSError as error:

@@ -32,12 +32,13 @@ from perfdsl.bundle.evaluation.load import CapacityInterval, LoadEvaluation
 from perfdsl.bundle.evaluation.value import Value, ValueResult
 from perfdsl.bundle.files import dumps, replace_file
 from perfdsl.bundle.machine import read_machine_state
-from perfdsl.bundle.sampling import BlockRecord
+from perfdsl.bundle.opened import Bundle
+from perfdsl.bundle.sampling import Block
 from perfdsl.evaluate.correctness import summarize_model_level
 from perfdsl.evaluate.decision import check_decision
 from perfdsl.evaluate.end_to_end import evaluate_end_to_end, measured_effect
 from perfdsl.evaluate.family import adjust, adjust_limits, apply, apply_limits
-from perfdsl.evaluate.inputs import BundleInputs, read_bundle
+from perfdsl.evaluate.inputs import BundleInputs, inputs_of
 from perfdsl.evaluate.kernels import evaluate_operations
 from perfdsl.evaluate.load_curve import evaluate_load
 from perfdsl.evaluate.machine import summarize_machine
@@ -45,13 +46,17 @@ from perfdsl.evaluate.predictions import evaluate_predictions
 from perfdsl.evaluate.quality import summarize_contention
 from perfdsl.evaluate.registration import check_registration
 from perfdsl.expectations import expectations
+from perfdsl.nodes import Study
 from perfdsl.stats.capacity import service_mismatch
 from perfdsl.stats.value import value
 
 
-def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
-    """Evaluate a bundle; `current_study` is also checked against the registered predictions."""
-    inputs = read_bundle(bundle)
+def evaluate(bundle: Bundle, current_study: Path | None = None, *, study: Study | None = None) -> Evaluation:
+    """Evaluate an opened bundle; `current_study` is also checked against the registered predictions.
+
+    `study` is the bundle's study when the caller has parsed it already (from the same text).
+    """
+    inputs = inputs_of(bundle, study)
     results = inputs.results
     level, theta = inputs.plan.timing.confidence, inputs.plan.timing.threshold
     operations = evaluate_operations(inputs)
@@ -130,7 +135,7 @@ def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
 
 def _application_blocks(
     app: ApplicationRecord | None, end_to_end: EndToEnd | None
-) -> list[tuple[str, tuple[BlockRecord, ...], bool]]:
+) -> list[tuple[str, tuple[Block, ...], bool]]:
     """The application's request blocks, judged for contention like a kernel shape's."""
     if app is None or end_to_end is None:
         return []
@@ -248,6 +253,11 @@ def _capacity(
     return load.capacity_range, None
 
 
-def write_evaluation(bundle: Path, evaluation: Evaluation) -> Path:
-    """Write evaluation.json into the bundle (sorted keys) and update its manifest."""
-    return replace_file(bundle, versions.EVALUATION_FILE, dumps(evaluation.to_json()).encode("utf-8"))
+def write_evaluation(bundle: Bundle, evaluation: Evaluation) -> Path:
+    """Write evaluation.json into the opened bundle (sorted keys) and update its manifest.
+
+    `replace_file` checks the bundle again as it writes: the evaluation took a while, and a
+    file changed since the bundle was opened must not be blessed by a new manifest.
+    """
+    data = dumps(evaluation.to_json()).encode("utf-8")
+    return replace_file(bundle.path, versions.EVALUATION_FILE, data)

@@ -1,10 +1,11 @@
-"""A bundle's files as plain values: the evaluation reads nothing else.
+"""A bundle's records as the evaluation reads them: nothing else is read but the sample and probe CSVs.
 
-`read_bundle` verifies the bundle against its manifest first (a tampered or
-unfinished bundle is refused: its numbers are not what was measured), then
-re-parses the study text the run used, and loads plan.json, results.json and
-registration.json. `read_samples` turns one sample CSV into each arm's block
-medians, the statistical unit (a block's median is one observation).
+`open_evaluated` opens a bundle for `perfdsl evaluate` and the cross-run views
+(`bundle.opened.open_bundle`: verified once, a tampered or unfinished bundle is
+refused, its numbers not being what was measured), with the evaluation's own
+one-line refusals. `inputs_of` adds the parsed study the run used.
+`read_samples` turns one sample CSV into each arm's block medians, the
+statistical unit (a block's median is one observation).
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from perfdsl.bundle import versions
-from perfdsl.bundle.files import verify_bundle
+from perfdsl.bundle.opened import STUDY_FILE, Bundle, BundleRefused, open_bundle
 from perfdsl.bundle.plan import Plan
 from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import Results
@@ -33,17 +33,13 @@ class EvaluateError(Exception):
 
 @attrs.frozen
 class BundleInputs:
-    """Everything a bundle holds that the evaluation reads."""
+    """An opened bundle's records the evaluation reads, with the study it ran parsed."""
 
     path: Path
     study: Study
     plan: Plan
     results: Results
     registration: RegistrationRecord
-
-    def read_text(self, relpath: str) -> str:
-        """A file of the bundle as text."""
-        return (self.path / relpath).read_text(encoding="utf-8")
 
 
 @attrs.frozen
@@ -60,32 +56,31 @@ class ArmSamples:
     """Samples the target marked invalid (the simulator's): not evidence."""
 
 
-def read_bundle(path: Path) -> BundleInputs:
-    """Verify a bundle and read its study, plan, results and registration.
-
-    evaluation.json is left out of the verification: it is derived from the
-    other files and is rewritten by every evaluation (see `replace_file`).
-    """
-    path = Path(path)
-    if not path.is_dir():
-        raise EvaluateError(f"{path}: no such bundle directory")
-    problems = [p for p in verify_bundle(path) if f"`{versions.EVALUATION_FILE}`" not in p]
-    if problems:
-        shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
-        raise EvaluateError(f"{path}: the bundle fails verification ({shown}): not evaluated")
+def open_evaluated(path: Path) -> Bundle:
+    """Open a bundle to evaluate; EvaluateError (one line) when it is not one, fails its manifest
+    (evaluation.json apart: it is what is rewritten) or has a file that does not read."""
     try:
-        text = (path / "study.perf").read_text(encoding="utf-8")
-        registration = RegistrationRecord.read(path)
-        planned = Plan.read(path)
-        results = Results.read(path)
+        return open_bundle(path)
+    except BundleRefused as refused:
+        if not Path(path).is_dir():
+            raise EvaluateError(f"{path}: no such bundle directory") from None
+        problems = refused.problems
+        shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
+        raise EvaluateError(f"{path}: the bundle fails verification ({shown}): not evaluated") from None
     except BundleFormatError as error:
         raise EvaluateError(str(error)) from None
     except (OSError, ValueError, KeyError) as error:
         raise EvaluateError(f"{path}: unreadable bundle file: {error}") from None
-    study = parse(Source("study.perf", text)).study
+
+
+def inputs_of(bundle: Bundle, study: Study | None = None) -> BundleInputs:
+    """The evaluation's inputs: the bundle's records and its study, parsed here unless `study`
+    is it already (parsed from the same text, as `perfdsl build` has it)."""
+    if study is None or study.source.text != bundle.study_text:
+        study = parse(Source(STUDY_FILE, bundle.study_text)).study
     if study is None:
-        raise EvaluateError(f"{path}: the bundle's study.perf does not parse")
-    return BundleInputs(path, study, planned, results, registration)
+        raise EvaluateError(f"{bundle.path}: the bundle's study.perf does not parse")
+    return BundleInputs(bundle.path, study, bundle.plan, bundle.results, bundle.registration)
 
 
 def read_samples(inputs: BundleInputs, relpath: str) -> dict[str, ArmSamples]:

@@ -32,7 +32,7 @@ from perfdsl.bundle.arms import ARMS, EMPTY_ARM, ROOF_ARMS
 from perfdsl.bundle.evaluation.kernels import ArmSummary, OperationResult, ShapeResult
 from perfdsl.bundle.evaluation.mechanism import Bandwidth, ShapeMechanism
 from perfdsl.bundle.results import OperationRecord, ShapeRecord
-from perfdsl.bundle.sampling import BlockRecord
+from perfdsl.bundle.sampling import Block
 from perfdsl.bundle.stopping import DECIDED
 from perfdsl.codes import CODES
 from perfdsl.evaluate import quality
@@ -269,7 +269,7 @@ def _findings(
 
 
 def _clock_findings(
-    samples: Mapping[str, ArmSamples], blocks: list[BlockRecord], subject: str
+    samples: Mapping[str, ArmSamples], blocks: list[Block], subject: str
 ) -> list[quality.Finding]:
     """PQ004 and PQ005 from the block hook's clock readings (a CUDA run's only)."""
     by_index = {b.index: b for b in blocks if b.index is not None}
@@ -291,14 +291,14 @@ def _clock_findings(
     return out
 
 
-def _mean_clock(block: BlockRecord | None) -> float | None:
+def _mean_clock(block: Block | None) -> float | None:
     """The SM clock over a block: the mean of its start and end readings."""
     edges = () if block is None else (block.start.sm_clock_mhz, block.end.sm_clock_mhz)
     found = [float(v) for v in edges if v is not None]
     return sum(found) / len(found) if found else None
 
 
-def _reasons(block: BlockRecord | None) -> int | None:
+def _reasons(block: Block | None) -> int | None:
     """Clock-event reason bits seen at either edge of a block (OR), or None if unread."""
     edges = () if block is None else (block.start.clock_event_reasons, block.end.clock_event_reasons)
     found = [v for v in edges if v is not None]

@@ -32,12 +32,10 @@ from perfdsl.bundle.evaluation.mechanism import (
     Roof,
 )
 from perfdsl.bundle.results import ShapeRecord
+from perfdsl.bundle.sampling import CACHE, MIXED
 from perfdsl.bundle.static import CpuFunctionSummary, CudaKernelSummary, StaticCode
 from perfdsl.evaluate.roofs import measure_roofs, mix_roof
 from perfdsl.stats.mechanism import QuantityRatio, reconcile_mechanism
-
-CACHE = "cache"
-MIXED = "mixed"
 
 
 def preferred(found: tuple[MechanismQuantity, ...], name: str | None) -> MechanismQuantity | None:

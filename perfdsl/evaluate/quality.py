@@ -18,7 +18,7 @@ import numpy as np
 from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.kernels import Finding
 from perfdsl.bundle.evaluation.verdicts import ContendedSummary
-from perfdsl.bundle.sampling import BlockRecord, LoadReading, WarmupRecord
+from perfdsl.bundle.sampling import Block, LoadReading, Warmup
 from perfdsl.codes import CODES, Code
 from perfdsl.evaluate.contention import Contention, contended_blocks, contention
 
@@ -277,7 +277,7 @@ def check_block_count(n_blocks: int, subject: str, floor: int = 10) -> tuple[Fin
     return (Finding(PQ.FEW_BLOCKS, "warning", f"{n_blocks} blocks, fewer than {floor}", subject),)
 
 
-def check_warmup(warmups: Sequence[WarmupRecord], subject: str) -> tuple[Finding, ...]:
+def check_warmup(warmups: Sequence[Warmup], subject: str) -> tuple[Finding, ...]:
     """PQ008: an arm whose warm-up reached its cap before its timing settled (`runtime.warmup`).
 
     A record without `settled` (a bundle from before the rule) is not judged.
@@ -297,7 +297,7 @@ def check_warmup(warmups: Sequence[WarmupRecord], subject: str) -> tuple[Finding
     return tuple(out)
 
 
-def block_contention(blocks: Sequence[BlockRecord]) -> dict[str, list[tuple[Contention, bool]]]:
+def block_contention(blocks: Sequence[Block]) -> dict[str, list[tuple[Contention, bool]]]:
     """Arm -> each of its blocks that recorded the machine's load: its reading, and whether it
     competed with other work (`evaluate.contention.contended_blocks`)."""
     readings: dict[str, list[Contention]] = {}
@@ -320,7 +320,7 @@ def span_contended(start: LoadReading | None, end: LoadReading | None) -> bool |
     return None if found is None else found.contended
 
 
-def check_contention(blocks: Sequence[BlockRecord], subject: str) -> tuple[Finding, ...]:
+def check_contention(blocks: Sequence[Block], subject: str) -> tuple[Finding, ...]:
     """PQ009: blocks of an arm that competed with other work (`evaluate.contention`)."""
     out = []
     for arm, judged in block_contention(blocks).items():
@@ -342,7 +342,7 @@ def check_contention(blocks: Sequence[BlockRecord], subject: str) -> tuple[Findi
 
 
 def summarize_contention(
-    shapes: Sequence[tuple[str, Sequence[BlockRecord], bool]],
+    shapes: Sequence[tuple[str, Sequence[Block], bool]],
     compared_arms: Sequence[str] = ARMS,
 ) -> ContendedSummary:
     """From (subject, block log, has a comparison) per shape: the run's contention summary."""

@@ -42,12 +42,17 @@ def check_registration(
     )
 
 
-def check_current(registered: str | None, path: Path) -> CurrentStudy:
-    """Whether the `predict` section of the study at `path` is the one registered."""
-    try:
-        study = parse(Source.read(path)).study
-    except (OSError, UnicodeDecodeError) as error:
-        return CurrentStudy(str(path), None, False, f"cannot read the current study: {error}")
+def check_current(registered: str | None, path: Path, study: Study | None = None) -> CurrentStudy:
+    """Whether the `predict` section of the study at `path` is the one registered.
+
+    `study` is that file parsed, where the caller has it (`perfdsl build` checked it): it is
+    not read and parsed again.
+    """
+    if study is None:
+        try:
+            study = parse(Source.read(path)).study
+        except (OSError, UnicodeDecodeError) as error:
+            return CurrentStudy(str(path), None, False, f"cannot read the current study: {error}")
     if study is None:
         return CurrentStudy(str(path), None, False, "the current study does not parse")
     digest = predict_section_hash(study)

@@ -15,7 +15,7 @@ import attrs
 from perfdsl.bundle.environment import EnvironmentRecord
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.evaluate.evaluation import evaluate
-from perfdsl.evaluate.inputs import EvaluateError
+from perfdsl.evaluate.inputs import EvaluateError, open_evaluated
 
 
 class RunsError(Exception):
@@ -39,16 +39,13 @@ class Run:
 
 
 def read_run(bundle: Path) -> Run:
-    """Evaluate a bundle (RunsError when it is not one, or fails verification) and read its environment."""
+    """Open and evaluate a bundle, with its environment (RunsError: not a bundle, or fails verification)."""
     try:
-        evaluation = evaluate(Path(bundle))
+        opened = open_evaluated(Path(bundle))
+        evaluation = evaluate(opened)
     except EvaluateError as error:
         raise RunsError(str(error)) from None
-    try:
-        environment, missing = EnvironmentRecord.read(bundle), None
-    except (OSError, ValueError) as error:
-        environment, missing = None, f"environment.json unreadable: {error}"
-    return Run(Path(bundle), evaluation, environment, missing)
+    return Run(opened.path, evaluation, opened.environment, opened.environment_missing)
 
 
 def environment_changes(before: Run, after: Run) -> list[str]:

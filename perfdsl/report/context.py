@@ -12,11 +12,10 @@ records too (`perfdsl.bundle`), never by key here.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
 import attrs
 
-from perfdsl.bundle.environment import ENVIRONMENT, EnvironmentRecord
+from perfdsl.bundle.environment import EnvironmentRecord
 from perfdsl.bundle.evaluation.end_to_end import EndToEnd
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.evaluation.kernels import OperationResult
@@ -112,31 +111,6 @@ class Blocks:
 def draw_figures(drawings: Mapping[str, FigureDrawing]) -> dict[str, Figure]:
     """Draw every figure, each checked as it enters (`html.Figure`)."""
     return {key: Figure(draw()) for key, draw in drawings.items()}
-
-
-@attrs.frozen
-class BundleFiles:
-    """The bundle's files the report presents besides evaluation.json."""
-
-    results: Results
-    plan: Plan
-    registration: RegistrationRecord
-    manifest: Manifest
-    environment: EnvironmentRecord | None
-    """None when the bundle has no environment.json."""
-    study_text: str
-
-
-def read_bundle_files(bundle: Path) -> BundleFiles:
-    """The bundle's files the report presents; environment.json may be absent."""
-    return BundleFiles(
-        results=Results.read(bundle),
-        plan=Plan.read(bundle),
-        registration=RegistrationRecord.read(bundle),
-        manifest=Manifest.read(bundle),
-        environment=EnvironmentRecord.read(bundle) if (bundle / ENVIRONMENT).is_file() else None,
-        study_text=(bundle / "study.perf").read_text(encoding="utf-8"),
-    )
 
 
 def run_objective(ctx: ReportContext) -> Condition | None:

@@ -18,12 +18,12 @@ same bytes.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from perfdsl.bundle.evaluation.end_to_end import straddle_note
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.evaluation.kernels import OperationResult
 from perfdsl.bundle.evaluation.verdicts import CurrentStudy
+from perfdsl.bundle.opened import Bundle
 from perfdsl.nodes import Study
 from perfdsl.report import (
     correctness,
@@ -38,7 +38,7 @@ from perfdsl.report import (
     workload,
 )
 from perfdsl.report import formatting as fmt
-from perfdsl.report.context import Blocks, FigureDrawing, ReportContext, read_bundle_files, run_objective
+from perfdsl.report.context import Blocks, FigureDrawing, ReportContext, run_objective
 
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("decision", "Decision and result"),
@@ -73,32 +73,31 @@ _COMPARATORS = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
 def render_markdown(
     study: Study,
     evaluation: Evaluation,
-    bundle_path: Path,
+    bundle: Bundle,
     *,
     bundle_label: str | None = None,
     current: CurrentStudy | None = None,
 ) -> tuple[str, dict[str, FigureDrawing]]:
     """The report's Markdown and the drawings of the figures it refers to (`context.draw_figures`).
 
-    `evaluation` is evaluation.json's record; `bundle_path` a verified bundle;
-    `bundle_label` how the report prints its path (default: as given);
+    `evaluation` is evaluation.json's record; `bundle` the opened bundle
+    (`bundle.opened.open_bundle`), whose records the report presents;
+    `bundle_label` how the report prints its path (default: as opened);
     `current` the study file's `predict` section checked against the
     registered hash (None: not checked, and the report says so).
     """
-    files = read_bundle_files(bundle_path)
-    environment = files.environment
     ctx = ReportContext(
         study=study,
         evaluation=evaluation,
-        results=files.results,
-        plan=files.plan,
-        environment=environment,
-        environment_missing=None if environment is not None else "the bundle has no environment.json",
-        manifest=files.manifest,
-        registration=files.registration,
-        bundle_label=bundle_label if bundle_label is not None else str(bundle_path),
+        results=bundle.results,
+        plan=bundle.plan,
+        environment=bundle.environment,
+        environment_missing=bundle.environment_missing,
+        manifest=bundle.manifest,
+        registration=bundle.registration,
+        bundle_label=bundle_label if bundle_label is not None else str(bundle.path),
         current=current,
-        bundle_study_text=files.study_text,
+        bundle_study_text=bundle.study_text,
     )
     title = study.title.value if study.title else study.name.id
     parts = [f"# {fmt.text(title)}"]

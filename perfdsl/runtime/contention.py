@@ -19,9 +19,10 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 import attrs
+
+from perfdsl.bundle.sampling import LoadReading
 
 PROC_STAT = Path("/proc/stat")
 PROC_LOADAVG = Path("/proc/loadavg")
@@ -55,21 +56,21 @@ def parse_proc_stat(text: str, ticks_per_s: float = 100.0) -> CpuTimes:
     raise ValueError("no aggregate `cpu` line in /proc/stat")
 
 
-def read_load() -> dict[str, Any]:
+def read_load() -> LoadReading | None:
     """One reading: machine CPU times, this process's CPU time, load average, wall clock.
 
-    Empty where /proc is not there (not Linux): the block then has no contention record.
+    None where /proc is not there (not Linux): the block then has no contention record.
     """
     try:
         cpu = parse_proc_stat(PROC_STAT.read_text(), float(os.sysconf("SC_CLK_TCK")))
         load1 = float(PROC_LOADAVG.read_text().split()[0])
     except (OSError, ValueError, IndexError):
-        return {}
-    return {
-        "wall_s": time.monotonic(),
-        "busy_s": cpu.busy_s,
-        "steal_s": cpu.steal_s,
-        "total_s": cpu.total_s,
-        "self_s": time.process_time(),
-        "load1": load1,
-    }
+        return None
+    return LoadReading(
+        wall_s=time.monotonic(),
+        busy_s=cpu.busy_s,
+        steal_s=cpu.steal_s,
+        total_s=cpu.total_s,
+        self_s=time.process_time(),
+        load1=load1,
+    )

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import attrs
 import numpy as np
 
+from perfdsl.bundle.application import OutputRecord
 from perfdsl.kernel import AppContext, Application, Reference, Shape, Variant
 from perfdsl.runtime.targets import Target, is_poison
 from perfdsl.runtime.timing import describe_error, seeded_rng
@@ -40,21 +41,6 @@ T = TypeVar("T")
 
 
 @attrs.frozen
-class OutputError:
-    """How far one output is from the reference; metrics are None when undefined."""
-
-    name: str
-    rel_l2: float | None
-    max_abs: float | None
-    unwritten: int
-    """Elements still holding the poison value: never written by the variant."""
-    nonfinite: int
-    """NaN or Inf elements the variant wrote."""
-    problem: str
-    """Why the output fails regardless of tolerance, in one line; empty when it does not."""
-
-
-@attrs.frozen
 class Case:
     """One (shape, seed) check of one variant."""
 
@@ -64,7 +50,7 @@ class Case:
     """"workload" or "adversarial"."""
     seed: int
     passed: bool
-    outputs: tuple[OutputError, ...]
+    outputs: tuple[OutputRecord, ...]
     deterministic: bool | None
     """Whether a second call agreed bit for bit; None when not checked."""
     message: str
@@ -103,7 +89,7 @@ class ApplicationComparison:
     shape: tuple[tuple[str, int], ...]
     seed: int
     passed: bool
-    output: OutputError | None
+    output: OutputRecord | None
     message: str
 
 
@@ -188,7 +174,7 @@ def _case(
 ) -> Case:
     key = tuple((k, int(shape[k])) for k in sorted(shape))
 
-    def fail(message: str, outputs: tuple[OutputError, ...] = ()) -> Case:
+    def fail(message: str, outputs: tuple[OutputRecord, ...] = ()) -> Case:
         return Case(variant.name, key, kind, seed, False, outputs, None, message)
 
     if worker.hung:
@@ -248,7 +234,7 @@ def _reference_outputs(
     return out
 
 
-def measure(name: str, got: np.ndarray, expected: np.ndarray, poisoned: bool = True) -> OutputError:
+def measure(name: str, got: np.ndarray, expected: np.ndarray, poisoned: bool = True) -> OutputRecord:
     """Compare one output with the float64 reference.
 
     With `poisoned`, elements still bit-equal to the poison value count as unwritten.
@@ -261,22 +247,22 @@ def measure(name: str, got: np.ndarray, expected: np.ndarray, poisoned: bool = T
     nonfinite = ~np.isfinite(wide) & ~unwritten
     counts = (int(unwritten.sum()), int(nonfinite.sum()))
     if counts[0]:
-        return OutputError(name, None, None, *counts, f"{counts[0]} element(s) of `{name}` never written")
+        return OutputRecord(name, None, None, *counts, f"{counts[0]} element(s) of `{name}` never written")
     if counts[1]:
-        return OutputError(name, None, None, *counts, f"{counts[1]} element(s) of `{name}` are NaN or Inf")
+        return OutputRecord(name, None, None, *counts, f"{counts[1]} element(s) of `{name}` are NaN or Inf")
     if wide.shape != expected.shape:
         problem = f"`{name}` has shape {wide.shape}, the reference {expected.shape}"
-        return OutputError(name, None, None, 0, 0, problem)
+        return OutputRecord(name, None, None, 0, 0, problem)
     diff = wide - expected
     max_abs = float(np.abs(diff).max()) if diff.size else 0.0
     norm_diff, norm_ref = float(np.linalg.norm(diff)), float(np.linalg.norm(expected))
     if norm_ref == 0 and norm_diff != 0:
         problem = f"`{name}` rel_l2 is undefined: the reference is all zeros and `{name}` is not"
-        return OutputError(name, None, max_abs, 0, 0, problem)
-    return OutputError(name, norm_diff / norm_ref if norm_ref else 0.0, max_abs, 0, 0, "")
+        return OutputRecord(name, None, max_abs, 0, 0, problem)
+    return OutputRecord(name, norm_diff / norm_ref if norm_ref else 0.0, max_abs, 0, 0, "")
 
 
-def _problems(error: OutputError, tolerances: Mapping[str, float]) -> list[str]:
+def _problems(error: OutputRecord, tolerances: Mapping[str, float]) -> list[str]:
     """Every way `error` fails: the measurement's own problem, then each bound exceeded."""
     found = {"rel_l2": error.rel_l2, "max_abs": error.max_abs}
     exceeded = [
@@ -302,7 +288,7 @@ def compare_application(
     float64 run on the CPU with the reference in place of the operation."""
     key = tuple((k, int(shape[k])) for k in sorted(shape))
 
-    def result(passed: bool, output: OutputError | None, message: str) -> ApplicationComparison:
+    def result(passed: bool, output: OutputRecord | None, message: str) -> ApplicationComparison:
         return ApplicationComparison(
             application.name, variant.name, target.name, key, seed, passed, output, message
         )

@@ -29,10 +29,10 @@ from perfdsl.bundle.application import (
     ArmShare,
     ModelLevelArm,
     ModelLevelRecord,
-    OutputRecord,
 )
 from perfdsl.bundle.load import LoadRecord
 from perfdsl.bundle.plan import Plan, TimingPlan
+from perfdsl.bundle.sampling import ApplicationTiming
 from perfdsl.kernel import AppContext, Application, Variant
 from perfdsl.runtime.estimate import application_key
 from perfdsl.runtime.load_search import LOAD_SEED, probe_record, search_load, service_time_s
@@ -40,7 +40,7 @@ from perfdsl.runtime.machine_state import Pinning
 from perfdsl.runtime.progress import Progress
 from perfdsl.runtime.settings import SHARE_REQUESTS, request_settings, share_requests
 from perfdsl.runtime.targets import Target
-from perfdsl.runtime.timing import Arm, TimingRecord, block_order, sample, seeded_rng
+from perfdsl.runtime.timing import Arm, BlockHook, Sampled, block_order, sample, seeded_rng
 
 SHARE_ROUNDS = 10
 """The share pass alternates the arms this many times, so that drift falls on both arms' operation times."""
@@ -100,8 +100,8 @@ def time_requests(
     requests: dict[str, Callable[[], Any]],
     timing: TimingPlan,
     request_s: float,
-    on_block: Callable[[], dict[str, Any]] | None = None,
-) -> TimingRecord:
+    on_block: BlockHook | None = None,
+) -> Sampled:
     """Request time in interleaved blocks, every sample kept; `on_block` as the sampler's (progress).
 
     `request_s` is the slowest arm's time per request, which sizes the blocks (`request_repeats`).
@@ -183,7 +183,7 @@ def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> Mo
             shape=tuple(c.shape),
             seed=c.seed,
             passed=arm not in broken and (arm != "change" or not failed),
-            output=None if c.output is None else OutputRecord(**attrs.asdict(c.output)),
+            output=c.output,
             message=broken.get(arm) or ("; ".join(failed) if arm == "change" else ""),
         )
         for arm, c in comparisons.items()
@@ -260,11 +260,7 @@ def run_application(
     progress.finish_step(key)
     header, rows = record.rows()
     bundle.write_csv("samples/application.csv", header, rows)
-    timing = {
-        "blocks": [attrs.asdict(b) for b in record.blocks],
-        "failures": [attrs.asdict(f) for f in record.failures],
-        "stop": record.stop.to_json() if record.stop is not None else None,
-    }
+    timing = ApplicationTiming(record.timing.blocks, record.timing.failures, record.timing.stop)
 
     progress(f"application `{app.name}`: the operation's share of time")
     shares = measure_share(requests, timers, share_requests(slowest, plan.quick))

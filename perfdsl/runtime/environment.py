@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import attrs
+from perfdsl.bundle.sampling import BlockReading
 
 PACKAGES = (
     "numba",
@@ -129,34 +129,20 @@ def _clock_event_reasons(nvml: Any, handle: Any) -> int:
         return nvml.nvmlDeviceGetCurrentClocksThrottleReasons(handle)
 
 
-@attrs.frozen
-class ClockReading:
-    """One snapshot of the state that decides how fast a GPU runs, taken around a timing block."""
-
-    monotonic_s: float
-    """time.monotonic() when read, to place the reading among the samples."""
-    sm_clock_mhz: int | None
-    mem_clock_mhz: int | None
-    power_w: float | None
-    clock_event_reasons: int | None
-    """NVML bitmask; see `clock_event_reason_names`. 0 or gpu_idle alone is unthrottled."""
-    temperature_c: int | None
-    missing: str | None
-    """Why any field is None: no NVML, or what the driver refused."""
-
-
-def read_clocks(index: int = 0) -> ClockReading:
+def read_clocks(index: int = 0) -> BlockReading:
     """Read SM and memory clocks, power, clock-event reasons and temperature of one GPU.
 
     `index` is NVML's numbering (all GPUs, whatever CUDA_VISIBLE_DEVICES says).
     A handful of NVML calls on a cached handle: cheap enough for every timing
     block. Without NVML every field is None; nvidia-smi is not tried, since a
-    process start per block would cost more than the blocks it describes.
+    process start per block would cost more than the blocks it describes. The
+    reading is the block's record (`bundle.sampling.BlockReading`), its load
+    left for `runtime.contention.read_load`.
     """
     now = time.monotonic()
     handle, missing = _nvml_handle(index)
     if handle is None:
-        return ClockReading(now, None, None, None, None, None, missing)
+        return BlockReading(now, missing=missing)
     nvml, _ = _nvml()
     values, unavailable = _nvml_fields(
         nvml,
@@ -169,7 +155,7 @@ def read_clocks(index: int = 0) -> ClockReading:
         },
     )
     reason = "; ".join(f"{k}: {v}" for k, v in unavailable.items()) or None
-    return ClockReading(now, **values, missing=reason)
+    return BlockReading(now, **values, missing=reason)
 
 
 def _decode(value: Any) -> Any:

@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from perfdsl.bundle.plan import Plan
+from perfdsl.bundle.sampling import TimingSettings
 from perfdsl.runtime.settings import kernel_settings, request_settings, share_requests
-from perfdsl.runtime.timing import TimingSettings
 
 
 @attrs.frozen

@@ -47,6 +47,7 @@ from perfdsl.bundle.results import (
     ShapeRecord,
     WorkerFailure,
 )
+from perfdsl.bundle.sampling import SamplerFailure
 from perfdsl.bundle.static import StaticCode, VariantCode
 from perfdsl.kernel import Application, KernelCode, Reference, Variant
 from perfdsl.ranges import format_ranges
@@ -73,8 +74,7 @@ from perfdsl.runtime.resolve import (
     roof_reference,
 )
 from perfdsl.runtime.targets import Target
-from perfdsl.runtime.timing import Failure as TimingFailure
-from perfdsl.runtime.timing import TimingRecord, describe_error
+from perfdsl.runtime.timing import describe_error
 from perfdsl.runtime.worker import Job
 
 
@@ -413,7 +413,7 @@ def _time_shapes(
     """Each shape's interleaved blocks; an arm whose code ends the worker is left out from then on."""
     # In the worker's order (measured arms, then roofs): a death's marker index names its arm here.
     live = [*ARMS, *roofs]
-    dropped: list[TimingFailure] = []
+    dropped: list[SamplerFailure] = []
     shapes = []
     for index, shape in enumerate(operation.shapes):
         entry = _shape_entry(shape)
@@ -435,7 +435,7 @@ def _time_shapes(
                     missing = f"not timed: {failure.message}"
                     break
                 live.remove(died.arm)
-                dropped.append(TimingFailure(died.arm, WORKER_PHASE, None, None, failure.message))
+                dropped.append(SamplerFailure(died.arm, WORKER_PHASE, None, None, failure.message))
                 progress(f"{failure.message}; {_arm_name(died.arm)} is not timed at the shapes left")
         # Sampled, or given up: either way the step no longer counts towards the time left.
         progress.finish_step(key)
@@ -443,13 +443,12 @@ def _time_shapes(
             missing = missing or "not timed: every arm ended its worker"
             shapes.append(attrs.evolve(entry, samples_missing=missing))
             continue
-        for raised in record.failures:
+        for raised in record.timing.failures:
             progress(f"{_arm_name(raised.arm)} failed at {shape.label} ({raised.phase}): {raised.message}")
-        record = attrs.evolve(record, failures=(*dropped, *record.failures))
+        timing = attrs.evolve(record.timing, failures=(*dropped, *record.timing.failures))
         path = f"samples/{operation.name}/{shape.label}.csv"
-        header, rows = record.rows()
-        bundle.write_csv(path, header, rows)
-        shapes.append(attrs.evolve(entry, samples=path, timing=_timing_json(record)))
+        bundle.write_csv(path, *record.rows())
+        shapes.append(attrs.evolve(entry, samples=path, timing=timing))
     return shapes
 
 
@@ -466,19 +465,6 @@ def _shape_entry(shape: ShapePlan) -> ShapeRecord:
         models={m.quantity: {"baseline": m.baseline, "change": m.change} for m in shape.models},
         limit=shape.limit,
     )
-
-
-def _timing_json(record: TimingRecord) -> dict[str, Any]:
-    data = attrs.asdict(record, filter=lambda a, _: a.name not in ("samples", "overhead"))
-    data["full"] = record.full
-    data["stop"] = record.stop.to_json() if record.stop is not None else None
-    data["set_bytes"] = {r.arm: r.set_bytes for r in record.rotation}
-    data["exceeds_cache"] = {r.arm: r.exceeds_cache for r in record.rotation}
-    data["regime"] = {r.arm: r.regime for r in record.rotation}
-    data["buffer_bytes"] = {r.arm: r.buffer_bytes for r in record.rotation}
-    data["read_share"] = {r.arm: r.read_share for r in record.rotation}
-    data["read_share_source"] = {r.arm: r.read_share_source for r in record.rotation}
-    return data
 
 
 def _correctness_record(results: dict[str, CorrectnessResult], plan: Plan) -> CorrectnessRecord:

@@ -11,7 +11,7 @@ study's own sweep.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -81,10 +81,10 @@ class LoadProbe:
     run: LoadRun
     generator: GeneratorLagRecord
     """The generator's own lag over this probe, as judged when it ran."""
-    machine_start: Mapping[str, Any] = attrs.Factory(dict)
+    machine_start: LoadReading | None = None
     """The machine's load when the probe started (`runtime.contention.read_load`), and ended:
-    a busy machine spoils a goodput as surely as a kernel block."""
-    machine_end: Mapping[str, Any] = attrs.Factory(dict)
+    a busy machine spoils a goodput as surely as a kernel block (None: not Linux)."""
+    machine_end: LoadReading | None = None
 
 
 def service_time_s(request: Callable[[], Any], calls: int = 5) -> float:
@@ -223,6 +223,6 @@ def probe_record(bundle: Any, probe: LoadProbe) -> LoadProbeRecord:
         first_error=run.first_error,
         generator=probe.generator,
         seed=run.seed,
-        machine_start=LoadReading.from_json(probe.machine_start),
-        machine_end=LoadReading.from_json(probe.machine_end),
+        machine_start=probe.machine_start,
+        machine_end=probe.machine_end,
     )

@@ -16,7 +16,7 @@ import math
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TextIO
+from typing import Protocol, TextIO
 
 from perfdsl.runtime.estimate import RunEstimate
 
@@ -39,7 +39,7 @@ class Progress(Protocol):
 
     def __call__(self, message: str) -> None: ...
 
-    def blocks(self, key: str, order: Sequence[str]) -> Callable[[], dict[str, Any]]: ...
+    def blocks(self, key: str, order: Sequence[str]) -> Callable[[], None]: ...
 
     def finish_step(self, key: str) -> None: ...
 
@@ -97,7 +97,7 @@ class RunProgress:
                 "`--quick` makes a smoke run; fewer `blocks`, `repeats` or smaller shapes shorten a full one"
             )
 
-    def blocks(self, key: str, order: Sequence[str]) -> Callable[[], dict[str, Any]]:
+    def blocks(self, key: str, order: Sequence[str]) -> Callable[[], None]:
         """A sampler `on_block` hook that reports the blocks of step `key` (`order`: each block's arm).
 
         The sampler calls it at the start and at the end of every block; it
@@ -110,12 +110,12 @@ class RunProgress:
         total = len(order)
         estimated = self._pending.get(key)
 
-        def hook() -> dict[str, Any]:
+        def hook() -> None:
             nonlocal calls
             index, ending = divmod(calls, 2)
             calls += 1
             if index >= total:
-                return {}
+                return
             done = index + ending
             elapsed = self._clock() - started
             if done == total and estimated:
@@ -129,7 +129,6 @@ class RunProgress:
                 f"about {duration(here + later)} left",
                 step=calls == 1 or done == total,
             )
-            return {}
 
         return hook
 

@@ -12,8 +12,8 @@ import math
 
 from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.plan import Plan, TimingPlan
-from perfdsl.runtime.timing import TimingSettings
-from perfdsl.runtime.warmup import CAP_CALLS, CAP_MS, QUICK_CAP
+from perfdsl.bundle.sampling import CAP_CALLS, CAP_MS, TimingSettings
+from perfdsl.runtime.warmup import QUICK_CAP
 
 SHARE_REQUESTS = 20
 """The fewest requests per arm in the share pass."""

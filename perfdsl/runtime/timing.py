@@ -14,7 +14,7 @@ The procedure (research/measurement.md §5.1):
 * **Overhead**: an empty call timed the same way, in one block before and one
   after the sampled blocks, so the evaluator can tell when a kernel is launch-bound.
 * **Nothing is dropped**: every sample is kept with its validity flag; a call
-  that raises becomes a Failure for its arm, which then stops while the others go on.
+  that raises becomes a SamplerFailure for its arm, which then stops while the others go on.
 * **Stopping**: the fixed design runs `blocks` rounds. Under a sequential rule
   (`TimingSettings.stopping`), `blocks` is the cap, and after each round (one
   more baseline/change pair) the rule looks at the pairs so far and may stop
@@ -28,61 +28,45 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 import numpy as np
 
-from perfdsl.bundle.arms import ARMS, EMPTY_ARM
-from perfdsl.bundle.sampling import SAMPLE_COLUMNS, Sample
-from perfdsl.bundle.stopping import StoppingRule, StopRecord
+from perfdsl.bundle.arms import EMPTY_ARM
+from perfdsl.bundle.sampling import (
+    NO_READING,
+    SAMPLE_COLUMNS,
+    Block,
+    BlockReading,
+    Rotation,
+    Sample,
+    SamplerFailure,
+    TimingRecord,
+    TimingSettings,
+)
 from perfdsl.collector import collector_paused
 from perfdsl.kernel import Reference, Shape, Variant
 from perfdsl.runtime.sequential import Watch
 from perfdsl.runtime.targets import Target
-from perfdsl.runtime.warmup import CAP_CALLS, CAP_MS, Warmup, WarmupPolicy, warm_up
+from perfdsl.runtime.warmup import WarmupPolicy, warm_up
 
-MIN_FULL_BLOCKS = 10
-"""Blocks per arm below which a run is a reduced (smoke) run, not evidence-grade."""
 MAX_BUFFER_SETS = 256
 """Rotation stops growing here; a tiny shape then fits in cache and says so."""
-DRAM = "dram"
-CACHE = "cache"
-MIXED = "mixed"
-"""The regimes a shape's arm runs in: its rotated working set exceeds the cache
-the target must defeat (every call reads device memory), or it fits there; or
-its buffers exceed it while the scratch it reuses on every call fits in a cache
-that is not flushed between calls (part of its traffic is cache traffic)."""
 
-BlockHook = Callable[[], Mapping[str, Any]]
+BlockHook = Callable[[], BlockReading | None]
+"""Called at each block's start and end; what it returns is that edge's reading (None: nothing read)."""
 
 
-@attrs.frozen
-class TimingSettings:
-    """How much to warm up and sample; the defaults are the full settings."""
-
-    warmup_calls: int = 10
-    warmup_ms: float = 200.0
-    warmup_cap_calls: int = CAP_CALLS
-    warmup_cap_ms: float = CAP_MS
-    repeats: int = 100
-    blocks: int = MIN_FULL_BLOCKS
-    """Blocks per arm: the fixed count, or the sequential rule's cap."""
-    stopping: StoppingRule | None = None
-    """The sequential rule: stop after the round whose pair decides `compared`'s verdict."""
-    compared: tuple[str, str] = ARMS
-    """The arms the rule compares, baseline first."""
-
-    @property
-    def warmup_policy(self) -> WarmupPolicy:
-        """The settle rule with these settings' floor and cap."""
-        return WarmupPolicy(
-            min_calls=self.warmup_calls,
-            min_ms=self.warmup_ms,
-            cap_calls=max(self.warmup_cap_calls, self.warmup_calls),
-            cap_ms=max(self.warmup_cap_ms, self.warmup_ms),
-        )
+def warmup_policy(settings: TimingSettings) -> WarmupPolicy:
+    """The settle rule with these settings' floor and cap."""
+    return WarmupPolicy(
+        min_calls=settings.warmup_calls,
+        min_ms=settings.warmup_ms,
+        cap_calls=max(settings.warmup_cap_calls, settings.warmup_calls),
+        cap_ms=max(settings.warmup_cap_ms, settings.warmup_ms),
+    )
 
 
 @attrs.frozen
@@ -102,92 +86,13 @@ class Arm:
 
 
 @attrs.frozen
-class Block:
-    """One block: which arm, where it fell in the order, and the hook's readings."""
+class Sampled:
+    """One sampler call's answer: the shape's `timing` record and the rows of its sample CSV."""
 
-    index: int
-    arm: str
-    arm_block: int
-    """The arm's own count of blocks: 0, 1, ..."""
-    start: Mapping[str, Any]
-    end: Mapping[str, Any]
-    samples: int
-    failed: bool
-
-
-@attrs.frozen
-class Rotation:
-    """How an arm's buffer sets compare with the cache they must defeat."""
-
-    arm: str
-    sets: int
-    set_bytes: int
-    cache_target_bytes: int
-    read_share: float | None = None
-    read_share_source: str = ""
-    scratch_bytes: int = 0
-    scratch_cached: bool = False
-    """Whether that scratch fits in a cache that is not flushed between calls."""
-
-    @property
-    def exceeds_cache(self) -> bool:
-        """Whether all sets together are larger than the cache (the samples are cold)."""
-        return self.sets * self.set_bytes > self.cache_target_bytes
-
-    @property
-    def regime(self) -> str:
-        """DRAM when the rotated working set exceeds the cache target, else cache-resident;
-        MIXED when it exceeds it but the reused scratch stays in the cache."""
-        found = regime(self.sets * self.set_bytes, self.cache_target_bytes)
-        return MIXED if found == DRAM and self.scratch_cached else found
-
-    @property
-    def buffer_bytes(self) -> int:
-        """What the arm's buffers cost in memory: every set, inputs and outputs."""
-        return self.sets * self.set_bytes
-
-
-def regime(working_set_bytes: int, cache_target_bytes: int) -> str:
-    """The cache regime of a working set: DRAM when it exceeds the cache target, else CACHE."""
-    return DRAM if working_set_bytes > cache_target_bytes else CACHE
-
-
-@attrs.frozen
-class Failure:
-    """A call that raised: the arm stops there."""
-
-    arm: str
-    phase: str
-    """"warmup", "block" or "overhead"."""
-    block: int | None
-    position: int | None
-    message: str
-
-
-@attrs.frozen
-class TimingRecord:
-    """Everything the sampler measured, raw."""
-
-    target: str
-    timings_valid: bool
-    flushed: bool
-    """Whether the cache was flushed before every timed call."""
-    settings: TimingSettings
-    arms: tuple[str, ...]
-    order: tuple[str, ...]
+    timing: TimingRecord
     samples: tuple[Sample, ...]
-    blocks: tuple[Block, ...]
-    warmup: tuple[Warmup, ...]
-    rotation: tuple[Rotation, ...]
     overhead: tuple[Sample, ...]
-    failures: tuple[Failure, ...]
-    stop: StopRecord | None = None
-    """When and why the sequential rule stopped the blocks (None: the fixed design)."""
-
-    @property
-    def full(self) -> bool:
-        """Whether each arm was given at least MIN_FULL_BLOCKS blocks."""
-        return self.settings.blocks >= MIN_FULL_BLOCKS
+    """The empty call's samples, in the blocks before and after the sampled ones."""
 
     def rows(self) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
         """A CSV header and one row per sample, overhead samples included."""
@@ -266,11 +171,11 @@ def sample(
     arms: Sequence[Arm],
     settings: TimingSettings,
     on_block: BlockHook | None = None,
-) -> TimingRecord:
+) -> Sampled:
     """Warm up, then time interleaved blocks of every arm, keeping every sample.
 
     `on_block` is called at the start and at the end of every block (outside the
-    timed calls); what it returns is stored with the block. An exception it
+    timed calls); the reading it returns is stored with the block. An exception it
     raises is the harness's own bug and propagates.
     """
     names = tuple(a.name for a in arms)
@@ -278,7 +183,7 @@ def sample(
         raise ValueError(f"arm names must be distinct and not {EMPTY_ARM!r}: {names}")
     by_name = {a.name: a for a in arms}
     cursor = dict.fromkeys((*names, EMPTY_ARM), 0)
-    failures: list[Failure] = []
+    failures: list[SamplerFailure] = []
     failed: set[str] = set()
 
     def timed(arm: Arm) -> tuple[int, Any]:
@@ -287,10 +192,10 @@ def sample(
         return buffer_set, target.time(arm.calls[buffer_set])
 
     def warm_failure(name: str, calls: int, error: BaseException) -> None:
-        failures.append(Failure(name, "warmup", None, calls, describe_error(error)))
+        failures.append(SamplerFailure(name, "warmup", None, calls, describe_error(error)))
         failed.add(name)
 
-    warmups = warm_up(names, lambda name: timed(by_name[name])[1], settings.warmup_policy, warm_failure)
+    warmups = warm_up(names, lambda name: timed(by_name[name])[1], warmup_policy(settings), warm_failure)
     empty = Arm(EMPTY_ARM, (target.empty_call(),))
     overhead: list[Sample] = []
     _overhead_block(0, empty, settings, timed, overhead, failures, warm=True)
@@ -308,19 +213,19 @@ def sample(
             continue
         arm = by_name[name]
         gc.collect()
-        start = dict(on_block()) if on_block else {}
+        start = (on_block() if on_block else None) or NO_READING
         count = 0
         with collector_paused():
             for position in range(settings.repeats):
                 try:
                     buffer_set, result = timed(arm)
                 except Exception as error:
-                    failures.append(Failure(name, "block", index, position, describe_error(error)))
+                    failures.append(SamplerFailure(name, "block", index, position, describe_error(error)))
                     failed.add(name)
                     break
                 samples.append(Sample(name, index, position, buffer_set, result.duration_ns, result.valid))
                 count += 1
-        end = dict(on_block()) if on_block else {}
+        end = (on_block() if on_block else None) or NO_READING
         blocks.append(Block(index, name, arm_blocks[name], start, end, count, name in failed))
         arm_blocks[name] += 1
         if watch is not None:
@@ -343,21 +248,20 @@ def sample(
         )
         for a in arms
     )
-    return TimingRecord(
+    timing = TimingRecord(
         target=target.name,
         timings_valid=target.timings_valid,
         flushed=target.flushes_cache,
         settings=settings,
         arms=names,
         order=order,
-        samples=tuple(samples),
         blocks=tuple(blocks),
         warmup=warmups,
         rotation=rotation,
-        overhead=tuple(overhead),
         failures=tuple(failures),
         stop=watch.record() if watch is not None else None,
     )
+    return Sampled(timing, tuple(samples), tuple(overhead))
 
 
 def _watch(settings: TimingSettings, names: Sequence[str]) -> Watch | None:
@@ -379,7 +283,7 @@ def _overhead_block(
     settings: TimingSettings,
     timed: Callable[[Arm], tuple[int, Any]],
     out: list[Sample],
-    failures: list[Failure],
+    failures: list[SamplerFailure],
     *,
     warm: bool,
 ) -> None:
@@ -391,7 +295,7 @@ def _overhead_block(
             buffer_set, result = timed(empty)
             out.append(Sample(EMPTY_ARM, index, position, buffer_set, result.duration_ns, result.valid))
     except Exception as error:
-        failures.append(Failure(EMPTY_ARM, "overhead", index, None, describe_error(error)))
+        failures.append(SamplerFailure(EMPTY_ARM, "overhead", index, None, describe_error(error)))
 
 
 def describe_error(error: BaseException) -> str:

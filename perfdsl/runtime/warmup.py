@@ -27,13 +27,12 @@ from typing import Any
 import attrs
 import numpy as np
 
+from perfdsl.bundle.sampling import CAP_CALLS, CAP_MS, Warmup
+
 SETTLE_WINDOW = 5
 """Calls per window: a median of 5 ignores one interrupted call."""
 SETTLE_THRESHOLD = 0.05
 """Two windows' medians within 5 %: below the practical threshold of most studies."""
-CAP_CALLS = 500
-CAP_MS = 10_000.0
-"""A full run's cap: 500 calls an arm or 10 s in all."""
 
 
 @attrs.frozen
@@ -50,19 +49,6 @@ class WarmupPolicy:
 
 QUICK_CAP = {"cap_calls": 100, "cap_ms": 2_000.0}
 """A quick run uses the same rule with a smaller cap."""
-
-
-@attrs.frozen
-class Warmup:
-    """What the warm-up did for one arm: its whole curve, and whether it settled."""
-
-    arm: str
-    calls: int
-    elapsed_ns: int
-    durations_ns: tuple[int, ...] = ()
-    """Every warm-up call's duration, in order: the warm-up curve (not samples)."""
-    settled: bool | None = None
-    """Whether the settle rule held when the warm-up ended; None where the record predates the rule."""
 
 
 def settled_at(durations: Sequence[float], window: int, threshold: float) -> int | None:

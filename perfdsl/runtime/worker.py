@@ -45,6 +45,7 @@ import numpy as np
 
 from perfdsl.bundle.arms import ARMS, ROOF_ARMS
 from perfdsl.bundle.plan import OperationPlan, Plan
+from perfdsl.bundle.sampling import BlockReading
 from perfdsl.runtime.estimate import Calibration, step_key
 from perfdsl.runtime.machine_state import Pinning, pin_thread, thread_affinity
 from perfdsl.runtime.resolve import resolve_operation, resolve_reference, resolve_roof
@@ -52,10 +53,11 @@ from perfdsl.runtime.settings import kernel_settings
 from perfdsl.runtime.targets import Timed
 from perfdsl.runtime.timing import (
     Arm,
-    TimingRecord,
+    Sampled,
     block_order,
     prepare_arms,
     rotation_sets,
+    sample,
 )
 
 MARGIN_BYTES = 2 * 1024**3
@@ -108,7 +110,7 @@ class _Relay:
     def __call__(self, message: str) -> None:
         self._send(("progress", message))
 
-    def blocks(self, key: str, order: Sequence[str]) -> Callable[[], dict[str, Any]]:
+    def blocks(self, key: str, order: Sequence[str]) -> Callable[[], None]:
         """The sampler's `on_block` hook for step `key`: each call is one `block` event to the parent.
 
         The send happens at a block's start or end, outside its timed calls.
@@ -116,11 +118,10 @@ class _Relay:
         self._send(("blocks", (key, tuple(order))))
         events = 0
 
-        def hook() -> dict[str, Any]:
+        def hook() -> None:
             nonlocal events
             self._send(("block", (key, events)))
             events += 1
-            return {}
 
         return hook
 
@@ -215,7 +216,7 @@ class _Server:
             raise MemoryError(found.message.removeprefix(RAISED_MEMORY))
         return found
 
-    def time(self, shape_index: int, arms: Sequence[str], relay: _Relay) -> TimingRecord:
+    def time(self, shape_index: int, arms: Sequence[str], relay: _Relay) -> Sampled:
         """One shape's interleaved blocks of `arms` (of baseline, change and the roofs).
 
         Each block's start and end reads the GPU clocks (on cuda) and is relayed to the
@@ -239,14 +240,17 @@ class _Server:
                 )
                 prepared.append(attrs.evolve(roof_arm, name=name))
         settings = kernel_settings(plan)
-        from perfdsl.runtime.timing import sample
-
         marking: Any = _Marking(self.target, self.marker, prepared)
         shown = relay.blocks(
             step_key(operation.name, shape.label), block_order([a.name for a in prepared], settings.blocks)
         )
         readings = _block_hook(self.target)
-        return sample(marking, prepared, settings, on_block=lambda: {**readings(), **shown()})
+
+        def on_block() -> BlockReading:
+            shown()
+            return readings()
+
+        return sample(marking, prepared, settings, on_block=on_block)
 
     def application(self, correctness_passed: bool, relay: _Relay) -> tuple[Any, list[Written]]:
         """The application's end-to-end evidence and the files it would write."""
@@ -350,13 +354,13 @@ def gib(count: int) -> str:
     return f"RLIMIT_AS {count / 1024**3:.2f} GiB"
 
 
-def _block_hook(target: Any) -> Callable[[], dict[str, Any]]:
+def _block_hook(target: Any) -> Callable[[], BlockReading]:
     """At each block's start and end: what else ran on the machine (this worker's own CPU time
     apart), and on cuda the GPU's clocks and throttle reasons (read, never set)."""
     from perfdsl.runtime.contention import read_load
 
     if target.name != "cuda":
-        return read_load
+        return lambda: BlockReading(load=read_load())
     from perfdsl.runtime.environment import read_clocks
 
-    return lambda: {**attrs.asdict(read_clocks()), **read_load()}
+    return lambda: attrs.evolve(read_clocks(), load=read_load())
