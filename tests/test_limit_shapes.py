@@ -25,6 +25,7 @@ from perfdsl.bundle.files import replace_file
 from perfdsl.bundle.plan import Plan
 from perfdsl.commands.evaluate import summary
 from perfdsl.evaluate.evaluation import evaluate, write_evaluation
+from perfdsl.evaluate.inputs import open_evaluated
 from perfdsl.nodes import Study
 from perfdsl.parse import parse
 from perfdsl.plan import plan
@@ -120,14 +121,14 @@ def test_the_plan_records_limit_shapes_and_an_older_plan_reads_with_none() -> No
 
 def _evaluated(tmp: Path, **planted: Any) -> tuple[Path, Evaluation]:
     bundle = make_bundle(tmp, **planted)
-    write_evaluation(bundle, evaluate(bundle))
+    write_evaluation(open_evaluated(bundle), evaluate(open_evaluated(bundle)))
     return bundle, Evaluation.read(bundle)
 
 
 def _limitations(bundle: Path, evaluation: Evaluation) -> str:
     study = parse(Source("study.perf", (bundle / "study.perf").read_text())).study
     assert study is not None
-    markdown, _ = render_markdown(study, evaluation, bundle)
+    markdown, _ = render_markdown(study, evaluation, open_evaluated(bundle))
     section = markdown.split("Limitations", 1)[1]
     return section.split("\n## ", 1)[0]
 
@@ -221,7 +222,7 @@ def test_a_bundle_from_before_limit_shapes_still_evaluates_and_builds(tmp_path: 
         op["shapes"] = [s for s in op["shapes"] if not s.get("limit")]
     replace_file(bundle, "plan.json", json.dumps(planned).encode())
     replace_file(bundle, "results.json", json.dumps(results).encode())
-    write_evaluation(bundle, evaluate(bundle))
+    write_evaluation(open_evaluated(bundle), evaluate(open_evaluated(bundle)))
     evaluation = Evaluation.read(bundle)
     assert evaluation.operations[0].limits == ()
     text = _limitations(bundle, evaluation)
@@ -247,7 +248,7 @@ def test_a_quick_run_times_the_limit_shape_and_marks_it_in_the_bundle(
     assert shape["weight"] == 0.0 and shape["samples"] == "samples/normalize/32768x8.csv"
     _, rows = run_support.read_csv(bundle / shape["samples"])
     assert {"baseline", "change"} <= {row["arm"] for row in rows}
-    evaluation = evaluate(bundle)
+    evaluation = evaluate(open_evaluated(bundle))
     assert [s.label for s in evaluation.operations[0].limits] == ["32768x8"]
     text = _limitations(bundle, evaluation)
     assert f"- 65536{TIMES}8 (run as 32768{TIMES}8 under `--quick`): " in text, text

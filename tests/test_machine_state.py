@@ -20,6 +20,7 @@ from evaluate_fixtures import make_bundle, planted_environment
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.machine import MachineState
 from perfdsl.evaluate.evaluation import evaluate, write_evaluation
+from perfdsl.evaluate.inputs import open_evaluated
 from perfdsl.evaluate.machine import check_frequency, check_shared_cores
 from perfdsl.parse import parse
 from perfdsl.ranges import format_ranges, parse_ranges
@@ -97,15 +98,15 @@ def _evaluated(
 ) -> tuple[Path, Evaluation]:
     environment = planted_environment("0.61.0", "a") if state is None else _environment(state, affinity or {})
     bundle = make_bundle(tmp, environment=environment)
-    evaluation = evaluate(bundle)
-    write_evaluation(bundle, evaluation)
+    evaluation = evaluate(open_evaluated(bundle))
+    write_evaluation(open_evaluated(bundle), evaluation)
     return bundle, evaluation
 
 
 def _page_one(bundle: Path) -> str:
     study = parse(Source("study.perf", (bundle / "study.perf").read_text())).study
     assert study is not None
-    markdown, _ = render_markdown(study, Evaluation.read(bundle), bundle)
+    markdown, _ = render_markdown(study, Evaluation.read(bundle), open_evaluated(bundle))
     return markdown.split("## Workload")[0]
 
 
