@@ -17,6 +17,8 @@ import operator
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import attrs
+
 from perfdsl.bundle.plan import (
     ApplicationPlan,
     CorrectnessPlan,
@@ -333,7 +335,7 @@ def plan(study: Study, target: str, quick: bool, only: Sequence[Mapping[str, int
         quick=quick,
         dtype=workload.dtype.id if workload.dtype else "float32",
         operations=tuple(operations),
-        timing=_timing(study, quick, simulated),
+        timing=attrs.evolve(_timing(study, quick, simulated), family=_family(operations, application)),
         correctness=_correctness(study, quick, simulated),
         roof=str(roof) if roof else None,
         roof_line=_line(study, roof.span.start) if roof else 0,
@@ -342,6 +344,12 @@ def plan(study: Study, target: str, quick: bool, only: Sequence[Mapping[str, int
         load=_load(study, expected, quick),
         artifacts=str((study_path.parent / artifacts).resolve()),
     )
+
+
+def _family(operations: Sequence[OperationPlan], application: ApplicationPlan | None) -> int:
+    """The comparisons `evaluate.family` adjusts together: each shape, each operation's
+    combination over its shapes, and the application's request time."""
+    return sum(len(op.shapes) + 1 for op in operations) + (application is not None)
 
 
 def _timing(study: Study, quick: bool, simulated: bool = False) -> TimingPlan:

@@ -30,10 +30,17 @@ def rule_sentence(timing: TimingPlan) -> str:
             "the intervals are the paired bootstrap's at that count."
         )
     band = fmt.interval(1.0 / (1.0 + rule.threshold), 1.0 + rule.threshold)
+    shared = (
+        f", the study's {fmt.percent(timing.confidence, 2)} shared over its family of {timing.family} "
+        "comparisons so that Holm's adjustment keeps every decided stop"
+        if timing.family > 1
+        else ""
+    )
     return (
         f"Stopping rule: sequential, registered with the predictions. After each block pair from pair "
-        f"{rule.min_pairs} on, the {fmt.percent(rule.confidence, 2)} interval (a {fmt.text(rule.method)}; "
-        f"mixture spread {fmt.sig(rule.rho)} on the standardised effect) is judged against the "
+        f"{rule.min_pairs} on, the {fmt.percent(rule.confidence, 2)} interval{shared} "
+        f"(a {fmt.text(rule.method)}; mixture spread {fmt.sig(rule.rho)} on the standardised effect) "
+        "is judged against the "
         f"practical band {band}: wholly below it is faster, wholly above slower, wholly inside no "
         f"meaningful change, and the shape's blocks stop there; at {rule.max_pairs} pairs they stop "
         "inconclusive. The interval holds at every look at once, so the stated error rate holds however "
