@@ -26,6 +26,8 @@ def test_the_rule_is_stated_with_its_window_and_band() -> None:
     assert "from pair 6 on" in said and "at 400 pairs they stop inconclusive" in said
     assert "[0.9804, 1.020]" in said
     assert "fixed design, 10 blocks per arm" in rule_sentence(TimingPlan(10, 50, 10, 4, 0.95, 0.02))
+    shared = rule_sentence(TimingPlan(10, 50, 10, 4, 0.95, 0.02, SEQUENTIAL, 6, 400, family=3))
+    assert "the 98.33% interval, the study's 95% shared over its family of 3 comparisons" in shared
 
 
 def test_each_stop_says_when_why_and_its_interval() -> None:

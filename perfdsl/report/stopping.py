@@ -38,7 +38,7 @@ def rule_sentence(timing: TimingPlan) -> str:
     )
     return (
         f"Stopping rule: sequential, registered with the predictions. After each block pair from pair "
-        f"{rule.min_pairs} on, the {fmt.percent(rule.confidence, 2)} interval{shared} "
+        f"{rule.min_pairs} on, the {fmt.percent(rule.confidence, 4)} interval{shared} "
         f"(a {fmt.text(rule.method)}; mixture spread {fmt.sig(rule.rho)} on the standardised effect) "
         "is judged against the "
         f"practical band {band}: wholly below it is faster, wholly above slower, wholly inside no "
