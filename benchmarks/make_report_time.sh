@@ -6,7 +6,7 @@
 #   set-up   `make setup` (a virtual environment and every dependency; once)
 #   report   `make report` with the environment made (check, evidence-grade run, PDF)
 #
-# The report's own time must stay under five minutes on a 2-core machine. Prints
+# The report's own time must stay at most 90 s on an idle 2-core machine. Prints
 # seconds and leaves the clone (with out/ and artifacts/) for reading the report.
 #
 #   bash benchmarks/make_report_time.sh [CLONE_DIR]

@@ -1,48 +1,66 @@
-"""Time to a verdict: the sequential rule against the fixed design, on two real CPU kernels.
+"""Time to a verdict: the sequential rule, the fixed design and pyperf, on two real CPU kernels.
 
-Not a test: a script that prints a table. Two Numba kernels, each timed by
-perfdsl's own sampler (`perfdsl.runtime.timing.sample`, interleaved ABBA
-blocks on the CPU target):
-
-* `chain`, latency-bound: y[i] = 0.5 * y[i-1] + x[i], a dependency chain whose
-  time is the core's latency per element;
-* `copy`, bandwidth-bound: y[:] = x[:] over buffers larger than the
-  last-level cache.
-
+Not a test: a script that prints a table. Two Numba kernels
+(`verdict_kernels.py`): `chain`, latency-bound, and `copy`, bandwidth-bound.
 The change arm is planted `--effects` slower by doing (1 + e) times the work
 (that many more elements). For each kernel, effect and `--seeds` seeded run
-(the seed draws the input data), it measures:
+(the seed draws the input data) it measures, by perfdsl's own sampler
+(`perfdsl.runtime.timing.sample`, interleaved ABBA blocks on the CPU target):
 
-* the sequential rule (`perfdsl.stats.sequential`): pairs from `--min-pairs`
+* (a) the sequential rule (`perfdsl.stats.sequential`): pairs from `--min-pairs`
   until the confidence sequence is decided against the threshold, or `--cap`;
-* the fixed design that reaches 80 % power at the 2 % effect: its pair count
+* (b) the fixed design that reaches 80 % power at the 2 % effect: its pair count
   is sized from an A/A pilot's pair spread (`perfdsl.stats.power.pairs_needed`,
   the 2 % ratio against the band's edge), and judged by the paired bootstrap
-  (`perfdsl.evaluate.compare.compare_blocks`), as `stop fixed` is.
+  (`perfdsl.evaluate.compare.compare_blocks`), as `stop fixed` is;
+
+and, once per kernel and effect (`--pyperf-seeds` runs, 1 by default: one
+pyperf benchmark with its defaults, 20 processes of a warm-up and 3 values,
+takes longer than all of a row's sequential runs),
+
+* (c) pyperf with its default settings on the same kernels and buffer sets
+  (`time_to_verdict_pyperf.py`, one benchmark per arm, each a fresh set of
+  worker processes; the baseline's once per kernel and seed, as a pyperf user
+  keeps one baseline file), judged by `pyperf compare_to`: "slower" or
+  "faster" when it calls the difference significant, its "Not significant!"
+  counted as its no-change call. pyperf has no practical threshold, so a
+  significant 0.3 % is "slower" to it.
 
 Machine time is the sampler's wall time (warm-up, every block and the garbage
-collection between blocks). A verdict is correct when it is true of the
-planted ratio: no meaningful change for 0; no meaningful change or slower for
-an effect at or below the threshold (the band's edge); slower above it.
-Wrong is any other decided verdict; inconclusive is counted apart.
+collection between blocks), and for pyperf the wall time of both arms'
+benchmarks (process start-up, pyperf's calibration and warm-up included: what
+its call costs from scratch, the shared baseline's counted in each row). A
+verdict is correct when it is true of the planted ratio: no meaningful change
+for 0; no meaningful change or slower for an effect at or below the threshold
+(the band's edge); slower above it. Wrong is any other
+decided verdict; inconclusive is counted apart.
 
     .venv/bin/python benchmarks/time_to_verdict.py [--seeds 20] [--effects 0,1,2,5,10,30] [--threshold 1]
+    .venv/bin/python benchmarks/time_to_verdict.py --smoke   # every path, tiny: a check that it runs
 
-Timings on a shared machine are not evidence of speed; the script prints the
-load average beside the table so the reader can judge.
+pyperf is in the `imports-tools` extra (`pip install pyperf`). The default
+size is meant to take at most 8 minutes on an idle 2-core machine, most of it
+pyperf's 14 benchmarks of 21 processes each (`--pyperf-seeds 0` leaves them
+out); `--smoke` took 41 s on a busy one. Timings on a shared
+machine are not evidence of speed; the script prints the load average beside
+the table so the reader can judge.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
-from collections.abc import Callable
+from pathlib import Path
 
 import attrs
-import numba
 import numpy as np
+from verdict_kernels import Kernel, calls, compile_all, kernels, set_bytes
 
 from perfdsl.bundle.sampling import TimingSettings
 from perfdsl.bundle.stopping import RHO, StoppingRule
@@ -54,49 +72,16 @@ from perfdsl.stats.power import pairs_needed
 DESIGN_EFFECT = 0.02
 """The effect the fixed design is sized to detect with 80 % power."""
 PILOT_PAIRS = 10
-
-
-@numba.njit(nogil=True, cache=False)
-def _chain(x, y, n):
-    acc = x.dtype.type(0.0)
-    for i in range(n):
-        acc = acc * 0.5 + x[i]
-        y[i] = acc
-
-
-@numba.njit(nogil=True, cache=False)
-def _copy(x, y, n):
-    for i in range(n):
-        y[i] = x[i]
-
-
-@attrs.frozen
-class Kernel:
-    name: str
-    function: Callable[..., None]
-    elements: int
-    repeats: int
-
-
-KERNELS = (
-    Kernel("chain (latency-bound)", _chain, 200_000, 20),
-    Kernel("copy (bandwidth-bound)", _copy, 4_000_000, 3),
-)
+PYPERF_WORKER = Path(__file__).resolve().parent / "time_to_verdict_pyperf.py"
+SMOKE = {"seeds": 2, "effects": "0,10", "cap": 20, "scale": 0.05, "pyperf_args": ("--debug-single-value",)}
+"""`--smoke`: two seeds, two effects, a cap of 20 pairs, kernels a twentieth the size and one pyperf value."""
 
 
 def arms(kernel: Kernel, effect: float, seed: int) -> list[Arm]:
-    """Baseline and change over their own buffers; the change does (1 + effect) times the elements."""
-    rng = np.random.default_rng(seed)
-    size = int(kernel.elements * 1.31) + 1
-    made = []
-    for name, work in (("baseline", kernel.elements), ("change", round(kernel.elements * (1 + effect)))):
-        x, y = rng.random(size), np.empty(size)
-
-        def call(x=x, y=y, work=work) -> None:
-            kernel.function(x, y, work)
-
-        made.append(Arm(name, (call,), set_bytes=2 * 8 * size))
-    return made
+    """Baseline and change over their own buffer sets (`verdict_kernels.calls`)."""
+    return [
+        Arm(name, sets, set_bytes=set_bytes(kernel)) for name, sets in calls(kernel, effect, seed).items()
+    ]
 
 
 def medians(record: Sampled) -> dict[str, tuple[np.ndarray, tuple[int, ...]]]:
@@ -111,8 +96,9 @@ def medians(record: Sampled) -> dict[str, tuple[np.ndarray, tuple[int, ...]]]:
 
 
 def timed(kernel: Kernel, effect: float, seed: int, settings: TimingSettings) -> tuple[Sampled, float]:
+    made = arms(kernel, effect, seed)
     started = time.perf_counter()
-    record = sample(Target(), arms(kernel, effect, seed), settings)
+    record = sample(Target(), made, settings)
     return record, time.perf_counter() - started
 
 
@@ -130,6 +116,35 @@ def pilot_spread(kernel: Kernel, settings: TimingSettings) -> float:
     return float(np.std(d, ddof=1))
 
 
+def pyperf_benchmark(
+    kernel: Kernel, arm: str, effect: float, seed: int, scale: float, extra: tuple[str, ...], out: Path
+) -> float:
+    """One pyperf benchmark of one arm, with pyperf's defaults, into `out`; its wall time."""
+    command = [sys.executable, str(PYPERF_WORKER), "--quiet", *extra, "-o", str(out)]
+    command += ["--kernel", kernel.key, "--effect", str(effect), "--seed", str(seed)]
+    command += ["--arm", arm, "--scale", str(scale)]
+    started = time.perf_counter()
+    subprocess.run(command, check=True, capture_output=True, text=True)
+    return time.perf_counter() - started
+
+
+def compare_to(baseline: Path, change: Path) -> str:
+    """`pyperf compare_to`'s call on the two files."""
+    command = [sys.executable, "-m", "pyperf", "compare_to", str(baseline), str(change)]
+    return pyperf_verdict(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+
+
+def pyperf_verdict(compared: str) -> str:
+    """`pyperf compare_to`'s call in this script's words: its "Not significant!" is its no-change call."""
+    if "Not significant" in compared:
+        return "no meaningful change"
+    if "slower" in compared:
+        return "slower"
+    if "faster" in compared:
+        return "faster"
+    raise ValueError(f"unexpected `pyperf compare_to` output: {compared!r}")
+
+
 def correct(verdict: str, effect: float, threshold: float) -> bool | None:
     """True or False for a decided verdict about the planted ratio; None when inconclusive."""
     if verdict == "inconclusive":
@@ -141,10 +156,22 @@ def correct(verdict: str, effect: float, threshold: float) -> bool | None:
     return verdict == "slower"
 
 
-def compile_kernels() -> None:
-    """Compile each kernel before anything is timed, so no run's machine time holds the JIT."""
-    for kernel in KERNELS:
-        kernel.function(np.zeros(4), np.zeros(4), 4)
+def row(kernel: Kernel, effect: float, design: str, pairs: list, seconds: list[float], calls_: list) -> str:
+    """One line of the table."""
+    n = len(calls_)
+    return " | ".join(
+        (
+            kernel.name,
+            f"{100 * effect:g} %",
+            design,
+            f"{statistics.median(pairs):g}" if pairs else "-",
+            f"{statistics.median(seconds):.2f}",
+            f"{sum(seconds):.1f}",
+            f"{sum(c is True for c in calls_) / n:.0%}",
+            f"{sum(c is False for c in calls_) / n:.0%}",
+            f"{sum(c is None for c in calls_) / n:.0%}",
+        )
+    )
 
 
 def main() -> None:
@@ -153,16 +180,34 @@ def main() -> None:
     parser.add_argument("--effects", default="0,1,2,5,10,30", help="planted effects in percent")
     parser.add_argument("--threshold", type=float, default=1.0, help="the practical threshold in percent")
     parser.add_argument("--min-pairs", type=int, default=6)
-    parser.add_argument("--cap", type=int, default=400)
+    parser.add_argument("--cap", type=int, default=200)
+    parser.add_argument("--scale", type=float, default=1.0, help="kernel element counts, times the default")
+    parser.add_argument(
+        "--pyperf-seeds", type=int, default=1, help="pyperf calls per kernel and effect (0: none)"
+    )
+    parser.add_argument(
+        "--smoke", action="store_true", help="a tiny run of every path: a check, not evidence"
+    )
     args = parser.parse_args()
+    pyperf_args: tuple[str, ...] = ()
+    if args.smoke:
+        args.seeds, args.effects, args.cap, args.scale = (
+            SMOKE[k] for k in ("seeds", "effects", "cap", "scale")
+        )
+        pyperf_args = SMOKE["pyperf_args"]
     threshold = args.threshold / 100
     effects = [float(e) / 100 for e in args.effects.split(",")]
     base = TimingSettings(warmup_calls=5, warmup_ms=50.0, warmup_cap_calls=200, warmup_cap_ms=2000.0)
     rule = StoppingRule(0.95, threshold, args.min_pairs, args.cap, RHO)
-    compile_kernels()
-    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    compile_all()
+    started = time.monotonic()
+    print(
+        f"load average before: {os.getloadavg()[0]:.2f}"
+        + (" (smoke run: not evidence)" if args.smoke else "")
+    )
     window = f"sequential pairs {args.min_pairs}..{args.cap}"
-    print(f"threshold {args.threshold:g} %, {args.seeds} seeds per row, {window}")
+    seeds = f"{args.seeds} seeds per row ({args.pyperf_seeds} for pyperf)"
+    print(f"threshold {args.threshold:g} %, {seeds}, {window}")
     header = (
         "kernel",
         "effect",
@@ -175,15 +220,23 @@ def main() -> None:
         "inconclusive",
     )
     print(" | ".join(header))
-    for kernel in KERNELS:
+    tmp = Path(tempfile.mkdtemp(prefix="time_to_verdict."))
+    for kernel in kernels(args.scale):
         settings = attrs.evolve(base, repeats=kernel.repeats)
         spread = pilot_spread(kernel, settings)
-        edge = (1 + DESIGN_EFFECT) / (1 + threshold) - 1
-        n_fixed = min(max(pairs_needed(spread, edge) or args.cap, 5), args.cap)
+        n_fixed = min(max(pairs_needed(spread, DESIGN_EFFECT, threshold=threshold) or args.cap, 5), args.cap)
         print(f"# {kernel.name}: A/A pilot pair spread {spread:.4f}; fixed design {n_fixed} pairs")
+        # pyperf's baseline is the same at every effect (the seed draws it): benchmarked once per
+        # seed, as a pyperf user keeps one baseline file, and counted in every row's call.
+        baselines = [
+            pyperf_benchmark(
+                kernel, "baseline", 0.0, seed, args.scale, pyperf_args, tmp / f"{kernel.key}-{seed}.json"
+            )
+            for seed in range(args.pyperf_seeds)
+        ]
         for effect in effects:
             for design in ("sequential", "fixed"):
-                pairs, seconds, calls = [], [], []
+                pairs, seconds, verdicts = [], [], []
                 for seed in range(args.seeds):
                     if design == "sequential":
                         record, took = timed(
@@ -196,25 +249,20 @@ def main() -> None:
                         verdict, used = fixed_verdict(record, threshold), n_fixed
                     pairs.append(used)
                     seconds.append(took)
-                    calls.append(correct(verdict, effect, threshold))
-                n = len(calls)
-                print(
-                    " | ".join(
-                        (
-                            kernel.name,
-                            f"{100 * effect:g} %",
-                            design,
-                            f"{statistics.median(pairs):g}",
-                            f"{statistics.median(seconds):.2f}",
-                            f"{sum(seconds):.1f}",
-                            f"{sum(c is True for c in calls) / n:.0%}",
-                            f"{sum(c is False for c in calls) / n:.0%}",
-                            f"{sum(c is None for c in calls) / n:.0%}",
-                        )
-                    ),
-                    flush=True,
-                )
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
+                    verdicts.append(correct(verdict, effect, threshold))
+                print(row(kernel, effect, design, pairs, seconds, verdicts), flush=True)
+            if args.pyperf_seeds:
+                seconds, verdicts = [], []
+                for seed in range(args.pyperf_seeds):
+                    change = tmp / f"{kernel.key}-{effect}-{seed}.json"
+                    took = pyperf_benchmark(kernel, "change", effect, seed, args.scale, pyperf_args, change)
+                    seconds.append(baselines[seed] + took)
+                    verdicts.append(
+                        correct(compare_to(tmp / f"{kernel.key}-{seed}.json", change), effect, threshold)
+                    )
+                print(row(kernel, effect, "pyperf", [], seconds, verdicts), flush=True)
+    shutil.rmtree(tmp)
+    print(f"load average after: {os.getloadavg()[0]:.2f}; {time.monotonic() - started:.0f} s in all")
 
 
 if __name__ == "__main__":

@@ -29,3 +29,23 @@ def collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+@contextmanager
+def survivors_frozen() -> Iterator[None]:
+    """Collect once, then leave every object alive now out of the collections inside the block.
+
+    A full collection rescans every live container: with numba and a study's
+    kernels loaded that is over 140,000 objects and 0.3-0.4 s on a 2-core
+    machine, and the sampler collects before every block, so a run of a few
+    hundred blocks spent minutes rescanning objects that live for the whole
+    run. Frozen (`gc.freeze`), the long-lived objects are skipped and a
+    collection scans only what was made since, in microseconds; garbage made
+    inside the block is still collected as before. They are unfrozen after.
+    """
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()

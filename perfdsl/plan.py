@@ -17,6 +17,8 @@ import operator
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+import attrs
+
 from perfdsl.bundle.plan import (
     ApplicationPlan,
     CorrectnessPlan,
@@ -344,7 +346,7 @@ def plan(study: Study, target: str, quick: bool, only: Sequence[Mapping[str, int
         quick=quick,
         dtype=workload.dtype.id if workload.dtype else "float32",
         operations=tuple(operations),
-        timing=_timing(study, quick, simulated),
+        timing=attrs.evolve(_timing(study, quick, simulated), family=_family(operations, application)),
         correctness=_correctness(study, quick, simulated),
         roof=str(roof) if roof else None,
         roof_line=_line(study, roof.span.start) if roof else 0,
@@ -398,6 +400,13 @@ def limit_plans(
                 missing = "`--quick` measures only the smallest shape of each limit"
             found[key] = LimitShapePlan(sizes, None if missing else run, missing)
     return tuple(found.values())
+
+
+def _family(operations: Sequence[OperationPlan], application: ApplicationPlan | None) -> int:
+    """The comparisons `evaluate.family` adjusts together: each workload shape, each operation's
+    combination over its shapes, and the application's request time. Limit shapes are judged
+    in a family of their own (`evaluate.family.adjust_limits`)."""
+    return sum(sum(1 for s in op.shapes if not s.limit) + 1 for op in operations) + (application is not None)
 
 
 def _timing(study: Study, quick: bool, simulated: bool = False) -> TimingPlan:

@@ -13,6 +13,8 @@ ROOT = Path(__file__).resolve().parent.parent
 NAMES = (
     "batchnorm_imported",
     "batchnorm_numpy",
+    "planted_null",
+    "planted_slower",
     "reduction_chains",
     "reduction_launches",
     "rmsnorm_cpu",

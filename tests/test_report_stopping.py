@@ -7,10 +7,11 @@ import math
 from perfdsl.bundle.plan import TimingPlan
 from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, RHO, SEQUENTIAL, StoppingRule, StopRecord
 from perfdsl.evaluate.sequential import pairs_to_decide
-from perfdsl.report.stopping import describe_stop, rule_sentence
+from perfdsl.report.stopping import Stopped, describe_stop, rule_sentence, stops_sentence
 from perfdsl.stats.sequential.boundary import half_width
 
 RULE = StoppingRule(0.95, 0.02, 6, 400, RHO)
+DIFFERS = " (**the evaluation's replay does not reach this stop**)"
 
 
 def _stop(reason: str, verdict: str, pairs: int, ratio: float, sd: float) -> StopRecord:
@@ -25,6 +26,8 @@ def test_the_rule_is_stated_with_its_window_and_band() -> None:
     assert "from pair 6 on" in said and "at 400 pairs they stop inconclusive" in said
     assert "[0.9804, 1.020]" in said
     assert "fixed design, 10 blocks per arm" in rule_sentence(TimingPlan(10, 50, 10, 4, 0.95, 0.02))
+    shared = rule_sentence(TimingPlan(10, 50, 10, 4, 0.95, 0.02, SEQUENTIAL, 6, 400, family=3))
+    assert "the 98.33% interval, the study's 95% shared over its family of 3 comparisons" in shared
 
 
 def test_each_stop_says_when_why_and_its_interval() -> None:
@@ -50,3 +53,25 @@ def test_a_stop_at_the_cap_says_what_would_have_decided_it() -> None:
 def test_a_replay_that_differs_is_said() -> None:
     said = describe_stop(_stop(DECIDED, "faster", 7, 0.9, 0.01), False)
     assert "does not reach the run's recorded stop" in said
+
+
+def test_the_first_page_says_when_and_why_every_comparison_stopped() -> None:
+    stopped = [
+        Stopped("`op` 64x64", _stop(DECIDED, "faster", 6, 0.5, 0.05), True),
+        Stopped("`op` 128x128", _stop(DECIDED, "slower", 9, 1.05, 0.01), True),
+        Stopped("`app` request time", _stop(DECIDED, "no meaningful change", 30, 1.0, 0.01), False),
+        Stopped("`op` 256x256", _stop(CAP, "inconclusive", 400, 1.01, 0.1), True, 900),
+    ]
+    said = stops_sentence(RULE, stopped)
+    assert said is not None
+    assert said.startswith(
+        "Measuring stopped by the registered sequential rule (looks from pair 6, cap 400 pairs): "
+    )
+    parts = said.removesuffix(".").split(": ", 1)[1].split("; ")
+    assert parts[0].startswith("`op` 64x64 after 6 pairs, its interval [0.4")
+    assert parts[0].endswith("wholly below the band: **faster**")
+    assert parts[1].endswith("wholly above the band: **slower**")
+    assert parts[2].endswith("wholly inside the band: **no meaningful change**" + DIFFERS)
+    assert parts[3].startswith("`op` 256x256 at the cap, 400 pairs")
+    assert parts[3].endswith("**inconclusive** (about 900 pairs would have decided it)")
+    assert stops_sentence(RULE, []) is None

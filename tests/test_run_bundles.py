@@ -110,8 +110,14 @@ def test_samples_keep_every_raw_sample(bundle: tuple[str, Path]) -> None:
             header, rows = read_csv(path / shape["samples"])
             assert header == SAMPLE_HEADER
             per_arm = Counter(row["arm"] for row in rows)
-            for arm in TIMED_ARMS:
-                assert per_arm[arm] == settings["blocks"] * settings["repeats"], (shape["label"], arm)
+            # Every block that ran: the fixed count, or a sequential rule's rounds up to its stop.
+            stop = shape["timing"].get("stop")
+            ran = stop["pairs"] if stop else settings["blocks"]
+            # The copy roof where the study measures one (`roof` in `evidence mechanism`).
+            timed = [arm for arm in TIMED_ARMS if arm in shape["timing"]["arms"]]
+            assert timed[:2] == ["baseline", "change"]
+            for arm in timed:
+                assert per_arm[arm] == ran * settings["repeats"], (shape["label"], arm)
             # The overhead: one block of the empty call before the sampled blocks, one after.
             assert per_arm["(empty)"] == 2 * settings["repeats"]
             blocks = Counter((row["arm"], row["block"]) for row in rows if row["arm"] != "(empty)")

@@ -7,7 +7,7 @@ import pytest
 import runtime_fixtures as fx
 
 from perfdsl.kernel import Reference
-from perfdsl.runtime.correctness import check_variant, compare_application, measure
+from perfdsl.runtime.correctness import LastAnswer, check_variant, compare_application, measure
 from perfdsl.runtime.targets import Target
 
 WORKLOAD = [{"M": 4, "N": 64}]
@@ -100,6 +100,31 @@ def test_fresh_inputs_for_every_seed_and_shape():
     spy = Reference("spy", inputs, fx.reference.outputs, fx.reference.compute)
     check_variant(spy, fx.good, Target(), [{"M": 2, "N": 2}], [], [0, 1, 2], np.float32, TOL)
     assert len(set(seen)) == 3 and all(v != 0 for v in seen)
+
+
+def test_the_arms_of_a_case_share_its_inputs_and_answer_one_case_at_a_time():
+    """Arms checked case by case draw each case's inputs and compute its answer once; a new case
+    replaces the kept one, and each arm still gets the answer for its own case."""
+    computed = []
+
+    def compute(x, w):
+        computed.append(x.shape)
+        return fx.reference.compute(x, w)
+
+    spy = Reference("spy", fx.reference.inputs, fx.reference.outputs, compute)
+    answers = LastAnswer(spy, np.float32)
+    results = []
+    for shape in ({"M": 2, "N": 3}, {"M": 4, "N": 5}):
+        for seed in (0, 1):
+            for variant in (fx.good, fx.off_by_one):
+                results.append(
+                    check_variant(
+                        spy, variant, Target(), [shape], [], [seed], np.float32, TOL, answers=answers
+                    )
+                )
+    assert computed == [(2, 3), (2, 3), (4, 5), (4, 5)]
+    assert [r.passed for r in results] == [True, False] * 4
+    assert [r.cases[0].shape for r in results[::2]] == [(("M", 2), ("N", 3))] * 2 + [(("M", 4), ("N", 5))] * 2
 
 
 def test_broken_reference_is_recorded():

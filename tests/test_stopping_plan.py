@@ -38,12 +38,19 @@ def test_a_sequential_study_plans_its_window_and_rule() -> None:
         300,
     )
     rule = timing.stopping
-    assert rule is not None and (rule.confidence, rule.threshold, rule.min_pairs, rule.max_pairs) == (
-        0.95,
-        0.02,
-        8,
-        300,
-    )
+    assert rule is not None and (rule.threshold, rule.min_pairs, rule.max_pairs) == (0.02, 8, 300)
+
+
+def test_each_sequential_stop_is_decided_at_the_familys_share_of_the_error_rate() -> None:
+    """Two shapes, their combination and the application: a family of 4, each stopped at 5 % / 4,
+    so that Holm's adjustment over the 4 keeps every stop the rule decided."""
+    timing = plan(_study(SEQUENTIAL_TIMING), "cpu", quick=False).timing
+    assert timing.family == 4 and timing.confidence == 0.95
+    rule = timing.stopping
+    assert rule is not None and rule.confidence == 0.9875
+    assert TimingPlan.from_json(timing.to_json()) == timing
+    older = {k: v for k, v in timing.to_json().items() if k != "family"}
+    assert TimingPlan.from_json(older).family == 1
 
 
 def test_the_fixed_design_is_the_default_and_keeps_its_blocks() -> None:

@@ -33,6 +33,7 @@ from perfdsl.report import (
     mechanism,
     operation,
     reproduction,
+    stopping,
     timing,
     value,
     workload,
@@ -156,7 +157,33 @@ def _headline(ctx: ReportContext) -> list[str]:
     sentences.extend(_kernel_sentence(ctx, op) for op in ctx.operations)
     sentences.append(_correctness_sentence(ctx))
     sentences.append(_threshold_sentence(ctx))
+    stops = _stops_sentence(ctx)
+    if stops:
+        sentences.append(stops)
     return sentences
+
+
+def _stops_sentence(ctx: ReportContext) -> str | None:
+    """When and why each comparison the sequential rule watched stopped (None: the fixed design)."""
+    rule = ctx.plan.timing.stopping
+    if rule is None:
+        return None
+    stopped = [
+        stopping.Stopped(
+            f"{fmt.code(op.name)} {fmt.text(shape.label)}",
+            shape.stop,
+            shape.stop_agrees,
+            shape.stop_pairs_needed,
+        )
+        for op in ctx.operations
+        for shape in op.shapes
+        if shape.stop
+    ]
+    end = ctx.end_to_end
+    if end is not None and end.stop is not None:
+        subject = f"{fmt.code(end.application)} request time"
+        stopped.append(stopping.Stopped(subject, end.stop, end.stop_agrees))
+    return stopping.stops_sentence(rule, stopped)
 
 
 def _threshold_sentence(ctx: ReportContext) -> str:

@@ -4,14 +4,20 @@ Under `stop sequential` a shape's blocks ended when the rule decided, at the
 cap, or when an arm failed; the reader needs the rule, the stopping time, the
 reason and the interval the verdict rests on, and for an inconclusive stop
 how many pairs the spread measured would have needed. Under the fixed design
-there is one sentence: the count was stated beforehand.
+there is one sentence: the count was stated beforehand. The first page says
+the same in one sentence over every comparison (`stops_sentence`), so the
+reader of the decision knows how much was measured and why it ended.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import attrs
+
 from perfdsl.bundle.evaluation.kernels import OperationResult
 from perfdsl.bundle.plan import TimingPlan
-from perfdsl.bundle.stopping import CAP, DECIDED, StopRecord
+from perfdsl.bundle.stopping import CAP, DECIDED, StoppingRule, StopRecord
 from perfdsl.report import formatting as fmt
 
 
@@ -24,10 +30,17 @@ def rule_sentence(timing: TimingPlan) -> str:
             "the intervals are the paired bootstrap's at that count."
         )
     band = fmt.interval(1.0 / (1.0 + rule.threshold), 1.0 + rule.threshold)
+    shared = (
+        f", the study's {fmt.percent(timing.confidence, 2)} shared over its family of {timing.family} "
+        "comparisons so that Holm's adjustment keeps every decided stop"
+        if timing.family > 1
+        else ""
+    )
     return (
         f"Stopping rule: sequential, registered with the predictions. After each block pair from pair "
-        f"{rule.min_pairs} on, the {fmt.percent(rule.confidence, 2)} interval (a {fmt.text(rule.method)}; "
-        f"mixture spread {fmt.sig(rule.rho)} on the standardised effect) is judged against the "
+        f"{rule.min_pairs} on, the {fmt.percent(rule.confidence, 4)} interval{shared} "
+        f"(a {fmt.text(rule.method)}; mixture spread {fmt.sig(rule.rho)} on the standardised effect) "
+        "is judged against the "
         f"practical band {band}: wholly below it is faster, wholly above slower, wholly inside no "
         f"meaningful change, and the shape's blocks stop there; at {rule.max_pairs} pairs they stop "
         "inconclusive. The interval holds at every look at once, so the stated error rate holds however "
@@ -61,3 +74,51 @@ def describe_stop(stop: StopRecord, agrees: bool | None, needed: int | None = No
     if agrees is False:
         said += " (**the evaluation's replay of the rule does not reach the run's recorded stop**)"
     return said
+
+
+@attrs.frozen
+class Stopped:
+    """One comparison's stop as the first page lists it: what was compared, and the stop."""
+
+    subject: str
+    """Already Markdown: `normalize` 2048x4096, or `decode_step` request time."""
+    stop: StopRecord
+    agrees: bool | None
+    needed: int | None = None
+    """For a stop at the cap, the pairs that would have decided it at the spread measured."""
+
+
+_WHERE = {"faster": "below", "slower": "above", "no meaningful change": "inside"}
+
+
+def stops_sentence(rule: StoppingRule, stopped: Sequence[Stopped]) -> str | None:
+    """When and why every sequentially stopped comparison ended, in one sentence; None without any."""
+    if not stopped:
+        return None
+    return (
+        f"Measuring stopped by the registered sequential rule (looks from pair {rule.min_pairs}, "
+        f"cap {rule.max_pairs} pairs): " + "; ".join(_brief(s) for s in stopped) + "."
+    )
+
+
+def _brief(stopped: Stopped) -> str:
+    """One comparison's stop, short: the pairs, why, and the verdict it carries."""
+    stop = stopped.stop
+    interval = fmt.interval(stop.low, stop.high)
+    if stop.reason == DECIDED:
+        said = (
+            f"after {stop.pairs} pairs, its interval {interval} wholly "
+            f"{_WHERE.get(stop.verdict, 'beyond')} the band: **{stop.verdict}**"
+        )
+    elif stop.reason == CAP:
+        said = (
+            f"at the cap, {stop.pairs} pairs, its interval {interval} across an edge of the band: "
+            "**inconclusive**"
+        )
+        if stopped.needed is not None:
+            said += f" (about {stopped.needed} pairs would have decided it)"
+    else:
+        said = f"after {stop.pairs} pairs, before the rule decided (an arm stopped): **{stop.verdict}**"
+    if stopped.agrees is False:
+        said += " (**the evaluation's replay does not reach this stop**)"
+    return f"{stopped.subject} {said}"

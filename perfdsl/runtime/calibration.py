@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from perfdsl.bundle.plan import Plan
+from perfdsl.collector import survivors_frozen
 from perfdsl.runtime.estimate import Calibration, step_key
 
 CALIBRATION_CALLS = 3
@@ -94,7 +95,9 @@ def calibrate_application(plan: Plan, application: Any, target: Any, resolved: A
 
 
 def block_seconds() -> float:
-    """What the sampler's garbage collection before each block costs in this process."""
-    started = time.perf_counter()
-    gc.collect()
-    return time.perf_counter() - started
+    """What the sampler's garbage collection before each block costs in this process,
+    with the objects alive now frozen out of it as the sampler freezes them."""
+    with survivors_frozen():
+        started = time.perf_counter()
+        gc.collect()
+        return time.perf_counter() - started

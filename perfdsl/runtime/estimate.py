@@ -60,8 +60,9 @@ def timing_seconds(call_s: Mapping[str, float], settings: TimingSettings, block_
     """One sampler call: every arm's warm-up (calls or time, whichever is longer), then its blocks.
 
     `block_s` is what a block costs besides its calls: the sampler collects
-    garbage before each one, which with numba loaded takes about 0.1 s, more
-    than a whole block of small kernels.
+    garbage before each one (with the run's long-lived objects frozen out of
+    it, microseconds; unfrozen, with numba loaded, 0.1-0.4 s, more than a
+    whole block of small kernels).
     """
     warm = max(settings.warmup_ms / 1e3, settings.warmup_calls * sum(call_s.values()))
     return warm + sum(settings.blocks * (settings.repeats * t + block_s) for t in call_s.values())

@@ -325,10 +325,7 @@ def _operation(
     """Correctness, then timing, of one operation, all of it in the operation's worker."""
     failures: list[WorkerFailure] = []
     try:
-        correctness = {
-            arm: _check_arm(plan, operation, resolved, arm, target, session, failures, progress)
-            for arm in resolved.variants
-        }
+        correctness = _check_arms(plan, operation, resolved, target, session, failures, progress)
         passed = all(result.passed for result in correctness.values())
         roofs = tuple(arm for arm in ROOF_ARMS if arm in roof)
         shapes = _time_shapes(plan, operation, roofs, session, failures, bundle, progress, passed)
@@ -351,46 +348,51 @@ def _operation(
     )
 
 
-def _check_arm(
+def _check_arms(
     plan: Plan,
     operation: OperationPlan,
     resolved: Resolved,
-    arm: str,
     target: Target,
     session: Session,
     failures: list[WorkerFailure],
     progress: RunProgress,
-) -> CorrectnessResult:
-    """Every correctness case of one arm, one request each, so a death is put on its case.
+) -> dict[str, CorrectnessResult]:
+    """Every correctness case of every arm, one request each, so a death is put on its case.
 
+    The arms of a case are checked one after the other, so the worker draws the
+    case's inputs and computes its float64 answer once (`correctness.LastAnswer`).
     After a death the arm's remaining cases are recorded as not run: the code that
-    ended one worker would end the next.
+    ended one worker would end the next; the other arms go on in a fresh one.
     """
-    variant = resolved.variants[arm]
-    progress(f"correctness of {operation.name} {arm} `{variant.name}`")
-    cases: list[Case] = []
-    died: WorkerDied | None = None
+    variants = resolved.variants
+    progress(f"correctness of {operation.name}: " + ", ".join(f"{a} `{v.name}`" for a, v in variants.items()))
+    cases: dict[str, list[Case]] = {arm: [] for arm in variants}
+    died: dict[str, WorkerDied] = {}
     for kind, sizes, seed in _cases(plan, operation):
         key = tuple((k, int(sizes[k])) for k in sorted(sizes))
-        if died is not None:
-            message = f"not run: an earlier case of `{variant.name}` ended its worker ({died.cause})"
-            cases.append(Case(variant.name, key, kind, seed, False, (), None, message))
-            continue
-        try:
-            cases.append(session.call("case", (arm, kind, dict(sizes), seed), (arm,)))
-        except WorkerDied as error:
-            died = error
-            failure = error.failure("correctness")
-            failures.append(failure)
-            cases.append(Case(variant.name, key, kind, seed, False, (), None, failure.message))
-    return CorrectnessResult(
-        reference=resolved.reference.name,
-        variant=variant.name,
-        target=target.name,
-        dtype=np.dtype(plan.dtype).name,
-        tolerances=tuple(sorted(plan.correctness.tolerances.items())),
-        cases=tuple(cases),
-    )
+        for arm, variant in variants.items():
+            if arm in died:
+                message = f"not run: an earlier case of `{variant.name}` ended its worker ({died[arm].cause})"
+                cases[arm].append(Case(variant.name, key, kind, seed, False, (), None, message))
+                continue
+            try:
+                cases[arm].append(session.call("case", (arm, kind, dict(sizes), seed), (arm,)))
+            except WorkerDied as error:
+                died[arm] = error
+                failure = error.failure("correctness")
+                failures.append(failure)
+                cases[arm].append(Case(variant.name, key, kind, seed, False, (), None, failure.message))
+    return {
+        arm: CorrectnessResult(
+            reference=resolved.reference.name,
+            variant=variant.name,
+            target=target.name,
+            dtype=np.dtype(plan.dtype).name,
+            tolerances=tuple(sorted(plan.correctness.tolerances.items())),
+            cases=tuple(cases[arm]),
+        )
+        for arm, variant in variants.items()
+    }
 
 
 def _cases(plan: Plan, operation: OperationPlan) -> list[tuple[str, dict[str, int], int]]:

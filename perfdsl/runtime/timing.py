@@ -21,7 +21,9 @@ The procedure (research/measurement.md §5.1):
   the rounds there (`perfdsl.runtime.sequential`); the record says when and why.
 
 The garbage collector is paused inside each block (as `timeit` does) and run
-between blocks, outside the timed calls.
+between blocks, outside the timed calls; the objects alive when the blocks
+begin are frozen out of those collections (`collector.survivors_frozen`), so
+each one costs microseconds rather than a rescan of everything numba loaded.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from perfdsl.bundle.sampling import (
     TimingRecord,
     TimingSettings,
 )
-from perfdsl.collector import collector_paused
+from perfdsl.collector import collector_paused, survivors_frozen
 from perfdsl.kernel import Reference, Shape, Variant
 from perfdsl.runtime.sequential import Watch
 from perfdsl.runtime.targets import Target
@@ -200,38 +202,42 @@ def sample(
     overhead: list[Sample] = []
     _overhead_block(0, empty, settings, timed, overhead, failures, warm=True)
 
-    order = block_order(names, settings.blocks)
-    samples: list[Sample] = []
-    blocks: list[Block] = []
-    arm_blocks = dict.fromkeys(names, 0)
-    watch = _watch(settings, names)
-    for index, name in enumerate(order):
-        if watch is not None and index % len(names) == 0 and index and _stops(watch, failed):
-            order = order[:index]
-            break
-        if name in failed:
-            continue
-        arm = by_name[name]
-        gc.collect()
-        start = (on_block() if on_block else None) or NO_READING
-        count = 0
-        with collector_paused():
-            for position in range(settings.repeats):
-                try:
-                    buffer_set, result = timed(arm)
-                except Exception as error:
-                    failures.append(SamplerFailure(name, "block", index, position, describe_error(error)))
-                    failed.add(name)
-                    break
-                samples.append(Sample(name, index, position, buffer_set, result.duration_ns, result.valid))
-                count += 1
-        end = (on_block() if on_block else None) or NO_READING
-        blocks.append(Block(index, name, arm_blocks[name], start, end, count, name in failed))
-        arm_blocks[name] += 1
-        if watch is not None:
-            watch.block(name, index, [s.duration_ns for s in samples[len(samples) - count :]])
-    if watch is not None and len(order) == len(names) * settings.blocks:
-        watch.decided()  # the last round's look: decided, or the cap
+    # Every object alive now lives for the whole run: the collection before each block skips them.
+    with survivors_frozen():
+        order = block_order(names, settings.blocks)
+        samples: list[Sample] = []
+        blocks: list[Block] = []
+        arm_blocks = dict.fromkeys(names, 0)
+        watch = _watch(settings, names)
+        for index, name in enumerate(order):
+            if watch is not None and index % len(names) == 0 and index and _stops(watch, failed):
+                order = order[:index]
+                break
+            if name in failed:
+                continue
+            arm = by_name[name]
+            gc.collect()
+            start = (on_block() if on_block else None) or NO_READING
+            count = 0
+            with collector_paused():
+                for position in range(settings.repeats):
+                    try:
+                        buffer_set, result = timed(arm)
+                    except Exception as error:
+                        failures.append(SamplerFailure(name, "block", index, position, describe_error(error)))
+                        failed.add(name)
+                        break
+                    samples.append(
+                        Sample(name, index, position, buffer_set, result.duration_ns, result.valid)
+                    )
+                    count += 1
+            end = (on_block() if on_block else None) or NO_READING
+            blocks.append(Block(index, name, arm_blocks[name], start, end, count, name in failed))
+            arm_blocks[name] += 1
+            if watch is not None:
+                watch.block(name, index, [s.duration_ns for s in samples[len(samples) - count :]])
+        if watch is not None and len(order) == len(names) * settings.blocks:
+            watch.decided()  # the last round's look: decided, or the cap
 
     _overhead_block(1, empty, settings, timed, overhead, failures, warm=False)
     cache_target = target.rotation_bytes()

@@ -162,6 +162,10 @@ class _Server:
         self.operation: OperationPlan = next(op for op in self.plan.operations if op.name == wanted)
         self.resolved = resolve_operation(self.plan, self.operation)
         self.roof = resolve_roof(self.plan)
+        from perfdsl.runtime.correctness import LastAnswer
+
+        # The parent asks for every arm of a case in turn: they share its inputs and answer.
+        self.answers = LastAnswer(self.resolved.reference, self.plan.dtype)
         self.limit_bytes: int | None = None
         if self.target.name == "cpu":
             self.limit_bytes = self._limit_memory()
@@ -209,6 +213,7 @@ class _Server:
             dtype=self.plan.dtype,
             tolerances=self.plan.correctness.tolerances,
             timeout_s=self.job.case_timeout_s,
+            answers=self.answers,
         )
         (found,) = result.cases
         if found.message.startswith(RAISED_MEMORY):
