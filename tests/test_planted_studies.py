@@ -56,6 +56,6 @@ def test_the_planted_effect_is_decided_before_the_cap(study: str, repeated: bool
             planted_arm("baseline", 2 * index + 1, 1.0, CALL_NOISE),
             planted_arm("change", 2 * index + 2, swept / rows, CALL_NOISE),
         ]
-        stop = sample(PlantedTarget(), arms, settings).stop
+        stop = sample(PlantedTarget(), arms, settings).timing.stop
         assert stop is not None and (stop.reason, stop.verdict) == (DECIDED, verdict), (shape.label, stop)
         assert stop.pairs < rule.max_pairs
