@@ -29,11 +29,11 @@ _LEVELS = {"error": "error", "warning": "warning"}
 def rule_name(entry: codes.Code) -> str:
     """The rule's friendly name, its title in PascalCase (`KernelTimingHasNoWarmUp`), as SARIF asks.
 
-    The Multitool's SARIF2012 takes two capitals in a row for a name that is not PascalCase, so an
-    acronym is one word (`TheGpuWasThrottled`) and the article "a" is left out (`StringIsNotClosed`,
-    not `AStringIsNotClosed`)."""
+    The Multitool's SARIF2012 takes two capitals in a row for a name that is not PascalCase, so
+    an acronym is one word (`TheGpuWasThrottled`, `TheCpusClock`) and the article "a" is left
+    out (`StringIsNotClosed`, not `AStringIsNotClosed`)."""
     words = [w for w in re.findall(r"[A-Za-z0-9]+", entry.title.replace("'", "")) if w.lower() != "a"]
-    return "".join(word[:1].upper() + (word[1:].lower() if word.isupper() else word[1:]) for word in words)
+    return "".join(w[:1].upper() + (w[1:].lower() if re.search("[A-Z]{2}", w) else w[1:]) for w in words)
 
 
 def _rule(entry: codes.Code) -> dict[str, object]:
