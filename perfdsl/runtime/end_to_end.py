@@ -257,7 +257,7 @@ def run_application(
         slowest,
         on_block=progress.blocks(key, block_order(list(requests), plan.timing.kernel_blocks)),
     )
-    progress.finish_step(key)
+    progress.finish_step(key, record.timing.stop)
     header, rows = record.rows()
     bundle.write_csv("samples/application.csv", header, rows)
     timing = ApplicationTiming(record.timing.blocks, record.timing.failures, record.timing.stop)

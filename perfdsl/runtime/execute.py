@@ -440,7 +440,7 @@ def _time_shapes(
                 dropped.append(SamplerFailure(died.arm, WORKER_PHASE, None, None, failure.message))
                 progress(f"{failure.message}; {_arm_name(died.arm)} is not timed at the shapes left")
         # Sampled, or given up: either way the step no longer counts towards the time left.
-        progress.finish_step(key)
+        progress.finish_step(key, None if record is None else record.timing.stop)
         if record is None:
             missing = missing or "not timed: every arm ended its worker"
             shapes.append(attrs.evolve(entry, samples_missing=missing))

@@ -162,8 +162,9 @@ class Worker:
             key, _ = value
             self._hooks[key]()
         else:
-            self._hooks.pop(value, None)
-            self._progress.finish_step(value)
+            key, stop = value
+            self._hooks.pop(key, None)
+            self._progress.finish_step(key, stop)
 
     def _arm(self, arms: Sequence[str | None] | None) -> str | None:
         if not arms:

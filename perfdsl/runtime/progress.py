@@ -18,10 +18,19 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol, TextIO
 
+from perfdsl.bundle.stopping import DECIDED, StopRecord
 from perfdsl.runtime.estimate import RunEstimate
 
 LONG_RUN_S = 600.0
 """A run estimated longer than this (10 minutes) is announced as a warning."""
+
+
+def stop_summary(stop: StopRecord) -> str:
+    """`decided faster after 8 pairs, interval [0.41, 0.52]`, or where the cap left it."""
+    interval = f"interval [{stop.low:.4g}, {stop.high:.4g}]"
+    if stop.reason == DECIDED:
+        return f"decided {stop.verdict} after {stop.pairs} pairs, {interval}"
+    return f"{stop.verdict} at the cap of {stop.pairs} pairs, {interval}"
 
 
 def duration(seconds: float) -> str:
@@ -41,7 +50,7 @@ class Progress(Protocol):
 
     def blocks(self, key: str, order: Sequence[str]) -> Callable[[], None]: ...
 
-    def finish_step(self, key: str) -> None: ...
+    def finish_step(self, key: str, stop: StopRecord | None = None) -> None: ...
 
 
 class RunProgress:
@@ -132,9 +141,16 @@ class RunProgress:
 
         return hook
 
-    def finish_step(self, key: str) -> None:
-        """A step that was not timed in blocks (skipped, failed) no longer counts towards the time left."""
+    def finish_step(self, key: str, stop: StopRecord | None = None) -> None:
+        """The step no longer counts towards the time left; a sequential `stop` is said.
+
+        A rule that decides early leaves the step's last planned block unrun, so the
+        display names what the step ended on: the pairs, the interval and the verdict,
+        or the cap. Said in every mode (a log too): it is the step's result."""
         self._pending.pop(key, None)
+        if stop is not None and not self._quiet:
+            self._stream.write(f"  {key}: {stop_summary(stop)}\n")
+            self._stream.flush()
 
     def _line(self, text: str, *, step: bool) -> None:
         """A terminal rewrites one line; a log gets a step's first and last block, and one per interval."""

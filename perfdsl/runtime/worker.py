@@ -46,6 +46,7 @@ import numpy as np
 from perfdsl.bundle.arms import ARMS, ROOF_ARMS
 from perfdsl.bundle.plan import OperationPlan, Plan
 from perfdsl.bundle.sampling import BlockReading
+from perfdsl.bundle.stopping import StopRecord
 from perfdsl.runtime.estimate import Calibration, step_key
 from perfdsl.runtime.machine_state import Pinning, pin_thread, thread_affinity
 from perfdsl.runtime.resolve import resolve_operation, resolve_reference, resolve_roof
@@ -125,8 +126,8 @@ class _Relay:
 
         return hook
 
-    def finish_step(self, key: str) -> None:
-        self._send(("finish", key))
+    def finish_step(self, key: str, stop: StopRecord | None = None) -> None:
+        self._send(("finish", (key, stop)))
 
 
 class _Marking:
