@@ -179,7 +179,7 @@ class ImportedRun:
                     ImportedApplication.from_json(app) for app in data.get("applications") or ()
                 ),
             )
-        except (KeyError, TypeError, ValueError) as error:
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise versions.BundleFormatError(f"{path}: malformed: {error!r}") from None
 
     @classmethod

@@ -9,6 +9,7 @@ sampler's block log, the counters' detail) is kept as the JSON it is. Layout and
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -224,10 +225,14 @@ class ShapeRecord:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ShapeRecord:
+        weight = float(data.get("weight") or 0.0)
+        if not (math.isfinite(weight) and weight >= 0):
+            # The plan's weights are checked: a run never writes one of these.
+            raise ValueError(f"shape `{data['label']}` has weight {weight}, not a finite number >= 0")
         return cls(
             label=str(data["label"]),
             sizes=dict(data.get("sizes") or {}),
-            weight=float(data.get("weight") or 0.0),
+            weight=weight,
             models=dict(data.get("models") or {}),
             samples=data.get("samples"),
             samples_missing=data.get("samples_missing"),
@@ -270,6 +275,10 @@ class OperationRecord:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> OperationRecord:
+        shapes = tuple(ShapeRecord.from_json(s) for s in data.get("shapes") or ())
+        if shapes and not any(s.weight > 0 for s in shapes):
+            # Every combination over the shapes divides by their weights: a run never writes these.
+            raise ValueError(f"operation `{data['name']}`: every shape has weight 0")
         return cls(
             name=str(data["name"]),
             baseline=str(data.get("baseline", "")),
@@ -277,7 +286,7 @@ class OperationRecord:
             reference=str(data.get("reference", "")),
             variants=dict(data.get("variants") or {}),
             deterministic=dict(data.get("deterministic") or {}),
-            shapes=tuple(ShapeRecord.from_json(s) for s in data.get("shapes") or ()),
+            shapes=shapes,
             correctness=CorrectnessRecord.from_json(data.get("correctness") or {}),
             failures=tuple(WorkerFailure.from_json(f) for f in data.get("failures") or ()),
         )

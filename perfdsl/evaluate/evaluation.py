@@ -31,12 +31,13 @@ from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.evaluation.load import CapacityInterval, LoadEvaluation
 from perfdsl.bundle.evaluation.value import Value, ValueResult
 from perfdsl.bundle.files import dumps, replace_file
+from perfdsl.bundle.results import RESULTS
 from perfdsl.bundle.sampling import BlockRecord
 from perfdsl.evaluate.correctness import summarize_model_level
 from perfdsl.evaluate.decision import check_decision
 from perfdsl.evaluate.end_to_end import evaluate_end_to_end, measured_effect
 from perfdsl.evaluate.family import adjust, apply
-from perfdsl.evaluate.inputs import BundleInputs, read_bundle
+from perfdsl.evaluate.inputs import BundleInputs, EvaluateError, read_bundle
 from perfdsl.evaluate.kernels import evaluate_operations
 from perfdsl.evaluate.load_curve import evaluate_load
 from perfdsl.evaluate.predictions import evaluate_predictions
@@ -48,8 +49,28 @@ from perfdsl.stats.value import value
 
 
 def evaluate(bundle: Path, current_study: Path | None = None) -> Evaluation:
-    """Evaluate a bundle; `current_study` is also checked against the registered predictions."""
+    """Evaluate a bundle; `current_study` is also checked against the registered predictions.
+
+    EvaluateError (one line) when the bundle cannot be: its records are read
+    first (`read_bundle`), the sample and probe files they name on the way, and
+    one of those missing or garbled is the bundle's fault, named with its line.
+    """
     inputs = read_bundle(bundle)
+    try:
+        return _evaluated(inputs, current_study)
+    except versions.BundleFormatError as error:
+        raise EvaluateError(str(error)) from None
+    except versions.RECORD_ERRORS as error:
+        if not versions.raised_reading_a_record(error):
+            raise
+        # The records read as they are used are results.json's (a shape's timing, the application's blocks).
+        raise EvaluateError(str(versions.unreadable_record(inputs.path / RESULTS, error))) from None
+    except OSError as error:
+        where = error.filename or inputs.path
+        raise EvaluateError(f"{where}: unreadable bundle file: {error.strerror or error}") from None
+
+
+def _evaluated(inputs: BundleInputs, current_study: Path | None) -> Evaluation:
     results = inputs.results
     level, theta = inputs.plan.timing.confidence, inputs.plan.timing.threshold
     operations = evaluate_operations(inputs)

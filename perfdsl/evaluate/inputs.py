@@ -21,7 +21,7 @@ from perfdsl.bundle.plan import Plan
 from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import Results
 from perfdsl.bundle.sampling import read_sample_csv
-from perfdsl.bundle.versions import BundleFormatError
+from perfdsl.bundle.versions import BundleFormatError, read_bundle_text, read_record
 from perfdsl.nodes import Study
 from perfdsl.parse import parse
 from perfdsl.source import Source
@@ -74,14 +74,12 @@ def read_bundle(path: Path) -> BundleInputs:
         shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
         raise EvaluateError(f"{path}: the bundle fails verification ({shown}): not evaluated")
     try:
-        text = (path / "study.perf").read_text(encoding="utf-8")
-        registration = RegistrationRecord.read(path)
-        planned = Plan.read(path)
-        results = Results.read(path)
+        text = read_bundle_text(path, "study.perf")
+        registration = read_record(path, "registration.json", lambda: RegistrationRecord.read(path))
+        planned = read_record(path, "plan.json", lambda: Plan.read(path))
+        results = read_record(path, "results.json", lambda: Results.read(path))
     except BundleFormatError as error:
         raise EvaluateError(str(error)) from None
-    except (OSError, ValueError, KeyError) as error:
-        raise EvaluateError(f"{path}: unreadable bundle file: {error}") from None
     study = parse(Source("study.perf", text)).study
     if study is None:
         raise EvaluateError(f"{path}: the bundle's study.perf does not parse")

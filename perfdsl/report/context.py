@@ -26,6 +26,7 @@ from perfdsl.bundle.manifest import Manifest
 from perfdsl.bundle.plan import Plan
 from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import Results
+from perfdsl.bundle.versions import read_bundle_text, read_record
 from perfdsl.expectations import expectations
 from perfdsl.nodes import Condition, Study
 from perfdsl.report.html import Figure
@@ -128,14 +129,19 @@ class BundleFiles:
 
 
 def read_bundle_files(bundle: Path) -> BundleFiles:
-    """The bundle's files the report presents; environment.json may be absent."""
+    """The bundle's files the report presents (BundleFormatError naming one that is unreadable).
+
+    environment.json may be absent.
+    """
     return BundleFiles(
-        results=Results.read(bundle),
-        plan=Plan.read(bundle),
-        registration=RegistrationRecord.read(bundle),
-        manifest=Manifest.read(bundle),
-        environment=EnvironmentRecord.read(bundle) if (bundle / ENVIRONMENT).is_file() else None,
-        study_text=(bundle / "study.perf").read_text(encoding="utf-8"),
+        results=read_record(bundle, "results.json", lambda: Results.read(bundle)),
+        plan=read_record(bundle, "plan.json", lambda: Plan.read(bundle)),
+        registration=read_record(bundle, "registration.json", lambda: RegistrationRecord.read(bundle)),
+        manifest=read_record(bundle, "manifest.json", lambda: Manifest.read(bundle)),
+        environment=read_record(bundle, ENVIRONMENT, lambda: EnvironmentRecord.read(bundle))
+        if (bundle / ENVIRONMENT).is_file()
+        else None,
+        study_text=read_bundle_text(bundle, "study.perf"),
     )
 
 
