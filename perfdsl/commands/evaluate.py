@@ -63,8 +63,16 @@ def run(args: argparse.Namespace) -> int:
         return _run_imported(bundle)
     try:
         evaluation = evaluate(bundle, Path(args.study) if args.study else None)
-        written = write_evaluation(bundle, evaluation)
     except (EvaluateError, BundleError) as error:
+        raise CommandError(str(error)) from None
+    # The CI files first: one that cannot be written fails the command before the bundle is touched.
+    if args.junit:
+        _write(Path(args.junit), predictions.render_junit(evaluation), append=False)
+    if args.summary:
+        _write(Path(args.summary), predictions.render_summary(evaluation, policy), append=True)
+    try:
+        written = write_evaluation(bundle, evaluation)
+    except BundleError as error:
         raise CommandError(str(error)) from None
     except OSError as error:
         # A read-only bundle or a full disk: the previous evaluation.json and manifest stand.
@@ -72,10 +80,7 @@ def run(args: argparse.Namespace) -> int:
     print(summary(evaluation))
     print(f"wrote {written}")
     if args.junit:
-        _write(Path(args.junit), predictions.render_junit(evaluation), append=False)
         print(f"wrote {args.junit}")
-    if args.summary:
-        _write(Path(args.summary), predictions.render_summary(evaluation, policy), append=True)
     failing = predictions.failures(evaluation, policy)
     for line in failing:
         print(f"perfdsl evaluate: fails the policy: {line}", file=sys.stderr)
