@@ -100,8 +100,12 @@ def test_a_sample_csv_that_is_not_utf8_is_named(tmp_path: Path) -> None:
         ),
         (lambda r: [s.update(weight=0) for s in r["operations"][0]["shapes"]], "every shape has weight 0"),
         (lambda r: r["application"]["timing"].update(blocks=["x"]), "AttributeError"),
+        (
+            lambda r: r["operations"][0]["shapes"][1]["timing"]["set_bytes"].update(change=-math.inf),
+            "set_bytes of change is -inf, not a byte count",
+        ),
     ],
-    ids=["operations-not-a-list", "negative-weight", "weights-all-zero", "block-not-an-object"],
+    ids=["operations-not-a-list", "negative-weight", "weights-zero", "block-not-an-object", "infinite-bytes"],
 )
 def test_a_results_value_of_the_wrong_kind_names_results_json(
     tmp_path: Path, edit: object, said: str
@@ -112,12 +116,19 @@ def test_a_results_value_of_the_wrong_kind_names_results_json(
     _refused(fuzz.invoke(["evaluate", str(bundle)], tmp_path), f"{bundle / 'results.json'}: unreadable", said)
 
 
-def test_an_infinite_size_in_the_plan_names_plan_json(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda p: p["operations"][0]["shapes"][0]["sizes"].update(M=math.inf), "float infinity"),
+        (lambda p: p["timing"].update(confidence=1.45), "timing confidence 1.45 or threshold 0.02"),
+    ],
+    ids=["infinite-size", "confidence-above-1"],
+)
+def test_a_plan_value_out_of_range_names_plan_json(tmp_path: Path, edit: object, said: str) -> None:
     bundle = _bundle(tmp_path)
-    _edit_json(bundle / "plan.json", lambda p: p["operations"][0]["shapes"][0]["sizes"].update(M=math.inf))
+    _edit_json(bundle / "plan.json", edit)
     fuzz.reseal(bundle)
-    outcome = fuzz.invoke(["evaluate", str(bundle)], tmp_path)
-    _refused(outcome, f"{bundle / 'plan.json'}: unreadable", "cannot convert float infinity to integer")
+    _refused(fuzz.invoke(["evaluate", str(bundle)], tmp_path), f"{bundle / 'plan.json'}: unreadable", said)
 
 
 def test_build_names_results_json_missing_behind_a_current_evaluation(tmp_path: Path) -> None:

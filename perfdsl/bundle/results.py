@@ -153,8 +153,14 @@ class ShapeRecord:
 
     @property
     def set_bytes(self) -> dict[str, float]:
-        """Bytes each arm's buffer set moves per call (the bandwidth numerator)."""
-        return dict((self.timing or {}).get("set_bytes") or {})
+        """Bytes each arm's buffer set moves per call (the bandwidth numerator); ValueError if not counts."""
+        written = dict((self.timing or {}).get("set_bytes") or {})
+        counts = {str(arm): float(value) for arm, value in written.items()}
+        wrong = [arm for arm, value in counts.items() if not (math.isfinite(value) and value >= 0)]
+        if wrong:
+            arm = wrong[0]
+            raise ValueError(f"shape `{self.label}`: set_bytes of {arm} is {counts[arm]}, not a byte count")
+        return counts
 
     def _per_arm(self, key: str) -> dict[str, Any]:
         return dict((self.timing or {}).get(key) or {})
