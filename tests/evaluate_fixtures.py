@@ -59,6 +59,20 @@ STUDY = """study planted {{
 }}
 """
 
+CHECKED = {
+    "sections": """  evidence correctness { seeds 2; adversarial (M, N) in [(3, 31)]; poison nan }
+  evidence mechanism   { measure bytes, launches }
+  limit regression  "Short rows" { shapes (M, N) in [(64, 4096)] }
+  limit unsupported "float16"
+  limit sensitivity "Tuned on one machine"
+  limit memory      "No extra memory"
+  fallback          "the unfused path"
+  rejected "Occupancy" { because "both run at the roof" }
+""",
+    "predictions": ("op.time ratio <= 0.9", "op.bytes ratio <= 0.5"),
+}
+"""`make_bundle`'s arguments for a planted study that checks, so that `perfdsl build` reports its bundle."""
+
 SHAPES = ({"M": 64, "N": 4096}, {"M": 256, "N": 1024})
 WEIGHTS = (0.75, 0.25)
 SLO = 0.025

@@ -18,9 +18,9 @@ the default; a one-off run uses 10,000 or more).
 from __future__ import annotations
 
 import os
-import re
 
 import bundled_studies
+import command_fuzz
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -36,7 +36,6 @@ pytestmark = pytest.mark.slow
 EXAMPLES = int(os.environ.get("PERFDSL_FUZZ_EXAMPLES", "150"))
 STUDIES = [p.read_text(encoding="utf-8") for p in bundled_studies.PATHS]
 RMSNORM = bundled_studies.PATHS[bundled_studies.NAMES.index("rmsnorm_fusion")].read_text(encoding="utf-8")
-TOKEN = re.compile(r"\s+|[A-Za-z_][A-Za-z0-9_.:]*|[0-9.]+|\"[^\"\n]*\"|.", re.S)
 TARGETS = ("cpu", "cuda", "cudasim")
 
 characters = st.one_of(
@@ -48,7 +47,7 @@ characters = st.one_of(
 
 
 def _pieces(text: str, by_line: bool) -> list[str]:
-    return text.splitlines(keepends=True) if by_line else TOKEN.findall(text)
+    return text.splitlines(keepends=True) if by_line else command_fuzz.TOKEN.findall(text)
 
 
 @st.composite
@@ -60,15 +59,9 @@ def mutated(draw: st.DrawFn) -> str:
             break
         i = draw(st.integers(0, len(pieces) - 1))
         j = draw(st.integers(0, len(pieces) - 1))
-        operation = draw(st.sampled_from(["delete", "duplicate", "swap", "insert"]))
-        if operation == "delete":
-            del pieces[i]
-        elif operation == "duplicate":
-            pieces.insert(j, pieces[i])
-        elif operation == "swap":
-            pieces[i], pieces[j] = pieces[j], pieces[i]
-        else:
-            pieces.insert(i, "".join(draw(st.lists(characters, min_size=1, max_size=4))))
+        operation = draw(st.sampled_from(command_fuzz.EDITS))
+        inserted = "".join(draw(st.lists(characters, min_size=1, max_size=4)))
+        command_fuzz.edit(pieces, operation, i, j, inserted)
         text = "".join(pieces)
     return text
 

@@ -232,6 +232,10 @@ def verify_bundle(path: Path) -> list[str]:
         return [f"`{MANIFEST}` is missing"]
     except (ValueError, KeyError, TypeError) as error:
         return [f"`{MANIFEST}` is unreadable: {error}"]
+    except OSError as error:
+        return [f"`{MANIFEST}` is unreadable: {error.strerror or error}"]
+    if not isinstance(listed, dict) or not all(isinstance(entry, dict) for entry in listed.values()):
+        return [f"`{MANIFEST}` is unreadable: `files` is not an object of {{sha256, size}} entries"]
     problems = []
     for rel, entry in sorted(listed.items()):
         file = path / rel

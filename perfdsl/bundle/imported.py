@@ -103,7 +103,11 @@ class ImportedOperation:
         return cls(
             name=str(data["name"]),
             sizes={str(k): int(v) for k, v in (data.get("sizes") or {}).items()},
-            models=dict(data.get("models") or {}),
+            # quantity -> arm -> the modelled amount, numbers throughout: the evaluation divides them.
+            models={
+                str(quantity): {str(arm): float(amount) for arm, amount in arms.items()}
+                for quantity, arms in (data.get("models") or {}).items()
+            },
             baseline=ImportedSide.from_json(data["baseline"]),
             change=ImportedSide.from_json(data["change"]),
             counters=(CounterSide.from_json(counters[0]), CounterSide.from_json(counters[1]))
@@ -179,7 +183,7 @@ class ImportedRun:
                     ImportedApplication.from_json(app) for app in data.get("applications") or ()
                 ),
             )
-        except (KeyError, TypeError, ValueError) as error:
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise versions.BundleFormatError(f"{path}: malformed: {error!r}") from None
 
     @classmethod

@@ -7,7 +7,6 @@ evaluation recomputes the offered-load curve from.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from perfdsl.bundle.sampling import LoadReading
+from perfdsl.bundle.sampling import LoadReading, read_typed_csv
 
 OLDER_BUNDLE = "not recorded: the bundle predates results version 3"
 PROBE_COLUMNS = ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok")
@@ -24,9 +23,8 @@ PROBE_COLUMNS = ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok"
 
 def read_probe_csv(path: Path) -> dict[str, np.ndarray]:
     """A probe CSV's columns by name, as int64 arrays."""
-    with open(path, newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
-    return {n: np.array([int(r[n]) for r in rows], dtype=np.int64) for n in PROBE_COLUMNS}
+    rows = read_typed_csv(path, dict.fromkeys(PROBE_COLUMNS, int))
+    return {n: np.array([r[n] for r in rows], dtype=np.int64) for n in PROBE_COLUMNS}
 
 
 @attrs.frozen

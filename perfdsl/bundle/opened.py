@@ -65,8 +65,9 @@ def open_bundle(path: Path) -> Bundle:
     """Verify a bundle once and read every file it holds as a record.
 
     BundleRefused when it is not a directory or fails its manifest;
-    BundleFormatError for a file of a version this code cannot read; OSError,
-    ValueError or KeyError for a file that does not read.
+    BundleFormatError, naming the file, for one of a version this code cannot
+    read or one that does not read (missing, not UTF-8, a value of the wrong
+    kind: `versions.read_record`).
     """
     path = Path(path)
     if not path.is_dir():
@@ -82,15 +83,14 @@ def open_bundle(path: Path) -> Bundle:
             environment, missing = EnvironmentRecord.read(path), None
         except (OSError, ValueError) as error:
             missing = f"environment.json unreadable: {error}"
-    study_text = (path / STUDY_FILE).read_text(encoding="utf-8")
-    registration = RegistrationRecord.read(path)
+    study_text = versions.read_bundle_text(path, STUDY_FILE)
     return Bundle(
         path=path,
         study_text=study_text,
-        registration=registration,
-        plan=Plan.read(path, study_text),
-        results=Results.read(path),
-        manifest=Manifest.read(path),
+        registration=versions.read_record(path, "registration.json", lambda: RegistrationRecord.read(path)),
+        plan=versions.read_record(path, "plan.json", lambda: Plan.read(path, study_text)),
+        results=versions.read_record(path, "results.json", lambda: Results.read(path)),
+        manifest=versions.read_record(path, "manifest.json", lambda: Manifest.read(path)),
         environment=environment,
         environment_missing=missing,
         evaluation_current=(path / versions.EVALUATION_FILE).is_file() and not stale,

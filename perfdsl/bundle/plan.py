@@ -8,6 +8,7 @@ left out); the evaluation and the report read it back with `Plan.read`.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -183,13 +184,17 @@ class TimingPlan:
     def from_json(cls, data: Mapping[str, Any]) -> TimingPlan:
         """Read a plan's timing; a `perfdsl.plan/2` one (no `stop`) is the fixed design."""
         blocks = int(data["blocks"])
+        confidence, threshold = float(data["confidence"]), float(data["threshold"])
+        if not (0 < confidence < 1 and 0 <= threshold < math.inf):
+            # The checker bounds both: a run never writes these, and every interval would fail on them.
+            raise ValueError(f"timing confidence {confidence} or threshold {threshold} is out of range")
         return cls(
             warmup=int(data["warmup"]),
             repeats=int(data["repeats"]),
             blocks=blocks,
             rotate=int(data["rotate"]),
-            confidence=float(data["confidence"]),
-            threshold=float(data["threshold"]),
+            confidence=confidence,
+            threshold=threshold,
             stop=str(data.get("stop", FIXED)),
             min_blocks=int(data.get("min_blocks", blocks)),
             max_blocks=int(data.get("max_blocks", blocks)),

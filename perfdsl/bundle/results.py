@@ -10,6 +10,7 @@ JSON it is. Layout and examples: docs/bundle.md.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -155,9 +156,15 @@ class ShapeRecord:
     """A `limit regression`'s shape, not the workload's (version 9): `ShapePlan.limit`."""
 
     @property
-    def set_bytes(self) -> dict[str, int]:
-        """Bytes each arm's buffer set moves per call (the bandwidth numerator)."""
-        return dict(self.timing.set_bytes) if self.timing else {}
+    def set_bytes(self) -> dict[str, float]:
+        """Bytes each arm's buffer set moves per call (the bandwidth numerator); ValueError if not counts."""
+        written = self.timing.set_bytes if self.timing else {}
+        counts = {str(arm): float(value) for arm, value in written.items()}
+        wrong = [arm for arm, value in counts.items() if not (math.isfinite(value) and value >= 0)]
+        if wrong:
+            arm = wrong[0]
+            raise ValueError(f"shape `{self.label}`: set_bytes of {arm} is {counts[arm]}, not a byte count")
+        return counts
 
     def failure_of(self, arm: str) -> str | None:
         """Why `arm` stopped at this shape (its call raised, or its code ended the worker), if it did."""
@@ -223,10 +230,14 @@ class ShapeRecord:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ShapeRecord:
         timing = data.get("timing")
+        weight = float(data.get("weight") or 0.0)
+        if not (math.isfinite(weight) and weight >= 0):
+            # The plan's weights are checked: a run never writes one of these.
+            raise ValueError(f"shape `{data['label']}` has weight {weight}, not a finite number >= 0")
         return cls(
             label=str(data["label"]),
             sizes=dict(data.get("sizes") or {}),
-            weight=float(data.get("weight") or 0.0),
+            weight=weight,
             models=dict(data.get("models") or {}),
             samples=data.get("samples"),
             samples_missing=data.get("samples_missing"),
@@ -270,6 +281,11 @@ class OperationRecord:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> OperationRecord:
+        shapes = tuple(ShapeRecord.from_json(s) for s in data.get("shapes") or ())
+        workload = [s for s in shapes if not s.limit]  # a limit shape weighs 0 by design
+        if workload and not any(s.weight > 0 for s in workload):
+            # Every combination over the shapes divides by their weights: a run never writes these.
+            raise ValueError(f"operation `{data['name']}`: every shape has weight 0")
         return cls(
             name=str(data["name"]),
             baseline=str(data.get("baseline", "")),
@@ -277,7 +293,7 @@ class OperationRecord:
             reference=str(data.get("reference", "")),
             variants=dict(data.get("variants") or {}),
             deterministic=dict(data.get("deterministic") or {}),
-            shapes=tuple(ShapeRecord.from_json(s) for s in data.get("shapes") or ()),
+            shapes=shapes,
             correctness=CorrectnessRecord.from_json(data.get("correctness") or {}),
             failures=tuple(WorkerFailure.from_json(f) for f in data.get("failures") or ()),
         )

@@ -21,7 +21,7 @@ not made.
 from __future__ import annotations
 
 import csv
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ import attrs
 
 from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.stopping import StoppingRule, StopRecord
+from perfdsl.bundle.versions import BundleFormatError
 
 SAMPLE_COLUMNS = ("arm", "block", "position", "buffer_set", "duration_ns", "valid")
 """The sample CSV's header, in `Sample`'s field order."""
@@ -77,19 +78,67 @@ class Sample:
 
 
 def read_sample_csv(path: Path) -> tuple[Sample, ...]:
-    """Every row of a sample CSV, in the order written."""
-    with open(path, newline="", encoding="utf-8") as handle:
-        return tuple(
-            Sample(
-                arm=row["arm"],
-                block=int(row["block"]),
-                position=int(row["position"]),
-                buffer_set=int(row["buffer_set"]),
-                duration_ns=int(row["duration_ns"]),
-                valid=row["valid"] == "1",
-            )
-            for row in csv.DictReader(handle)
+    """Every row of a sample CSV, in the order written (BundleFormatError for a row that is not one)."""
+    columns = dict(zip(SAMPLE_COLUMNS, (str, int, int, int, int, str), strict=True))
+    return tuple(
+        Sample(
+            arm=row["arm"],
+            block=row["block"],
+            position=row["position"],
+            buffer_set=row["buffer_set"],
+            duration_ns=row["duration_ns"],
+            valid=row["valid"] == "1",
         )
+        for row in read_typed_csv(path, columns)
+    )
+
+
+def read_typed_csv(path: Path, columns: Mapping[str, Callable[[str], Any]]) -> list[dict[str, Any]]:
+    """Every row of a bundle CSV with each named column converted, or BundleFormatError naming the line.
+
+    A bundle's CSVs are read long after the run wrote them: a truncated, edited
+    or garbled file is told apart here, with the line to look at, rather than
+    as whatever a conversion deep in the evaluation happens to raise.
+    """
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        try:
+            return _typed_rows(path, reader, columns)
+        except (UnicodeDecodeError, csv.Error) as error:
+            raise BundleFormatError(
+                f"{path}:{reader.line_num + 1}: not the CSV the run wrote ({error}): run the study again"
+            ) from None
+
+
+def _typed_rows(
+    path: Path, reader: csv.DictReader[str], columns: Mapping[str, Callable[[str], Any]]
+) -> list[dict[str, Any]]:
+    """`read_typed_csv`'s rows: the header names every column, and every cell converts."""
+    missing = [name for name in columns if name not in (reader.fieldnames or ())]
+    if missing:
+        raise BundleFormatError(
+            f"{path}:1: no column {', '.join(f'`{m}`' for m in missing)} in the header; "
+            "the file is not the one the run wrote: run the study again"
+        )
+    rows = []
+    for row in reader:
+        try:
+            rows.append({name: convert(row[name]) for name, convert in columns.items()})
+        except (TypeError, ValueError):
+            bad = next(n for n in columns if not _converts(columns[n], row[n]))
+            raise BundleFormatError(
+                f"{path}:{reader.line_num}: `{bad}` is {row[bad]!r}, not a {columns[bad].__name__}; "
+                "the file is not the one the run wrote: run the study again"
+            ) from None
+    return rows
+
+
+def _converts(convert: Callable[[str], Any], cell: str | None) -> bool:
+    try:
+        convert(cell)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 @attrs.frozen

@@ -7,9 +7,16 @@ it into one line and exit status 2.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_PACKAGE = Path(__file__).resolve().parent
+RECORD_ERRORS = (ValueError, KeyError, TypeError, AttributeError, ArithmeticError)
+"""What a record's `from_json` raises on a value of the wrong kind: a missing key, a string where an
+object was, `int()` of an infinity (OverflowError)."""
 
 RESULTS = "perfdsl.results/9"
 """results.json's version. History:
@@ -179,7 +186,8 @@ IMPORTED_EVALUATION = "perfdsl.imported-evaluation/2"
 
 
 class BundleFormatError(Exception):
-    """A bundle file of a format version this code cannot read (one line)."""
+    """A bundle file this code cannot read (one line naming it): a format version it does not
+    know, or content that is not its format (a CSV row without its columns, a cell not a number)."""
 
 
 def check_version(data: Mapping[str, Any], path: Path, readable: tuple[str | None, ...]) -> str | None:
@@ -192,3 +200,48 @@ def check_version(data: Mapping[str, Any], path: Path, readable: tuple[str | Non
             "or use the perfdsl that wrote it"
         )
     return version
+
+
+def raised_reading_a_record(error: BaseException) -> bool:
+    """Whether `error` was raised inside this package, by a record reading a bundle file's values.
+
+    Some records keep a part of their JSON as written and read it when it is
+    used (a shape's `timing`), so a value of the wrong type surfaces only then,
+    deep in the evaluation or the report. Raised here it is the file's fault
+    (a run never writes it); raised anywhere else it is a bug, and stays one.
+    """
+    last = error.__traceback__
+    while last is not None and last.tb_next is not None:
+        last = last.tb_next
+    return last is not None and Path(last.tb_frame.f_code.co_filename).resolve().is_relative_to(_PACKAGE)
+
+
+def unreadable_record(path: Path, error: BaseException) -> BundleFormatError:
+    """The one line for an error `raised_reading_a_record` in the file at `path`: what was wrong."""
+    return BundleFormatError(
+        f"{path}: unreadable: {type(error).__name__}: {error}; "
+        "the bundle is not what a run writes: run the study again"
+    )
+
+
+def read_record(bundle: Path, name: str, reader: Callable[[], T]) -> T:
+    """`reader()`, one of the bundle's files read into its record, or BundleFormatError naming the file.
+
+    A file that verifies can still hold what no run writes (a writer's bug, a
+    hand edit sealed again): a value of the wrong type raises TypeError or
+    AttributeError inside the record's `from_json`, and that is the file's
+    fault, said as such in one line, not a traceback.
+    """
+    try:
+        return reader()
+    except BundleFormatError:
+        raise
+    except OSError as error:
+        raise BundleFormatError(f"{Path(bundle) / name}: unreadable: {error.strerror or error}") from None
+    except RECORD_ERRORS as error:
+        raise BundleFormatError(f"{Path(bundle) / name}: unreadable: {error}") from None
+
+
+def read_bundle_text(bundle: Path, name: str) -> str:
+    """A text file of the bundle (the study it ran), or BundleFormatError: missing, or not UTF-8."""
+    return read_record(bundle, name, lambda: (Path(bundle) / name).read_text(encoding="utf-8"))

@@ -88,8 +88,11 @@ def run(args: argparse.Namespace) -> int:
         status = _run_first(args)
         if status:
             return status
-    bundle = Path(args.results) if args.results else _latest(study, args.study)
     output = Path(args.output) if args.output else Path(f"{study.name.id}.{args.format}")
+    if output.is_dir():
+        # Refused before the bundle is evaluated: a build that fails leaves the bundle as it was.
+        raise CommandError(f"{output}: is a directory; give -o the report's file name")
+    bundle = Path(args.results) if args.results else _latest(study, args.study)
     if is_imported_bundle(bundle):
         evaluation = _imported_evaluation(bundle, study.name.id)
         markdown, drawings = _imported_markdown(study, evaluation, bundle), {}
@@ -219,13 +222,24 @@ def _markdown(
     from perfdsl.report.markdown import render_markdown
 
     registered = evaluation.registration.registered_hash
-    return render_markdown(
-        study,
-        evaluation,
-        bundle,
-        bundle_label=_label(bundle.path),
-        current=check_current(registered, study_path, study),
-    )
+    try:
+        return render_markdown(
+            study,
+            evaluation,
+            bundle,
+            bundle_label=_label(bundle.path),
+            current=check_current(registered, study_path, study),
+        )
+    except BundleFormatError as error:
+        # Reached when evaluation.json is current but results.json is of a version this code
+        # cannot read (one written by a newer perfdsl, say): refuse it rather than guess.
+        raise CommandError(str(error)) from None
+    except versions.RECORD_ERRORS as error:
+        if not versions.raised_reading_a_record(error):
+            raise
+        from perfdsl.bundle.results import RESULTS
+
+        raise CommandError(str(versions.unreadable_record(bundle.path / RESULTS, error))) from None
 
 
 def _imported_evaluation(bundle: Path, study_name: str) -> ImportedEvaluation:

@@ -73,8 +73,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         opened = open_evaluated(bundle)
         evaluation = evaluate(opened, Path(args.study) if args.study else None)
-        written = write_evaluation(opened, evaluation)
     except (EvaluateError, BundleError) as error:
+        raise CommandError(str(error)) from None
+    # The CI files first: one that cannot be written fails the command before the bundle is touched.
+    if args.junit:
+        _write(Path(args.junit), predictions.render_junit(evaluation), append=False)
+    if args.summary:
+        _write(Path(args.summary), predictions.render_summary(evaluation, policy), append=True)
+    _export(evaluation, args.jsonl)
+    try:
+        written = write_evaluation(opened, evaluation)
+    except BundleError as error:
         raise CommandError(str(error)) from None
     except OSError as error:
         # A read-only bundle or a full disk: the previous evaluation.json and manifest stand.
@@ -82,11 +91,8 @@ def run(args: argparse.Namespace) -> int:
     print(summary(evaluation))
     print(f"wrote {written}")
     if args.junit:
-        _write(Path(args.junit), predictions.render_junit(evaluation), append=False)
         print(f"wrote {args.junit}")
-    _export(evaluation, args.jsonl)
-    if args.summary:
-        _write(Path(args.summary), predictions.render_summary(evaluation, policy), append=True)
+    _exported(args.jsonl)
     failing = predictions.failures(evaluation, policy)
     for line in failing:
         print(f"perfdsl evaluate: fails the policy: {line}", file=sys.stderr)
@@ -107,13 +113,17 @@ def _write(path: Path, text: str, *, append: bool) -> None:
 
 
 def _export(evaluation: Evaluation | ImportedEvaluation, path: str | None) -> None:
-    """The evaluation as JSON lines at `path`, when asked for."""
+    """The evaluation as JSON lines at `path`, when asked for (said by `_exported`)."""
     if not path:
         return
     from perfdsl.formats.export import render_jsonl
 
     _write(Path(path), render_jsonl(evaluation), append=False)
-    print(f"wrote {path}")
+
+
+def _exported(path: str | None) -> None:
+    if path:
+        print(f"wrote {path}")
 
 
 def _run_imported(bundle: Path, jsonl: str | None) -> int:
@@ -130,6 +140,7 @@ def _run_imported(bundle: Path, jsonl: str | None) -> int:
     print(summary(evaluation))
     print(f"wrote {written}")
     _export(evaluation, jsonl)
+    _exported(jsonl)
     return 0
 
 

@@ -33,12 +33,13 @@ from perfdsl.bundle.evaluation.value import Value, ValueResult
 from perfdsl.bundle.files import dumps, replace_file
 from perfdsl.bundle.machine import read_machine_state
 from perfdsl.bundle.opened import Bundle
+from perfdsl.bundle.results import RESULTS
 from perfdsl.bundle.sampling import Block
 from perfdsl.evaluate.correctness import summarize_model_level
 from perfdsl.evaluate.decision import check_decision
 from perfdsl.evaluate.end_to_end import evaluate_end_to_end, measured_effect
 from perfdsl.evaluate.family import adjust, adjust_limits, apply, apply_limits
-from perfdsl.evaluate.inputs import BundleInputs, inputs_of
+from perfdsl.evaluate.inputs import BundleInputs, EvaluateError, inputs_of
 from perfdsl.evaluate.kernels import evaluate_operations
 from perfdsl.evaluate.load_curve import evaluate_load
 from perfdsl.evaluate.machine import summarize_machine
@@ -55,8 +56,25 @@ def evaluate(bundle: Bundle, current_study: Path | None = None, *, study: Study 
     """Evaluate an opened bundle; `current_study` is also checked against the registered predictions.
 
     `study` is the bundle's study when the caller has parsed it already (from the same text).
+    EvaluateError (one line) when the bundle cannot be: a record read as it is used (a
+    shape's timing, the application's blocks) or a sample or probe file it names that is
+    missing or garbled is the bundle's fault, named with its file (and line).
     """
     inputs = inputs_of(bundle, study)
+    try:
+        return _evaluated(inputs, current_study)
+    except versions.BundleFormatError as error:
+        raise EvaluateError(str(error)) from None
+    except versions.RECORD_ERRORS as error:
+        if not versions.raised_reading_a_record(error):
+            raise
+        raise EvaluateError(str(versions.unreadable_record(inputs.path / RESULTS, error))) from None
+    except OSError as error:
+        where = error.filename or inputs.path
+        raise EvaluateError(f"{where}: unreadable bundle file: {error.strerror or error}") from None
+
+
+def _evaluated(inputs: BundleInputs, current_study: Path | None) -> Evaluation:
     results = inputs.results
     level, theta = inputs.plan.timing.confidence, inputs.plan.timing.threshold
     operations = evaluate_operations(inputs)

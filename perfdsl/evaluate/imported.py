@@ -280,9 +280,9 @@ def evaluate_imported_bundle(bundle: Path) -> ImportedEvaluation:
         shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
         raise EvaluateError(f"{path}: the bundle fails verification ({shown}): not evaluated")
     try:
-        text = (path / "study.perf").read_text(encoding="utf-8")
-    except OSError as error:
-        raise EvaluateError(f"{path}: unreadable bundle file: {error}") from None
+        text = versions.read_bundle_text(path, "study.perf")
+    except versions.BundleFormatError as error:
+        raise EvaluateError(str(error)) from None
     study = parse(Source("study.perf", text)).study
     if study is None:
         raise EvaluateError(f"{path}: the bundle's study.perf does not parse")

@@ -29,7 +29,12 @@ class PerfLanguageServer(LanguageServer):
         self.shut_down = False
 
     def text(self, uri: str) -> str:
-        return self.workspace.get_text_document(uri).source
+        """The document's text: the editor's copy when open, else the file's ("" if it cannot be read)."""
+        try:
+            return self.workspace.get_text_document(uri).source
+        except (OSError, ValueError):
+            # A request about a document never opened whose file is not there, or not UTF-8.
+            return ""
 
     def publish(self, uri: str) -> None:
         document = self.workspace.get_text_document(uri)

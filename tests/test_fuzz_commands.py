@@ -1,0 +1,515 @@
+"""Fuzzing every command: whatever the bundle, study, flags or editor frames, no traceback.
+
+Each case runs `perfdsl.cli.main` in this process (tests/command_fuzz.py) on a
+mutated copy of a real input, in a directory of its own, and every case must:
+
+* end with a status (no exception escapes `main`, no hang), one of 0, 1, 2;
+* print no Python traceback on either stream;
+* on "could not run" (2), say why on stderr naming the file it could not use
+  (argparse's usage errors aside: they name the option);
+* leave the input bundle as it was when `evaluate` or `build` fails, byte for
+  byte, and a bundle that verified before still verifying after any command;
+* write nothing outside its own directory (the seeds and the repository are
+  checked at the end).
+
+The inputs are real bundles: the session's quick runs (tests/conftest.py),
+bundles written through the real writer with planted samples
+(tests/evaluate_fixtures.py: full-length settings, an older results format,
+a failed correctness case, a simulator run), their evaluated forms, and an
+imported study's run. Studies are the bundled ones and the golden check
+cases, mutated. `run` goes as far as the point where kernels would start
+(`command_fuzz.kernels_never_run`), except for imported studies, which run
+no code and run for real.
+
+`PERFDSL_FUZZ_EXAMPLES` sets the number of cases in all (the default keeps CI
+near a minute; a one-off run uses 10,000). The counts per command are printed.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import json
+import os
+import random
+import shutil
+import subprocess
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+import bundled_studies
+import command_fuzz as fuzz
+import evaluate_fixtures
+import pytest
+import run_support
+
+pytestmark = pytest.mark.slow
+
+CASES = int(os.environ.get("PERFDSL_FUZZ_EXAMPLES", "150"))
+REPO = run_support.REPO
+STUDY_TEXTS = [p.read_text(encoding="utf-8") for p in bundled_studies.PATHS] + [
+    p.read_text(encoding="utf-8") for p in sorted((REPO / "tests" / "check_cases").glob("*.perf"))[::9]
+]
+CODES_SEEN = ["PD001", "PD203", "PQ006", "pd203", "PD", "PD9999", "", "é", "--", "PD203 ", "P" * 300]
+PDF_SHARE = 0.02
+"""WeasyPrint takes seconds a report: a few builds in a hundred write a PDF, the rest Markdown or HTML."""
+
+
+@attrs.frozen
+class Case:
+    """One command line to run, with the inputs it must leave intact."""
+
+    command: str
+    argv: tuple[str, ...]
+    stdin: bytes = b""
+    bundles: tuple[Path, ...] = ()
+    """Bundles the command reads: unchanged when it fails, still verifying when they did."""
+    names: tuple[str, ...] = ()
+    """Files an error may name: one of them must appear in a status-2 message."""
+    described: str = ""
+
+
+@attrs.frozen
+class Seeds:
+    """The real inputs every case copies from; nothing writes here after the fixture."""
+
+    root: Path
+    bundles: dict[str, Path]
+    """Bundles by kind: planted, evaluated, cudasim, failed, older, imported, quick, ..."""
+    studies: dict[str, Path]
+    """The study file each bundle kind ran, by the same kind."""
+    history: list[Path]
+    """Several bundles of the planted study (a history's runs)."""
+    imported_study: Path
+    """studies/batchnorm_imported.perf with its imported files, for `run`."""
+
+
+def _planted(root: Path, **kwargs: object) -> Path:
+    return evaluate_fixtures.make_bundle(root, **evaluate_fixtures.CHECKED, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def seeds(tmp_path_factory: pytest.TempPathFactory, quick_runs: run_support.QuickRuns) -> Seeds:
+    return make_seeds(tmp_path_factory.mktemp("fuzz-seeds"), quick_runs)
+
+
+def make_seeds(root: Path, quick_runs: run_support.QuickRuns) -> Seeds:
+    """Every kind of bundle the cases copy from, under `root`."""
+    bundles = {
+        "planted": _planted(root / "planted", seed=1),
+        "cudasim": _planted(root / "cudasim", target="cudasim", valid=False),
+        "failed": _planted(root / "failed", correct=False),
+        "older": _planted(root / "older", seed=2),
+    }
+    # The oldest plan format (version 1 carried no `schema`), sealed as a run of that version was.
+    older_plan = bundles["older"] / "plan.json"
+    plan_data = run_support.read_json(older_plan)
+    plan_data.pop("schema", None)
+    older_plan.write_text(json.dumps(plan_data), encoding="utf-8")
+    fuzz.reseal(bundles["older"])
+    evaluated = fuzz.copy_bundle(bundles["planted"], root / "evaluated")
+    assert fuzz.invoke(["evaluate", str(evaluated)], root).status == 0
+    bundles["evaluated"] = evaluated
+    history = [
+        _planted(
+            root / "history",
+            seed=k,
+            run_id=f"2026120{k}T000000Z-00000{k}",
+            environment=evaluate_fixtures.planted_environment(f"0.6{k}.0", str(k)),
+            kernel_ratio=0.8 + 0.01 * k,
+        )
+        for k in range(1, 4)
+    ]
+    imported_dir = root / "imported-study"
+    shutil.copytree(REPO / "studies" / "imported", imported_dir / "imported")
+    imported_study = Path(shutil.copy(REPO / "studies" / "batchnorm_imported.perf", imported_dir))
+    text = imported_study.read_text(encoding="utf-8").replace(
+        'artifacts "../artifacts/"', 'artifacts "artifacts/"'
+    )
+    imported_study.write_text(text, encoding="utf-8")
+    ran = fuzz.invoke(["run", str(imported_study)], imported_dir)
+    assert ran.status == 0, ran.stderr
+    bundles["imported"] = Path(ran.stdout.strip().splitlines()[-1])
+    studies = {}
+    real = [("quick", "studies/rmsnorm_fusion.perf")]
+    if CASES >= 1000:
+        real += [("reduction", "studies/reduction_chains.perf"), ("broken", "tests/run_fixtures/broken.perf")]
+    quick_runs.prefetch([(study, "cpu") for _, study in real])
+    for kind, study in real:
+        bundles[kind] = fuzz.copy_bundle(quick_runs(study).bundle, root / kind)
+    for kind, bundle in bundles.items():
+        study_dir = root / "studies" / kind
+        study_dir.mkdir(parents=True)
+        studies[kind] = Path(shutil.copy(bundle / "study.perf", study_dir / "study.perf"))
+    studies["imported"] = imported_study
+    return Seeds(root, bundles, studies, history, imported_study)
+
+
+# --- the cases, one generator per command --------------------------------------------------------
+
+
+def _study_file(rng: random.Random, where: Path) -> tuple[Path, str]:
+    """A study file in `where`: a bundled or golden study, mutated (or left whole, or not a study)."""
+    path = where / rng.choice(["study.perf", "x.perf", "é ü.perf", "noext"])
+    roll = rng.random()
+    if roll < 0.05:
+        return where / "missing.perf", "missing"
+    if roll < 0.08:
+        path.mkdir()
+        return path, "directory"
+    if roll < 0.11:
+        path.write_bytes(bytes(rng.randrange(256) for _ in range(40)))
+        return path, "binary"
+    text = rng.choice(STUDY_TEXTS)
+    mutated = roll > 0.3
+    path.write_text(fuzz.mutate_text(rng, text) if mutated else text, encoding="utf-8")
+    return path, "mutated" if mutated else "whole"
+
+
+def _bundle(
+    rng: random.Random, seeds: Seeds, where: Path, kinds: list[str] | None = None, mutated: float = 0.8
+) -> tuple[Path, str, str]:
+    """A copy of a seed bundle in `where`, mutated with chance `mutated`; it, its kind, what was done."""
+    kind = rng.choice(kinds or sorted(seeds.bundles))
+    bundle = fuzz.copy_bundle(seeds.bundles[kind], where)
+    done = "intact"
+    if rng.random() < mutated:
+        done = ", ".join(fuzz.mutate_bundle(rng, bundle))
+    return bundle, kind, done
+
+
+def _study_for(rng: random.Random, seeds: Seeds, kind: str, where: Path) -> Path:
+    """The study a bundle ran (mostly), another study, or a mutation of it."""
+    path = where / "study.perf"
+    source = seeds.studies[kind] if rng.random() < 0.8 else seeds.studies[rng.choice(sorted(seeds.studies))]
+    text = source.read_text(encoding="utf-8")
+    if rng.random() < 0.15:
+        text = fuzz.mutate_text(rng, text, edits=1)
+    path.write_text(text, encoding="utf-8")
+    if kind == "imported":
+        shutil.copytree(seeds.imported_study.parent / "imported", where / "imported", dirs_exist_ok=True)
+    return path
+
+
+def case_check(rng: random.Random, seeds: Seeds, where: Path) -> Case:
+    paths = []
+    for k in range(rng.randint(1, 3)):
+        (where / f"s{k}").mkdir()
+        paths.append(_study_file(rng, where / f"s{k}"))
+    argv = ["check", *(str(p) for p, _ in paths)]
+    if rng.random() < 0.2:
+        argv.append(str(where))
+    if rng.random() < 0.6:
+        argv += ["--format", rng.choice(["full", "short", "json", "sarif", "github", "junit", "xml"])]
+    return Case("check", tuple(argv), names=(*tuple(str(p) for p, _ in paths), str(where)))
+
+
+def case_explain(rng: random.Random, seeds: Seeds, where: Path) -> Case:
+    from perfdsl import codes
+
+    code = rng.choice([*rng.sample(sorted(codes.CODES), 3), *CODES_SEEN, None])
+    if code is not None and rng.random() < 0.3:
+        code = fuzz.mutate_text(rng, code, edits=1)
+    return Case("explain", ("explain",) if code is None else ("explain", code))
+
+
+def case_new(rng: random.Random, seeds: Seeds, where: Path) -> Case:
+    name = rng.choice(
+        ["fused_scale", "a", "_", "x1", "1x", "a-b", "é", "a/b", "../up", "", "a" * 300, "study", "kernels"]
+    )
+    if rng.random() < 0.3:
+        (where / f"{name}.perf").parent.mkdir(parents=True, exist_ok=True)
+        taken = rng.choice([f"{name}.perf", f"{name}_kernels.py"])
+        if "/" not in taken and len(taken) < 200 and name:
+            (where / taken).write_text("mine\n", encoding="utf-8")
+    return Case("new", ("new", name), names=(f"`{name}`", f"{name}.perf", f"{name}_kernels.py"))
+
+
+def case_lsp(rng: random.Random, seeds: Seeds, where: Path) -> Case:
+    uri = (where / "open.perf").as_uri()
+
+    def texts() -> str:
+        return (
+            fuzz.mutate_text(rng, rng.choice(STUDY_TEXTS)) if rng.random() < 0.8 else rng.choice(STUDY_TEXTS)
+        )
+
+    return Case("lsp", ("lsp",), stdin=fuzz.lsp_session(rng, uri, texts))
+
+
+def case_run(rng: random.Random, seeds: Seeds, where: Path) -> Case:
+    if rng.random() < 0.3:
+        # An imported study runs no code: run it for real, its imported files mutated.
+        study = Path(shutil.copy(seeds.imported_study, where / "study.perf"))
+        imported = Path(shutil.copytree(seeds.imported_study.parent / "imported", where / "imported"))
+        for _ in range(rng.randint(0, 2)):
+            fuzz.mutate_file(
+                rng, rng.choice(sorted(p for p in imported.rglob("*") if p.is_file()) or [study])
+            )
+        if rng.random() < 0.3:
+            study.write_text(fuzz.mutate_text(rng, study.read_text(encoding="utf-8")), encoding="utf-8")
+        argv = ["run", str(study)]
+        described = "imported"
+    else:
+        path, described = _study_file(rng, where)
+        argv = ["run", str(path)]
+        flags = {
+            "--target": ["cpu", "cuda", "auto", "gpu", ""],
+            "--shape": ["M=64,N=4096", "M=1", "N=0,M=3", "M=x", "", "M=64,N=4096,K=1", "Q=1"],
+            "--time-limit": ["1", "0", "-1", "nan", "inf", "x", "1e999"],
+            "--artifacts": [str(where / "out"), str(where / "study.perf"), str(where / "a" / "b")],
+        }
+        for flag, values in flags.items():
+            if rng.random() < 0.4:
+                argv += [flag, rng.choice(values)]
+        for flag in ("--quick", "--quiet"):
+            if rng.random() < 0.5:
+                argv.append(flag)
+        if rng.random() < 0.05:
+            argv.append(rng.choice(["--bogus", "extra-positional"]))
+        if rng.random() < 0.1:
+            # The simulator only where the study cannot take it: choosing it sets process-wide state.
+            argv += ["--target", "cudasim"] if "cuda" not in _text(path) else []
+    return Case("run", tuple(argv), names=(argv[1],), described=described)
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+
+
+def case_verify(rng: random.Random, seeds: Seeds, where: Path) -> Case:
+    roll = rng.random()
+    if roll < 0.05:
+        target = where / rng.choice(["missing", ".tmp-20261201T000000Z-000000"])
+        if rng.random() < 0.5:
+            target.mkdir()
+        return Case("verify", ("verify", str(target)), names=(str(target),))
+    bundle, kind, done = _bundle(rng, seeds, where)
+    return Case(
+        "verify",
+        ("verify", str(bundle)),
+        bundles=(bundle,),
+        names=(str(bundle),),
+        described=f"{kind}: {done}",
+    )
+
+
+def case_evaluate(rng: random.Random, seeds: Seeds, where: Path) -> Case:
+    bundle, kind, done = _bundle(rng, seeds, where)
+    argv = ["evaluate", str(bundle)]
+    names = [str(bundle)]
+    if rng.random() < 0.2:
+        study = _study_for(rng, seeds, kind, where)
+        argv += ["--study", str(study)]
+        names.append(str(study))
+    if rng.random() < 0.2:
+        junit = rng.choice([where / "junit.xml", where / "no" / "dir" / "j.xml", where])
+        argv += ["--junit", str(junit)]
+        names.append(str(junit))
+    if rng.random() < 0.2:
+        argv += ["--summary", str(rng.choice([where / "summary.md", where]))]
+        names.append(argv[-1])
+    if rng.random() < 0.3:
+        argv += [
+            "--fail-on",
+            rng.choice(["none", "refuted", "refuted,invalid,contradicted", "all", "", "refuted,,x"]),
+        ]
+    return Case("evaluate", tuple(argv), bundles=(bundle,), names=tuple(names), described=f"{kind}: {done}")
+
+
+def case_build(rng: random.Random, seeds: Seeds, where: Path) -> Case:
+    bundle, kind, done = _bundle(rng, seeds, where)
+    study = _study_for(rng, seeds, kind, where)
+    roll = rng.random()
+    kind_flag = "--pdf" if roll < PDF_SHARE else "--html" if roll < 0.2 else "--md"
+    output = rng.choice([where / "report.out", where / "deep" / "er" / "report.out", where])
+    argv = ["build", kind_flag, str(study), "--results", str(bundle), "-o", str(output)]
+    if rng.random() < 0.05:
+        argv = ["build", kind_flag, str(study), "-o", str(output)]  # the study's latest: none here
+    if rng.random() < 0.05:
+        argv += [rng.choice(["--quick", "--run", "--target=cpu"])]
+    return Case(
+        "build",
+        tuple(argv),
+        bundles=(bundle,),
+        names=(str(bundle), str(study), str(output)),
+        described=f"{kind}: {done}",
+    )
+
+
+def case_compare(rng: random.Random, seeds: Seeds, where: Path) -> Case:
+    # Each mutated one time in two, so that a fair share of pairs is compared at all.
+    first, kind_a, done_a = _bundle(rng, seeds, where / "a", mutated=0.5)
+    kinds = [kind_a] if rng.random() < 0.6 else None
+    second, kind_b, done_b = _bundle(rng, seeds, where / "b", kinds, mutated=0.5)
+    argv = ["compare", str(first), str(second)]
+    if rng.random() < 0.3:
+        argv.append("--fail-on-slower")
+    return Case(
+        "compare",
+        tuple(argv),
+        bundles=(first, second),
+        names=(str(first), str(second)),
+        described=f"{kind_a}: {done_a} | {kind_b}: {done_b}",
+    )
+
+
+def case_history(rng: random.Random, seeds: Seeds, where: Path) -> Case:
+    artifacts = where / "artifacts"
+    runs = [
+        fuzz.copy_bundle(b, artifacts) for b in rng.sample(seeds.history, rng.randint(1, len(seeds.history)))
+    ]
+    done = []
+    for bundle in runs:
+        if rng.random() < 0.4:
+            done.append(f"{bundle.name}: {', '.join(fuzz.mutate_bundle(rng, bundle))}")
+    study = where / "study.perf"
+    text = (seeds.history[0] / "study.perf").read_text(encoding="utf-8")
+    if rng.random() < 0.15:
+        text = fuzz.mutate_text(rng, text, edits=1)
+    study.write_text(text, encoding="utf-8")
+    output = rng.choice([where / "page.html", where / "out" / "page.html", where])
+    argv = ["history", str(study), "-o", str(output)]
+    if rng.random() < 0.9:
+        argv += ["--artifacts", str(rng.choice([artifacts, artifacts, where / "none"]))]
+    return Case(
+        "history",
+        tuple(argv),
+        bundles=tuple(runs),
+        names=(str(study), str(artifacts), str(output), str(where)),
+        described="; ".join(done),
+    )
+
+
+GENERATORS: dict[str, Callable[[random.Random, Seeds, Path], Case]] = {
+    "check": case_check,
+    "explain": case_explain,
+    "new": case_new,
+    "lsp": case_lsp,
+    "run": case_run,
+    "verify": case_verify,
+    "evaluate": case_evaluate,
+    "build": case_build,
+    "compare": case_compare,
+    "history": case_history,
+}
+SCHEDULE = [
+    "evaluate", "build", "check", "verify", "run", "lsp", "compare", "evaluate", "check", "history",
+    "explain", "new", "build", "run", "lsp", "verify", "evaluate", "check", "compare", "build",
+]  # fmt: skip
+"""The order commands take turns: every command within the first ten cases, the costly ones not most."""
+
+
+# --- judging one case --------------------------------------------------------------------------
+
+
+def _verifies(bundle: Path) -> bool:
+    """Whether the bundle matches its manifest; `verify_bundle` raising is a failure of its own."""
+    from perfdsl.bundle.files import verify_bundle
+
+    return bundle.is_dir() and not verify_bundle(bundle)
+
+
+def _before(case: Case) -> tuple[dict[Path, tuple[str, bool]], list[str]]:
+    try:
+        return {b: (fuzz.tree_digest(b), _verifies(b)) for b in case.bundles if b.is_dir()}, []
+    except Exception:
+        return {}, [f"verify_bundle raised before the command ran:\n{traceback.format_exc()}"]
+
+
+def _usage_error(outcome: fuzz.Outcome) -> bool:
+    """An error about the command line itself (argparse's, or one naming an option or its value)."""
+    argv = outcome.argv
+    options = [a.split("=")[0] for a in argv if a.startswith("--")]
+    options += [value for flag, value in itertools.pairwise(argv) if flag.startswith("--") and value]
+    errors = [line for line in outcome.stderr.splitlines() if ": error: " in line]
+    named = any(option in error for error in errors for option in options)
+    return outcome.status == 2 and ("usage: perfdsl" in outcome.stderr or named)
+
+
+def judge(case: Case, outcome: fuzz.Outcome, before: dict[Path, tuple[str, bool]]) -> list[str]:
+    """Every rule the case broke, as one line each."""
+    problems = []
+    if outcome.escaped:
+        problems.append(f"exception escaped main:\n{outcome.escaped}")
+    if outcome.hung:
+        problems.append(f"still running after {fuzz.CASE_LIMIT_S} s")
+    for name, text in (("stdout", outcome.stdout), ("stderr", outcome.stderr)):
+        if fuzz.TRACEBACK in text:
+            problems.append(f"traceback on {name}:\n{text[-4000:]}")
+    if not (outcome.would_run or outcome.hung or outcome.escaped) and outcome.status not in (0, 1, 2):
+        problems.append(f"exit status {outcome.status}")
+    named = any(_named(name, outcome.stderr) for name in case.names)
+    if outcome.status == 2 and not _usage_error(outcome) and case.names and not named:
+        problems.append(f"status 2 without naming any of {case.names}: {outcome.stderr[-600:]!r}")
+    for bundle, (digest, verified) in before.items():
+        failed = outcome.status not in (0, 1) or (case.command == "build" and outcome.status == 1)
+        if case.command in ("evaluate", "build") and failed and fuzz.tree_digest(bundle) != digest:
+            problems.append(
+                f"{case.command} failed (status {outcome.status}) and changed its bundle {bundle}"
+            )
+        if verified and not _verifies(bundle):
+            problems.append(f"{bundle} verified before `{case.command}` and no longer does")
+    return problems
+
+
+def _named(name: str, text: str) -> bool:
+    """Whether an error names this file: as given, by its resolved path, or by its last part."""
+    path = Path(name)
+    return any(
+        form and form in text for form in (name, str(path.resolve()), path.name if len(path.name) > 3 else "")
+    )
+
+
+def fuzz_cases(
+    seeds: Seeds, root: Path, count: int, seed: int = 0
+) -> tuple[collections.Counter[str], list[str]]:
+    """Run `count` cases; returns the cases per command (and per status) and every failure."""
+    counts: collections.Counter[str] = collections.Counter()
+    failures = []
+    with fuzz.kernels_never_run():
+        for index in range(count):
+            command = SCHEDULE[index % len(SCHEDULE)]
+            rng = random.Random(f"{seed}-{index}")
+            where = root / f"case-{index:05d}"
+            where.mkdir()
+            case = GENERATORS[command](rng, seeds, where)
+            before, problems = _before(case)
+            outcome = fuzz.invoke(case.argv, where, case.stdin)
+            try:
+                problems += judge(case, outcome, before)
+            except Exception:
+                problems.append(f"judging raised:\n{traceback.format_exc()}")
+            counts[command] += 1
+            counts[f"{command} -> {'would run' if outcome.would_run else outcome.status}"] += 1
+            for problem in problems:
+                failures.append(f"case {index} ({case.described}) {' '.join(case.argv)}: {problem}")
+            if not problems:
+                shutil.rmtree(where, ignore_errors=True)
+    return counts, failures
+
+
+def test_no_command_raises_on_any_input(seeds: Seeds, tmp_path: Path) -> None:
+    seeded = fuzz.tree_digest(seeds.root)
+    repo_before = _repository_state()
+    counts, failures = fuzz_cases(seeds, tmp_path, CASES, seed=int(os.environ.get("PERFDSL_FUZZ_SEED", "0")))
+    print("cases per command:", dict(sorted(counts.items())))
+    for failure in failures:
+        print("failing:", failure.splitlines()[0][:400])
+    assert not failures, f"{len(failures)} failing cases:\n\n" + "\n\n".join(failures[:20])
+    assert sum(counts[c] for c in GENERATORS) == CASES
+    assert fuzz.tree_digest(seeds.root) == seeded, "a case wrote into the seed bundles"
+    assert _repository_state() == repo_before, "a case wrote into the repository"
+    leftovers = [p.name for p in tmp_path.iterdir() if not p.name.startswith("case-")]
+    assert not leftovers, f"written beside the cases' directories: {leftovers}"
+
+
+def _repository_state() -> str:
+    return subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
