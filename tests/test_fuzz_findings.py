@@ -240,11 +240,11 @@ def _bodies(stream: bytes) -> list[bytes]:
 
 def test_only_an_error_raised_reading_a_record_is_the_files_fault() -> None:
     """A wrong-kind value in a lazily read record is the bundle's fault; the same error elsewhere is a bug."""
-    from perfdsl.bundle.sampling import WarmupRecord
+    from perfdsl.bundle.sampling import Warmup
     from perfdsl.bundle.versions import raised_reading_a_record
 
     with pytest.raises(AttributeError) as in_record:
-        WarmupRecord.from_json("not an object")  # type: ignore[arg-type]
+        Warmup.from_json("not an object")  # type: ignore[arg-type]
     assert raised_reading_a_record(in_record.value)
     with pytest.raises(KeyError) as elsewhere:
         _ = {}["key"]

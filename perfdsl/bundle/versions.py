@@ -239,7 +239,8 @@ def read_record(bundle: Path, name: str, reader: Callable[[], T]) -> T:
     except OSError as error:
         raise BundleFormatError(f"{Path(bundle) / name}: unreadable: {error.strerror or error}") from None
     except RECORD_ERRORS as error:
-        raise BundleFormatError(f"{Path(bundle) / name}: unreadable: {error}") from None
+        what = f"{type(error).__name__}: {error}"
+        raise BundleFormatError(f"{Path(bundle) / name}: unreadable: {what}") from None
 
 
 def read_bundle_text(bundle: Path, name: str) -> str:
