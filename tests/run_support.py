@@ -17,6 +17,7 @@ import csv
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -58,8 +59,14 @@ def refuse_unmarked_run(args: Sequence[str]) -> None:
         pytest.fail("this test starts `perfdsl run`: mark it `@pytest.mark.slow`", pytrace=False)
 
 
+def interruptible() -> None:
+    """A child's SIGINT as a terminal gives it: a suite started in the background (`make test &`)
+    hands its children SIGINT ignored, and Python then never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(*args: str) -> subprocess.Popen[str]:
-    """`perfdsl ARGS` in a child process, output captured."""
+    """`perfdsl ARGS` in a child process, output captured, interruptible (`interruptible`)."""
     refuse_unmarked_run(args)
     return subprocess.Popen(
         perfdsl_command(*args),
@@ -68,6 +75,7 @@ def start(*args: str) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=interruptible,
     )
 
 

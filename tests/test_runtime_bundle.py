@@ -16,6 +16,7 @@ import attrs
 import numpy as np
 import pytest
 import runtime_fixtures as fx
+from run_support import interruptible
 
 from perfdsl.bundle.files import (
     MANIFEST,
@@ -133,7 +134,11 @@ except KeyboardInterrupt:
 def start_writer(artifacts: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
     child = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(artifacts)], env=env, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", WRITER, str(artifacts)],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=interruptible,
     )
     assert child.stdout is not None and child.stdout.readline() == "writing\n"
     return child
