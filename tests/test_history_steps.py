@@ -36,6 +36,7 @@ def _null_series(seed: int) -> tuple[np.ndarray, np.ndarray]:
     return np.log(0.8) + rng.standard_normal(runs) * np.sqrt(se**2 + tau**2), se
 
 
+@pytest.mark.slow  # calibrates: 200 seeded series
 def test_series_without_a_step_show_one_at_most_at_the_stated_rate() -> None:
     alarms = sum(bool(find_steps(*_null_series(seed), seed=seed).steps) for seed in range(SERIES))
     assert alarms <= MOST_FALSE_ALARMS, f"{alarms} of {SERIES} series without a step showed one"

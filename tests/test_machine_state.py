@@ -271,6 +271,7 @@ def test_the_load_search_hands_the_pinning_to_every_probe(monkeypatch: pytest.Mo
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two usable cores")
+@pytest.mark.slow  # spawns a measuring worker
 def test_a_worker_pins_itself_before_it_imports_the_measured_code() -> None:
     from perfdsl.plan import plan
     from perfdsl.runtime.isolation import Limits, Worker

@@ -25,6 +25,8 @@ from perfdsl.plan import plan
 from perfdsl.runtime.timing import TimingSettings, sample
 from perfdsl.source import Source
 
+pytestmark = pytest.mark.slow  # simulates each study's sequential rule to its stop
+
 CALL_NOISE = 0.05
 """Log-normal spread of one call: block medians of 20 calls then vary by about 1.5 %."""
 

@@ -106,6 +106,7 @@ def _as_if_independent(base, change):
     return _by_rounds(*one_each)
 
 
+@pytest.mark.slow  # calibrates: seeded coverage
 def test_intervals_over_rounds_cover_with_serially_correlated_requests():
     coverage = _coverage(_by_rounds)
     for name, share in coverage.items():

@@ -78,12 +78,14 @@ def _faster_share(effect: float, seeds: int = 300) -> float:
     )
 
 
+@pytest.mark.slow  # calibrates: seeded power
 def test_the_mde_is_the_effect_the_verdict_calls_80_percent_of_the_time():
     mde = minimum_detectable_effect(0.05, 40, threshold=0.01)
     assert 0.031 < mde < 0.035  # 2.30 % without the threshold
     assert 0.72 <= _faster_share(mde) <= 0.88
 
 
+@pytest.mark.slow  # calibrates: seeded power
 def test_an_mde_that_ignores_the_threshold_overstates_the_power():
     """The formula the report printed before: at its 2.30 % the verdict was faster in 36.5 %."""
     old = minimum_detectable_effect(0.05, 40, threshold=0.0)
