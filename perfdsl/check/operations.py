@@ -98,7 +98,7 @@ def _size_units_per_element(ctx: Context, formula: Expr) -> None:
                 isinstance(size, Num)
                 and size.quantity.dimension == "bytes"
                 and size.quantity.base >= 1000
-                and any(True for _ in names_in(count))
+                and next(names_in(count), None) is not None
             ):
                 element, each = size.quantity.value, size.quantity.base
                 ctx.report(

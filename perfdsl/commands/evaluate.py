@@ -90,9 +90,9 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"{error.filename or bundle}: cannot write: {error.strerror or error}") from None
     print(summary(evaluation))
     print(f"wrote {written}")
-    if args.junit:
-        print(f"wrote {args.junit}")
-    _exported(args.jsonl)
+    for written_too in (args.junit, args.jsonl):
+        if written_too:
+            print(f"wrote {written_too}")
     failing = predictions.failures(evaluation, policy)
     for line in failing:
         print(f"perfdsl evaluate: fails the policy: {line}", file=sys.stderr)
@@ -113,17 +113,12 @@ def _write(path: Path, text: str, *, append: bool) -> None:
 
 
 def _export(evaluation: Evaluation | ImportedEvaluation, path: str | None) -> None:
-    """The evaluation as JSON lines at `path`, when asked for (said by `_exported`)."""
+    """The evaluation as JSON lines at `path`, when asked for."""
     if not path:
         return
     from perfdsl.formats.export import render_jsonl
 
     _write(Path(path), render_jsonl(evaluation), append=False)
-
-
-def _exported(path: str | None) -> None:
-    if path:
-        print(f"wrote {path}")
 
 
 def _run_imported(bundle: Path, jsonl: str | None) -> int:
@@ -140,7 +135,8 @@ def _run_imported(bundle: Path, jsonl: str | None) -> int:
     print(summary(evaluation))
     print(f"wrote {written}")
     _export(evaluation, jsonl)
-    _exported(jsonl)
+    if jsonl:
+        print(f"wrote {jsonl}")
     return 0
 
 

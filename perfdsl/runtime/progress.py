@@ -148,9 +148,8 @@ class RunProgress:
         display names what the step ended on: the pairs, the interval and the verdict,
         or the cap. Said in every mode (a log too): it is the step's result."""
         self._pending.pop(key, None)
-        if stop is not None and not self._quiet:
-            self._stream.write(f"  {key}: {stop_summary(stop)}\n")
-            self._stream.flush()
+        if stop is not None:
+            self(f"{key}: {stop_summary(stop)}")
 
     def _line(self, text: str, *, step: bool) -> None:
         """A terminal rewrites one line; a log gets a step's first and last block, and one per interval."""
