@@ -157,6 +157,20 @@ def _study_copy(tmp_path: Path, replace: Mapping[str, str]) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("name", STUDIES)
+def test_every_word_of_the_report_lies_inside_the_page(
+    name: str, bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    """Laid out as the PDF is: a table too wide for the page runs into the margin, unclipped."""
+    from pdf_layout import words_past_margin
+
+    out = tmp_path / "report.html"
+    done = perfdsl("build", "--html", f"studies/{name}.perf", "--results", str(bundles[name]), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert words_past_margin(out.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.slow
 def test_html_escapes_markup_in_every_study_string(bundles: dict[str, Path], tmp_path: Path) -> None:
     attack = " ".join(ATTACKS).replace('"', '\\"')
     study = _study_copy(

@@ -9,15 +9,18 @@ arm is 12.5 % slower, which only the unpaired comparison may say.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import attrs
 from evaluate_fixtures import make_bundle, planted_environment
 from matrix_support import open_matrix
+from pdf_layout import words_past_margin
 
 from perfdsl.matrix.drive import initial_state
 from perfdsl.matrix.report import read_cells, render_report
 from perfdsl.matrix.state import CellRecord
+from perfdsl.report.html import ReportMeta, render_html
 
 TEXT = """name = "fleet"
 study = "{study}"
@@ -34,6 +37,14 @@ name = "current"
 name = "broken"
 python = "/nonexistent/python"
 """
+
+META = ReportMeta(
+    study="fleet",
+    title="Matrix fleet",
+    bundle_id="fleet-0",
+    study_hash="0" * 12,
+    generated_at=datetime(2026, 1, 1, tzinfo=UTC),
+)
 
 
 def test_the_report_puts_environment_first_and_labels_cross_cell_ratios(tmp_path: Path) -> None:
@@ -104,6 +115,7 @@ def test_the_report_puts_environment_first_and_labels_cross_cell_ratios(tmp_path
     ratio = float(row.split("|")[5].split()[0])
     assert 1.10 < ratio < 1.15 and row.endswith("| slower, between-machine (unpaired) |")
     assert "not interleaved" in report
+    assert words_past_margin(render_html(report, META, {}, inline_figures=False)) == []
 
 
 def test_a_limit_measured_by_a_cell_is_evidence_and_the_others_are_claims(tmp_path: Path) -> None:

@@ -106,6 +106,37 @@ def test_table_has_caption_and_numeric_columns(document: str) -> None:
     assert "Table:" not in document
 
 
+# The roof table as a CPU study's report has it: numbers with units, a verdict sentence
+# in a numeric column (kept on one line, it ran 120 px into the right margin).
+WIDE_TABLE = """| Shape | Arm | Regime | Bytes | Median | Achieved | Roof for mix | Of roof |
+| :--- | :--- | :--- | ---: | ---: | ---: | ---: | ---: |
+| 512x512 | baseline | DRAM, scratch in cache | 8.40 MB | 267 µs | 31.4 GB/s | 19.2 GB/s | — |
+| 4096 | change | DRAM | 2.11 MB | 94.0 µs | impossible (PQ006) | 19.2 GB/s | above the roof: model wrong |
+
+Table: Static counts of `reduce` read from the SASS
+
+| Arm | Kernel | Instr. | Global ld | Global st | Shared ld | Regs | Spill B | Shared B |
+| :--- | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+| baseline | `reduce_one_chain_kernel` | 639 | 5 (160 bits) | 3 (128 bits) | 11 (544 bits) | 36 | 0 | 5,124 |
+"""
+
+
+def test_a_wide_table_stays_inside_the_margins_and_keeps_numbers_with_their_units() -> None:
+    from pdf_layout import words_past_margin
+
+    html = render_html(WIDE_TABLE, META, {})
+    assert words_past_margin(html) == []
+    assert "267\u00a0µs" in html and "4\u00a0GB/s" in html  # a unit never starts a line
+    assert "5 (160\u00a0bits)" in html  # the parenthesis may wrap below its number
+
+
+def test_the_layout_check_sees_a_line_past_the_margin() -> None:
+    from pdf_layout import words_past_margin
+
+    (past,) = words_past_margin('<p style="white-space: nowrap">' + "unbroken " * 40 + "</p>")
+    assert past.startswith("page 1: 'unbroken") and "px past the right margin" in past
+
+
 def test_figure_is_inline_svg_with_rendered_caption(document: str) -> None:
     figure = document[document.index('<figure class="figure" id="figure-roof">') :]
     figure = figure[: figure.index("</figure>")]

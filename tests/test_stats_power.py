@@ -25,8 +25,10 @@ def test_mde_formula():
 
 def test_pairs_needed_is_the_fewest_that_reach_the_effect():
     n = pairs_needed(0.02, 0.01, threshold=0.0)
-    assert minimum_detectable_effect(0.02, n, threshold=0.0) <= 0.01 < minimum_detectable_effect(
-        0.02, n - 1, threshold=0.0
+    assert (
+        minimum_detectable_effect(0.02, n, threshold=0.0)
+        <= 0.01
+        < minimum_detectable_effect(0.02, n - 1, threshold=0.0)
     )
     assert 30 < n < 40  # the normal approximation says 2 * 7.85 * 4 = 31.4 for sd 2 %, 1 %
     assert pairs_needed(0.001, 0.5, threshold=0.0) == 2

@@ -60,9 +60,7 @@ def check_decision(
         if e2e in ("slower", "no meaningful change"):
             findings.append(f"adopt, but the end-to-end verdict is {e2e!r}")
         elif e2e == "inconclusive":
-            unsupported.append(
-                "the end-to-end verdict is inconclusive: more request blocks would decide it"
-            )
+            unsupported.append("the end-to-end verdict is inconclusive: more request blocks would decide it")
         elif e2e is None:
             why = end_to_end.comparison_missing if end_to_end else end_to_end_missing
             unsupported.append(

@@ -12,7 +12,10 @@ conventions, all of which survive as ordinary Markdown when read on their own:
   (GitHub's alert syntax); the report uses warnings for refuted predictions,
   failed correctness checks and timings taken under the simulator;
 * a numeric column is marked by right alignment, ``---:``; it is set in
-  tabular figures and its header is right-aligned with it.
+  tabular figures and its header is right-aligned with it. Its cells may wrap
+  (a column of verdicts such as "above the roof: the byte model is wrong"
+  kept on one line pushed a table past the right margin), but never between a
+  number and the word after it: "284 µs" and "4 of 4" do not break at the unit.
 
 Raw HTML in the Markdown is not interpreted: study text is untrusted, so
 markdown-it escapes it like any other text, and every string this module
@@ -56,6 +59,8 @@ _CAPTION_PREFIX = "Table:"
 # Cell alignment from `---:` / `:---:` becomes a class, so the stylesheet can
 # give numeric columns tabular figures instead of relying on an inline style.
 _ALIGN_CLASS = {"text-align:right": "num", "text-align:center": "center", "text-align:left": "left"}
+_NUMBER_THEN_WORD = re.compile(r"(?<=\d) (?=[^\s(])")
+"""A space that joins a number to its unit or the word after it: no line break there."""
 # Elements and attributes that would let an SVG run code or fetch something.
 # What may precede the root: it is cut off before inlining, so nothing else may hide there.
 _SVG_PROLOG = re.compile(r"\s*(<\?xml[^>]*\?>)?\s*(<!DOCTYPE[^>]*>)?\s*")
@@ -270,6 +275,8 @@ def _table_captions(state: StateCore) -> None:
             if style in _ALIGN_CLASS:
                 del token.attrs["style"]
                 token.attrSet("class", _ALIGN_CLASS[str(style)])
+                if style == "text-align:right":
+                    _join_numbers(tokens[i + 1])
         if token.type == "table_open" and i >= 3 and _is_caption(tokens[i - 3 : i]):
             inline = tokens[i - 2]
             first = (inline.children or [])[0]
@@ -282,6 +289,13 @@ def _table_captions(state: StateCore) -> None:
             tokens[i - 3 : i + 1] = [token, *caption]
             i -= 3
         i += 1
+
+
+def _join_numbers(inline: Token) -> None:
+    """Put a no-break space between each number and the word after it in a cell's text."""
+    for child in inline.children or ():
+        if child.type == "text":
+            child.content = _NUMBER_THEN_WORD.sub("\u00a0", child.content)
 
 
 def _is_caption(paragraph: Sequence[Token]) -> bool:
