@@ -15,7 +15,8 @@ code itself, and keeps its warm-up. It then answers requests one at a time:
 
 While it samples, the worker relays its progress to the parent: `blocks` when
 a step's blocks start (its key and block order), `block` at each block's start
-and end (the key and the event's index), `finish` when a step is done, and
+and end (the key and the event's index), `look` after each look of a sequential
+rule that left the comparison open, `finish` when a step is done, and
 plain `progress` lines; the parent feeds them to its `RunProgress`.
 
 Before each timed call the arm it belongs to and a call count are written to a
@@ -60,6 +61,7 @@ from perfdsl.runtime.timing import (
     rotation_sets,
     sample,
 )
+from perfdsl.stats.sequential.rule import Look
 
 MARGIN_BYTES = 2 * 1024**3
 """Address space beyond the buffers: compilation, thread stacks and allocator arenas."""
@@ -125,6 +127,9 @@ class _Relay:
             events += 1
 
         return hook
+
+    def look(self, key: str, current: Look, needed: int) -> None:
+        self._send(("look", (key, current, needed)))
 
     def finish_step(self, key: str, stop: StopRecord | None = None) -> None:
         self._send(("finish", (key, stop)))
@@ -247,16 +252,18 @@ class _Server:
                 prepared.append(attrs.evolve(roof_arm, name=name))
         settings = kernel_settings(plan)
         marking: Any = _Marking(self.target, self.marker, prepared)
-        shown = relay.blocks(
-            step_key(operation.name, shape.label), block_order([a.name for a in prepared], settings.blocks)
-        )
+        key = step_key(operation.name, shape.label)
+        shown = relay.blocks(key, block_order([a.name for a in prepared], settings.blocks))
         readings = _block_hook(self.target)
 
         def on_block() -> BlockReading:
             shown()
             return readings()
 
-        return sample(marking, prepared, settings, on_block=on_block)
+        def on_look(current: Look, needed: int) -> None:
+            relay.look(key, current, needed)
+
+        return sample(marking, prepared, settings, on_block=on_block, on_look=on_look)
 
     def application(self, correctness_passed: bool, relay: _Relay) -> tuple[Any, list[Written]]:
         """The application's end-to-end evidence and the files it would write."""
