@@ -14,14 +14,16 @@ import attrs
 import pytest
 from evaluate_fixtures import study_text
 
+from perfdsl.bundle.stopping import RHO, StoppingRule
 from perfdsl.parse import parse
 from perfdsl.plan import plan
 from perfdsl.runtime.calibration import calibrate_arms, calibrate_requests
 from perfdsl.runtime.estimate import estimate_run, step_key, step_keys
 from perfdsl.runtime.progress import RunProgress, duration
 from perfdsl.runtime.targets import make_target
-from perfdsl.runtime.timing import Arm
+from perfdsl.runtime.timing import Arm, block_order
 from perfdsl.source import Source
+from perfdsl.stats.sequential.rule import Look, pairs_to_decide
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +111,37 @@ def test_live_view_rewrites_one_line_and_quiet_says_nothing(tiny) -> None:
     silent("a step")
     silent.blocks("op 64x4096", ("baseline",))()
     assert quiet.getvalue() == ""
+
+
+def _sequential_line(ratio: float, sd_log: float, needed: int | None = None) -> str:
+    """The line at the 17th block of a sequential step capped at 40 pairs, after 8 pairs of 1 s
+    blocks (2 s a pair), whose latest look is open at `ratio` and `sd_log`; `needed` overrides
+    the pairs the look would stop at."""
+    rule = StoppingRule(0.95, 0.02, 6, 40, RHO)
+    out, clock = io.StringIO(), _Clock()
+    progress = RunProgress(out, live=False, interval_s=0.0, clock=clock)
+    hook = progress.blocks("op 64x4096", block_order(("baseline", "change"), rule.max_pairs))
+    for _ in range(16):
+        hook()
+        clock.now += 1.0
+        hook()
+    current = Look(8, ratio, ratio * 0.9, ratio / 0.9, sd_log, "inconclusive", 1.0)
+    progress.look("op 64x4096", current, pairs_to_decide(current, rule) if needed is None else needed)
+    hook()
+    return out.getvalue().splitlines()[-1]
+
+
+def test_a_sequential_steps_time_left_follows_its_spread() -> None:
+    """The pairs the current spread still needs, at the measured 2 s a pair: a wider spread, a
+    longer wait; an estimate on the band's edge, the cap's 32 pairs; and never more than the cap's."""
+    narrow, wide = _sequential_line(1.0, 0.01), _sequential_line(1.0, 0.02)
+    assert narrow.startswith(
+        "  op 64x4096: block 17/80 (baseline), 16 done, open after 8 pairs, interval [0.9, 1.111]"
+    )
+    assert narrow.endswith("; about 2 s left, if the spread holds")  # 9 pairs at this spread
+    assert wide.endswith("; about 12 s left, if the spread holds")  # 14 pairs
+    assert _sequential_line(1.02, 0.01).endswith("about 64 s left, if the spread holds")
+    assert _sequential_line(1.0, 0.01, needed=10_000).endswith("about 64 s left, if the spread holds")
 
 
 def test_calibration_times_calls_after_an_untimed_one() -> None:

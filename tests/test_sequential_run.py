@@ -26,6 +26,7 @@ from perfdsl.evaluate.inputs import read_samples
 from perfdsl.evaluate.sequential import agrees, decided_early, judged, recompute
 from perfdsl.runtime.targets import Target, Timed
 from perfdsl.runtime.timing import Arm, Sampled, sample
+from perfdsl.stats.sequential.rule import Look, look, pairs_to_decide
 
 pytestmark = pytest.mark.slow  # each test samples real kernels until the rule stops them (5-15 s)
 
@@ -116,6 +117,32 @@ def test_a_failed_arm_ends_the_rounds_open(tmp_path: Path) -> None:
     assert record.timing.stop.pairs < RULE.min_pairs
     assert record.timing.failures and len(record.timing.blocks) < 2 * RULE.max_pairs
     assert agrees(_replayed(record, tmp_path), record.timing.stop)
+
+
+def test_each_open_look_and_the_pairs_it_needs_are_said() -> None:
+    """Until the rule decides, after every round the display hears the look and the pairs it would
+    stop at at that spread, `pairs_to_decide` of the look: fewer than the cap once the spread is known."""
+    heard: list[tuple[Look, int]] = []
+    arms = [planted_arm("baseline", 1, 1.0, 0.01), planted_arm("change", 2, 1.0, 0.01)]
+    record = sample(
+        PlantedTarget(), arms, _settings(), on_look=lambda current, needed: heard.append((current, needed))
+    )
+    stop = record.timing.stop
+    assert stop is not None and stop.reason == DECIDED
+    assert [current.pairs for current, _ in heard] == list(range(1, stop.pairs))
+    medians: dict[str, list[float]] = {"baseline": [], "change": []}
+    for block in record.timing.blocks:
+        medians[block.arm].append(
+            np.median([s.duration_ns for s in record.samples if s.block == block.index])
+        )
+    d = np.log(medians["change"]) - np.log(medians["baseline"])
+    for current, needed in heard:
+        expected = look(d[: current.pairs], RULE)
+        assert (current.ratio, current.low, current.high) == pytest.approx(
+            (expected.ratio, expected.low, expected.high)
+        )
+        assert needed == pairs_to_decide(current, RULE)
+    assert heard[0][1] == RULE.max_pairs and all(needed < RULE.max_pairs for _, needed in heard[1:])
 
 
 def test_the_fixed_design_runs_every_block_and_records_no_stop() -> None:

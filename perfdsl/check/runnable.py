@@ -28,7 +28,8 @@ REFERENCE_BYTES = 16
 def estimated_bytes(elements: int, dtype: str, rotate: int) -> int:
     """A static estimate of one shape's memory: every arm's rotated inputs and outputs, plus the host
     copies of the inputs and the float64 reference. An estimate, not an accounting: each kernel's
-    own inputs and outputs are known only when its module is imported, which `check` never does."""
+    own inputs and outputs are known only when its module is imported, which `check` never does.
+    The run estimates again from the reference's own arrays (`perfdsl.runtime.memory`)."""
     item = ITEM_BYTES.get(dtype, 1)
     # Baseline and change are timed together, each on its own copies of every buffer set.
     return elements * (item * (2 * len(ARMS) + 1) * rotate + REFERENCE_BYTES)

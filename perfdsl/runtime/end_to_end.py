@@ -40,7 +40,7 @@ from perfdsl.runtime.machine_state import Pinning
 from perfdsl.runtime.progress import Progress
 from perfdsl.runtime.settings import SHARE_REQUESTS, request_settings, share_requests
 from perfdsl.runtime.targets import Target
-from perfdsl.runtime.timing import Arm, BlockHook, Sampled, block_order, sample, seeded_rng
+from perfdsl.runtime.timing import Arm, BlockHook, LookHook, Sampled, block_order, sample, seeded_rng
 
 SHARE_ROUNDS = 10
 """The share pass alternates the arms this many times, so that drift falls on both arms' operation times."""
@@ -101,14 +101,16 @@ def time_requests(
     timing: TimingPlan,
     request_s: float,
     on_block: BlockHook | None = None,
+    on_look: LookHook | None = None,
 ) -> Sampled:
-    """Request time in interleaved blocks, every sample kept; `on_block` as the sampler's (progress).
+    """Request time in interleaved blocks, every sample kept; `on_block` and `on_look` as the
+    sampler's (progress).
 
     `request_s` is the slowest arm's time per request, which sizes the blocks (`request_repeats`).
     Under a sequential rule the blocks stop as the kernels' do, when the rule decides or at its cap.
     """
     arms = [Arm(name, (call,)) for name, call in requests.items()]
-    return sample(target, arms, request_settings(timing, request_s), on_block=on_block)
+    return sample(target, arms, request_settings(timing, request_s), on_block=on_block, on_look=on_look)
 
 
 def measure_share(
@@ -256,6 +258,7 @@ def run_application(
         plan.timing,
         slowest,
         on_block=progress.blocks(key, block_order(list(requests), plan.timing.kernel_blocks)),
+        on_look=lambda current, needed: progress.look(key, current, needed),
     )
     progress.finish_step(key, record.timing.stop)
     header, rows = record.rows()

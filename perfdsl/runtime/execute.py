@@ -118,7 +118,9 @@ def execute(
         else None
     )
     try:
-        said = check_fits(buffer_cost(plan, target.rotation_bytes()), available_bytes(), plan.study_path)
+        references = {name: r.reference for name, r in resolved.items()}
+        cost = buffer_cost(plan, references, roof, target.rotation_bytes())
+        said = check_fits(cost, available_bytes(), plan.study_path)
     except BuffersTooLarge as error:
         raise RunError(str(error)) from None
     progress(said)

@@ -44,7 +44,7 @@ DEFAULT_CALL_LIMIT_S = 120.0
 """The longest a worker may go without progress: generous, as a first call compiles
 (`perfdsl run --time-limit`; the command keeps its own copy of this default)."""
 POLL_S = 0.1
-RELAYED = ("progress", "blocks", "block", "finish")
+RELAYED = ("progress", "blocks", "block", "look", "finish")
 """The worker's progress messages (perfdsl/runtime/worker.py), passed to the run's display."""
 CGROUP_EVENTS = Path("/sys/fs/cgroup")
 
@@ -161,6 +161,8 @@ class Worker:
         elif status == "block":
             key, _ = value
             self._hooks[key]()
+        elif status == "look":
+            self._progress.look(*value)
         else:
             key, stop = value
             self._hooks.pop(key, None)

@@ -5,7 +5,9 @@ While measuring, the timing sampler reports each block's start and end (its
 the worker's pipe, and the parent calls the hook `RunProgress.blocks` made for
 the step. The display shows which operation, shape and arm, the blocks
 done and the time left, the left time re-estimated from the blocks measured so
-far (the estimate itself: perfdsl/runtime/estimate.py). On a terminal it
+far (the estimate itself: perfdsl/runtime/estimate.py); under a sequential
+rule, from the pairs the comparison's current spread still needs (`look`), said
+as an estimate: "about 40 s left, if the spread holds". On a terminal it
 rewrites one line of stderr; elsewhere (a CI log) it prints plain lines, at
 most one per `interval_s` and one at every new step; with `--quiet` nothing at all.
 """
@@ -16,10 +18,13 @@ import math
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Protocol, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 from perfdsl.bundle.stopping import DECIDED, StopRecord
 from perfdsl.runtime.estimate import RunEstimate
+
+if TYPE_CHECKING:
+    from perfdsl.stats.sequential.rule import Look
 
 LONG_RUN_S = 600.0
 """A run estimated longer than this (10 minutes) is announced as a warning."""
@@ -50,6 +55,8 @@ class Progress(Protocol):
 
     def blocks(self, key: str, order: Sequence[str]) -> Callable[[], None]: ...
 
+    def look(self, key: str, current: Look, needed: int) -> None: ...
+
     def finish_step(self, key: str, stop: StopRecord | None = None) -> None: ...
 
 
@@ -78,6 +85,8 @@ class RunProgress:
         self._scale = 1.0
         """Measured / estimated seconds over the finished steps: corrects the steps still to come."""
         self._last_line = -math.inf
+        self._outlooks: dict[str, tuple[Look, int]] = {}
+        """Each open sequential step's latest look and the pairs it would stop at (`look`)."""
 
     def __call__(self, message: str) -> None:
         if self._quiet:
@@ -113,10 +122,14 @@ class RunProgress:
         returns nothing to store with the block. The time left is this step's
         blocks still to run at the pace of those done, plus the steps to come
         at their estimate, corrected by how the finished steps compared with theirs.
+        A sequential step's blocks still to run are those of the pairs its latest
+        look expects to need at the current spread (`look`), not the cap's; the
+        steps to come have no spread yet and keep the cap's estimate.
         """
         started = self._clock()
         calls = 0
         total = len(order)
+        per_pair = len(set(order)) or 1
         estimated = self._pending.get(key)
 
         def hook() -> None:
@@ -131,15 +144,29 @@ class RunProgress:
                 self._scale = elapsed / estimated
             if done == total:
                 self._pending.pop(key, None)
-            here = elapsed / done * (total - done) if done else (estimated or 0.0) * self._scale
+            outlook = self._outlooks.get(key)
+            planned = total if outlook is None else min(total, outlook[1] * per_pair)
+            here = elapsed / done * max(planned - done, 0) if done else (estimated or 0.0) * self._scale
             later = sum(s for k, s in self._pending.items() if k != key) * self._scale
+            left = f"about {duration(here + later)} left"
+            if outlook is not None:
+                current = outlook[0]
+                left = (
+                    f"open after {current.pairs} pairs, interval [{current.low:.4g}, {current.high:.4g}]; "
+                    f"{left}, if the spread holds"
+                )
             self._line(
-                f"  {key}: block {index + 1}/{total} ({order[index]}), {done} done, "
-                f"about {duration(here + later)} left",
+                f"  {key}: block {index + 1}/{total} ({order[index]}), {done} done, {left}",
                 step=calls == 1 or done == total,
             )
 
         return hook
+
+    def look(self, key: str, current: Look, needed: int) -> None:
+        """Step `key`'s comparison is still open at `current`, and would stop at `needed` pairs
+        if its ratio and spread held (`stats.sequential.rule.pairs_to_decide`): the time
+        left follows from that from the next block on."""
+        self._outlooks[key] = (current, needed)
 
     def finish_step(self, key: str, stop: StopRecord | None = None) -> None:
         """The step no longer counts towards the time left; a sequential `stop` is said.
@@ -148,6 +175,7 @@ class RunProgress:
         display names what the step ended on: the pairs, the interval and the verdict,
         or the cap. Said in every mode (a log too): it is the step's result."""
         self._pending.pop(key, None)
+        self._outlooks.pop(key, None)
         if stop is not None:
             self(f"{key}: {stop_summary(stop)}")
 

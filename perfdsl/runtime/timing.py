@@ -53,12 +53,16 @@ from perfdsl.kernel import Reference, Shape, Variant
 from perfdsl.runtime.sequential import Watch
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.warmup import WarmupPolicy, warm_up
+from perfdsl.stats.sequential.rule import Look
 
 MAX_BUFFER_SETS = 256
 """Rotation stops growing here; a tiny shape then fits in cache and says so."""
 
 BlockHook = Callable[[], BlockReading | None]
 """Called at each block's start and end; what it returns is that edge's reading (None: nothing read)."""
+LookHook = Callable[[Look, int], None]
+"""Called after each look of a sequential rule that left the comparison open: the look, and the
+pairs it would stop at if its ratio and spread held (`Watch.outlook`)."""
 
 
 def warmup_policy(settings: TimingSettings) -> WarmupPolicy:
@@ -173,12 +177,14 @@ def sample(
     arms: Sequence[Arm],
     settings: TimingSettings,
     on_block: BlockHook | None = None,
+    on_look: LookHook | None = None,
 ) -> Sampled:
     """Warm up, then time interleaved blocks of every arm, keeping every sample.
 
     `on_block` is called at the start and at the end of every block (outside the
     timed calls); the reading it returns is stored with the block. An exception it
-    raises is the harness's own bug and propagates.
+    raises is the harness's own bug and propagates. `on_look` hears each look of a
+    sequential rule that leaves the comparison open (the progress display's time left).
     """
     names = tuple(a.name for a in arms)
     if len(set(names)) != len(names) or EMPTY_ARM in names:
@@ -210,9 +216,13 @@ def sample(
         arm_blocks = dict.fromkeys(names, 0)
         watch = _watch(settings, names)
         for index, name in enumerate(order):
-            if watch is not None and index % len(names) == 0 and index and _stops(watch, failed):
-                order = order[:index]
-                break
+            if watch is not None and index % len(names) == 0 and index:
+                if _stops(watch, failed):
+                    order = order[:index]
+                    break
+                outlook = watch.outlook()
+                if on_look is not None and outlook is not None:
+                    on_look(*outlook)
             if name in failed:
                 continue
             arm = by_name[name]

@@ -15,7 +15,8 @@ code itself, and keeps its warm-up. It then answers requests one at a time:
 
 While it samples, the worker relays its progress to the parent: `blocks` when
 a step's blocks start (its key and block order), `block` at each block's start
-and end (the key and the event's index), `finish` when a step is done, and
+and end (the key and the event's index), `look` after each look of a sequential
+rule that left the comparison open, `finish` when a step is done, and
 plain `progress` lines; the parent feeds them to its `RunProgress`.
 
 Before each timed call the arm it belongs to and a call count are written to a
@@ -23,7 +24,8 @@ shared array (outside the timed interval), so that when the worker dies the
 parent knows whose code killed it and whether it was still making progress.
 
 On the CPU target the worker limits its own address space (RLIMIT_AS) to what
-it uses once started, plus an estimate of the operation's buffers, plus a
+it uses once started, plus the run's estimate of the operation's buffers
+(perfdsl/runtime/memory.py, the one the refusal before the run uses), plus a
 margin: a kernel that exhausts memory then raises MemoryError here instead of
 calling the out-of-memory killer onto the machine. Not on CUDA, whose driver
 reserves address space far beyond what it uses, nor on the simulator, which
@@ -34,14 +36,12 @@ simulator, not the kernel. There the out-of-memory killer is still told apart.
 
 from __future__ import annotations
 
-import math
 import os
 import resource
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
-import numpy as np
 
 from perfdsl.bundle.arms import ARMS, ROOF_ARMS
 from perfdsl.bundle.plan import OperationPlan, Plan
@@ -49,6 +49,7 @@ from perfdsl.bundle.sampling import BlockReading
 from perfdsl.bundle.stopping import StopRecord
 from perfdsl.runtime.estimate import Calibration, step_key
 from perfdsl.runtime.machine_state import Pinning, pin_thread, thread_affinity
+from perfdsl.runtime.memory import BufferCost, operation_cost
 from perfdsl.runtime.resolve import resolve_operation, resolve_reference, resolve_roof
 from perfdsl.runtime.settings import kernel_settings
 from perfdsl.runtime.targets import Timed
@@ -57,9 +58,9 @@ from perfdsl.runtime.timing import (
     Sampled,
     block_order,
     prepare_arms,
-    rotation_sets,
     sample,
 )
+from perfdsl.stats.sequential.rule import Look
 
 MARGIN_BYTES = 2 * 1024**3
 """Address space beyond the buffers: compilation, thread stacks and allocator arenas."""
@@ -126,6 +127,9 @@ class _Relay:
 
         return hook
 
+    def look(self, key: str, current: Look, needed: int) -> None:
+        self._send(("look", (key, current, needed)))
+
     def finish_step(self, key: str, stop: StopRecord | None = None) -> None:
         self._send(("finish", (key, stop)))
 
@@ -173,12 +177,10 @@ class _Server:
 
     def _limit_memory(self) -> int:
         """Cap the address space at what is in use now, plus the buffers' estimate, plus margins."""
-        limit = (
-            _address_space_bytes()
-            + 2 * buffer_estimate(self.plan, self.operation, self.resolved.reference, self.target)
-            + MARGIN_BYTES
-            + ARENA_BYTES * (os.cpu_count() or 1)
+        cost = operation_cost(
+            self.plan, self.operation, self.resolved.reference, self.roof, self.target.rotation_bytes()
         )
+        limit = memory_limit(_address_space_bytes(), cost)
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
@@ -247,16 +249,18 @@ class _Server:
                 prepared.append(attrs.evolve(roof_arm, name=name))
         settings = kernel_settings(plan)
         marking: Any = _Marking(self.target, self.marker, prepared)
-        shown = relay.blocks(
-            step_key(operation.name, shape.label), block_order([a.name for a in prepared], settings.blocks)
-        )
+        key = step_key(operation.name, shape.label)
+        shown = relay.blocks(key, block_order([a.name for a in prepared], settings.blocks))
         readings = _block_hook(self.target)
 
         def on_block() -> BlockReading:
             shown()
             return readings()
 
-        return sample(marking, prepared, settings, on_block=on_block)
+        def on_look(current: Look, needed: int) -> None:
+            relay.look(key, current, needed)
+
+        return sample(marking, prepared, settings, on_block=on_block, on_look=on_look)
 
     def application(self, correctness_passed: bool, relay: _Relay) -> tuple[Any, list[Written]]:
         """The application's end-to-end evidence and the files it would write."""
@@ -329,21 +333,12 @@ def _one_line(error: BaseException) -> str:
     return describe_error(error)
 
 
-def buffer_estimate(plan: Plan, operation: OperationPlan, reference: Any, target: Any) -> int:
-    """Bytes the operation's largest shape needs: every arm's rotated sets, the host sets and
-    the correctness check's float64 copies (sizes from the reference's own declarations)."""
-    dtype = np.dtype(plan.dtype)
-    largest = 0
-    for shape in (*(s.sizes for s in operation.shapes), *operation.adversarial):
-        inputs = reference.inputs(shape, np.random.default_rng(0), dtype)
-        input_bytes = sum(np.asarray(a).nbytes for a in inputs.values())
-        output_bytes = sum(math.prod(s) * dtype.itemsize for s in reference.outputs(shape).values())
-        set_bytes = input_bytes + output_bytes
-        sets = rotation_sets(set_bytes, target.rotation_bytes(), plan.timing.rotate)
-        timing = sets * (set_bytes * (len(ARMS) + len(ROOF_ARMS)) + input_bytes)
-        correctness = 4 * set_bytes * 8 // dtype.itemsize
-        largest = max(largest, timing + correctness)
-    return largest
+def memory_limit(in_use: int, buffers: BufferCost | None) -> int:
+    """RLIMIT_AS for a worker: the address space `in_use` once started, twice its operation's
+    buffers (`memory.operation_cost`, the estimate the run's refusal up front takes too), and
+    margins for compilation, thread stacks and allocator arenas."""
+    peak = buffers.peak_bytes if buffers is not None else 0
+    return in_use + 2 * peak + MARGIN_BYTES + ARENA_BYTES * (os.cpu_count() or 1)
 
 
 def _address_space_bytes() -> int:

@@ -46,7 +46,7 @@ numpy only: `check` sizes a study's cap with it.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from perfdsl.bundle.stopping import RHO
@@ -84,33 +84,37 @@ def half_width(
     return np.where((t >= 2) & (c < t), width, np.inf)
 
 
-def _scalar_half_width(variance: float, t: int, confidence: float) -> float:
+def scalar_half_width(variance: float, t: int, confidence: float, rho: float = RHO) -> float:
     """`half_width` at one look, in `math` alone."""
-    c = critical(float(t), confidence)
+    c = critical(float(t), confidence, rho)
     return math.sqrt(variance * c * (t - 1.0) / (t * (t - c))) if t >= 2 and c < t else math.inf
 
 
-def pairs_to_fit(noise: float, band: float, confidence: float, cap: int = 100_000) -> int | None:
-    """The fewest pairs whose interval, centred on no change, fits inside +-`band` (log scale)
-    when the pair log-ratios' standard deviation is `noise`; None when `cap` is not enough.
+def fewest_pairs(fits: Callable[[int], bool], cap: int) -> int | None:
+    """The fewest pairs t <= `cap` with `fits(t)`, None when not even `cap` fits.
 
-    The half-width falls as pairs accrue (c_t grows like log t), so the fewest is
-    found by doubling then bisecting, in `math` alone: `check` calls this for a
-    study's cap and must not load numpy.
+    `fits` must stay true once true: a half-width falls as pairs accrue (c_t grows
+    like log t), so an interval shrinking about a fixed centre that fits once
+    fits at every later look. Found by doubling then bisecting, in `math` alone.
     """
-
-    def fits(t: int) -> bool:
-        return _scalar_half_width(noise * noise, t, confidence) <= band
-
     if not fits(cap):
         return None
-    low, high = 1, 2
+    low, high = 1, min(2, cap)
     while not fits(high):
         low, high = high, min(cap, 2 * high)
     while high - low > 1:
         mid = (low + high) // 2
         low, high = (low, mid) if fits(mid) else (mid, high)
     return high
+
+
+def pairs_to_fit(noise: float, band: float, confidence: float, cap: int = 100_000) -> int | None:
+    """The fewest pairs whose interval, centred on no change, fits inside +-`band` (log scale)
+    when the pair log-ratios' standard deviation is `noise`; None when `cap` is not enough.
+
+    `check` calls this for a study's cap and must not load numpy.
+    """
+    return fewest_pairs(lambda t: scalar_half_width(noise * noise, t, confidence) <= band, cap)
 
 
 def p_value(mean: float, variance: float, t: int, rho: float = RHO) -> float:

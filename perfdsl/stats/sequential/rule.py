@@ -27,7 +27,7 @@ import numpy as np
 from perfdsl.bundle.evaluation.kernels import Verdict
 from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, StoppingRule, StopRecord
 from perfdsl.stats.paired import pair_blocks
-from perfdsl.stats.sequential.boundary import half_width, moments, p_value
+from perfdsl.stats.sequential.boundary import fewest_pairs, half_width, moments, p_value, scalar_half_width
 from perfdsl.stats.verdict import classify
 
 
@@ -76,6 +76,34 @@ def judge(low: float, high: float, rule: StoppingRule) -> Verdict:
     The one place the sequence meets the verdict band: repoint it here if the band's rule moves.
     """
     return classify(low, high, rule.threshold)
+
+
+def pairs_to_decide(current: Look, rule: StoppingRule) -> int:
+    """The pairs at which a comparison still open would stop, if its ratio and spread held.
+
+    The rule's own boundary, not a fixed-n formula: the fewest pairs whose
+    confidence-sequence half-width at the current standard deviation, about
+    the current estimate, gives an interval `judge` calls decided, i.e. one that
+    no longer straddles the band edge nearest the estimate. At least one more
+    pair (it is open now) and the rule's first look; at most its cap, which is
+    also the answer when the spread is not known yet (one pair) or the estimate
+    sits on an edge (no width separates it). The progress display multiplies
+    the pairs left by the measured seconds per pair.
+    """
+    if current.pairs >= rule.max_pairs:
+        return rule.max_pairs
+    variance, centre = current.sd_log * current.sd_log, math.log(current.ratio)
+    if not math.isfinite(variance):
+        return rule.max_pairs
+
+    def decided(t: int) -> bool:
+        width = scalar_half_width(variance, t, rule.confidence, rule.rho)
+        return judge(math.exp(centre - width), math.exp(centre + width), rule) != "inconclusive"
+
+    found = fewest_pairs(decided, rule.max_pairs)
+    if found is None:
+        return rule.max_pairs
+    return min(rule.max_pairs, max(found, current.pairs + 1, rule.min_pairs))
 
 
 def settle(current: Look, rule: StoppingRule) -> StopRecord | None:
