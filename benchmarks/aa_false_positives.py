@@ -70,7 +70,7 @@ def one_comparison(
     medians = {arm: np.array([np.median(v) for _, v in sorted(b.items())]) for arm, b in blocks.items()}
     index = {arm: tuple(sorted(b)) for arm, b in blocks.items()}
     independent = compare(medians["baseline"], medians["change"], level=level, min_effect=theta)
-    paired = compare_blocks(
+    paired, _ = compare_blocks(
         medians["baseline"],
         index["baseline"],
         medians["change"],

@@ -105,7 +105,7 @@ def timed(kernel: Kernel, effect: float, seed: int, settings: TimingSettings) ->
 def fixed_verdict(record: Sampled, threshold: float) -> str:
     found = medians(record)
     (b, bi), (c, ci) = found["baseline"], found["change"]
-    return compare_blocks(b, bi, c, ci, min_effect=threshold).verdict
+    return compare_blocks(b, bi, c, ci, min_effect=threshold)[0].verdict
 
 
 def pilot_spread(kernel: Kernel, settings: TimingSettings) -> float:

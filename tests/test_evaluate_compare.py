@@ -157,7 +157,7 @@ def test_interleaved_blocks_are_compared_pair_by_pair():
     base_idx = tuple(i for i, arm in enumerate(order) if arm == 0)
     change_idx = tuple(i for i, arm in enumerate(order) if arm == 1)
     times = 1e-3 * step * noise * np.where(np.array(order) == 1, 0.95, 1.0)
-    paired = compare_blocks(times[list(base_idx)], base_idx, times[list(change_idx)], change_idx)
+    paired, _ = compare_blocks(times[list(base_idx)], base_idx, times[list(change_idx)], change_idx)
     independent = compare(times[list(base_idx)], times[list(change_idx)], resamples=RESAMPLES)
     assert (paired.analysis, paired.n_pairs) == ("paired", 20)
     assert paired.verdict == "faster" and paired.ratio == pytest.approx(0.95, rel=0.005)
@@ -165,8 +165,8 @@ def test_interleaved_blocks_are_compared_pair_by_pair():
 
 
 def test_arms_that_never_meet_fall_back_to_the_independent_analysis():
-    result = compare_blocks(blocks(30, 5, 0.01), (0, 1, 2, 3, 4), blocks(31, 5, 0.01), (5, 6, 7, 8, 9))
-    assert result.analysis == "independent" and result.n_pairs == 0
+    result, pairs = compare_blocks(blocks(30, 5, 0.01), (0, 1, 2, 3, 4), blocks(31, 5, 0.01), (5, 6, 7, 8, 9))
+    assert result.analysis == "independent" and result.n_pairs == 0 and pairs is None
 
 
 ratios = st.floats(min_value=0.5, max_value=1.5, allow_nan=False)

@@ -59,3 +59,16 @@ def test_evaluate_imports_nothing_from_the_runtime() -> None:
         if module.startswith("perfdsl.evaluate")
     }
     assert {module: found for module, found in reaching_back.items() if found} == {}
+
+
+def test_the_bundle_records_import_no_stage_that_makes_or_reads_them() -> None:
+    # A file record that names a statistics, evaluation, runtime or report type carries that
+    # stage's object through the file and back: the records are the stages' common language.
+    graph = import_graph.import_graph()
+    stages = ("perfdsl.stats", "perfdsl.evaluate", "perfdsl.runtime", "perfdsl.report")
+    reaching_out = {
+        module: sorted(target for target in targets if target.startswith(stages))
+        for module, targets in import_graph.all_edges(graph).items()
+        if module.startswith("perfdsl.bundle")
+    }
+    assert {module: found for module, found in reaching_out.items() if found} == {}

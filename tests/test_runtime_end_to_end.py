@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from perfdsl.kernel import Application, Variant
 from perfdsl.runtime.end_to_end import SHARE_ROUNDS, OpTimer, build_requests, measure_share
@@ -52,3 +55,54 @@ def test_the_share_pass_alternates_the_arms_on_the_timed_requests() -> None:
     timed = order[2:]
     turns = [timed[i : i + 40 // SHARE_ROUNDS] for i in range(0, len(timed), 40 // SHARE_ROUNDS)]
     assert [set(t) for t in turns] == [{"baseline"}, {"change"}] * SHARE_ROUNDS
+
+
+class _Files:
+    """What the application writes into the bundle itself: the paths, in order."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+
+    def write_csv(self, path: str, header: object, rows: object) -> None:
+        self.paths.append(path)
+
+
+class _Quiet:
+    def __call__(self, message: str) -> None:
+        pass
+
+    def blocks(self, key: str, order: object):
+        return lambda: None
+
+    def finish_step(self, key: str, stop: object = None) -> None:
+        pass
+
+
+@pytest.mark.slow  # compiles and times the study's application in process: about 10 s of CPU
+def test_the_application_hands_back_its_request_samples_as_a_kernel_shape_does() -> None:
+    # The samples come back as the bundle's records for the caller to write, as `sample` returns a
+    # shape's: nothing of them is written on the way (there is no load here, so nothing at all).
+    import attrs
+
+    from perfdsl.bundle.sampling import SAMPLE_COLUMNS
+    from perfdsl.parse import parse
+    from perfdsl.plan import plan
+    from perfdsl.runtime.end_to_end import run_application
+    from perfdsl.runtime.resolve import resolve_operation, resolve_reference
+    from perfdsl.source import Source
+
+    study = parse(Source.read(Path(__file__).parents[1] / "studies" / "rmsnorm_cpu.perf")).study
+    assert study is not None
+    planned = attrs.evolve(plan(study, "cpu", quick=True), load=None)
+    app = planned.application
+    assert app is not None
+    (operation,) = (op for op in planned.operations if op.name in app.uses)
+    application = resolve_reference(app.entry, Application, planned, app.line)
+    files = _Files()
+    record, sampled = run_application(
+        planned, application, resolve_operation(planned, operation), make_target("cpu"), files, _Quiet(), True
+    )
+    assert files.paths == []
+    assert sampled is not None and record.samples == "samples/application.csv"
+    assert sampled.rows()[0] == SAMPLE_COLUMNS and {s.arm for s in sampled.samples} == {"baseline", "change"}
+    assert record.timing is not None and record.timing.blocks == sampled.timing.blocks

@@ -176,7 +176,7 @@ def test_a_decided_comparison_is_not_warned_for_its_few_blocks() -> None:
 def test_the_comparison_takes_the_sequences_interval_and_verdict() -> None:
     rng = np.random.default_rng(21)
     b, c = 1e5 * np.exp(0.05 * rng.standard_normal(6)), 1e5 * np.exp(0.05 * rng.standard_normal(6))
-    fixed = compare_blocks(b, tuple(range(0, 12, 2)), c, tuple(range(1, 12, 2)), min_effect=0.02)
+    fixed, _ = compare_blocks(b, tuple(range(0, 12, 2)), c, tuple(range(1, 12, 2)), min_effect=0.02)
     assert fixed.underpowered
     stop = StopRecord(RULE, 6, DECIDED, "no meaningful change", 1.001, 0.99, 1.01, 0.003)
     judged_ = judged(fixed, stop)

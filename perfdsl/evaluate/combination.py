@@ -17,6 +17,7 @@ import attrs
 
 from perfdsl.bundle.evaluation.kernels import Combined, Comparison, Exclusion
 from perfdsl.stats.combine import combine_shapes
+from perfdsl.stats.paired import Pairs
 
 
 @attrs.frozen
@@ -28,6 +29,11 @@ class ShapeInput:
     comparison: Comparison | None
     missing: str | None
     invalid: str | None
+    pairs: Pairs | None = None
+    """The block pairs the shape's paired interval rests on; None when it has none."""
+    slower: bool = False
+    """The paired interval over those pairs called the shape slower: the combination names its
+    regressions by it, also where a sequential stop's verdict later replaced the shape's."""
 
 
 def combine(shapes: Sequence[ShapeInput], level: float) -> tuple[Combined | None, str | None]:
@@ -48,28 +54,16 @@ def combine(shapes: Sequence[ShapeInput], level: float) -> tuple[Combined | None
     ]
     if few:
         return None, "; ".join(few)
-    unpaired = [s.label for s in valid if s.comparison is not None and s.comparison.paired is None]
+    unpaired = [s.label for s in valid if s.pairs is None]
     if unpaired:
         return None, (
             f"shape {', '.join(unpaired)} has too few adjacent block pairs to combine by total time"
         )
-    result = combine_shapes(
-        {s.label: s.comparison.paired for s in valid if s.comparison and s.comparison.paired},
+    return combine_shapes(
+        {s.label: s.pairs for s in valid if s.pairs is not None},
         {s.label: s.weight for s in valid},
         level=level,
-    )
-    return Combined(
-        ratio=result.ratio,
-        ci_low=result.low,
-        ci_high=result.high,
-        level=level,
-        theta=result.theta,
-        verdict=result.verdict,
-        p_value=result.p_value,
-        basis="ratio of weighted total times",
-        shares=result.shares,
-        regressions=result.regressions,
+        theta=max(s.comparison.theta for s in valid if s.comparison is not None),
+        regressions=tuple(s.label for s in valid if s.slower),
         excluded=excluded,
-        mde=result.mde,
-        spread_log=result.spread_log,
     ), None

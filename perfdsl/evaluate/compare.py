@@ -19,7 +19,7 @@ import numpy as np
 from scipy import stats
 
 from perfdsl.bundle.evaluation.kernels import Comparison, Dispersion
-from perfdsl.stats.paired import MIN_PAIRS, compare_paired, pair_blocks, too_few_pairs
+from perfdsl.stats.paired import MIN_PAIRS, Pairs, compare_paired, pair_blocks, too_few_pairs
 from perfdsl.stats.power import minimum_detectable_effect as paired_mde
 from perfdsl.stats.verdict import classify
 
@@ -153,7 +153,7 @@ def compare_blocks(
     level: float = 0.95,
     min_effect: float = 0.0,
     seed: int = 0,
-) -> Comparison:
+) -> tuple[Comparison, Pairs | None]:
     """Compare two arms the way the sampler ran them: adjacent blocks as pairs.
 
     The arms are interleaved ABBA, so a pair of adjacent blocks ran under one
@@ -165,15 +165,20 @@ def compare_blocks(
     independent `compare`, and says so in `analysis`. With fewer pairs than
     that there is no interval and the verdict is inconclusive, with the reason
     in `interval_missing`.
+
+    Beside the comparison come the pairs its paired interval rests on (None
+    when it has none): what the combination over shapes totals
+    (`stats.combine`), handed on so that they need not ride inside the file's
+    record.
     """
     theta = max(MIN_THRESHOLD, float(min_effect))
     b = _positive_1d(baseline, "baseline", minimum=2)
     c = _positive_1d(change, "change", minimum=2)
     pairs = pair_blocks(b, np.asarray(baseline_index), c, np.asarray(change_index))
     if pairs.baseline.size < 2 and min(b.size, c.size) >= MIN_PAIRS:
-        return compare(b, c, level=level, min_effect=min_effect, seed=seed)
+        return compare(b, c, level=level, min_effect=min_effect, seed=seed), None
     if pairs.baseline.size < MIN_PAIRS:
-        return _without_interval(b, c, pairs.log_ratios, level, theta, seed)
+        return _without_interval(b, c, pairs.log_ratios, level, theta, seed), None
     p = compare_paired(pairs, level=level, theta=theta, seed=seed)
     return Comparison(
         ratio=p.ratio,
@@ -196,8 +201,7 @@ def compare_blocks(
         analysis="paired",
         n_pairs=p.n_pairs,
         p_value=p.p_value,
-        paired=p,
-    )
+    ), pairs
 
 
 def _without_interval(

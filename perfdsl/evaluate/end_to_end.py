@@ -56,7 +56,7 @@ def evaluate_end_to_end(
     )
     comparison = None
     if missing is None:
-        comparison = compare_blocks(
+        comparison, _ = compare_blocks(
             samples["baseline"].block_medians_ns,
             samples["baseline"].block_indices,
             samples["change"].block_medians_ns,

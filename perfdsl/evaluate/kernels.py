@@ -61,11 +61,10 @@ def _operation(inputs: BundleInputs, op: OperationRecord, level: float, theta: f
     correctness = summarize_correctness(op.correctness)
     wrong = None if correctness.passed else "the operation fails its correctness check"
     timed = [_shape(inputs, op.name, shape, level, theta, mechanism, wrong) for shape in op.shapes]
-    shapes = tuple(s for s, record in zip(timed, op.shapes, strict=True) if not record.limit)
-    limits = tuple(s for s, record in zip(timed, op.shapes, strict=True) if record.limit)
-    combined, missing = combine(
-        [ShapeInput(s.label, s.weight, s.comparison, s.missing, s.invalid) for s in shapes], level
-    )
+    workload = [(s, given) for (s, given), record in zip(timed, op.shapes, strict=True) if not record.limit]
+    shapes = tuple(s for s, _ in workload)
+    limits = tuple(s for (s, _), record in zip(timed, op.shapes, strict=True) if record.limit)
+    combined, missing = combine([given for _, given in workload], level)
     return OperationResult(
         name=op.name,
         baseline=op.baseline,
@@ -88,14 +87,15 @@ def _shape(
     theta: float,
     mechanism: str | None,
     wrong: str | None,
-) -> ShapeResult:
+) -> tuple[ShapeResult, ShapeInput]:
+    """The shape's result, and the shape as the combination over shapes reads it."""
     found = quantities(shape)
     samples = read_samples(inputs, shape.samples) if shape.samples else {}
     arms = tuple(_summary(arm, samples[arm]) for arm in (*ARMS, *ROOF_ARMS) if arm in samples)
     roof, roof_missing, achieved, roofs = bandwidths(found, {a.arm: a.block_medians_ns for a in arms}, shape)
-    comparison, missing = None, _why_not_evidence(inputs, shape, samples)
+    comparison, pairs, missing = None, None, _why_not_evidence(inputs, shape, samples)
     if missing is None:
-        comparison = compare_blocks(
+        comparison, pairs = compare_blocks(
             samples["baseline"].block_medians_ns,
             samples["baseline"].block_indices,
             samples["change"].block_medians_ns,
@@ -103,6 +103,7 @@ def _shape(
             level=level,
             min_effect=theta,
         )
+    slower = pairs is not None and comparison is not None and comparison.verdict == "slower"
     rule = inputs.plan.timing.stopping
     stop = recompute(samples, rule) if rule is not None else None
     if comparison is not None and stop is not None:
@@ -128,7 +129,7 @@ def _shape(
             comparison, invalid, preferred(found, quantity_name), quantity_name, achieved
         ),
     )
-    return ShapeResult(
+    result = ShapeResult(
         label=shape.label,
         sizes=dict(shape.sizes),
         weight=shape.weight,
@@ -143,6 +144,7 @@ def _shape(
         stop_agrees=agrees(stop, shape.stop) if stop is not None or shape.stop is not None else None,
         stop_pairs_needed=pairs_to_decide(stop) if stop is not None else None,
     )
+    return result, ShapeInput(result.label, result.weight, comparison, missing, invalid, pairs, slower)
 
 
 def invalid_reason(findings: tuple[quality.Finding, ...], wrong: str | None, subject: str = "") -> str | None:

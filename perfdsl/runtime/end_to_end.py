@@ -207,10 +207,13 @@ def run_application(
     progress: Progress,
     correctness_passed: bool,
     pinning: Pinning | None = None,
-) -> ApplicationRecord:
-    """All end-to-end evidence for the plan's application, raw records into the bundle.
+) -> tuple[ApplicationRecord, Sampled | None]:
+    """All end-to-end evidence for the plan's application, and its request samples (None: not timed).
 
-    `pinning` puts the load generator's thread on its own core (`runtime.machine_state`).
+    The request samples come back as the kernels' do, the bundle's records for
+    the caller to write at the record's `samples` path; the load probes' raw
+    records go into `bundle`. `pinning` puts the load generator's thread on
+    its own core (`runtime.machine_state`).
     """
     from perfdsl.runtime.correctness import compare_application
 
@@ -245,7 +248,7 @@ def run_application(
         # The simulator takes seconds per request, and its times would not be evidence anyway.
         reason = f"not timed on {target.name}: its timings are not evidence"
     if reason is not None:
-        return attrs.evolve(entry, samples_missing=reason, share_missing=reason, load_missing=reason)
+        return attrs.evolve(entry, samples_missing=reason, share_missing=reason, load_missing=reason), None
 
     progress(f"application `{app.name}`: request time")
     timers: dict[str, OpTimer] = {}
@@ -261,8 +264,6 @@ def run_application(
         on_look=lambda current, needed: progress.look(key, current, needed),
     )
     progress.finish_step(key, record.timing.stop)
-    header, rows = record.rows()
-    bundle.write_csv("samples/application.csv", header, rows)
     timing = ApplicationTiming(record.timing.blocks, record.timing.failures, record.timing.stop)
 
     progress(f"application `{app.name}`: the operation's share of time")
@@ -270,13 +271,13 @@ def run_application(
     entry = attrs.evolve(entry, samples="samples/application.csv", timing=timing, share=shares)
 
     if plan.load is None:
-        return attrs.evolve(entry, load_missing="the study declares no load")
+        return attrs.evolve(entry, load_missing="the study declares no load"), record
     if plan.load.slo_seconds is not None and slowest > plan.load.slo_seconds:
         return attrs.evolve(
             entry,
             load_missing=f"no rate can meet the SLO: one request alone takes {slowest * 1e3:.3g} ms "
             f"> {plan.load.slo_seconds * 1e3:.3g} ms",
-        )
+        ), record
     probes, stopped, searches = search_load(
         requests,
         plan.load,
@@ -299,4 +300,4 @@ def run_application(
         rule=CONFIRMATION_RULE,
         searches=tuple(searches),
     )
-    return attrs.evolve(entry, load=load)
+    return attrs.evolve(entry, load=load), record

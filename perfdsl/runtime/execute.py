@@ -234,13 +234,19 @@ def _measure(
 
 
 def _application(session: Session, bundle: BundleWriter, passed: bool) -> tuple[Any, str | None]:
-    """The application's evidence from its own worker, or why there is none."""
+    """The application's evidence from its own worker, or why there is none.
+
+    Its request samples are written as a kernel shape's are, from the bundle's
+    records the worker returns; the load probes' files come ready to copy.
+    """
     try:
-        record, files = session.call("application", (passed,))
+        record, sampled, files = session.call("application", (passed,))
     except WorkerDied as died:
         return None, died.failure("application").message
     finally:
         session.close()
+    if sampled is not None:
+        bundle.write_csv(record.samples, *sampled.rows())
     for written in files:
         bundle.write_csv(written.path, written.header, written.rows)
     return record, None

@@ -93,13 +93,13 @@ class Written:
 
 
 class _Recorder:
-    """Stands in for the bundle writer inside the worker: keeps the CSVs for the parent."""
+    """Stands in for the bundle writer inside the worker: keeps the load probes' CSVs for the parent."""
 
     def __init__(self) -> None:
         self.files: list[Written] = []
 
     def write_csv(self, path: str, header: Sequence[str], rows: Any) -> None:
-        """Keep the file for the parent (the only kind the application writes)."""
+        """Keep the file for the parent (the only kind the load search writes)."""
         self.files.append(Written(path, tuple(header), tuple(tuple(r) for r in rows)))
 
 
@@ -262,8 +262,11 @@ class _Server:
 
         return sample(marking, prepared, settings, on_block=on_block, on_look=on_look)
 
-    def application(self, correctness_passed: bool, relay: _Relay) -> tuple[Any, list[Written]]:
-        """The application's end-to-end evidence and the files it would write."""
+    def application(
+        self, correctness_passed: bool, relay: _Relay
+    ) -> tuple[Any, Sampled | None, list[Written]]:
+        """The application's end-to-end evidence, its request samples (as `time` returns a shape's)
+        and the load probes' files."""
         from perfdsl.kernel import Application
         from perfdsl.runtime.end_to_end import run_application
 
@@ -271,7 +274,7 @@ class _Server:
         assert app_plan is not None
         application = resolve_reference(app_plan.entry, Application, self.plan, app_plan.line)
         recorder = _Recorder()
-        record = run_application(
+        record, sampled = run_application(
             self.plan,
             application,
             self.resolved,
@@ -281,7 +284,7 @@ class _Server:
             correctness_passed,
             self.job.pinning,
         )
-        return record, recorder.files
+        return record, sampled, recorder.files
 
 
 def serve(connection: Any, job: Job, marker: Any) -> None:

@@ -18,89 +18,64 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import attrs
 import numpy as np
 
-from perfdsl.bundle.evaluation.estimate import Estimate
-from perfdsl.bundle.evaluation.kernels import ShapeShare
-from perfdsl.bundle.evaluation.verdicts import Verdict
+from perfdsl.bundle.evaluation.kernels import Combined, Exclusion, ShapeShare
 from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES, Stratum, ratio_of_totals
-from perfdsl.stats.paired import PairedComparison
+from perfdsl.stats.paired import Pairs
 from perfdsl.stats.power import detectable_from_se
 from perfdsl.stats.verdict import classify
 
-
-@attrs.frozen
-class CombinedComparison:
-    """The weighted total-time ratio over shapes, its interval, verdict and the regressing shapes."""
-
-    ratio: float
-    low: float
-    high: float
-    level: float
-    theta: float
-    verdict: Verdict
-    p_value: float
-    shares: tuple[ShapeShare, ...]
-    """In the order given."""
-    regressions: tuple[str, ...]
-    """Shapes whose own verdict is "slower", named whatever the total does."""
-    mde: float
-    """Smallest relative change of the total the run detects with 80 % power (`stats.power`)."""
-    spread_log: float
-    """The standard error times sqrt(pairs): the spread of one round over all shapes, so that
-    `stats.power.pairs_needed` says how many pairs per shape would detect a given effect."""
-    resamples: int
-    seed: int
-
-    @property
-    def estimate(self) -> Estimate:
-        """The ratio and its interval, as Amdahl, value and mechanism take them."""
-        return Estimate(self.ratio, self.low, self.high, self.level)
+BASIS = "ratio of weighted total times"
+"""What the combined ratio is, as evaluation.json names it."""
 
 
 def combine_shapes(
-    comparisons: Mapping[str, PairedComparison],
+    pairs: Mapping[str, Pairs],
     weights: Mapping[str, float],
     *,
     level: float = 0.95,
-    theta: float | None = None,
+    theta: float = 0.01,
+    regressions: tuple[str, ...] = (),
+    excluded: tuple[Exclusion, ...] = (),
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
-) -> CombinedComparison:
-    """Combine the shapes' paired comparisons into the workload's ratio of total times.
+) -> Combined:
+    """Combine the shapes' block pairs into the workload's ratio of total times, as the file's record.
 
+    It reads the pairs the shapes' paired comparisons rest on, not those
+    comparisons, so nothing of a per-shape result has to travel back here.
     Weights need not sum to 1 (only their proportions matter); a zero weight
-    keeps a shape out of the total while its own regression is still named.
-    theta defaults to the largest per-shape theta.
+    keeps a shape out of the total. `theta` is the practical threshold (0.01 =
+    1 %); `regressions` (the shapes whose own verdict is "slower") and
+    `excluded` (the shapes left out, and why) are the caller's judgement of the
+    shapes, kept in the record beside the total.
     """
-    if not comparisons:
+    if not pairs:
         raise ValueError("no shapes to combine")
-    if set(comparisons) != set(weights):
-        raise ValueError(f"shapes and weights differ: {sorted(comparisons)} vs {sorted(weights)}")
-    names = tuple(comparisons)
-    strata = [
-        Stratum(np.log(comparisons[s].pairs.baseline), np.log(comparisons[s].pairs.change)) for s in names
-    ]
+    if set(pairs) != set(weights):
+        raise ValueError(f"shapes and weights differ: {sorted(pairs)} vs {sorted(weights)}")
+    names = tuple(pairs)
+    strata = [Stratum(np.log(pairs[s].baseline), np.log(pairs[s].change)) for s in names]
     w = [float(weights[s]) for s in names]
     result = ratio_of_totals(strata, w, level=level, resamples=resamples, seed=seed)
-    th = max(c.theta for c in comparisons.values()) if theta is None else float(theta)
+    th = float(theta)
     base = np.array([wi * np.exp(st.log_baseline.mean()) for wi, st in zip(w, strata, strict=True)])
     fewest = min(st.log_baseline.size for st in strata)
-    return CombinedComparison(
+    return Combined(
         ratio=result.ratio,
-        low=result.low,
-        high=result.high,
+        ci_low=result.low,
+        ci_high=result.high,
         level=level,
         theta=th,
         verdict=classify(result.low, result.high, th),
         p_value=result.p_value,
+        basis=BASIS,
         shares=tuple(
             ShapeShare(s, wi, float(x)) for s, wi, x in zip(names, w, base / base.sum(), strict=True)
         ),
-        regressions=tuple(s for s in names if comparisons[s].verdict == "slower"),
+        regressions=regressions,
+        excluded=excluded,
         mde=detectable_from_se(result.se_log, fewest, level, threshold=th),
         spread_log=result.se_log * float(np.sqrt(fewest)),
-        resamples=resamples,
-        seed=seed,
     )

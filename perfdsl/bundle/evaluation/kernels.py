@@ -1,9 +1,8 @@
 """evaluation.json's kernel timing: each operation's shapes, comparisons and combination.
 
-Comparison also carries two fields the file never holds (the independent
-analysis's bootstrap replicates and the paired analysis itself): the
-computation combines shapes and histories from them, and the intervals
-summarise them. They are marked `WRITTEN: False` and read back as None.
+Comparison also carries one field the file never holds, the independent
+analysis's bootstrap replicates: a history combines shapes from them, and the
+interval summarises them. It is marked `WRITTEN: False` and reads back as None.
 """
 
 from __future__ import annotations
@@ -21,8 +20,6 @@ from perfdsl.bundle.stopping import StopRecord
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from perfdsl.stats.paired import PairedComparison
 
 
 Analysis = Literal["paired", "independent"]
@@ -91,8 +88,6 @@ class Comparison:
     """The paired bootstrap-t p-value of ratio 1 (None for the independent analysis)."""
     replicates: np.ndarray | None = attrs.field(default=None, eq=False, repr=False, metadata=NOT_WRITTEN)
     """Bootstrap replicates of the independent ratio (read-only); not written to evaluation.json."""
-    paired: PairedComparison | None = attrs.field(default=None, eq=False, repr=False, metadata=NOT_WRITTEN)
-    """The paired analysis itself, for combining shapes by total time; not written out."""
     interval_missing: str | None = None
     """Why there is no interval (too few block pairs); the verdict is then inconclusive."""
     family: str | None = None

@@ -1,0 +1,46 @@
+"""An operation's combination over shapes, from the block pairs the shapes' comparisons rest on."""
+
+import numpy as np
+import pytest
+
+from perfdsl.evaluate.combination import ShapeInput, combine
+from perfdsl.evaluate.compare import compare_blocks
+
+ORDER = [0, 1, 1, 0] * 5
+"""ABBA over 10 rounds: 10 blocks per arm, 10 adjacent pairs."""
+
+
+def _shape(label: str, seed: int, level: float, ratio: float, order: list[int] = ORDER) -> ShapeInput:
+    rng = np.random.default_rng(seed)
+    arm = np.array(order)
+    times = level * np.where(arm == 1, ratio, 1.0) * np.exp(rng.normal(0.0, 0.01, arm.size))
+    base = tuple(i for i, a in enumerate(order) if a == 0)
+    change = tuple(i for i, a in enumerate(order) if a == 1)
+    comparison, pairs = compare_blocks(times[list(base)], base, times[list(change)], change, min_effect=0.01)
+    slower = pairs is not None and comparison.verdict == "slower"
+    return ShapeInput(label, 1.0, comparison, None, None, pairs, slower)
+
+
+def test_one_shape_combined_is_its_own_paired_comparison() -> None:
+    one = _shape("only", 1, 50e-6, 1.03)
+    combined, missing = combine([one], 0.95)
+    assert missing is None and combined is not None and one.comparison is not None
+    assert (combined.ratio, combined.ci_low, combined.ci_high, combined.verdict) == pytest.approx(
+        (one.comparison.ratio, one.comparison.ci_low, one.comparison.ci_high, one.comparison.verdict)
+    )
+
+
+def test_a_regressing_shape_is_named_when_the_total_is_faster() -> None:
+    combined, _ = combine([_shape("long", 2, 1e-3, 0.8), _shape("short", 3, 1e-5, 1.3)], 0.95)
+    assert combined is not None
+    assert (combined.verdict, combined.regressions) == ("faster", ("short",))
+    assert [s.shape for s in combined.shares] == ["long", "short"]
+
+
+def test_a_shape_with_no_paired_interval_keeps_the_operation_uncombined() -> None:
+    # Arms that never meet: the comparison falls back to the independent analysis, with no pairs.
+    apart = _shape("apart", 4, 1e-4, 1.0, [0] * 10 + [1] * 10)
+    assert apart.comparison is not None and apart.comparison.analysis == "independent"
+    combined, missing = combine([_shape("met", 5, 1e-4, 1.0), apart], 0.95)
+    assert combined is None
+    assert missing == "shape apart has too few adjacent block pairs to combine by total time"
