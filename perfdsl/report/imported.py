@@ -9,6 +9,15 @@ not, the environment the file itself carried, and the SHA-256 of the copy in
 the bundle. Correctness and end-to-end evidence that were not run are printed
 as the study's own statements, marked as not checked by perfdsl.
 
+What is study prose or said the same of any evidence comes from the native
+section modules, so the two reports cannot drift apart: the decision sentence,
+the prediction warnings and their callout (`report.decision`), the declared
+workload, the modelled quantities and the mechanism, the limits and the
+fallback, the rejected alternatives, the commands, and a value not computed.
+Kept here is what only imported evidence has: the evidence table with each
+file's label, the unpaired timing, and the readings of the imported
+evaluation's record (`ImportedEvaluation`), which has no native counterpart.
+
 Like `report.markdown`, a pure function of the study and the bundle's files.
 """
 
