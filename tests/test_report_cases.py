@@ -1,0 +1,71 @@
+"""The whole Markdown report of planted bundles, compared with golden files in tests/report_cases.
+
+One native bundle (`evaluate_fixtures.make_bundle`, seeded, with a fixed run
+id) and one imported (tests/report_cases/imported.perf over the importer
+fixtures, run in-process with no code run) are evaluated and rendered as
+`perfdsl build --md` does, from evaluation.json read back. A change to any
+section's wording shows as a diff of the golden it touches: the two reports
+share their sections, so a wording changed in one place shows in both.
+Regenerate with `UPDATE_GOLDENS=1 pytest tests/test_report_cases.py` and
+review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import attrs
+import pytest
+from evaluate_fixtures import CHECKED, make_bundle
+
+from perfdsl.bundle.evaluation.evaluation import Evaluation
+from perfdsl.bundle.evaluation.imported import ImportedEvaluation
+from perfdsl.bundle.files import dumps
+from perfdsl.bundle.opened import open_bundle
+from perfdsl.evaluate.evaluation import evaluate, write_evaluation
+from perfdsl.evaluate.imported import evaluate_imported
+from perfdsl.parse import parse
+from perfdsl.report.imported import render_imported_markdown
+from perfdsl.report.markdown import render_markdown
+from perfdsl.runtime.imported import run_imported
+from perfdsl.source import Source
+
+CASES = Path(__file__).resolve().parent / "report_cases"
+UPDATE = os.environ.get("UPDATE_GOLDENS") == "1"
+RUN_ID = "20261129T000000Z-c0ffee"
+"""Both bundles' run id as the report prints it: a run's own id holds its start time."""
+
+
+def _matches_golden(markdown: str, name: str) -> None:
+    golden = CASES / name
+    if UPDATE:
+        golden.write_text(markdown, encoding="utf-8")
+    assert markdown == golden.read_text(encoding="utf-8"), f"regenerate {golden} with UPDATE_GOLDENS=1"
+
+
+def test_native_report_matches_its_golden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The plan records the study's artifacts directory resolved from the working directory, and
+    # the report prints plan.json's hash: from the root, every checkout writes the same plan.
+    monkeypatch.chdir("/")
+    bundle = make_bundle(
+        tmp_path, predictions=CHECKED["predictions"], sections=CHECKED["sections"], run_id=RUN_ID
+    )
+    write_evaluation(open_bundle(bundle), evaluate(open_bundle(bundle)))
+    opened = open_bundle(bundle)
+    study = parse(Source("study.perf", opened.study_text)).study
+    assert study is not None
+    markdown, _ = render_markdown(study, Evaluation.read(bundle), opened, bundle_label=f"artifacts/{RUN_ID}")
+    _matches_golden(markdown, "native.md")
+
+
+def test_imported_report_matches_its_golden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(CASES)  # the study's imports are relative to it, and its source path is printed
+    study = parse(Source.read(Path("imported.perf"))).study
+    assert study is not None
+    bundle = run_imported(study, tmp_path)
+    evaluation = attrs.evolve(evaluate_imported(bundle, study), run_id=RUN_ID)
+    written = ImportedEvaluation.from_json(json.loads(dumps(evaluation.to_json())), Path("evaluation.json"))
+    markdown = render_imported_markdown(study, written, f"artifacts/{RUN_ID}")
+    _matches_golden(markdown, "imported.md")
