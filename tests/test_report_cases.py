@@ -26,6 +26,7 @@ from perfdsl.bundle.files import dumps
 from perfdsl.bundle.opened import open_bundle
 from perfdsl.evaluate.evaluation import evaluate, write_evaluation
 from perfdsl.evaluate.imported import evaluate_imported
+from perfdsl.nodes import Study
 from perfdsl.parse import parse
 from perfdsl.report.imported import render_imported_markdown
 from perfdsl.report.markdown import render_markdown
@@ -60,12 +61,33 @@ def test_native_report_matches_its_golden(tmp_path: Path, monkeypatch: pytest.Mo
     _matches_golden(markdown, "native.md")
 
 
-def test_imported_report_matches_its_golden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _imported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Study, ImportedEvaluation]:
+    """The planted imported study, run and evaluated, its evaluation read back from JSON."""
     monkeypatch.chdir(CASES)  # the study's imports are relative to it, and its source path is printed
     study = parse(Source.read(Path("imported.perf"))).study
     assert study is not None
     bundle = run_imported(study, tmp_path)
     evaluation = attrs.evolve(evaluate_imported(bundle, study), run_id=RUN_ID)
     written = ImportedEvaluation.from_json(json.loads(dumps(evaluation.to_json())), Path("evaluation.json"))
-    markdown = render_imported_markdown(study, written, f"artifacts/{RUN_ID}")
-    _matches_golden(markdown, "imported.md")
+    return study, written
+
+
+def test_imported_report_matches_its_golden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    study, evaluation = _imported(tmp_path, monkeypatch)
+    _matches_golden(render_imported_markdown(study, evaluation, f"artifacts/{RUN_ID}"), "imported.md")
+
+
+def test_imported_page_one_says_a_decision_edited_after_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the native page 1 does: the file's decision leads, and the warning names the one checked."""
+    study, evaluation = _imported(tmp_path, monkeypatch)
+    text = study.source.text.replace("decision investigate", "decision adopt", 1)
+    edited = parse(Source(study.source.path, text)).study
+    assert edited is not None and evaluation.decision == "investigate"
+    page_one = render_imported_markdown(edited, evaluation, "b").split("## Workload")[0]
+    assert page_one.startswith("# A planted imported study") and "**Decision: adopt.**" in page_one
+    assert (
+        "**Decision changed after the run**, from `investigate` to `adopt`: the check against the "
+        "evidence is of `investigate`." in page_one
+    )

@@ -10,8 +10,9 @@ section modules each present one link of evidence and change when that link
 does; this one changes when what leads the page does. The imported study's
 page 1 (`report.imported`) opens with the same decision sentence
 (`decision_sentence`), writes its bounds with the same comparators, warns of
-the same predictions (`prediction_warnings`) and calls its warnings out the
-same way (`warnings_callout`).
+a decision edited after the run (`decision_changed`) and of the same
+predictions (`prediction_warnings`), and calls its warnings out the same way
+(`warnings_callout`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 from perfdsl.bundle.evaluation.end_to_end import straddle_note
 from perfdsl.bundle.evaluation.kernels import OperationResult
 from perfdsl.bundle.evaluation.verdicts import PredictionResult
+from perfdsl.nodes import Study
 from perfdsl.report import formatting as fmt
 from perfdsl.report import stopping
 from perfdsl.report.context import Blocks, ReportContext, run_objective
@@ -411,12 +413,7 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
     if not registration.matches:
         out.append(f"**Registration broken.** {fmt.message(registration.message)}.")
     decision = ev.decision
-    declared = ctx.study.decision.id if ctx.study.decision else None
-    if declared and decision.declared and declared != decision.declared:
-        out.append(
-            f"**Decision changed after the run**, from {fmt.code(decision.declared)} to "
-            f"{fmt.code(declared)}: the check against the evidence is of {fmt.code(decision.declared)}."
-        )
+    out.extend(decision_changed(ctx.study, decision.declared))
     for finding in decision.findings:
         out.append(f"**Decision contradicted.** {fmt.message(finding)}.")
     if ev.expectations_missing is not None and any(p.on is not None for p in ctx.study.predictions):
@@ -445,6 +442,18 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
         out.append("**Correctness failed** for the application's output against its float64 run.")
     out.extend(prediction_warnings(ev.predictions))
     return out
+
+
+def decision_changed(study: Study, at_run: str | None) -> list[str]:
+    """The study file's decision where it is not the one the run's study declared (`at_run`), which
+    is the one the evidence was checked against."""
+    declared = study.decision.id if study.decision else None
+    if not (declared and at_run and declared != at_run):
+        return []
+    return [
+        f"**Decision changed after the run**, from {fmt.code(at_run)} to "
+        f"{fmt.code(declared)}: the check against the evidence is of {fmt.code(at_run)}."
+    ]
 
 
 def prediction_warnings(

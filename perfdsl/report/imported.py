@@ -31,7 +31,13 @@ from perfdsl.bundle.evaluation.verdicts import PredictionResult
 from perfdsl.nodes import Limit, QuantityRef, Study
 from perfdsl.plan import shape_dicts
 from perfdsl.report import formatting as fmt
-from perfdsl.report.decision import COMPARATORS, decision_sentence, prediction_warnings, warnings_callout
+from perfdsl.report.decision import (
+    COMPARATORS,
+    decision_changed,
+    decision_sentence,
+    prediction_warnings,
+    warnings_callout,
+)
 from perfdsl.report.imported_evidence import counted_blocks, decision_lines, end_to_end_blocks, value_blocks
 from perfdsl.report.investigation import missing, rejected_items
 from perfdsl.report.limitations import NOT_MEASURED, declared_limits, fallback_sentence
@@ -72,7 +78,8 @@ def render_imported_markdown(study: Study, evaluation: ImportedEvaluation, bundl
 
 
 def _decision(study: Study, ev: ImportedEvaluation) -> list[str]:
-    sentences = [decision_sentence(ev.decision), "Every timing below was imported from another harness."]
+    declared = study.decision.id if study.decision else ev.decision
+    sentences = [decision_sentence(declared), "Every timing below was imported from another harness."]
     for t in ev.timings:
         sentences.append(f"`{t.operation}`: time ratio (change / baseline) {_ratio(t)}.")
     sentences.extend(decision_lines(ev, _ratio))
@@ -83,6 +90,7 @@ def _decision(study: Study, ev: ImportedEvaluation) -> list[str]:
         for t in [*ev.timings, *(a.timing for a in ev.applications)]
         if not t.evidence_grade
     ]
+    warnings += decision_changed(study, ev.decision)
     warnings += [fmt.message(finding) for finding in ev.findings]
     warnings += prediction_warnings(ev.predictions, _unjudged_counts(ev))
     blocks.append(warnings_callout(warnings))
