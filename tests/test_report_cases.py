@@ -23,7 +23,7 @@ from evaluate_fixtures import CHECKED, make_bundle
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.evaluation.imported import ImportedEvaluation
 from perfdsl.bundle.files import dumps
-from perfdsl.bundle.opened import open_bundle
+from perfdsl.bundle.opened import Bundle, open_bundle
 from perfdsl.evaluate.evaluation import evaluate, write_evaluation
 from perfdsl.evaluate.imported import evaluate_imported
 from perfdsl.nodes import Study
@@ -46,7 +46,8 @@ def _matches_golden(markdown: str, name: str) -> None:
     assert markdown == golden.read_text(encoding="utf-8"), f"regenerate {golden} with UPDATE_GOLDENS=1"
 
 
-def test_native_report_matches_its_golden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _native(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Study, Evaluation, Bundle]:
+    """The planted native bundle, evaluated, with its study and evaluation.json read back."""
     # The plan records the study's artifacts directory resolved from the working directory, and
     # the report prints plan.json's hash: from the root, every checkout writes the same plan.
     monkeypatch.chdir("/")
@@ -57,7 +58,12 @@ def test_native_report_matches_its_golden(tmp_path: Path, monkeypatch: pytest.Mo
     opened = open_bundle(bundle)
     study = parse(Source("study.perf", opened.study_text)).study
     assert study is not None
-    markdown, _ = render_markdown(study, Evaluation.read(bundle), opened, bundle_label=f"artifacts/{RUN_ID}")
+    return study, Evaluation.read(bundle), opened
+
+
+def test_native_report_matches_its_golden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    study, evaluation, opened = _native(tmp_path, monkeypatch)
+    markdown, _ = render_markdown(study, evaluation, opened, bundle_label=f"artifacts/{RUN_ID}")
     _matches_golden(markdown, "native.md")
 
 
@@ -77,17 +83,29 @@ def test_imported_report_matches_its_golden(tmp_path: Path, monkeypatch: pytest.
     _matches_golden(render_imported_markdown(study, evaluation, f"artifacts/{RUN_ID}"), "imported.md")
 
 
-def test_imported_page_one_says_a_decision_edited_after_the_run(
+def _edited(study: Study, old: str, new: str) -> Study:
+    edited = parse(Source(study.source.path, study.source.text.replace(old, new, 1))).study
+    assert edited is not None
+    return edited
+
+
+def _says_decision_changed(page_one: str, at_run: str, now: str) -> None:
+    assert f"**Decision: {now}.**" in page_one
+    assert (
+        f"**Decision changed after the run**, from `{at_run}` to `{now}`: the check against the "
+        f"evidence is of `{at_run}`." in page_one
+    )
+
+
+def test_both_page_ones_say_a_decision_edited_after_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """As the native page 1 does: the file's decision leads, and the warning names the one checked."""
-    study, evaluation = _imported(tmp_path, monkeypatch)
-    text = study.source.text.replace("decision investigate", "decision adopt", 1)
-    edited = parse(Source(study.source.path, text)).study
-    assert edited is not None and evaluation.decision == "investigate"
-    page_one = render_imported_markdown(edited, evaluation, "b").split("## Workload")[0]
-    assert page_one.startswith("# A planted imported study") and "**Decision: adopt.**" in page_one
-    assert (
-        "**Decision changed after the run**, from `investigate` to `adopt`: the check against the "
-        "evidence is of `investigate`." in page_one
-    )
+    """The study file's decision leads, and the warning names the one the evidence was checked against."""
+    study, evaluation, opened = _native(tmp_path / "native", monkeypatch)
+    edited = _edited(study, "decision adopt", "decision investigate")
+    markdown, _ = render_markdown(edited, evaluation, opened)
+    _says_decision_changed(markdown.split("## Workload")[0], "adopt", "investigate")
+    imported, imported_evaluation = _imported(tmp_path / "imported", monkeypatch)
+    edited = _edited(imported, "decision investigate", "decision adopt")
+    page_one = render_imported_markdown(edited, imported_evaluation, "b").split("## Workload")[0]
+    _says_decision_changed(page_one, "investigate", "adopt")
