@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.imported import ImportedEvaluation, ImportedTiming, SideResult
 from perfdsl.bundle.evaluation.verdicts import PredictionResult
 from perfdsl.nodes import Limit, QuantityRef, Study
@@ -42,6 +43,7 @@ from perfdsl.report.imported_evidence import counted_blocks, decision_lines, end
 from perfdsl.report.investigation import missing, rejected_items
 from perfdsl.report.limitations import NOT_MEASURED, declared_limits, fallback_sentence
 from perfdsl.report.markdown import SECTIONS
+from perfdsl.report.mechanism import modelled_warning, quantity_value
 from perfdsl.report.operation import mechanism_sentence, models_table
 from perfdsl.report.reproduction import commands_blocks
 from perfdsl.report.value import not_computed
@@ -182,8 +184,7 @@ def _mechanism(ev: ImportedEvaluation) -> list[str]:
         [
             f"`{op}`",
             f"`{quantity}`",
-            fmt.sci(arms.get("baseline")),
-            fmt.sci(arms.get("change")),
+            *(_quantity(quantity, arms.get(arm)) for arm in ARMS),
             _model_ratio(arms),
         ]
         for op, models in ev.models.items()
@@ -192,14 +193,20 @@ def _mechanism(ev: ImportedEvaluation) -> list[str]:
     if not rows:
         return ["No mechanism quantity is modelled."]
     counted = "counted: see below" if ev.counted else "not counted: no profiler file was imported"
+    profiled = {c.operation for c in ev.counted}
     return [
+        *(modelled_warning(op) for op in ev.models if op not in profiled),
         fmt.table(
             f"Modelled per call ({counted})",
             ["operation", "quantity", "baseline", "change", "ratio"],
             rows,
             numeric=(2, 3, 4),
-        )
+        ),
     ]
+
+
+def _quantity(name: str, value: float | None) -> str:
+    return fmt.MISSING if value is None else quantity_value(name, value)
 
 
 def _model_ratio(arms: Mapping[str, float]) -> str:
