@@ -9,6 +9,15 @@ not, the environment the file itself carried, and the SHA-256 of the copy in
 the bundle. Correctness and end-to-end evidence that were not run are printed
 as the study's own statements, marked as not checked by perfdsl.
 
+What is study prose or said the same of any evidence comes from the native
+section modules, so the two reports cannot drift apart: the decision sentence,
+the prediction warnings and their callout (`report.decision`), the declared
+workload, the modelled quantities and the mechanism, the limits and the
+fallback, the rejected alternatives, the commands, and a value not computed.
+Kept here is what only imported evidence has: the evidence table with each
+file's label, the unpaired timing, and the readings of the imported
+evaluation's record (`ImportedEvaluation`), which has no native counterpart.
+
 Like `report.markdown`, a pure function of the study and the bundle's files.
 """
 
@@ -17,14 +26,29 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.imported import ImportedEvaluation, ImportedTiming, SideResult
 from perfdsl.bundle.evaluation.verdicts import PredictionResult
-from perfdsl.nodes import Study
+from perfdsl.nodes import Limit, QuantityRef, Study
+from perfdsl.plan import shape_dicts
 from perfdsl.report import formatting as fmt
+from perfdsl.report.decision import (
+    COMPARATORS,
+    decision_changed,
+    decision_sentence,
+    prediction_warnings,
+    warnings_callout,
+)
 from perfdsl.report.imported_evidence import counted_blocks, decision_lines, end_to_end_blocks, value_blocks
+from perfdsl.report.investigation import missing, rejected_items
+from perfdsl.report.limitations import NOT_MEASURED, declared_limits, fallback_sentence
 from perfdsl.report.markdown import SECTIONS
+from perfdsl.report.mechanism import modelled_warning, quantity_value
+from perfdsl.report.operation import mechanism_sentence, models_table
+from perfdsl.report.reproduction import commands_blocks
+from perfdsl.report.value import not_computed
+from perfdsl.report.workload import declared_workload
 
-_COMPARATORS = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
 _GRANULARITY = {"raw": "raw samples", "per_block": "one value per block", "aggregate": "aggregates only"}
 _HASH_CHARS = 16
 
@@ -43,24 +67,21 @@ def render_imported_markdown(study: Study, evaluation: ImportedEvaluation, bundl
         if evaluation.applications
         else [_not_run("End-to-end evidence", evaluation.end_to_end_not_run)],
         "value": value_blocks(evaluation)
-        or ["Not computed: the value is computed from the end-to-end effect, which was not measured."],
-        "limitations": _limitations(study),
-        "investigation": _investigation(study),
+        or [not_computed("the value is computed from the end-to-end effect, which was not measured")],
+        "limitations": [declared_limits(study, _limit_not_measured), fallback_sentence(study)],
+        "investigation": [rejected_items(study, lambda ref: _cited(evaluation, ref))],
         "reproduction": _reproduction(study, evaluation, bundle_label),
     }
     parts = [f"# {fmt.text(title)}"]
     for name, heading in SECTIONS:
         parts.append(f"## {heading}")
-        parts.extend(sections[name])
+        parts.extend(block for block in sections[name] if block)
     return "\n\n".join(parts) + "\n"
 
 
 def _decision(study: Study, ev: ImportedEvaluation) -> list[str]:
-    declared = ev.decision or "none stated"
-    sentences = [
-        f"**Decision: {fmt.text(declared)}.**",
-        "Every timing below was imported from another harness.",
-    ]
+    declared = study.decision.id if study.decision else ev.decision
+    sentences = [decision_sentence(declared), "Every timing below was imported from another harness."]
     for t in ev.timings:
         sentences.append(f"`{t.operation}`: time ratio (change / baseline) {_ratio(t)}.")
     sentences.extend(decision_lines(ev, _ratio))
@@ -71,9 +92,10 @@ def _decision(study: Study, ev: ImportedEvaluation) -> list[str]:
         for t in [*ev.timings, *(a.timing for a in ev.applications)]
         if not t.evidence_grade
     ]
+    warnings += decision_changed(study, ev.decision)
     warnings += [fmt.message(finding) for finding in ev.findings]
-    if warnings:
-        blocks.append(fmt.callout("WARNING", warnings))
+    warnings += prediction_warnings(ev.predictions, _unjudged_counts(ev))
+    blocks.append(warnings_callout(warnings))
     rows = [
         [
             fmt.text(p.text),
@@ -110,7 +132,7 @@ def _prediction_value(p: PredictionResult) -> str:
     shown = fmt.ratio(p.value)
     if ci and ci[0] != ci[1]:
         shown += f" {fmt.interval(ci[0], ci[1])}"
-    comparator = _COMPARATORS.get(p.comparator, p.comparator)
+    comparator = COMPARATORS.get(p.comparator, p.comparator)
     return f"{shown} (bound {comparator} {fmt.sig(p.bound)})" if p.bound is not None else shown
 
 
@@ -131,12 +153,10 @@ def _method(t: ImportedTiming) -> str:
 
 
 def _workload(study: Study, ev: ImportedEvaluation) -> list[str]:
-    workload = study.workload
-    summary = fmt.text(workload.summary.value).rstrip(".") + "." if workload and workload.summary else ""
     shapes = "; ".join(
         f"`{op}` at " + ", ".join(f"{k} = {v}" for k, v in sizes.items()) for op, sizes in ev.sizes.items()
     )
-    return [f"{summary} The imported files measured one shape: {shapes or 'none'}.".strip()]
+    return [declared_workload(study, None), f"The imported files measured one shape: {shapes or 'none'}."]
 
 
 def _operation(study: Study) -> list[str]:
@@ -144,11 +164,10 @@ def _operation(study: Study) -> list[str]:
     for op in study.operations:
         for arm, side in (("baseline", op.baseline), ("change", op.change)):
             rows.append([f"`{op.name.id}`", arm, fmt.code(fmt.snippet(study, side.span)) if side else "—"])
-    mechanism = study.change.mechanism.id if study.change and study.change.mechanism else "not stated"
-    summary = fmt.text(study.change.summary.value) if study.change and study.change.summary else ""
     return [
-        f"Predicted mechanism: `{mechanism}`. {summary}",
+        mechanism_sentence(study),
         fmt.table("Implementations, as imported", ["operation", "arm", "from"], rows),
+        *(models_table(study, op) for op in study.operations),
     ]
 
 
@@ -165,8 +184,7 @@ def _mechanism(ev: ImportedEvaluation) -> list[str]:
         [
             f"`{op}`",
             f"`{quantity}`",
-            fmt.sci(arms.get("baseline")),
-            fmt.sci(arms.get("change")),
+            *(_quantity(quantity, arms.get(arm)) for arm in ARMS),
             _model_ratio(arms),
         ]
         for op, models in ev.models.items()
@@ -175,14 +193,20 @@ def _mechanism(ev: ImportedEvaluation) -> list[str]:
     if not rows:
         return ["No mechanism quantity is modelled."]
     counted = "counted: see below" if ev.counted else "not counted: no profiler file was imported"
+    profiled = {c.operation for c in ev.counted}
     return [
+        *(modelled_warning(op) for op in ev.models if op not in profiled),
         fmt.table(
             f"Modelled per call ({counted})",
             ["operation", "quantity", "baseline", "change", "ratio"],
             rows,
             numeric=(2, 3, 4),
-        )
+        ),
     ]
+
+
+def _quantity(name: str, value: float | None) -> str:
+    return fmt.MISSING if value is None else quantity_value(name, value)
 
 
 def _model_ratio(arms: Mapping[str, float]) -> str:
@@ -246,22 +270,42 @@ def _environment(t: ImportedTiming) -> list[str]:
     return lines
 
 
-def _limitations(study: Study) -> list[str]:
-    items = [
-        f"**{fmt.text(limit.kind.id)}**: {fmt.text(limit.text.value if limit.text else '')}"
-        for limit in study.limits
+def _limit_not_measured(limit: Limit) -> list[str]:
+    """Each shape of a `limit regression`: an imported study times only the workload's one shape."""
+    if limit.kind.id != "regression":
+        return []
+    return [
+        f"{fmt.TIMES.join(str(v) for v in sizes.values())}: {NOT_MEASURED}: the imported files measured "
+        "the workload's shape only"
+        for sizes in shape_dicts(limit.shapes)
     ]
-    fallback = fmt.text(study.fallback.value) if study.fallback else "none stated"
-    return [fmt.bullets(items) if items else "None stated.", f"Fallback: {fallback}."]
 
 
-def _investigation(study: Study) -> list[str]:
-    items = [
-        f"{fmt.text(r.text.value if r.text else '')}: "
-        f"{fmt.text(r.because.value if r.because else 'no reason given')}"
-        for r in study.rejected
+def _cited(ev: ImportedEvaluation, ref: QuantityRef) -> str:
+    """A quantity a rejected alternative cites, from the imported evaluation, or why it holds none."""
+    name, quantity = ref.subject.id, ref.quantity.id
+    if quantity == "time":
+        timings = [*ev.timings, *(a.timing for a in ev.applications)]
+        timing = next((t for t in timings if t.operation == name), None)
+        if timing is None:
+            return missing(f"no imported timing of `{name}`")
+        return f"imported time ratio (change / baseline) {_ratio(timing)}: **{fmt.message(timing.verdict)}**"
+    counted = [
+        q for c in ev.counted if c.operation == name and c.judged for q in c.quantities if q.name == quantity
     ]
-    return [fmt.bullets(items) if items else "No rejected hypothesis."]
+    if counted and counted[0].ratio is not None:
+        return f"counted ratio (change / baseline) {fmt.ratio(counted[0].ratio)}, from the imported profile"
+    arms = ev.models.get(name, {}).get(quantity)
+    if arms is None:
+        return missing(f"the imported evaluation holds no `{quantity}` of `{name}`")
+    return f"modelled ratio (change / baseline) {_model_ratio(arms)}, from the study's formulas, not counted"
+
+
+def _unjudged_counts(ev: ImportedEvaluation) -> str:
+    """How page 1 says a modelled prediction was not counted: an imported profile may count another build."""
+    if any(not c.judged for c in ev.counted):
+        return "no counter measured the timed code"
+    return "no counter measured it"
 
 
 def _reproduction(study: Study, ev: ImportedEvaluation, bundle_label: str) -> list[str]:
@@ -271,7 +315,7 @@ def _reproduction(study: Study, ev: ImportedEvaluation, bundle_label: str) -> li
     )
     study_file = Path(study.source.path).name
     return [
-        f"Bundle `{bundle_label}` (run `{ev.run_id}`), from `perfdsl run {study_file}`: "
-        "the imported files were copied into it and no code was run. "
-        f"`perfdsl verify` rechecks the copies ({', '.join(f'`{f}`' for f in files)}) against the manifest."
+        *commands_blocks(None, study_file, bundle_label, ev.run_id),
+        "The imported files were copied into the bundle and no code was run. "
+        f"`perfdsl verify` rechecks the copies ({', '.join(f'`{f}`' for f in files)}) against the manifest.",
     ]

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from perfdsl.bundle.evaluation.imported import ImportedEvaluation, ImportedTiming
 from perfdsl.report import formatting as fmt
+from perfdsl.report.value import not_computed
 
 _HASH_CHARS = 16
 
@@ -106,7 +107,7 @@ def value_blocks(ev: ImportedEvaluation) -> list[str]:
             )
         else:
             why = a.value_missing or (worth.reason if worth else None) or "not established"
-            lines.append(f"Not computed from `{a.application}`: {fmt.message(why)}.")
+            lines.append(not_computed(why, a.application))
     return lines
 
 

@@ -4,7 +4,9 @@ A rejected hypothesis may cite quantities (`evidence normalize.bandwidth`). Each
 is read here from evaluation.json, from the fields the evidence sections print,
 so the record quotes this run instead of restating the study. A quantity the
 evaluation lacks is said to be missing, with the evaluation's own reason where
-it records one: an argument is never presented as a measurement.
+it records one: an argument is never presented as a measurement. An imported
+study's report lists its rejected alternatives with `rejected_items` too, its
+numbers read from the imported evaluation.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from perfdsl import vocabulary as words
 from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.kernels import Combined, Comparison, OperationResult
-from perfdsl.nodes import QuantityRef
+from perfdsl.nodes import QuantityRef, Study
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext
 
@@ -39,40 +41,39 @@ _STATIC_SHOWN = {
 
 def render_investigation(ctx: ReportContext, out: Blocks) -> None:
     """Each rejected alternative explanation, why, and the evidence it cites from this run."""
-    if not ctx.study.rejected:
-        out.add("The study records no rejected alternatives.")
-        return
+    out.add(rejected_items(ctx.study, lambda ref: _numbers(ctx, ref.subject.id, ref.quantity.id)))
+
+
+def rejected_items(study: Study, numbers: Callable[[QuantityRef], str]) -> str:
+    """Each rejected alternative, why, and each quantity it cites with what `numbers` reads for it."""
+    if not study.rejected:
+        return "The study records no rejected alternatives."
     items = []
-    for rejected in ctx.study.rejected:
+    for rejected in study.rejected:
         claim = fmt.text(rejected.text.value) if rejected.text else fmt.MISSING
         because = fmt.text(rejected.because.value) if rejected.because else "no reason given"
         cited = (
-            "; ".join(_reading(ctx, ref) for ref in rejected.evidence)
+            "; ".join(f"{fmt.code(ref.target)}: {numbers(ref)}" for ref in rejected.evidence)
             if rejected.evidence
             else "no evidence named; argued from the evidence above"
         )
         items.append(f"**Rejected:** {claim}. **Because:** {because}. **Evidence:** {cited}.")
-    out.add(fmt.bullets(items))
-
-
-def _reading(ctx: ReportContext, ref: QuantityRef) -> str:
-    """The cited quantity and its numbers from this run, or why there are none."""
-    return f"{fmt.code(ref.target)}: {_numbers(ctx, ref.subject.id, ref.quantity.id)}"
+    return fmt.bullets(items)
 
 
 def _numbers(ctx: ReportContext, name: str, quantity: str) -> str:
     if quantity in _TIMED and not ctx.timings_valid:
-        return _missing(ctx.evaluation.timings_note)
+        return missing(ctx.evaluation.timings_note)
     if ctx.study.operation(name) is None and ctx.study.application(name) is not None:
         return _application(ctx, name, quantity)
     op = next((o for o in ctx.operations if o.name == name), None)
     if op is None:
-        return _missing(f"the run measured no operation `{name}`")
+        return missing(f"the run measured no operation `{name}`")
     reader = _OPERATION_READERS.get(quantity)
     return reader(ctx, op) if reader else _mechanism(op, quantity)
 
 
-def _missing(reason: object) -> str:
+def missing(reason: object) -> str:
     """The words for a quantity the evaluation does not hold, with its reason if recorded."""
     return f"missing from this run ({fmt.message(reason) if reason else 'no reason recorded'})"
 
@@ -95,7 +96,7 @@ def _shapes(n: int) -> str:
 def _time(ctx: ReportContext, op: OperationResult) -> str:
     c = op.combined
     if c is None:
-        return _missing(op.combined_missing)
+        return missing(op.combined_missing)
     return _compared(ctx, "weighted kernel time", c)
 
 
@@ -117,7 +118,7 @@ def _bandwidth(ctx: ReportContext, op: OperationResult) -> str:
                 fractions.setdefault(b.arm, []).append(float(b.roof_fraction))
     if not fractions:
         reasons = _reasons(s.mechanism.roof_missing for s in shapes)
-        return _missing(reasons or "no shape has modelled bytes and a copy roof")
+        return missing(reasons or "no shape has modelled bytes and a copy roof")
     arms = ", ".join(
         f"{arm} {_spread(fractions[arm], fmt.percent)} ({_shapes(len(fractions[arm]))})"
         for arm in ARMS
@@ -138,7 +139,7 @@ def _static(ctx: ReportContext, op: OperationResult) -> str:
             ]
             kernels.append(f"{arm} {fmt.code(k.kernel)} {', '.join(shown) or fmt.MISSING}")
     if not kernels:
-        return _missing("no static counts were recorded")
+        return missing("no static counts were recorded")
     return (
         "static counts (compiled, not run; shared memory per block as the cubin allocates it, "
         "including the 1 KiB sm_90 reserves in a kernel that uses any): " + "; ".join(kernels)
@@ -154,7 +155,7 @@ def _mechanism(op: OperationResult, quantity: str) -> str:
     ratios = [float(q.ratio) for q in chosen if q.ratio is not None]
     not_counted = _reasons(m.counters_missing for m in mechanisms)
     if not ratios:
-        return _missing(not_counted or f"`{quantity}` was neither counted nor modelled")
+        return missing(not_counted or f"`{quantity}` was neither counted nor modelled")
     said = f"{basis} ratio (change / baseline) {_spread(ratios, fmt.ratio)} ({_shapes(len(ratios))})"
     if basis == "counted":
         return said
@@ -171,19 +172,19 @@ _OPERATION_READERS: dict[str, Reader] = {"time": _time, words.BANDWIDTH: _bandwi
 def _application(ctx: ReportContext, name: str, quantity: str) -> str:
     end = ctx.end_to_end
     if end is None:
-        return _missing(ctx.evaluation.end_to_end_missing)
+        return missing(ctx.evaluation.end_to_end_missing)
     if end.application != name:
-        return _missing(f"the run measured application `{end.application}`")
+        return missing(f"the run measured application `{end.application}`")
     if quantity == "time":
         c = end.comparison
         if c is None:
-            return _missing(end.comparison_missing)
+            return missing(end.comparison_missing)
         return _compared(ctx, "request-time", c)
     load = ctx.load
     if load is None:
-        return _missing(ctx.evaluation.load_missing)
+        return missing(ctx.evaluation.load_missing)
     capacity = load.capacity
     if capacity is None:
-        return _missing(load.capacity_missing)
+        return missing(load.capacity_missing)
     goodputs = ", ".join(f"{fmt.text(g.arm)} {fmt.rate(g.goodput)}" for g in load.arms)
     return f"goodput ratio (change / baseline) at the SLO {fmt.capacity_ratio(load)} ({goodputs})"

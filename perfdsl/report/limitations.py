@@ -5,14 +5,19 @@ its shapes beside the workload's (`perfdsl.plan.limit_plans`), and the
 evaluation judges them apart from the workload (`OperationResult.limits`). So
 each declared shape is printed with what this run found there, in words that
 say whether the limit held: "regresses as stated", "does not regress here",
-"undecided here", or "not measured in this run" with the reason.
+"undecided here", or "not measured in this run" with the reason. The declared
+limits and the fallback (`declared_limits`, `fallback_sentence`) are study
+prose, printed the same way in an imported study's report, which measures no
+limit shape.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from perfdsl.bundle.evaluation.kernels import OperationResult, ShapeResult
 from perfdsl.bundle.plan import LimitShapePlan
-from perfdsl.nodes import Limit, ShapeSet
+from perfdsl.nodes import Limit, ShapeSet, Study
 from perfdsl.plan import shape_dicts
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext
@@ -28,14 +33,7 @@ NOT_MEASURED = "not measured in this run"
 
 def render_limitations(ctx: ReportContext, out: Blocks) -> None:
     """The study's declared limits, each regression limit's shapes as measured, and the fallback."""
-    study = ctx.study
-    items = []
-    for limit in study.limits:
-        item = f"**{fmt.text(limit.kind.id)}**: {fmt.text(limit.text.value) if limit.text else fmt.MISSING}"
-        if limit.shapes:
-            item += f" (shapes {fmt.text(_shape_set(limit.shapes))})"
-        items.append(item + "".join(f"\n  - {line}" for line in measured_limit(ctx, limit)))
-    out.add(fmt.bullets(items) if items else "The study declares no limitations.")
+    out.add(declared_limits(ctx.study, lambda limit: measured_limit(ctx, limit)))
     declared = [p.sizes for p in ctx.plan.limits if p.sizes is not None]
     for op in ctx.operations:
         if op.regressions:
@@ -49,8 +47,24 @@ def render_limitations(ctx: ReportContext, out: Blocks) -> None:
                     ],
                 )
             )
+    out.add(fallback_sentence(ctx.study))
+
+
+def declared_limits(study: Study, measured: Callable[[Limit], list[str]]) -> str:
+    """The study's limits as bullets, each with the lines `measured` gives it (what a run found)."""
+    items = []
+    for limit in study.limits:
+        item = f"**{fmt.text(limit.kind.id)}**: {fmt.text(limit.text.value) if limit.text else fmt.MISSING}"
+        if limit.shapes:
+            item += f" (shapes {fmt.text(_shape_set(limit.shapes))})"
+        items.append(item + "".join(f"\n  - {line}" for line in measured(limit)))
+    return fmt.bullets(items) if items else "The study declares no limitations."
+
+
+def fallback_sentence(study: Study) -> str:
+    """What the study falls back to where the change does not hold."""
     fallback = fmt.text(study.fallback.value) if study.fallback else "none stated"
-    out.add(f"Fallback: {fallback}.")
+    return f"Fallback: {fallback}."
 
 
 def _regression(op: OperationResult, label: str, declared: list[dict[str, int]]) -> str:

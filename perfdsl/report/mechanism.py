@@ -4,7 +4,10 @@ Modelled and counted quantities per shape (labelled which), achieved
 bandwidth against the copy roof measured in the same run, whether the time
 followed the bytes, and the static counts read from the compiled code. A
 figure that only the study's own formulas back opens with a warning: it says
-what the change should do, not what the hardware did.
+what the change should do, not what the hardware did. The warning
+(`modelled_warning`) and the way a quantity is written (`quantity_value`) are
+the imported study's report's too: its modelled quantities are one per
+operation, not per shape, beside the counts of an imported profile.
 """
 
 from __future__ import annotations
@@ -40,23 +43,14 @@ def render_mechanism(ctx: ReportContext, out: Blocks) -> None:
         shapes = op.shapes
         quantities = [q for s in shapes for q in s.mechanism.quantities]
         if quantities and not any(q.label == "counted" for q in quantities):
-            out.add(
-                fmt.callout(
-                    "WARNING",
-                    [
-                        f"**Modelled, not counted.** Every mechanism figure of {fmt.code(op.name)} below "
-                        "comes from the study's own formulas; no hardware counter measured it on this "
-                        "run, so these numbers say what the change should do, not what the hardware did."
-                    ],
-                )
-            )
+            out.add(modelled_warning(op.name))
         rows = [
             [
                 fmt.text(s.label),
                 fmt.text(q.name),
                 q.label,
-                _quantity(q.name, q.baseline),
-                _quantity(q.name, q.change),
+                quantity_value(q.name, q.baseline),
+                quantity_value(q.name, q.change),
                 fmt.ratio(q.ratio),
             ]
             for s in shapes
@@ -78,7 +72,20 @@ def render_mechanism(ctx: ReportContext, out: Blocks) -> None:
         _static(op, out)
 
 
-def _quantity(name: str, value: float) -> str:
+def modelled_warning(operation: str) -> str:
+    """The warning over mechanism figures that only the study's formulas back."""
+    return fmt.callout(
+        "WARNING",
+        [
+            f"**Modelled, not counted.** Every mechanism figure of {fmt.code(operation)} below "
+            "comes from the study's own formulas; no hardware counter measured it on this "
+            "run, so these numbers say what the change should do, not what the hardware did."
+        ],
+    )
+
+
+def quantity_value(name: str, value: float) -> str:
+    """A mechanism quantity per call: bytes as a data size, any other count to four figures."""
     return fmt.data_size(value) if name == "bytes" else fmt.sig(value, 4)
 
 

@@ -1,8 +1,14 @@
-"""The limiting operation: its share of time, the predicted mechanism and the physical change."""
+"""The limiting operation: its share of time, the predicted mechanism and the physical change.
+
+The study's own statements (`models_table`, `mechanism_sentence`) are printed
+the same way in an imported study's report; the share and the physical change
+are this run's.
+"""
 
 from __future__ import annotations
 
 from perfdsl.bundle.evaluation.kernels import OperationResult
+from perfdsl.nodes import Operation, Study
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext
 
@@ -17,36 +23,46 @@ def render_operation(ctx: ReportContext, out: Blocks) -> None:
             f"reference {fmt.code(op.reference) if op.reference else fmt.MISSING}",
         ]
         out.add(f"Operation {fmt.code(op.name.id)}: " + "; ".join(lines) + ".")
-        if op.models:
-            rows = [
-                [
-                    fmt.code(m.quantity.id),
-                    fmt.code(fmt.snippet(study, m.baseline.span)),
-                    fmt.code(fmt.snippet(study, m.change.span)),
-                ]
-                for m in op.models
-            ]
-            out.add(
-                fmt.table(
-                    f"What {fmt.code(op.name.id)} moves, as the study models it per call",
-                    ["Quantity", "Baseline", "Change"],
-                    rows,
-                )
-            )
+        out.add(models_table(study, op))
     share = _share_sentence(ctx)
     if share:
         out.add(share)
-    change = study.change
-    if change is None:
-        out.add("The study states no mechanism.")
+    out.add(mechanism_sentence(study))
+    if study.change is None:
         return
-    mechanism = fmt.code(change.mechanism.id) if change.mechanism else "no category"
-    summary = fmt.text(change.summary.value) if change.summary else "no summary"
-    out.add(f"Predicted mechanism: {mechanism}. {summary}")
     for op in ctx.operations:
         physical = _physical_change(op)
         if physical:
             out.add(physical)
+
+
+def models_table(study: Study, op: Operation) -> str:
+    """The study's formulas for what one call of `op` moves, per arm; nothing when it models none."""
+    if not op.models:
+        return ""
+    rows = [
+        [
+            fmt.code(m.quantity.id),
+            fmt.code(fmt.snippet(study, m.baseline.span)),
+            fmt.code(fmt.snippet(study, m.change.span)),
+        ]
+        for m in op.models
+    ]
+    return fmt.table(
+        f"What {fmt.code(op.name.id)} moves, as the study models it per call",
+        ["Quantity", "Baseline", "Change"],
+        rows,
+    )
+
+
+def mechanism_sentence(study: Study) -> str:
+    """The predicted mechanism's category and summary, or that the study states none."""
+    change = study.change
+    if change is None:
+        return "The study states no mechanism."
+    mechanism = fmt.code(change.mechanism.id) if change.mechanism else "no category"
+    summary = fmt.text(change.summary.value) if change.summary else "no summary"
+    return f"Predicted mechanism: {mechanism}. {summary}"
 
 
 def _share_sentence(ctx: ReportContext) -> str:

@@ -1,4 +1,8 @@
-"""How to reproduce the result: the commands, the registration, the environment and the manifest."""
+"""How to reproduce the result: the commands, the registration, the environment and the manifest.
+
+The commands and the bundle (`commands_blocks`) open an imported study's
+reproduction section too.
+"""
 
 from __future__ import annotations
 
@@ -17,13 +21,8 @@ def render_reproduction(ctx: ReportContext, out: Blocks) -> None:
     """The exact commands, the environment, the bundle and its manifest hashes."""
     env = ctx.environment
     study_path = ctx.plan.study_path or f"{ctx.study.name.id}.perf"
-    commands = [
-        rerun_command(None if env is None else env.command_line, study_path),
-        f"perfdsl evaluate {ctx.bundle_label}",
-        f"perfdsl build --pdf {study_path} --results {ctx.bundle_label}",
-    ]
-    out.add("The run, its evaluation and this report:", _fenced(commands))
-    out.add(f"Bundle: {fmt.code(ctx.bundle_label)} (run {fmt.code(ctx.run_id)}).")
+    command = None if env is None else env.command_line
+    out.add(*commands_blocks(command, study_path, ctx.bundle_label, ctx.run_id))
     out.add(_registration_paragraph(ctx))
     if env is None:
         out.add(f"Environment: not recorded ({fmt.message(ctx.environment_missing)}).")
@@ -43,6 +42,22 @@ def render_reproduction(ctx: ReportContext, out: Blocks) -> None:
         "SHA-256 and its size in bytes (`perfdsl verify` rechecks them all):",
         _fenced(listing),
     )
+
+
+def commands_blocks(
+    command: tuple[str, ...] | None, study_path: str, bundle_label: str, run_id: str
+) -> list[str]:
+    """The commands that rerun, re-evaluate and rebuild this report, then the bundle and its run."""
+    commands = [
+        rerun_command(command, study_path),
+        f"perfdsl evaluate {bundle_label}",
+        f"perfdsl build --pdf {study_path} --results {bundle_label}",
+    ]
+    return [
+        "The run, its evaluation and this report:",
+        _fenced(commands),
+        f"Bundle: {fmt.code(bundle_label)} (run {fmt.code(run_id)}).",
+    ]
 
 
 def rerun_command(command: tuple[str, ...] | None, study_path: str) -> str:

@@ -1,4 +1,8 @@
-"""What the change is worth: value from an established end-to-end effect, and the capacity change."""
+"""What the change is worth: value from an established end-to-end effect, and the capacity change.
+
+A value that was not computed is said the same way (`not_computed`) in an
+imported study's report.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ def render_value(ctx: ReportContext, out: Blocks) -> None:
     """Value = frequency x saved time x scale, or why it is not established; the share it rests on."""
     value = ctx.evaluation.value
     if value is None:
-        out.add(f"Value: not computed ({fmt.message(ctx.evaluation.value_missing)}).")
+        out.add(not_computed(ctx.evaluation.value_missing))
         return
     per, fleet = value.per_unit, value.fleet
     basis = fmt.code(value.basis)
@@ -59,6 +63,12 @@ def render_value(ctx: ReportContext, out: Blocks) -> None:
     else:
         reason = value.capacity_missing or ctx.evaluation.load_missing
         out.add(f"Capacity: no figure ({fmt.message(reason)}).")
+
+
+def not_computed(reason: str | None, source: str | None = None) -> str:
+    """Why no value was computed (from `source`, the application it would come from, where named)."""
+    named = f" from {fmt.code(source)}" if source else ""
+    return f"Value: not computed{named} ({fmt.message(reason)})."
 
 
 def machines(low: float, high: float) -> str:

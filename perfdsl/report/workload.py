@@ -1,40 +1,25 @@
-"""The workload as declared, and the baseline's latency and throughput at its operating point."""
+"""The workload as declared, and the baseline's latency and throughput at its operating point.
+
+The declared workload (`declared_workload`) is study prose, printed the same
+way in an imported study's report; the operating point is this run's.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from perfdsl.bundle.evaluation.load import RateResult
+from perfdsl.expectations import expectations
+from perfdsl.nodes import Study
 from perfdsl.report import formatting as fmt
-from perfdsl.report.context import Blocks, ReportContext, run_objective
+from perfdsl.report.context import Blocks, ReportContext
 
 
 def render_workload(ctx: ReportContext, out: Blocks) -> None:
     """The workload as declared, and the baseline's latency and throughput side by side."""
-    workload = ctx.study.workload
-    if workload is None:
-        out.add("The study declares no workload.")
+    out.add(declared_workload(ctx.study, ctx.evaluation.target))
+    if ctx.study.workload is None:
         return
-    facts = []
-    if workload.summary:
-        facts.append(fmt.text(workload.summary.value))
-    if workload.dtype:
-        facts.append(f"element type {fmt.code(workload.dtype.id)}")
-    if workload.targets:
-        facts.append("targets " + ", ".join(fmt.code(t.id) for t in workload.targets))
-    if workload.objective:
-        facts.append(f"objective {fmt.code(fmt.condition(fmt.snippet(ctx.study, workload.objective.span)))}")
-    own = run_objective(ctx)
-    if own is not None and own is not workload.objective:
-        target = ctx.evaluation.target
-        facts.append(
-            f"objective on {fmt.code(target)}, which this run is held to, "
-            f"{fmt.code(fmt.condition(fmt.snippet(ctx.study, own.span)))}"
-        )
-    facts += [
-        f"correct when {fmt.code(fmt.condition(fmt.snippet(ctx.study, c.span)))}" for c in workload.correct
-    ]
-    out.add("; ".join(facts) + ".")
     out.add(
         f"This run was on {fmt.code(ctx.evaluation.target)}"
         + (", with shapes scaled down by `--quick`." if ctx.quick else ".")
@@ -62,6 +47,31 @@ def render_workload(ctx: ReportContext, out: Blocks) -> None:
             )
         )
     out.add(*_baseline_operating_point(ctx))
+
+
+def declared_workload(study: Study, target: str | None) -> str:
+    """The workload as the study declares it, and the objective a run on `target` is held to where
+    that is the target's own (None: no run on a target of the study's, as for imported files)."""
+    workload = study.workload
+    if workload is None:
+        return "The study declares no workload."
+    facts = []
+    if workload.summary:
+        facts.append(fmt.text(workload.summary.value))
+    if workload.dtype:
+        facts.append(f"element type {fmt.code(workload.dtype.id)}")
+    if workload.targets:
+        facts.append("targets " + ", ".join(fmt.code(t.id) for t in workload.targets))
+    if workload.objective:
+        facts.append(f"objective {fmt.code(fmt.condition(fmt.snippet(study, workload.objective.span)))}")
+    own = expectations(study, target).objective if target is not None else None
+    if own is not None and own is not workload.objective:
+        facts.append(
+            f"objective on {fmt.code(target)}, which this run is held to, "
+            f"{fmt.code(fmt.condition(fmt.snippet(study, own.span)))}"
+        )
+    facts += [f"correct when {fmt.code(fmt.condition(fmt.snippet(study, c.span)))}" for c in workload.correct]
+    return "; ".join(facts) + "."
 
 
 def _baseline_operating_point(ctx: ReportContext) -> list[str]:

@@ -1,0 +1,569 @@
+"""Page 1's decision section: the decision and quantified result, the warnings, the predictions.
+
+It has a module of its own because it is the one section that reads every
+other section's evidence: its first paragraph says, in one sentence each, the
+end-to-end effect, the capacity, each kernel's weighted ratio, correctness,
+the verdict band and when the sequential rule stopped; its warnings gather
+every condition elsewhere that changes how the result must be read (SPEC
+section 7: on the first page when it changes the conclusion). The other
+section modules each present one link of evidence and change when that link
+does; this one changes when what leads the page does. The imported study's
+page 1 (`report.imported`) opens with the same decision sentence
+(`decision_sentence`), writes its bounds with the same comparators, warns of
+a decision edited after the run (`decision_changed`) and of the same
+predictions (`prediction_warnings`), and calls its warnings out the same way
+(`warnings_callout`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from perfdsl.bundle.evaluation.end_to_end import straddle_note
+from perfdsl.bundle.evaluation.kernels import OperationResult
+from perfdsl.bundle.evaluation.verdicts import PredictionResult
+from perfdsl.nodes import Study
+from perfdsl.report import formatting as fmt
+from perfdsl.report import stopping
+from perfdsl.report.context import Blocks, ReportContext, run_objective
+
+COMPARATORS = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
+"""How a prediction's comparator is printed."""
+
+
+def decision_sentence(declared: str | None) -> str:
+    """Page 1's opening words: the decision the study declares."""
+    return f"**Decision: {fmt.text(declared or 'none stated')}.**"
+
+
+def warnings_callout(warnings: list[str]) -> str:
+    """The first page's warnings as one callout, a paragraph each; nothing when there are none."""
+    return fmt.callout("WARNING", warnings) if warnings else ""
+
+
+def render_decision(ctx: ReportContext, out: Blocks) -> None:
+    """Decision and quantified result in one paragraph, then the warnings, then the predictions."""
+    out.add(" ".join(_headline(ctx)))
+    out.add(warnings_callout(first_page_warnings(ctx)))
+    out.add(*_prediction_table(ctx))
+
+
+def _headline(ctx: ReportContext) -> list[str]:
+    """The sentences of the first paragraph: decision, end to end, capacity, kernel, correctness."""
+    ev = ctx.evaluation
+    decision = ev.decision
+    declared = ctx.study.decision.id if ctx.study.decision else decision.declared
+    sentences = [decision_sentence(declared)]
+    wrong = [op for op in ctx.operations if not op.correctness.passed]
+    if not decision.consistent:
+        sentences.append("**The evidence contradicts it** (see the warning below).")
+    elif wrong or ev.model_level.passed is False:
+        sentences.append(
+            "**The change fails its correctness check**, so none of its timings supports this or any "
+            "decision."
+        )
+    elif decision.unsupported:
+        sentences.append(
+            "**The evidence does not yet support it**: "
+            + "; ".join(fmt.message(u) for u in decision.unsupported)
+            + "."
+        )
+    else:
+        sentences.append("The evidence below does not contradict it.")
+    sentences.append(_end_to_end_sentence(ctx))
+    sentences.append(_capacity_sentence(ctx))
+    sentences.extend(_kernel_sentence(ctx, op) for op in ctx.operations)
+    sentences.append(_correctness_sentence(ctx))
+    sentences.append(_threshold_sentence(ctx))
+    stops = _stops_sentence(ctx)
+    if stops:
+        sentences.append(stops)
+    return sentences
+
+
+def _stops_sentence(ctx: ReportContext) -> str | None:
+    """When and why each comparison the sequential rule watched stopped (None: the fixed design)."""
+    rule = ctx.plan.timing.stopping
+    if rule is None:
+        return None
+    stopped = [
+        stopping.Stopped(
+            f"{fmt.code(op.name)} {fmt.text(shape.label)}",
+            shape.stop,
+            shape.stop_agrees,
+            shape.stop_pairs_needed,
+        )
+        for op in ctx.operations
+        for shape in op.shapes
+        if shape.stop
+    ]
+    end = ctx.end_to_end
+    if end is not None and end.stop is not None:
+        subject = f"{fmt.code(end.application)} request time"
+        stopped.append(stopping.Stopped(subject, end.stop, end.stop_agrees))
+    return stopping.stops_sentence(rule, stopped)
+
+
+def _threshold_sentence(ctx: ReportContext) -> str:
+    """What decides faster, slower, no meaningful change and inconclusive, and where it is set."""
+    ev = ctx.evaluation
+    theta = ev.threshold
+    return (
+        f"Verdicts judge each {fmt.percent(ev.level, 2)} interval against the practical band "
+        f"[{fmt.ratio(1 / (1 + theta))}, {fmt.ratio(1 + theta)}] (threshold {fmt.percent(theta)}, "
+        "set by `threshold` in `evidence timing`, at least 1 %): faster or slower only when the whole "
+        "interval lies beyond it, no meaningful change when inside it, inconclusive when it straddles "
+        "an edge."
+    )
+
+
+def _end_to_end_sentence(ctx: ReportContext) -> str:
+    end = ctx.end_to_end
+    if end is None:
+        return f"End to end: no result ({fmt.message(ctx.evaluation.end_to_end_missing)})."
+    app = fmt.code(end.application)
+    c = end.comparison
+    if c is None:
+        return f"End to end, {app}: no timing evidence ({fmt.message(end.comparison_missing)})."
+    interval = (
+        f"{fmt.percent(ctx.level, 2)} interval {fmt.interval(c.ci_low, c.ci_high)}"
+        if c.ci_low is not None
+        else f"no interval ({fmt.message(c.interval_missing)})"
+    )
+    shown = (
+        f"End to end, {app} request time (change / baseline) is {fmt.ratio(c.ratio)}, "
+        f"{interval}: **{c.verdict}**{_family_note(c.family)}"
+    )
+    amdahl = end.amdahl
+    r = amdahl.reconciliation if amdahl else None
+    if amdahl and not r:
+        return (
+            f"{shown}; against Amdahl's bound on it, {fmt.ratio(amdahl.bound_time_ratio)}: **not "
+            f"established** ({fmt.message(amdahl.reconciliation_missing)}). {_rest_sentence(ctx)}"
+        ).rstrip()
+    if amdahl is None or r is None:
+        return f"{shown}."
+    low, high = amdahl.bound_range
+    status = _AMDAHL_STATUS.get(r.status, fmt.text(r.status))
+    if r.status == "cross_effect":
+        beyond = r.measured.high < r.band_low or r.measured.low > r.band_high
+        status = (
+            "beyond it, because the change also moved the rest of the request"
+            if beyond
+            else "within it, though the change also moved the rest of the request"
+        )
+    edge = straddle_note(r.measured, r.band_low, r.band_high) if r.status == "consistent" else ""
+    return (
+        f"{shown}; against Amdahl's bound on it, {fmt.ratio(amdahl.bound_time_ratio)} "
+        f"[{fmt.ratio(low)}, {fmt.ratio(high)}] (f = {fmt.percent(amdahl.f.value)}, operation "
+        f"time ratio {fmt.ratio(amdahl.op_ratio.value)}), it is **{status}**{fmt.text(edge)}. "
+        f"{_rest_sentence(ctx)}"
+    ).rstrip()
+
+
+_AMDAHL_STATUS = {
+    "consistent": "consistent",
+    "shortfall": "short of the bound (part of the gain is lost where the split does not place it)",
+    "accounting_broken": "beyond what the measured split explains: the numbers do not add up",
+    "beyond_bound": "beyond the bound, with the rest of the request unmeasured: not explained",
+    "opposite_sign": "of the opposite sign to the operation's",
+    "not_established": "too uncertain to tell",
+}
+
+
+def _rest_sentence(ctx: ReportContext) -> str:
+    """The rest of the request (its time outside the operation), measured in both arms."""
+    end = ctx.end_to_end
+    amdahl = end.amdahl if end else None
+    d = amdahl.decomposition if amdahl else None
+    if end is None or amdahl is None:
+        return ""
+    if d is None:
+        return f"The rest of the request was not measured ({fmt.message(amdahl.decomposition_missing)})."
+    theta = fmt.percent(ctx.evaluation.threshold)
+    rho = d.rest_ratio
+    r = amdahl.reconciliation
+    state = r.rest if r else None
+    meaning = {
+        "faster": f"faster beyond the {theta} threshold: an effect outside {fmt.code(end.operation)} "
+        "that the stated mechanism does not explain",
+        "slower": f"**slower** beyond the {theta} threshold: a cost of the change outside "
+        f"{fmt.code(end.operation)}",
+        "unchanged": f"unchanged within the {theta} threshold, as Amdahl's bound assumes",
+        "undetermined": f"not shown to lie inside or outside the {theta} threshold",
+    }.get(state or "", "")
+    return (
+        f"The rest of {fmt.code(end.application)} (request time less the operation's) has time ratio "
+        f"{fmt.ratio(rho.value)} {fmt.interval(rho.low, rho.high)}"
+        + (f", {meaning}" if meaning else "")
+        + f" (share pass, {d.rounds} paired rounds; the rest faster in {d.rest_faster_rounds} of them)."
+    )
+
+
+def objective_text(ctx: ReportContext) -> str | None:
+    """The run's objective as the study wrote it, e.g. `p99 latency <= 25 ms at 400 rps`."""
+    objective = run_objective(ctx)
+    return None if objective is None else fmt.condition(ctx.study.source.snippet(objective.span))
+
+
+def target_rate(ctx: ReportContext) -> float | None:
+    """The run's objective's `at` load in requests per second, if it states one."""
+    objective = run_objective(ctx)
+    at = objective.at if objective else None
+    quantity = getattr(at, "quantity", None)
+    return float(quantity.value) if quantity is not None else None
+
+
+def _capacity_sentence(ctx: ReportContext) -> str:
+    load = ctx.load
+    objective = objective_text(ctx)
+    against = f" (objective {fmt.code(objective)})" if objective else ""
+    if load is None:
+        return f"Capacity at the SLO{against}: not measured ({fmt.message(ctx.evaluation.load_missing)})."
+    goodputs = {g.arm: g for g in load.arms}
+    base, change = goodputs.get("baseline"), goodputs.get("change")
+    slo = f"p99 ≤ {fmt.seconds(load.slo_seconds)}"
+    shown = (
+        f"goodput at the SLO ({slo}) goes from {fmt.rate(base.goodput if base else None)} "
+        f"to {fmt.rate(change.goodput if change else None)}"
+    )
+    if load.capacity:
+        shown += f": capacity ratio {fmt.capacity_ratio(load)}"
+        caveat = fmt.capacity_caveat(load)
+        shown += f" ({caveat})" if caveat else ""
+        worth = ctx.evaluation.value
+        withdrawn = (worth.capacity_missing if worth else None) or ""
+        if withdrawn.startswith("not attributed"):
+            shown += (
+                ", **not attributed to the change** (the end-to-end effect does not add up against "
+                "Amdahl's bound)"
+            )
+    else:
+        shown += f": no capacity ratio ({fmt.message(load.capacity_missing)})"
+    rate = target_rate(ctx)
+    if rate is not None and base and change:
+        meets = [arm for arm, g in (("baseline", base), ("change", change)) if g.goodput >= rate]
+        verdict = (
+            " and ".join(meets) + (" meet" if len(meets) > 1 else " meets") if meets else "neither arm meets"
+        )
+        shown += f"; at the target load of {fmt.rate(rate)}, {verdict} the SLO"
+    return f"Under load{against}, {shown}."
+
+
+def _kernel_sentence(ctx: ReportContext, op: OperationResult) -> str:
+    name = fmt.code(op.name)
+    combined = op.combined
+    if combined is None:
+        return f"Kernel {name}: no weighted effect ({fmt.message(op.combined_missing)})."
+    shapes = len(combined.shares)
+    excluded = combined.excluded
+    left_out = (
+        f" ({len(excluded)} invalid shape{'s' if len(excluded) != 1 else ''} left out: "
+        + ", ".join(fmt.text(e.shape) for e in excluded)
+        + ")"
+        if excluded
+        else ""
+    )
+    regressions = op.regressions
+    slower = f" It is slower at {', '.join(fmt.text(r) for r in regressions)}." if regressions else ""
+    return (
+        f"The {name} kernel time ratio of weighted total times over {shapes} valid workload "
+        f"shape{'s' if shapes != 1 else ''}{left_out} "
+        f"is {fmt.ratio(combined.ratio)} {fmt.interval(combined.ci_low, combined.ci_high)}: "
+        f"**{combined.verdict}**{_family_note(combined.family)}.{slower}"
+    )
+
+
+def _family_note(family: str | None) -> str:
+    """Why an interval that cleared the band is inconclusive: Holm did not keep it."""
+    return f" (the interval alone clears the band, but it is {fmt.message(family)})" if family else ""
+
+
+def _correctness_sentence(ctx: ReportContext) -> str:
+    failed = [op for op in ctx.operations if not op.correctness.passed]
+    cases = sum(a.cases for op in ctx.operations for a in op.correctness.arms)
+    adversarial = sum(a.adversarial_cases for op in ctx.operations for a in op.correctness.arms)
+    model = ctx.evaluation.model_level.passed
+    if failed or model is False:
+        what = [f"{fmt.code(op.name)}: {_failing_cases(op)}" for op in failed]
+        if model is False:
+            what.append("the application's output fails its model-level check")
+        return f"Correctness: **FAILED** ({'; '.join(what)})."
+    application = " and the application's output matches its float64 run" if model else ""
+    shown = f"{fmt.count(cases)} cases ({fmt.count(adversarial)} adversarial)"
+    return f"Correctness: **passed**, {shown}{application}."
+
+
+def _failing_cases(op: OperationResult) -> str:
+    """Each failing case named: variant, shape, seed and what went wrong."""
+    failing = op.correctness.failing
+    if not failing:
+        return "its correctness check failed"
+    shown = []
+    for case in failing:
+        shape = f" {fmt.TIMES} ".join(f"{k} = {v}" for k, v in case.shape.items())
+        kinds = ", ".join(case.kinds or ["tolerance"])
+        seed = "no seed" if case.seed is None else f"seed {case.seed}"
+        shown.append(f"{fmt.code(case.variant or case.arm)} at {shape or 'its shape'}, {seed}: {kinds}")
+    return f"{len(failing)} failing case{'s' if len(failing) != 1 else ''} ({'; '.join(shown)})"
+
+
+def _amdahl_warnings(ctx: ReportContext) -> list[str]:
+    """A contradiction of Amdahl's bound (it leads the page), a borrowed s, a contradicted share."""
+    end = ctx.end_to_end
+    amdahl = end.amdahl if end else None
+    if end is None or amdahl is None:
+        return []
+    out = []
+    r = amdahl.reconciliation
+    if r is not None and amdahl.contradicted:
+        out.append(
+            f"**End to end does not add up.** {fmt.message(r.message)}. Until it does, no value, "
+            "capacity attribution or decision rests on the end-to-end effect."
+        )
+    elif r is not None and r.cross_effect_loss:
+        out.append(
+            f"**A cost outside the operation.** {fmt.message(r.message)}: the change makes "
+            f"{fmt.code(end.application)} slower outside {fmt.code(end.operation or '')}, which the "
+            "stated mechanism does not account for."
+        )
+    elif r is not None and r.status == "cross_effect":
+        out.append(
+            f"**An effect outside the operation.** {fmt.message(r.message)}. The arms differ only by the "
+            "change, so the effect is the change's, and the capacity figure stays attributed to it; but the "
+            "stated mechanism does not explain this part: what does?"
+        )
+    if amdahl.s_fallback:
+        out.append(f"**s not at the operating point.** {fmt.message(amdahl.s_fallback)}.")
+    if amdahl.power:
+        out.append(f"**Underpowered end to end.** {fmt.message(amdahl.power)}.")
+    check = amdahl.share_check
+    if check is not None and not check.compatible:
+        out.append(
+            f"**Declared share contradicted.** {fmt.message(check.message)}; the value section "
+            "says which share it extrapolates from."
+        )
+    return out
+
+
+def _busy_machine_warnings(ctx: ReportContext) -> list[str]:
+    """Verdicts and goodputs measured while other work competed for the machine (PQ009)."""
+    out = []
+    contended = ctx.evaluation.contended
+    if contended.verdicts_rest_on_contended:
+        out.append(
+            f"**The machine was busy.** {contended.contended} of {contended.blocks} timed blocks competed "
+            "with other work, among them blocks of a verdict above: "
+            + ", ".join(fmt.text(s) for s in contended.shapes)
+            + ". A rerun on a quiet machine decides whether the verdicts are the change's."
+        )
+    load = ctx.load
+    if load is not None and load.service_mismatch:
+        out.append(f"**Capacity does not follow the request time.** {fmt.message(load.service_mismatch)}.")
+    busy = [(g.arm, g.contended) for g in load.arms if g.contended] if load else []
+    if busy:
+        shown = "; ".join(f"{g} at {', '.join(fmt.rate(r) for r in rates)}" for g, rates in busy)
+        out.append(
+            f"**Load probes competed with other work** ({shown}): a goodput decided by a contended probe "
+            "measures the machine's other work as much as the arm, and so does the capacity bracket."
+        )
+    return out
+
+
+def _machine_state_warnings(ctx: ReportContext) -> list[str]:
+    """Conclusions timed while the CPU's clock was free to change or the load generator shared
+    the requests' cores (PQ011, PQ012); silent where nothing rests on that state."""
+    machine = ctx.evaluation.machine
+    if not machine.rests_on:
+        return []
+    found = "; ".join(f"{fmt.message(f.message)} ({f.code})" for f in machine.findings)
+    *first, last = machine.rests_on
+    rests = f"{', '.join(first)} and {last}" if first else last
+    return [
+        f"**The machine's state was not steady.** {found[0].upper()}{found[1:]}. Timed in that state: "
+        f"{rests}. perfdsl records the state and never changes it: a rerun with a fixed clock and cores "
+        "of its own decides whether these results are the change's."
+    ]
+
+
+def _invalid_warnings(ctx: ReportContext) -> list[str]:
+    """Every measured result left out of the conclusions, and why."""
+    out = []
+    for op in ctx.operations:
+        invalid = [s for s in op.shapes if s.invalid]
+        if invalid:
+            out.append(
+                f"**Invalid results excluded** from every conclusion for {fmt.code(op.name)}: "
+                + "; ".join(f"{fmt.text(s.label)}: {fmt.message(s.invalid)}" for s in invalid)
+                + "."
+            )
+    return out
+
+
+def first_page_warnings(ctx: ReportContext) -> list[str]:
+    """Every condition that changes how the result must be read, one paragraph each."""
+    ev = ctx.evaluation
+    out: list[str] = _amdahl_warnings(ctx)
+    if ctx.predict_edited and ctx.current is not None:
+        out.append(
+            f"**Predictions edited after the run.** {fmt.message(ctx.current.message)}; the verdicts "
+            "below judge the registered predictions, in the bundle's study."
+        )
+    registration = ev.registration
+    if not registration.matches:
+        out.append(f"**Registration broken.** {fmt.message(registration.message)}.")
+    decision = ev.decision
+    out.extend(decision_changed(ctx.study, decision.declared))
+    for finding in decision.findings:
+        out.append(f"**Decision contradicted.** {fmt.message(finding)}.")
+    if ev.expectations_missing is not None and any(p.on is not None for p in ctx.study.predictions):
+        out.append(
+            f"**No expectations for this target.** {fmt.message(ev.expectations_missing)}: nothing this "
+            f"run measured confirms or refutes a prediction; add `predict {ev.expectations_target} {{ }}` "
+            "to the study to state what this target should show."
+        )
+    if ctx.quick:
+        out.append(
+            "**Smoke run** (`--quick`). Shapes are scaled down and blocks are few: these numbers "
+            "exercise the chain of evidence, they are not evidence-grade."
+        )
+    if not ctx.timings_valid:
+        out.append(
+            "**Timings are not evidence.** "
+            f"{fmt.message(ev.timings_note or 'the target does not time: no timing result has a verdict')}."
+        )
+    for op in ctx.operations:
+        if not op.correctness.passed:
+            out.append(f"**Correctness failed** for {fmt.code(op.name)}: {_failing_cases(op)}.")
+    out.extend(_invalid_warnings(ctx))
+    out.extend(_busy_machine_warnings(ctx))
+    out.extend(_machine_state_warnings(ctx))
+    if ev.model_level.passed is False:
+        out.append("**Correctness failed** for the application's output against its float64 run.")
+    out.extend(prediction_warnings(ev.predictions))
+    return out
+
+
+def decision_changed(study: Study, at_run: str | None) -> list[str]:
+    """The study file's decision where it is not the one the run's study declared (`at_run`), which
+    is the one the evidence was checked against."""
+    declared = study.decision.id if study.decision else None
+    if not (declared and at_run and declared != at_run):
+        return []
+    return [
+        f"**Decision changed after the run**, from {fmt.code(at_run)} to "
+        f"{fmt.code(declared)}: the check against the evidence is of {fmt.code(at_run)}."
+    ]
+
+
+def prediction_warnings(
+    predictions: Sequence[PredictionResult], uncounted: str = "no counter measured it"
+) -> list[str]:
+    """A refuted prediction, one that rests on an invalid result, one confirmed only from the
+    study's formulas (`uncounted` says why no count judged it)."""
+    out = []
+    for p in predictions:
+        if p.verdict == "refuted":
+            out.append(
+                f"**Prediction refuted** (line {p.line}): {fmt.code(p.text)}: {fmt.message(p.message)}."
+            )
+        elif p.verdict == "invalid":
+            out.append(
+                f"**Prediction rests on an invalid result** (line {p.line}): {fmt.code(p.text)}: "
+                f"{fmt.message(p.message)}."
+            )
+        elif p.verdict == "confirmed" and p.basis == "modelled":
+            out.append(
+                f"**Mechanism modelled, not counted** (line {p.line}): {fmt.code(p.text)} is "
+                f"confirmed from the study's own formulas; {uncounted}."
+            )
+    return out
+
+
+def _bound(bound: float | None) -> str:
+    """A bound as stated (0.05, not 0.05000); a computed one (Amdahl's) to four figures."""
+    return fmt.MISSING if bound is None else f"{bound:.4g}"
+
+
+def _prediction_table(ctx: ReportContext) -> list[str]:
+    predictions = list(ctx.evaluation.predictions)
+    if not predictions:
+        return [_no_predictions(ctx)]
+    rows = []
+    reasons = []
+    for p in predictions:
+        ci = p.ci
+        shown_ci = fmt.MISSING if not ci or ci[0] == ci[1] else fmt.interval(ci[0], ci[1])
+        bound = f"{COMPARATORS.get(p.comparator, fmt.text(p.comparator))} {_bound(p.bound)}"
+        if p.bound_source.startswith("amdahl"):
+            bound += " (Amdahl)"
+        verdict = p.verdict
+        rows.append(
+            [
+                str(p.line),
+                fmt.code(p.text),
+                fmt.text(p.basis),
+                fmt.ratio(p.value),
+                shown_ci,
+                bound,
+                fmt.ratio(p.detectable),
+                f"**{verdict}**" if verdict in ("refuted", "not evidence", "invalid") else verdict,
+            ]
+        )
+        if verdict in ("not evidence", "invalid") or "smaller than this run can detect" in p.message:
+            reasons.append(f"line {p.line} ({verdict}): {fmt.message(p.message)}")
+    table = fmt.table(
+        "Every registered prediction, its verdict and the smallest ratio the run could detect on the "
+        "bound's side of 1 (ratios are change / baseline)",
+        ["Line", "Prediction", "Basis", "Value", "Interval", "Bound", "Detectable", "Verdict"],
+        rows,
+        numeric=(0, 3, 4, 6),
+    )
+    missing = f"Without a verdict, or below what the run detects: {'; '.join(reasons)}." if reasons else ""
+    return [table, _whose_expectations(ctx), missing, _family(ctx)]
+
+
+def _whose_expectations(ctx: ReportContext) -> str:
+    """Which target's predictions were judged: a run is held only to its own target's (SPEC 6a)."""
+    ev = ctx.evaluation
+    held = fmt.code(ev.expectations_target)
+    if ev.expectations_target != ev.target:
+        run = fmt.code(ev.target)
+        return f"Judged against the expectations for target {held}, which a {run} run is held to."
+    return f"Judged against the expectations for target {held}."
+
+
+def _no_predictions(ctx: ReportContext) -> str:
+    """No prediction was judged: either none exists, or none is this run's target's."""
+    ev = ctx.evaluation
+    elsewhere = sorted({p.on.id for p in ctx.study.predictions if p.on is not None})
+    if ev.expectations_missing is None or not elsewhere:
+        return "The study registers no predictions."
+    return (
+        f"No prediction was judged: {fmt.message(ev.expectations_missing)}. The study's predictions are "
+        f"stated for {', '.join(fmt.code(t) for t in elsewhere)}; a run is judged only against its own "
+        "target's expectations, never another target's."
+    )
+
+
+def _family(ctx: ReportContext) -> str:
+    """Which family Holm's adjustment covered, and the calls it does not keep."""
+    family = ctx.evaluation.family
+    if not family:
+        return ""
+    names, rejected = family.names, family.rejected
+    lost = [
+        n
+        for n, keep, p in zip(names, rejected, family.p_values, strict=True)
+        if not keep and p < family.alpha
+    ]
+    shown = (
+        f" Significant alone but not after the adjustment: {', '.join(fmt.text(n) for n in lost)}."
+        if lost
+        else ""
+    )
+    return (
+        f'Many comparisons: Holm\'s adjustment over the family "{fmt.text(family.family)}" '
+        f"({len(names)} tests, family-wise error {fmt.percent(family.alpha)}): "
+        f"{sum(rejected)} remain significant.{shown}"
+    )

@@ -1,0 +1,111 @@
+"""The whole Markdown report of planted bundles, compared with golden files in tests/report_cases.
+
+One native bundle (`evaluate_fixtures.make_bundle`, seeded, with a fixed run
+id) and one imported (tests/report_cases/imported.perf over the importer
+fixtures, run in-process with no code run) are evaluated and rendered as
+`perfdsl build --md` does, from evaluation.json read back. A change to any
+section's wording shows as a diff of the golden it touches: the two reports
+share their sections, so a wording changed in one place shows in both.
+Regenerate with `UPDATE_GOLDENS=1 pytest tests/test_report_cases.py` and
+review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import attrs
+import pytest
+from evaluate_fixtures import CHECKED, make_bundle
+
+from perfdsl.bundle.evaluation.evaluation import Evaluation
+from perfdsl.bundle.evaluation.imported import ImportedEvaluation
+from perfdsl.bundle.files import dumps
+from perfdsl.bundle.opened import Bundle, open_bundle
+from perfdsl.evaluate.evaluation import evaluate, write_evaluation
+from perfdsl.evaluate.imported import evaluate_imported
+from perfdsl.nodes import Study
+from perfdsl.parse import parse
+from perfdsl.report.imported import render_imported_markdown
+from perfdsl.report.markdown import render_markdown
+from perfdsl.runtime.imported import run_imported
+from perfdsl.source import Source
+
+CASES = Path(__file__).resolve().parent / "report_cases"
+UPDATE = os.environ.get("UPDATE_GOLDENS") == "1"
+RUN_ID = "20261129T000000Z-c0ffee"
+"""Both bundles' run id as the report prints it: a run's own id holds its start time."""
+
+
+def _matches_golden(markdown: str, name: str) -> None:
+    golden = CASES / name
+    if UPDATE:
+        golden.write_text(markdown, encoding="utf-8")
+    assert markdown == golden.read_text(encoding="utf-8"), f"regenerate {golden} with UPDATE_GOLDENS=1"
+
+
+def _native(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Study, Evaluation, Bundle]:
+    """The planted native bundle, evaluated, with its study and evaluation.json read back."""
+    # The plan records the study's artifacts directory resolved from the working directory, and
+    # the report prints plan.json's hash: from the root, every checkout writes the same plan.
+    monkeypatch.chdir("/")
+    bundle = make_bundle(
+        tmp_path, predictions=CHECKED["predictions"], sections=CHECKED["sections"], run_id=RUN_ID
+    )
+    write_evaluation(open_bundle(bundle), evaluate(open_bundle(bundle)))
+    opened = open_bundle(bundle)
+    study = parse(Source("study.perf", opened.study_text)).study
+    assert study is not None
+    return study, Evaluation.read(bundle), opened
+
+
+def test_native_report_matches_its_golden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    study, evaluation, opened = _native(tmp_path, monkeypatch)
+    markdown, _ = render_markdown(study, evaluation, opened, bundle_label=f"artifacts/{RUN_ID}")
+    _matches_golden(markdown, "native.md")
+
+
+def _imported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Study, ImportedEvaluation]:
+    """The planted imported study, run and evaluated, its evaluation read back from JSON."""
+    monkeypatch.chdir(CASES)  # the study's imports are relative to it, and its source path is printed
+    study = parse(Source.read(Path("imported.perf"))).study
+    assert study is not None
+    bundle = run_imported(study, tmp_path)
+    evaluation = attrs.evolve(evaluate_imported(bundle, study), run_id=RUN_ID)
+    written = ImportedEvaluation.from_json(json.loads(dumps(evaluation.to_json())), Path("evaluation.json"))
+    return study, written
+
+
+def test_imported_report_matches_its_golden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    study, evaluation = _imported(tmp_path, monkeypatch)
+    _matches_golden(render_imported_markdown(study, evaluation, f"artifacts/{RUN_ID}"), "imported.md")
+
+
+def _edited(study: Study, old: str, new: str) -> Study:
+    edited = parse(Source(study.source.path, study.source.text.replace(old, new, 1))).study
+    assert edited is not None
+    return edited
+
+
+def _says_decision_changed(page_one: str, at_run: str, now: str) -> None:
+    assert f"**Decision: {now}.**" in page_one
+    assert (
+        f"**Decision changed after the run**, from `{at_run}` to `{now}`: the check against the "
+        f"evidence is of `{at_run}`." in page_one
+    )
+
+
+def test_both_page_ones_say_a_decision_edited_after_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The study file's decision leads, and the warning names the one the evidence was checked against."""
+    study, evaluation, opened = _native(tmp_path / "native", monkeypatch)
+    edited = _edited(study, "decision adopt", "decision investigate")
+    markdown, _ = render_markdown(edited, evaluation, opened)
+    _says_decision_changed(markdown.split("## Workload")[0], "adopt", "investigate")
+    imported, imported_evaluation = _imported(tmp_path / "imported", monkeypatch)
+    edited = _edited(imported, "decision investigate", "decision adopt")
+    page_one = render_imported_markdown(edited, imported_evaluation, "b").split("## Workload")[0]
+    _says_decision_changed(page_one, "investigate", "adopt")
