@@ -35,7 +35,7 @@ from perfdsl.bundle.plan import Plan, TimingPlan
 from perfdsl.bundle.sampling import ApplicationTiming
 from perfdsl.kernel import AppContext, Application, Variant
 from perfdsl.runtime.estimate import application_key
-from perfdsl.runtime.load_search import LOAD_SEED, probe_record, search_load, service_time_s
+from perfdsl.runtime.load_search import LOAD_SEED, probe_record, probe_rule, search_load, service_time_s
 from perfdsl.runtime.machine_state import Pinning
 from perfdsl.runtime.progress import Progress
 from perfdsl.runtime.settings import SHARE_REQUESTS, request_settings, share_requests
@@ -295,5 +295,6 @@ def run_application(
         stopped=tuple(stopped),
         rule=CONFIRMATION_RULE,
         searches=tuple(searches),
+        probe_rule=probe_rule(plan.load),
     )
     return attrs.evolve(entry, load=load)
