@@ -27,8 +27,10 @@ def p99_check(load: LoadEvaluation) -> str:
         f"the share of requests over the SLO against {share}, over their effective number "
         "n / tau (latencies under load are serially correlated; tau measured on the requests "
         "so far), stops the probe when it shows the share below (a pass) or above (a fail), "
-        f"with a {fmt.percent(1.0 - rule.confidence)} chance of a false pass held however often "
-        f"it looked; a probe still open at {fmt.count(rule.max_requests)} requests is not passed"
+        f"with the chance of a false pass stated at {fmt.percent(1.0 - rule.confidence)} however "
+        "often it looked (by simulation: within it for a queue near saturation, about 5 % for "
+        "latencies that drift over hundreds of requests); a probe still open at "
+        f"{fmt.count(rule.max_requests)} requests is not passed"
     )
 
 
