@@ -278,8 +278,8 @@ def run_application(
         requests,
         plan.load,
         plan.quick,
-        on_probe=lambda arm, rate, lag: progress(
-            f"load: {arm} at {rate:.1f} rps, generator {lag.verdict} "
+        on_probe=lambda arm, rate, lag, stop: progress(
+            f"load: {arm} at {rate:.1f} rps, {stop}, generator {lag.verdict} "
             f"(issue lag p99 {lag.p99 * 1e3:.2f} ms, backlog growth {lag.backlog_growth * 1e3:.2f} ms)"
         ),
         pinning=pinning,

@@ -126,7 +126,7 @@ def search_load(
     requests: dict[str, Callable[[], Any]],
     load: LoadPlan,
     quick: bool,
-    on_probe: Callable[[str, float, GeneratorLagRecord], None] | None = None,
+    on_probe: Callable[[str, float, GeneratorLagRecord, str], None] | None = None,
     pinning: Pinning | None = None,
 ) -> tuple[list[LoadProbe], list[str], list[GoodputSearchRecord]]:
     """The declared sweep (full runs only), then the goodput searches, the arms taking turns.
@@ -137,7 +137,8 @@ def search_load(
     arms. Each arm's search judges a rate on its sweep's runs too, as the
     evaluation does. Every probe keeps its raw per-request records. Returns the
     probes, why an arm stopped when the load test's time budget ran out, and how
-    each arm's search ended.
+    each arm's search ended. `on_probe(arm, rate, lag, stop)` hears of each probe
+    as it ends, `stop` saying where its rule stopped ("fail at 100 of 330 requests").
     """
     from perfdsl.bundle.evaluation.load import RateResult
     from perfdsl.stats.load import goodput_search, interleave, sequential_stop, summarize_rate
@@ -188,7 +189,8 @@ def search_load(
             )
         )
         if on_probe:
-            on_probe(arm, rate, lag)
+            # Where the rule stopped, for the progress line: "fail at 100 of 330 requests".
+            on_probe(arm, rate, lag, f"{result.decision} at {result.decided_at} of {result.n} requests")
         return result
 
     if not quick:
