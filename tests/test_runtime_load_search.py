@@ -25,15 +25,16 @@ def test_a_full_search_gets_its_probes_at_the_lowest_declared_rate() -> None:
 def test_a_quick_run_and_a_load_without_rates_get_the_floor() -> None:
     assert load_budget_s(sweep((50.0,)), quick=True) == QUICK_LOAD_BUDGET_S
     assert load_budget_s(sweep(()), quick=False) == QUICK_LOAD_BUDGET_S
-    # Fewer requests than the p99 check needs are raised to 459, and the budget with them.
-    assert probe_count(sweep((50.0,), requests=100)) == (459, 22)
+    # Fewer requests than the sequential rule needs to pass are raised to 644 (the fixed
+    # probe's one-shot test needed 459), and the budget with them.
+    assert probe_count(sweep((50.0,), requests=100)) == (644, 32)
 
 
 def _server(capacity: float):
     """A stand-in for the open-loop generator: a server of fixed latency that meets a 25 ms SLO
     below `capacity` rps and misses it above, with the schedule the seed draws."""
 
-    def run(request, rate, *, count, duration_s, warmup=0, seed=0, generator_cores=(), server_cores=()):
+    def run(request, rate, *, count, duration_s, warmup=0, seed=0, **_cores_and_stop):
         scheduled = poisson_schedule(rate, count, seed)
         latency = np.int64(1_000_000 if rate < capacity else 50_000_000)
         done = scheduled + latency
@@ -59,3 +60,48 @@ def test_each_repeat_at_a_rate_draws_a_fresh_schedule_shared_by_both_arms(monkey
         assert seeds == [first + k for k in range(len(seeds))], (arm, rate)
         other = seen.get(("change" if arm == "baseline" else "baseline", rate), [])
         assert seeds[: len(other)] == other[: len(seeds)]
+
+
+def _stopping_server(capacity: float):
+    """The stand-in of `_server` that honours the generator's window stop, as the real one does:
+    it asks `stop` after each whole window and issues no request after a yes."""
+
+    def run(request, rate, *, count, duration_s, warmup=0, seed=0, window=0, stop=None, **_cores):
+        full = poisson_schedule(rate, warmup + count, seed)
+        done = full + np.int64(1_000_000 if rate < capacity else 50_000_000)
+        sent = full.size
+        for end in range(warmup + window, full.size + 1, window):
+            if stop(full[warmup:end], done[warmup:end], np.ones(end - warmup, bool)):
+                sent = end
+                break
+        kept = slice(warmup, sent)
+        return LoadRun(
+            rate,
+            seed,
+            1,
+            warmup,
+            False,
+            full[kept],
+            full[kept],
+            full[kept],
+            done[kept],
+            np.ones(sent - warmup, bool),
+            None,
+            stopped=sent < full.size,
+        )
+
+    return run
+
+
+def test_the_search_stops_each_probe_where_it_is_decided(monkeypatch) -> None:
+    """Every probe of a search on a sharp capacity is decided before its 2000-request cap:
+    a pass at 700 requests, a fail at the first window. The fixed probe spent 2000 on each."""
+    monkeypatch.setattr(load_search, "run_open_loop", _stopping_server(1500.0))
+    plan = LoadPlan("poisson", (400.0,), 2000, 0.025, 0.99)
+    probes, _, searches = load_search.search_load({"baseline": lambda: None}, plan, False)
+    assert {(p.rate < 1500.0, p.decision, p.decided_at) for p in probes} == {
+        (True, "pass", 700),
+        (False, "fail", 100),
+    }
+    assert all(p.run.scheduled_ns.size == p.decided_at for p in probes)
+    assert searches[0].confirmed and 1400 <= searches[0].goodput < 1500

@@ -17,6 +17,10 @@ import numpy as np
 from perfdsl.bundle.sampling import LoadReading, read_typed_csv
 
 OLDER_BUNDLE = "not recorded: the bundle predates results version 3"
+PROBE_METHOD = (
+    "one-sided beta-binomial mixture e-values (uniform prior each side of 1 - percentile) on the "
+    "effective counts n / tau, tau the tail's autocorrelation time, looked at every window"
+)
 PROBE_COLUMNS = ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok")
 """A probe CSV's header: one row per request, its times in nanoseconds, `ok` as 0 or 1."""
 
@@ -62,6 +66,38 @@ class GeneratorLagRecord:
 
 
 @attrs.frozen
+class ProbeRule:
+    """How each probe's SLO question was decided: sequentially (results/10 on), stopping at the
+    first window whose evidence reaches 1 / (1 - confidence) (`stats.sequential.proportion`).
+
+    None in its place (`LoadRecord.probe_rule`) is the fixed probe: a stated count of
+    requests, then one binomial test over their effective number (`stats.load.dependent_p99_check`).
+    """
+
+    confidence: float
+    """1 - the false-pass rate held under continuous monitoring (and the false-fail rate)."""
+    percentile: float
+    window: int
+    """Requests between looks."""
+    max_requests: int
+    """The cap: a probe still open here is not passed."""
+    method: str = PROBE_METHOD
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ProbeRule:
+        return cls(
+            confidence=float(data["confidence"]),
+            percentile=float(data["percentile"]),
+            window=int(data["window"]),
+            max_requests=int(data["max_requests"]),
+            method=str(data.get("method", PROBE_METHOD)),
+        )
+
+
+@attrs.frozen
 class LoadProbeRecord:
     """One offered rate for one arm, and where its raw records are."""
 
@@ -86,9 +122,17 @@ class LoadProbeRecord:
     machine_start: LoadReading | None = None
     """The machine's CPU times when the probe started (results/7 on; Linux only)."""
     machine_end: LoadReading | None = None
+    decision: str | None = None
+    """What the sequential rule decided, as the run saw it: `pass`, `fail` or `open` (the cap
+    or the records ended first); None for a fixed probe and before results/10."""
+    decided_at: int | None = None
+    """The requests the decision rests on (the look it stopped at); the probe records every
+    request it issued, a few more when requests were in flight as it stopped."""
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "decision": self.decision,
+            "decided_at": self.decided_at,
             "seed": self.seed,
             "machine_start": None if self.machine_start is None else attrs.asdict(self.machine_start),
             "machine_end": None if self.machine_end is None else attrs.asdict(self.machine_end),
@@ -121,6 +165,8 @@ class LoadProbeRecord:
             seed=None if data.get("seed") is None else int(data["seed"]),
             machine_start=LoadReading.from_json(data.get("machine_start") or {}),
             machine_end=LoadReading.from_json(data.get("machine_end") or {}),
+            decision=None if data.get("decision") is None else str(data["decision"]),
+            decided_at=None if data.get("decided_at") is None else int(data["decided_at"]),
         )
 
 
@@ -172,6 +218,8 @@ class LoadRecord:
     """The confirmation rule the searches followed; empty in bundles before results version 6."""
     searches: tuple[GoodputSearchRecord, ...] = ()
     """Each arm's search outcome, in the order the searches ended; empty before results version 6."""
+    probe_rule: ProbeRule | None = None
+    """The sequential rule every probe was decided by; None: the fixed probe (and before results/10)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -183,6 +231,7 @@ class LoadRecord:
             "stopped": list(self.stopped),
             "rule": self.rule,
             "searches": [search.to_json() for search in self.searches],
+            "probe_rule": None if self.probe_rule is None else self.probe_rule.to_json(),
         }
 
     @classmethod
@@ -197,4 +246,5 @@ class LoadRecord:
             stopped=tuple(str(s) for s in data.get("stopped") or ()),
             rule=str(data.get("rule", "")),
             searches=tuple(GoodputSearchRecord.from_json(s) for s in data.get("searches") or ()),
+            probe_rule=ProbeRule.from_json(data["probe_rule"]) if data.get("probe_rule") else None,
         )

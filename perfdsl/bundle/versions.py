@@ -18,7 +18,7 @@ RECORD_ERRORS = (ValueError, KeyError, TypeError, AttributeError, ArithmeticErro
 """What a record's `from_json` raises on a value of the wrong kind: a missing key, a string where an
 object was, `int()` of an infinity (OverflowError)."""
 
-RESULTS = "perfdsl.results/9"
+RESULTS = "perfdsl.results/10"
 """results.json's version. History:
 
 * `perfdsl.results/1`: the first layout.
@@ -57,6 +57,11 @@ RESULTS = "perfdsl.results/9"
   anytime-valid `p_value` of ratio 1; null for the fixed design) and its `settings`
   the rule (`stopping`, `compared`); the application's `timing.stop` is the same
   record for its request blocks. Versions 1 to 7 still read, as fixed designs.
+* `perfdsl.results/10`: the load record states the sequential rule its probes were
+  decided by (`probe_rule`: `confidence`, `percentile`, `window`, `max_requests`,
+  `method`; null for the fixed probe) and each probe what it decided (`decision`:
+  pass, fail or open) and on how many requests (`decided_at`). Versions 1 to 9
+  still read, as fixed probes.
 """
 
 READABLE_RESULTS = (
@@ -68,6 +73,7 @@ READABLE_RESULTS = (
     "perfdsl.results/6",
     "perfdsl.results/7",
     "perfdsl.results/8",
+    "perfdsl.results/9",
     RESULTS,
 )
 
@@ -90,7 +96,7 @@ READABLE_PLAN = (None, "perfdsl.plan/2", "perfdsl.plan/3", PLAN)
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/10"
+EVALUATION = "perfdsl.evaluation/11"
 """evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
 not refused but evaluated again (it is derived from the other files), and one of a
 version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
@@ -146,6 +152,8 @@ alone costs a second of a fresh build).
   (environment.json's `cpu.state` and `cpu.affinity`): its `findings` (PQ011, the
   clock free to change; PQ012, the load generator sharing the requests' cores), also
   among `quality`, and `rests_on`, the conclusions timed in that state.
+* `perfdsl.evaluation/11`: each load probe's summary carries the sequential rule's
+  `decision` and `decided_at` (null for a fixed probe).
 """
 
 
@@ -159,6 +167,7 @@ SUPERSEDED_EVALUATION = (
     "perfdsl.evaluation/7",
     "perfdsl.evaluation/8",
     "perfdsl.evaluation/9",
+    "perfdsl.evaluation/10",
 )
 """Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 

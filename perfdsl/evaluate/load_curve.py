@@ -2,8 +2,12 @@
 
 Every probe of the run's load search left one CSV of per-request timestamps;
 each is summarised again here with `summarize_rate` (latency from the
-*scheduled* arrival, p99 binomial check, throughput, and whether the generator
-fell behind its schedule), never taken from what the run concluded. The
+*scheduled* arrival, the p99 check, throughput, and whether the generator
+fell behind its schedule), never taken from what the run concluded. The p99
+check is the rule the bundle records: the sequential one
+(`stats.sequential.proportion`) replayed over the probe's requests in order,
+which reaches the run's own decision and stopping look bit for bit, or, for a
+bundle before results/10, the fixed binomial test over them all. The
 goodput of an arm is the highest rate at which every probe at that rate and
 every lower rate passed: a failure below a candidate caps the goodput under
 it, however often a higher rate passed. It is "confirmed" when that rate passed
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import numpy as np
 
 from perfdsl.bundle.arms import ARMS
@@ -41,7 +46,7 @@ from perfdsl.bundle.evaluation.load import (
     Goodput,
     LoadEvaluation,
 )
-from perfdsl.bundle.load import LoadProbeRecord, LoadRecord, read_probe_csv
+from perfdsl.bundle.load import LoadProbeRecord, LoadRecord, ProbeRule, read_probe_csv
 from perfdsl.evaluate.inputs import BundleInputs
 from perfdsl.evaluate.quality import span_contended
 from perfdsl.evaluate.value import capacity
@@ -55,8 +60,9 @@ def evaluate_load(inputs: BundleInputs, load: LoadRecord) -> LoadEvaluation:
     if slo is None:
         raise ValueError("a load test without an SLO has no goodput: the caller checks for one")
     probes = load.probes
-    arms = tuple(goodput(arm, [_point(inputs, p, slo) for p in probes if p.arm == arm]) for arm in ARMS)
-    return compare_arms(slo, load.percentile, arms)
+    rule = load.probe_rule
+    arms = tuple(goodput(arm, [_point(inputs, p, slo, rule) for p in probes if p.arm == arm]) for arm in ARMS)
+    return attrs.evolve(compare_arms(slo, load.percentile, arms), probe_rule=rule)
 
 
 def compare_arms(slo: float, percentile: float, arms: tuple[Goodput, ...]) -> LoadEvaluation:
@@ -143,7 +149,7 @@ def _criteria(failed: list[CurvePoint]) -> tuple[str, ...]:
     return tuple(sorted(names, key=order.index))
 
 
-def _point(inputs: BundleInputs, probe: LoadProbeRecord, slo: float) -> CurvePoint:
+def _point(inputs: BundleInputs, probe: LoadProbeRecord, slo: float, rule: ProbeRule | None) -> CurvePoint:
     columns = _columns(inputs, probe.records)
     rate, index, phase = probe.rate, probe.index, probe.phase
     if columns["scheduled_ns"].size < 3:
@@ -155,6 +161,7 @@ def _point(inputs: BundleInputs, probe: LoadProbeRecord, slo: float) -> CurvePoi
         columns["completed_ns"] / 1e9,
         slo,
         columns["ok"].astype(bool),
+        rule,
     )
     return CurvePoint(
         index, rate, phase, result, None, span_contended(probe.machine_start, probe.machine_end)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from perfdsl.bundle.evaluation.end_to_end import EndToEnd
 from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.bundle.evaluation.load import CurvePoint
-from perfdsl.report import figures
+from perfdsl.report import figures, load_rule
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext
 from perfdsl.report.stopping import describe_stop
@@ -178,16 +178,15 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
                 else "no",
                 limited,
                 _generator(g.curve),
-                str(len(g.curve)),
+                str(len(g.curve)) + load_rule.decided_early(load, [p.result for p in g.curve if p.result]),
             ]
         )
     out.add(
         fmt.table(
-            f"Goodput: the highest offered rate at and below which every probe's p99 met the SLO (p99 ≤ "
-            f"{fmt.sig(slo_ms)} ms at 99 % confidence over the requests' effective number: latencies under "
-            "load are serially correlated, so n / tau of them count, tau measured per probe) and the "
-            "lowest rate above it that failed on the system's account; confirmed when a second pass, on a "
-            "fresh arrival schedule, repeated the goodput and no higher rate passed after a failure. "
+            "Goodput: the highest offered rate at and below which every probe's p99 met the SLO "
+            f"({load_rule.p99_check(load)}) and the lowest rate above it that failed on the system's "
+            "account; confirmed when a second pass, on a fresh arrival schedule, repeated the goodput "
+            "and no higher rate passed after a failure. "
             "The generator fell behind when its issue lag grew over a probe by more "
             f"than {fmt.sig(slo_ms * 0.05)} ms (5 % of the SLO) and by more than 2 % of the time elapsed: "
             "a rate lost that way leaves the goodput a lower bound; wake-up jitter does not",

@@ -12,6 +12,7 @@ from perfdsl.bundle.evaluation.load import RateResult
 from perfdsl.expectations import expectations
 from perfdsl.nodes import Study
 from perfdsl.report import formatting as fmt
+from perfdsl.report import load_rule
 from perfdsl.report.context import Blocks, ReportContext
 
 
@@ -121,7 +122,7 @@ def _baseline_operating_point(ctx: ReportContext) -> list[str]:
                 fmt.sig(r.achieved_rate),
                 fmt.seconds(r.p50),
                 fmt.seconds(r.p99),
-                fmt.count(r.n),
+                load_rule.probe_requests(r),
                 _verdict(r),
             ]
         )

@@ -35,7 +35,7 @@ from perfdsl.bundle.plan import Plan, TimingPlan
 from perfdsl.bundle.sampling import ApplicationTiming
 from perfdsl.kernel import AppContext, Application, Variant
 from perfdsl.runtime.estimate import application_key
-from perfdsl.runtime.load_search import LOAD_SEED, probe_record, search_load, service_time_s
+from perfdsl.runtime.load_search import LOAD_SEED, probe_record, probe_rule, search_load, service_time_s
 from perfdsl.runtime.machine_state import Pinning
 from perfdsl.runtime.progress import Progress
 from perfdsl.runtime.settings import SHARE_REQUESTS, request_settings, share_requests
@@ -282,8 +282,8 @@ def run_application(
         requests,
         plan.load,
         plan.quick,
-        on_probe=lambda arm, rate, lag: progress(
-            f"load: {arm} at {rate:.1f} rps, generator {lag.verdict} "
+        on_probe=lambda arm, rate, lag, stop: progress(
+            f"load: {arm} at {rate:.1f} rps, {stop}, generator {lag.verdict} "
             f"(issue lag p99 {lag.p99 * 1e3:.2f} ms, backlog growth {lag.backlog_growth * 1e3:.2f} ms)"
         ),
         pinning=pinning,
@@ -299,5 +299,6 @@ def run_application(
         stopped=tuple(stopped),
         rule=CONFIRMATION_RULE,
         searches=tuple(searches),
+        probe_rule=probe_rule(plan.load),
     )
     return attrs.evolve(entry, load=load), record

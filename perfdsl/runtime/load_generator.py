@@ -19,6 +19,14 @@ GIL is shared: a `request()` whose heavy work releases it (numpy, numba with
 that holds it in pure Python delays the dispatcher by up to the interpreter's
 switch interval (5 ms), which the issue lag records and `stats.load` judges.
 
+A probe may stop at a window boundary (`stop`): a monitor thread, beside the
+dispatcher, waits until the first k windows of measured requests have all
+completed, asks `stop` about them, and when it answers yes the dispatcher
+issues nothing more; requests in flight are drained and recorded like the
+rest, so every request issued is in the record. The question depends only on
+that prefix, never on how far the dispatcher had got, so the evaluation asks it
+again over the recorded requests and gets the same answer.
+
 Timestamps are `time.perf_counter_ns()` (monotonic, the finest clock) in
 nanoseconds from the run's start.
 """
@@ -30,6 +38,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Collection
+from typing import TypeAlias
 
 import attrs
 import numpy as np
@@ -40,6 +49,12 @@ GIL_SWITCH_INTERVAL_S = 1e-4
 """The interpreter's GIL switch interval while a load run issues requests."""
 NOT_COMPLETED = -1
 """Timestamp of a request that had not started or finished when the drain timed out."""
+POLL_S = 1e-3
+"""How often the monitor looks for the next window's last completion."""
+
+StopAsk: TypeAlias = Callable[[np.ndarray, np.ndarray, np.ndarray], bool]
+"""`stop(scheduled_ns, completed_ns, ok)` over the first k windows of measured requests:
+True ends the probe (`run_open_loop`)."""
 
 
 def poisson_schedule(rate: float, count: int, seed: int) -> np.ndarray:
@@ -79,6 +94,8 @@ class LoadRun:
     """True where `request()` returned without raising before the drain timeout."""
     first_error: str | None
     """repr of the first exception a request raised, if any."""
+    stopped: bool = False
+    """`stop` ended the probe at a window boundary before the schedule ran out."""
 
     def seconds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(scheduled, issued, started, completed) in seconds, for `stats.load`."""
@@ -103,6 +120,8 @@ def run_open_loop(
     drain_timeout_s: float = 10.0,
     generator_cores: Collection[int] = (),
     server_cores: Collection[int] = (),
+    window: int = 0,
+    stop: StopAsk | None = None,
 ) -> LoadRun:
     """Issue `warmup + count` requests at Poisson arrivals of `rate` per second.
 
@@ -115,9 +134,13 @@ def run_open_loop(
     runs on those cores while it issues and the request threads on
     `server_cores` (`runtime.machine_state.choose_pinning`), so the
     generator's spinning never takes a core from the code it measures.
+    With `stop` and `window`, a monitor on the generator's cores asks `stop`
+    after every `window` measured requests (the module docstring).
     """
     if workers < 1 or warmup < 0 or count < 0 or duration_s <= 0:
         raise ValueError("need workers >= 1, warmup >= 0, count >= 0, duration_s > 0")
+    if stop is not None and window < 1:
+        raise ValueError(f"a probe that may stop needs a window of at least one request, got {window}")
     full = poisson_schedule(rate, warmup + count, seed)
     sched = full[full <= int(duration_s * 1e9)]
     n = sched.size
@@ -141,7 +164,28 @@ def run_open_loop(
                 ok[i] = True
             completed[i] = time.perf_counter_ns() - t0
 
+    halt = threading.Event()
+    issuing = threading.Event()
+    issuing.set()
+
+    def monitor() -> None:
+        """Ask `stop` about each whole window of measured requests, in order, once all completed."""
+        pin_thread(generator_cores)
+        done, end = warmup, warmup + window
+        while end <= n and issuing.is_set():
+            while done < end and completed[done] >= 0:
+                done += 1
+            if done < end:
+                time.sleep(POLL_S)
+                continue
+            if stop(sched[warmup:end].copy(), completed[warmup:end].copy(), ok[warmup:end].copy()):
+                halt.set()
+                return
+            end += window
+
     pool = [threading.Thread(target=work, name=f"perfdsl-load-{k}", daemon=True) for k in range(workers)]
+    if stop is not None:
+        pool.append(threading.Thread(target=monitor, name="perfdsl-load-monitor", daemon=True))
     for thread in pool:
         thread.start()
     spin_ns = int(spin_s * 1e9)
@@ -152,23 +196,27 @@ def run_open_loop(
     switch_interval = sys.getswitchinterval()
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     before = pin_thread(generator_cores)
+    sent = 0
     try:
-        for i in range(n):
-            _wait_until(t0 + int(sched[i]), spin_ns)
-            issued[i] = time.perf_counter_ns() - t0
-            jobs.put(i)
+        while sent < n and not halt.is_set():
+            _wait_until(t0 + int(sched[sent]), spin_ns)
+            issued[sent] = time.perf_counter_ns() - t0
+            jobs.put(sent)
+            sent += 1
     finally:  # even on KeyboardInterrupt, let every worker finish and exit
+        issuing.clear()
         sys.setswitchinterval(switch_interval)
         if before is not None:
             pin_thread(before)
-        for _ in pool:
+        for _ in range(workers):
             jobs.put(None)
     deadline = time.monotonic() + drain_timeout_s
     for thread in pool:
         thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
-    # Copy, so a request still running after the drain cannot change the record.
-    keep = slice(min(warmup, n), n)
+    # Copy, so a request still running after the drain cannot change the record;
+    # requests never issued (the probe stopped) are no part of it.
+    keep = slice(min(warmup, sent), sent)
     records = [a[keep].copy() for a in (sched, issued, started, completed, ok)]
     records[4] &= records[3] >= 0
     for a in records:
@@ -179,6 +227,7 @@ def run_open_loop(
         workers=workers,
         warmup=warmup,
         truncated=n < full.size,
+        stopped=sent < n,
         scheduled_ns=records[0],
         issued_ns=records[1],
         started_ns=records[2],

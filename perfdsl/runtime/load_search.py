@@ -3,7 +3,11 @@
 Poisson arrivals from a seed per repeat (`schedule_seed`), the same schedule
 for baseline and change at a repeat, latency from the scheduled arrival
 (`runtime.load_generator`); the search and its confirmation rule are
-`stats.load.goodput_search`. The arms take turns, so that a shared machine's
+`stats.load.goodput_search`. Each probe is decided sequentially
+(`stats.sequential.proportion`): it stops at the first window of requests
+whose evidence shows the percentile within the SLO or over it, so a rate far
+from the goodput costs a few windows and leaves the budget to the rates
+that bracket it. The arms take turns, so that a shared machine's
 drift falls on both, and the whole test has a time budget derived from the
 study's own sweep.
 """
@@ -17,7 +21,13 @@ from typing import Any
 import attrs
 import numpy as np
 
-from perfdsl.bundle.load import PROBE_COLUMNS, GeneratorLagRecord, GoodputSearchRecord, LoadProbeRecord
+from perfdsl.bundle.load import (
+    PROBE_COLUMNS,
+    GeneratorLagRecord,
+    GoodputSearchRecord,
+    LoadProbeRecord,
+    ProbeRule,
+)
 from perfdsl.bundle.plan import LoadPlan
 from perfdsl.bundle.sampling import LoadReading
 from perfdsl.runtime.contention import read_load
@@ -46,14 +56,25 @@ QUICK_LOAD_BUDGET_S = 60.0
 
 
 def probe_count(load: LoadPlan) -> tuple[int, int]:
-    """Requests a probe measures and the warm-up requests it discards before them.
+    """The most requests a probe measures (its cap) and the warm-up requests it discards before them.
 
-    Fewer completions than the p99 check needs without a single miss could never pass.
+    Fewer than the sequential rule needs to pass without a single miss could never pass.
     """
-    from perfdsl.stats.load import min_completions
+    from perfdsl.stats.sequential.proportion import pass_requests
 
-    count = max(load.requests, min_completions(0))
+    count = max(load.requests, pass_requests(load.slo_percentile, PROBE_CONFIDENCE))
     return count, max(10, count // 20)
+
+
+PROBE_CONFIDENCE = 0.99
+"""1 - each probe's false-pass rate (and false-fail rate), held under continuous monitoring."""
+
+
+def probe_rule(load: LoadPlan) -> ProbeRule:
+    """The sequential rule each probe of this load test is decided by, capped at `probe_count`."""
+    from perfdsl.stats.sequential.proportion import rule_for
+
+    return rule_for(load.slo_percentile, probe_count(load)[0], PROBE_CONFIDENCE)
 
 
 def load_budget_s(load: LoadPlan, quick: bool) -> float:
@@ -81,6 +102,9 @@ class LoadProbe:
     run: LoadRun
     generator: GeneratorLagRecord
     """The generator's own lag over this probe, as judged when it ran."""
+    decision: str | None
+    """The sequential rule's decision as the run made it (`RateResult.decision`)."""
+    decided_at: int | None
     machine_start: LoadReading | None = None
     """The machine's load when the probe started (`runtime.contention.read_load`), and ended:
     a busy machine spoils a goodput as surely as a kernel block (None: not Linux)."""
@@ -102,7 +126,7 @@ def search_load(
     requests: dict[str, Callable[[], Any]],
     load: LoadPlan,
     quick: bool,
-    on_probe: Callable[[str, float, GeneratorLagRecord], None] | None = None,
+    on_probe: Callable[[str, float, GeneratorLagRecord, str], None] | None = None,
     pinning: Pinning | None = None,
 ) -> tuple[list[LoadProbe], list[str], list[GoodputSearchRecord]]:
     """The declared sweep (full runs only), then the goodput searches, the arms taking turns.
@@ -113,14 +137,17 @@ def search_load(
     arms. Each arm's search judges a rate on its sweep's runs too, as the
     evaluation does. Every probe keeps its raw per-request records. Returns the
     probes, why an arm stopped when the load test's time budget ran out, and how
-    each arm's search ended.
+    each arm's search ended. `on_probe(arm, rate, lag, stop)` hears of each probe
+    as it ends, `stop` saying where its rule stopped ("fail at 100 of 330 requests").
     """
     from perfdsl.bundle.evaluation.load import RateResult
-    from perfdsl.stats.load import goodput_search, interleave, summarize_rate
+    from perfdsl.stats.load import goodput_search, interleave, sequential_stop, summarize_rate
 
     if load.slo_seconds is None:
         return [], [], []
     count, warmup = probe_count(load)
+    rule = probe_rule(load)
+    stop = sequential_stop(load.slo_seconds, rule)
     arms = list(requests)
     # The arms take turns, so the budget is the load test's: each arm's share, together.
     budget = load_budget_s(load, quick) * len(arms)
@@ -149,14 +176,21 @@ def search_load(
             duration_s=duration,
             generator_cores=pinning.generator if pinning else (),
             server_cores=pinning.measuring if pinning else (),
+            window=rule.window,
+            stop=stop,
         )
         after = read_load()
         scheduled, issued, _, completed = run.seconds()
-        result = summarize_rate(rate, scheduled, issued, completed, load.slo_seconds, run.ok)
+        result = summarize_rate(rate, scheduled, issued, completed, load.slo_seconds, run.ok, rule)
         lag = GeneratorLagRecord(**attrs.asdict(result.generator))
-        probes.append(LoadProbe(arm, len(probes), rate, phase, run, lag, before, after))
+        probes.append(
+            LoadProbe(
+                arm, len(probes), rate, phase, run, lag, result.decision, result.decided_at, before, after
+            )
+        )
         if on_probe:
-            on_probe(arm, rate, lag)
+            # Where the rule stopped, for the progress line: "fail at 100 of 330 requests".
+            on_probe(arm, rate, lag, f"{result.decision} at {result.decided_at} of {result.n} requests")
         return result
 
     if not quick:
@@ -225,4 +259,6 @@ def probe_record(bundle: Any, probe: LoadProbe) -> LoadProbeRecord:
         seed=run.seed,
         machine_start=probe.machine_start,
         machine_end=probe.machine_end,
+        decision=probe.decision,
+        decided_at=probe.decided_at,
     )

@@ -25,6 +25,7 @@ import numpy as np
 from scipy import stats
 
 from perfdsl.bundle.evaluation.load import RateResult
+from perfdsl.bundle.load import ProbeRule
 from perfdsl.stats.generator_lag import generator_lag
 
 MIN_ACHIEVED_FRACTION = 0.98
@@ -131,6 +132,26 @@ def min_completions(misses: int, percentile: float = 0.99, confidence: float = 0
     return hi
 
 
+def latencies(scheduled: np.ndarray, completed: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """Latency from the scheduled arrival (seconds), inf for a failed request.
+
+    The one formula the run's sequential stop and every summary use, so that both
+    see the same bits for the same requests.
+    """
+    return np.where(ok, completed - scheduled, np.inf)
+
+
+def sequential_stop(slo: float, rule: ProbeRule) -> Callable[[np.ndarray, np.ndarray, np.ndarray], bool]:
+    """The load generator's `stop` for a sequential probe: is the look over this prefix decided?"""
+    from perfdsl.stats.sequential.proportion import look
+
+    def decided(scheduled_ns: np.ndarray, completed_ns: np.ndarray, ok: np.ndarray) -> bool:
+        latency = latencies(scheduled_ns / 1e9, completed_ns / 1e9, ok.astype(bool))
+        return look(latency, slo, rule).decision != "open"
+
+    return decided
+
+
 def summarize_rate(
     offered_rate: float,
     scheduled: np.ndarray,
@@ -138,6 +159,7 @@ def summarize_rate(
     completed: np.ndarray,
     slo: float,
     ok: np.ndarray | None = None,
+    rule: ProbeRule | None = None,
 ) -> RateResult:
     """Summarise one run at one rate from its per-request timestamps (seconds).
 
@@ -158,6 +180,11 @@ def summarize_rate(
     search to a quarter of the rate the server sustained in quieter probes. Smaller
     jitter stays the system's: latency counts from the schedule, so a late issue
     only makes the system look slower.
+
+    With a sequential `rule` the p99 check is the rule's decision over the
+    requests in order (`stats.sequential.proportion.decide`): passed only when
+    it decided "pass"; the summaries (percentiles, throughput, lag) keep every
+    request recorded, those after the decisive look too.
     """
     sched = np.asarray(scheduled, dtype=float)
     iss = np.asarray(issued, dtype=float)
@@ -166,15 +193,24 @@ def summarize_rate(
     n = sched.size
     if n < 3 or not (iss.size == done.size == good.size == n):
         raise ValueError("need at least three requests, with one timestamp of each kind per request")
-    latency = np.where(good, done - sched, np.inf)
+    latency = latencies(sched, done, good)
     misses = int(np.sum(latency > slo))
-    dependence = tail_dependence(latency, slo)
-    p99_ok = dependent_p99_check(n, misses, dependence)
     # Counted from the issue, latency leaves out the generator's own lateness.
-    since_issue = np.where(good, done - iss, np.inf)
-    lateness_decided = not p99_ok and dependent_p99_check(
-        n, int(np.sum(since_issue > slo)), tail_dependence(since_issue, slo)
-    )
+    since_issue = latencies(iss, done, good)
+    decision, decided_at = None, None
+    if rule is None:
+        dependence = tail_dependence(latency, slo)
+        p99_ok = dependent_p99_check(n, misses, dependence)
+        lateness_decided = not p99_ok and dependent_p99_check(
+            n, int(np.sum(since_issue > slo)), tail_dependence(since_issue, slo)
+        )
+    else:
+        from perfdsl.stats.sequential.proportion import decide
+
+        stop = decide(latency, slo, rule)
+        decision, decided_at, dependence = stop.decision, stop.requests, stop.dependence
+        p99_ok = decision == "pass"
+        lateness_decided = not p99_ok and decide(since_issue, slo, rule).decision == "pass"
     # "higher" reports an observed latency, never an interpolation, and stays inf-safe.
     p50, p90, p99 = (float(q) for q in np.quantile(latency, [0.5, 0.9, 0.99], method="higher"))
     lag = generator_lag(sched, iss, slo)
@@ -198,6 +234,8 @@ def summarize_rate(
         throughput_ok=achieved >= MIN_ACHIEVED_FRACTION * scheduled_rate,
         lag_ok=lag.verdict != "behind" and not lateness_decided,
         dependence=dependence,
+        decision=decision,
+        decided_at=decided_at,
     )
 
 

@@ -6,6 +6,8 @@ from typing import Literal
 
 import attrs
 
+from perfdsl.bundle.load import ProbeRule
+
 LagVerdict = Literal["on time", "jitter", "behind"]
 CapacityBound = Literal["exact", "at most", "at least"]
 
@@ -52,12 +54,16 @@ class RateResult:
     p99_ok: bool
     throughput_ok: bool
     lag_ok: bool
+    """The generator kept its schedule well enough for the p99 check to be the system's: it
+    did not fall behind, and its wake-up jitter did not decide the check (see `stats.load.summarize_rate`)."""
     dependence: float = 1.0
     """How many consecutive requests count as one independent one in the tail: the integrated
     autocorrelation time of the exceedances of the probe's own 90th percentile; the p99 check
     takes n / dependence requests and misses / dependence misses (`stats.load.tail_dependence`)."""
-    """The generator kept its schedule well enough for the p99 check to be the system's: it
-    did not fall behind, and its wake-up jitter did not decide the check (see `stats.load.summarize_rate`)."""
+    decision: str | None = None
+    """The sequential rule's decision (`pass`, `fail`, `open`); None for the fixed probe."""
+    decided_at: int | None = None
+    """The requests the sequential decision rests on: the look it stopped at."""
 
     @property
     def passed(self) -> bool:
@@ -164,6 +170,9 @@ class LoadEvaluation:
     service_mismatch: str | None = None
     """Set when the capacity bracket lies far from what the measured request time ratio makes
     plausible (`stats.capacity.expected_capacity`): the load test measured something else."""
+    probe_rule: ProbeRule | None = None
+    """The sequential rule the probes were decided by; None: the fixed probe (a bundle before
+    results/10)."""
 
     @property
     def capacity_interval(self) -> tuple[float, float] | None:

@@ -1,0 +1,52 @@
+"""How the report words the load test's p99 check: the rule every probe was decided by, and
+where each probe stopped.
+
+A bundle from results/10 on records a sequential rule (`bundle.load.ProbeRule`); an older
+one was decided by the fixed probe, and the report says which, so a reader knows whether
+a probe's requests were a stated count or ran until the question was decided.
+"""
+
+from __future__ import annotations
+
+from perfdsl.bundle.evaluation.load import LoadEvaluation, RateResult
+from perfdsl.report import formatting as fmt
+
+
+def p99_check(load: LoadEvaluation) -> str:
+    """The clause that says how a probe's p99 was judged against the SLO."""
+    slo = f"p99 ≤ {fmt.sig(load.slo_seconds * 1e3)} ms"
+    rule = load.probe_rule
+    if rule is None:
+        return (
+            f"{slo} at 99 % confidence over the requests' effective number: latencies under "
+            "load are serially correlated, so n / tau of them count, tau measured per probe"
+        )
+    share = fmt.percent(1.0 - rule.percentile)
+    return (
+        f"{slo}, decided sequentially: after every {rule.window} requests a one-sided test of "
+        f"the share of requests over the SLO against {share}, over their effective number "
+        "n / tau (latencies under load are serially correlated; tau measured on the requests "
+        "so far), stops the probe when it shows the share below (a pass) or above (a fail), "
+        f"with the chance of a false pass stated at {fmt.percent(1.0 - rule.confidence)} however "
+        "often it looked (by simulation: within it for a queue near saturation, about 5 % for "
+        "latencies that drift over hundreds of requests); a probe still open at "
+        f"{fmt.count(rule.max_requests)} requests is not passed"
+    )
+
+
+def probe_requests(result: RateResult) -> str:
+    """A probe's requests, and for a sequential probe the look it stopped at and what it decided."""
+    if result.decision is None or result.decided_at is None:
+        return fmt.count(result.n)
+    at = fmt.count(result.decided_at)
+    said = "undecided at the cap" if result.decision == "open" else f"{result.decision} at {at}"
+    return f"{fmt.count(result.n)} ({said})"
+
+
+def decided_early(load: LoadEvaluation, points: list[RateResult]) -> str:
+    """How many of an arm's probes stopped before the cap, for the goodput table."""
+    rule = load.probe_rule
+    if rule is None:
+        return ""
+    early = sum(1 for r in points if r.decided_at is not None and r.decided_at < rule.max_requests)
+    return f", {early} decided before the cap"

@@ -1,0 +1,39 @@
+"""The report's load sentence says which rule decided the probes, and where each one stopped."""
+
+from __future__ import annotations
+
+import attrs
+
+from perfdsl.bundle.evaluation.load import GeneratorLag, LoadEvaluation, RateResult
+from perfdsl.report import load_rule
+from perfdsl.stats.sequential.proportion import rule_for
+
+LAG = GeneratorLag(1e-4, 2e-4, 0.0, 0.0, 1.25e-3, "on time")
+RESULT = RateResult(
+    400.0, 401.0, 400.5, 812, 0, 0, 1e-3, 2e-3, 3e-3, 4e-3, LAG, 0.025, True, True, True, 1.0, "pass", 700
+)
+LOAD = LoadEvaluation(0.025, 0.99, (), None, None, None, None, probe_rule=rule_for(0.99, 2000))
+
+
+def test_a_sequential_load_test_states_its_rule() -> None:
+    said = load_rule.p99_check(LOAD)
+    assert "decided sequentially: after every 100 requests" in said
+    assert "chance of a false pass stated at 1.00% however often it looked" in said
+    assert "about 5 % for latencies that drift over hundreds of requests" in said
+    assert "still open at 2,000 requests is not passed" in said
+
+
+def test_a_bundle_of_fixed_probes_says_so() -> None:
+    said = load_rule.p99_check(attrs.evolve(LOAD, probe_rule=None))
+    assert "sequentially" not in said and "n / tau of them count, tau measured per probe" in said
+
+
+def test_each_probe_says_where_it_stopped() -> None:
+    assert load_rule.probe_requests(RESULT) == "812 (pass at 700)"
+    assert load_rule.probe_requests(attrs.evolve(RESULT, decision="open", decided_at=2000)) == (
+        "812 (undecided at the cap)"
+    )
+    assert load_rule.probe_requests(attrs.evolve(RESULT, decision=None, decided_at=None)) == "812"
+    assert load_rule.decided_early(LOAD, [RESULT, attrs.evolve(RESULT, decided_at=2000)]) == (
+        ", 1 decided before the cap"
+    )
