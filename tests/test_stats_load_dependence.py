@@ -5,7 +5,8 @@ import pytest
 from scipy import stats
 from scipy.signal import lfilter
 
-from perfdsl.stats.load import dependent_p99_check, p99_check, tail_dependence
+from perfdsl.stats.dependence import tail_dependence
+from perfdsl.stats.load import dependent_p99_check, p99_check
 
 N = 1_000
 MISS_RATE = 0.0105

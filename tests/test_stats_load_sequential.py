@@ -24,7 +24,8 @@ import pytest
 from scipy import stats
 from scipy.signal import lfilter
 
-from perfdsl.stats.load import dependent_p99_check, tail_dependence
+from perfdsl.stats.dependence import tail_dependence
+from perfdsl.stats.load import dependent_p99_check
 from perfdsl.stats.sequential.proportion import decide, look_points, rule_for
 
 CAP = 2000

@@ -4,7 +4,7 @@ Modelled on MLPerf LoadGen's server scenario: latency runs from each request's
 *scheduled* arrival (no coordinated omission, as in wrk2), p99 must be within
 the SLO with 99 % binomial confidence (LoadGen's early-stopping criterion) over
 the requests' effective number, not their count (latencies under load are
-serially correlated: `tail_dependence`), and
+serially correlated: `stats.dependence.tail_dependence`), and
 the peak rate is found by doubling then bisecting (`FindPeakPerformance`), then
 confirmed by a second pass at the goodput, stepping down when the repeat fails,
 because on a shared machine the result is not monotone in the rate. A rate
@@ -26,7 +26,9 @@ from scipy import stats
 
 from perfdsl.bundle.evaluation.load import RateResult
 from perfdsl.bundle.load import ProbeRule
+from perfdsl.stats.dependence import tail_dependence
 from perfdsl.stats.generator_lag import generator_lag
+from perfdsl.stats.sequential.proportion import decide, look
 
 MIN_ACHIEVED_FRACTION = 0.98
 """A rate passes only if completions keep up with at least 98 % of the schedule."""
@@ -44,68 +46,6 @@ def p99_check(n: int, misses: int, percentile: float = 0.99, confidence: float =
     if n < 0 or not 0 <= misses <= n:
         raise ValueError(f"need 0 <= misses <= n, got n={n}, misses={misses}")
     return bool(stats.binom.cdf(misses, n, 1.0 - percentile) <= 1.0 - confidence)
-
-
-MAX_DEPENDENCE_LAG = 500
-"""The longest lag the tail dependence sums autocorrelations to."""
-
-TAIL_LEVEL = 0.25
-"""The fraction of the SLO above which a latency counts as near it, for `tail_dependence`."""
-
-
-def tail_dependence(latency: np.ndarray, slo: float) -> float:
-    """The integrated autocorrelation time of the tail, tau >= 1: n / tau requests are independent.
-
-    Requests served by a queue are serially correlated: one slow request delays
-    the next, so the misses of a p99 come in runs (the 10 misses of a real probe
-    came in 3 to 7 runs, lag-1 autocorrelation of the latencies 0.986-0.997), and
-    a binomial test over n treated as independent is far too sure. The p99
-    misses are too few to measure their own clustering, and there may be none,
-    so the dependence is measured lower: on the indicator of a latency above the
-    higher of the probe's own 90th percentile and a quarter of the SLO
-    (`TAIL_LEVEL`), tau = 1 + 2 sum_k rho_k over lags up to the first
-    non-positive autocorrelation (Geyer's initial positive sequence, truncated).
-    The floor, because what matters is how the requests that come near the SLO
-    cluster: at a low rate every latency is a service time far below it, and the
-    slow drift of service times (the machine's clock, its other work) correlates
-    the 90th-percentile indicator without any request coming near a miss; there
-    the check stays the plain binomial one. A quarter, not a half: a queue near
-    saturation whose busy periods happen to stay under half the SLO throughout a
-    probe showed no tail at a half and passed as if its requests were
-    independent.
-
-    Calibration (tests/test_stats_load_dependence.py, 300 seeded probes of 1000
-    requests each), false passes at a true p99 just above the SLO, against the
-    stated 1 % (the floor at a half, then at a quarter; the plain binomial check
-    in brackets): an M/M/1 queue at 91 % utilisation 26 %, now 0.0 % (91 %);
-    log-AR(1) latencies at lag-1 correlation 0.9, 0.0 % and 0.0 % (15 %); a
-    log-AR(1) at 0.99, 27 %, now 3.0 % (68 %): a service time that drifts that
-    slowly holds about five independent stretches in 1000 requests, and a probe
-    in which all of them stay low shows no tail at all. The price is power,
-    which only a longer probe buys back: an M/M/1 whose true p99 is 0.2 of the
-    SLO passes 69 % of its probes (100 % plain), at 0.4 of it 9 % (100 %), so
-    under a latency SLO the goodput found is the rate the probes can show, well
-    below the rate at which the true p99 reaches the SLO.
-    """
-    lat = np.asarray(latency, dtype=float)
-    finite = lat[np.isfinite(lat)]
-    if finite.size < 10:
-        return 1.0
-    # Relative to the level, so that timestamps' float rounding (latencies equal to the
-    # nanosecond, read as seconds) never passes for a tail.
-    level = max(float(np.quantile(finite, 0.9)), slo * TAIL_LEVEL) * (1.0 + 1e-9)
-    x = (np.where(np.isfinite(lat), lat, np.inf) > level).astype(float)
-    x -= x.mean()
-    variance = float(x @ x)
-    if variance == 0.0:
-        return 1.0
-    tau = 1.0
-    for k in range(1, min(x.size // 4, MAX_DEPENDENCE_LAG)):
-        rho = float(x[:-k] @ x[k:]) / variance
-        if rho <= 0.0:
-            break
-        tau += 2.0 * rho
-    return tau
 
 
 def dependent_p99_check(n: int, misses: int, dependence: float) -> bool:
@@ -143,7 +83,6 @@ def latencies(scheduled: np.ndarray, completed: np.ndarray, ok: np.ndarray) -> n
 
 def sequential_stop(slo: float, rule: ProbeRule) -> Callable[[np.ndarray, np.ndarray, np.ndarray], bool]:
     """The load generator's `stop` for a sequential probe: is the look over this prefix decided?"""
-    from perfdsl.stats.sequential.proportion import look
 
     def decided(scheduled_ns: np.ndarray, completed_ns: np.ndarray, ok: np.ndarray) -> bool:
         latency = latencies(scheduled_ns / 1e9, completed_ns / 1e9, ok.astype(bool))
@@ -205,8 +144,6 @@ def summarize_rate(
             n, int(np.sum(since_issue > slo)), tail_dependence(since_issue, slo)
         )
     else:
-        from perfdsl.stats.sequential.proportion import decide
-
         stop = decide(latency, slo, rule)
         decision, decided_at, dependence = stop.decision, stop.requests, stop.dependence
         p99_ok = decision == "pass"

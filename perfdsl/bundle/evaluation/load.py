@@ -59,7 +59,7 @@ class RateResult:
     dependence: float = 1.0
     """How many consecutive requests count as one independent one in the tail: the integrated
     autocorrelation time of the exceedances of the probe's own 90th percentile; the p99 check
-    takes n / dependence requests and misses / dependence misses (`stats.load.tail_dependence`)."""
+    takes n / dependence requests and misses / dependence misses (`stats.dependence.tail_dependence`)."""
     decision: str | None = None
     """The sequential rule's decision (`pass`, `fail`, `open`); None for the fixed probe."""
     decided_at: int | None = None

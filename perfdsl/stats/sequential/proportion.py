@@ -36,7 +36,7 @@ Dependence. Requests under load are serially correlated (one slow request
 delays the next, misses come in runs), and both martingales assume they are
 not. So the counts at each look are the effective ones, N = n / tau and
 S = misses / tau, with tau the tail's integrated autocorrelation time over
-every request so far (`stats.load.tail_dependence`; the design effect of a
+every request so far (`stats.dependence.tail_dependence`; the design effect of a
 clustered sample: a run of tau dependent requests carries about one request's
 evidence). The windows are the looks, and tau is measured afresh over the
 whole prefix at each one, so a run of slow requests seen late shrinks the
@@ -73,6 +73,7 @@ import numpy as np
 from scipy import special
 
 from perfdsl.bundle.load import ProbeRule
+from perfdsl.stats.dependence import tail_dependence
 
 WINDOW = 100
 """Requests between looks. The looks cost nothing in error rate (the bound holds at every
@@ -117,8 +118,6 @@ def _log(x: float) -> float:
 
 def look(latency: np.ndarray, slo: float, rule: ProbeRule) -> ProbeLook:
     """The look over these latencies (seconds, inf for a failed request), all of them."""
-    from perfdsl.stats.load import tail_dependence
-
     n = int(latency.size)
     misses = int(np.sum(latency > slo))
     tau = tail_dependence(latency, slo)
