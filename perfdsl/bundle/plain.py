@@ -89,6 +89,7 @@ EMPTY: Any = _Empty()
 """`absent=EMPTY`: a key the file lacks reads as the empty value of its type (None, "", 0, (), {})."""
 
 T = TypeVar("T")
+_NAMES = {bool: "a bool", int: "an integer", str: "a string"}
 
 
 def field(
@@ -145,7 +146,7 @@ class Plain:
             return from_plain(cls, data, **unwritten)
         except (ValueError, TypeError) as error:
             raise versions.BundleFormatError(
-                f"{path}: malformed, not a readable {cls.__name__} ({error}): {cls.REMEDY}"
+                f"{path}: unreadable: malformed {cls.__name__} ({error}): {cls.REMEDY}"
             ) from None
 
     @classmethod
@@ -246,7 +247,7 @@ def _structure(hint: Any, data: Any, where: str, null: float = math.nan) -> Any:
         return data
     if hint in (bool, int, str):
         if type(data) is not hint:
-            raise ValueError(f"{where}: {data!r} is not a {hint.__name__}")
+            raise ValueError(f"{where}: {data!r} is not {_NAMES[hint]}")
         return data
     raise TypeError(f"{where}: cannot read a {hint!r} from a bundle file")
 
