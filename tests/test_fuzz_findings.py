@@ -119,7 +119,10 @@ def test_a_results_value_of_the_wrong_kind_names_results_json(
 @pytest.mark.parametrize(
     ("edit", "said"),
     [
-        (lambda p: p["operations"][0]["shapes"][0]["sizes"].update(M=math.inf), "sizes.M: inf is not an integer"),
+        (
+            lambda p: p["operations"][0]["shapes"][0]["sizes"].update(M=math.inf),
+            "sizes.M: inf is not an integer",
+        ),
         (lambda p: p["timing"].update(confidence=1.45), "timing confidence 1.45 or threshold 0.02"),
     ],
     ids=["infinite-size", "confidence-above-1"],
