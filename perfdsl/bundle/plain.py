@@ -282,18 +282,24 @@ def _value(f: attrs.Attribute, hint: Any, data: Any, where: str) -> Any:
     return _structure(hint, data, where, f.metadata.get(_NULL, math.nan))
 
 
+def whole(kind: type[T], data: Any) -> T | None:
+    """The record of type `kind` in `data` where every one of its keys is there, not null, and fits,
+    else None: a part of a file that a reading may lack as a whole (a block edge's load)."""
+    names = [f.name for f in _written(kind)]
+    if not isinstance(data, Mapping) or any(data.get(name) is None for name in names):
+        return None
+    try:
+        return _record(kind, {name: data[name] for name in names}, kind.__name__, {})
+    except ValueError:
+        return None
+
+
 def _flat(hint: Any, mapping: Mapping[str, Any], taken: set[str], where: str) -> Any:
     """A flattened field from its parent's keys: a record where all its keys are there (else
     None), or a mapping of every key no other field takes."""
     kind = _concrete(hint)
     if attrs.has(kind):
-        names = [f.name for f in _written(kind)]
-        if not all(name in mapping for name in names):
-            return None
-        try:
-            return _record(kind, {name: mapping[name] for name in names}, where, {})
-        except ValueError:
-            return None
+        return whole(kind, mapping)
     return _structure(hint, {k: v for k, v in mapping.items() if k not in taken}, where)
 
 
