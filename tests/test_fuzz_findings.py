@@ -93,7 +93,7 @@ def test_a_sample_csv_that_is_not_utf8_is_named(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("edit", "said"),
     [
-        (lambda r: r.update(operations=5), "not iterable"),
+        (lambda r: r.update(operations=5), "Results.operations: 5 is not a list"),
         (
             lambda r: r["operations"][0]["shapes"][1].update(weight=-1),
             "weight -1.0, not a finite number >= 0",
