@@ -8,7 +8,11 @@ added to the record and forgotten in the writer is silently lost, one forgotten
 in the reader reads back as its default, and nothing fails until a report is
 wrong. Instead both directions walk the fields, here, once: a new field is
 written and read by declaring it, and a record that reads back unequal to the
-one written is a bug of this module, tested once, not of forty records.
+one written is a bug of this module, tested once, not of forty records. The
+price is that a layout the fields do not give (a key left out, a record's keys
+merged into its parent's) is said in a field's metadata rather than in code
+beside it; those cases are few and named below, where a hand-written pair would
+have hidden them among a hundred methods that look alike.
 
 `to_plain` writes every field and the record's derived keys (below);
 `from_plain` builds the record back from its resolved type hints, strictly:
@@ -27,8 +31,9 @@ already written must not change, so a field says where it differs, with
 
 - `written=False` (`NOT_WRITTEN`): not in the file (too large, or kept beside
   it); it reads back as its default, or as the value the reader is given;
-- `absent=`: what a key that older files lack reads as (`EMPTY`: the empty
-  value of its type), where that is not the field's default;
+- `absent=`: what a key that older files lack reads as, where that is not the
+  field's default (`EMPTY`: the empty value of its type; a function: of the
+  file's other keys, as a pre-sequential plan's window is its block count);
 - `when=`: written only when the predicate of the record holds;
 - `null=`: what a float field's null reads back as;
 - `inside=`: the value is written inside a one-key object of that key;
@@ -43,6 +48,9 @@ without recomputing them; `from_plain` ignores them.
 
 `Plain`, the records' base, gives each record `to_json`, `from_json` and, with a
 `FILE`, `read`; a file's root says which `VERSIONS` of its format it reads.
+manifest.json and environment.json are not written from records (`bundle.files`
+and `runtime.environment` write them as they find them); their records
+(`bundle.manifest`, `bundle.environment`) are what the report reads of them.
 
 A float field the file holds as null reads back as the one NaN object, so that
 two records read from the same bytes compare equal.
@@ -69,15 +77,14 @@ DIGITS = 12
 WRITTEN = "written"
 NOT_WRITTEN = {WRITTEN: False}
 """attrs field metadata of a field the file does not hold."""
-_ABSENT, _WHEN, _NULL, _INSIDE, _FLAT, _LEAVE_OUT, _OWN = (
-    "absent",
-    "when",
-    "null",
-    "inside",
-    "flat",
-    "leave_out",
-    "own",
-)
+_ABSENT = "absent"
+_WHEN = "when"
+_NULL = "null"
+_INSIDE = "inside"
+_FLAT = "flat"
+_LEAVE_OUT = "leave_out"
+_OWN = "own"
+"""The other keys of `field`'s metadata."""
 
 
 class _Empty:
@@ -140,9 +147,9 @@ class Plain:
         """
         if path is None:
             return from_plain(cls, data, **unwritten)
-        if cls.VERSIONS:
-            versions.check_version(_expect(data, dict, str(path)), path, cls.VERSIONS)
         try:
+            if cls.VERSIONS:
+                versions.check_version(_expect(data, dict, cls.__name__), path, cls.VERSIONS)
             return from_plain(cls, data, **unwritten)
         except (ValueError, TypeError) as error:
             raise versions.BundleFormatError(

@@ -194,7 +194,7 @@ class Plan(Plain):
         return versions.PLAN
 
     @classmethod
-    def read(cls, bundle: Path, study_text: str | None = None) -> Plan:  # type: ignore[override]
+    def read(cls, bundle: Path, study_text: str | None = None) -> Plan:
         """Read and check a bundle's plan.json (OSError, ValueError or BundleFormatError);
         `study_text` is the bundle's study.perf where the caller has read it already."""
         if study_text is None:

@@ -172,7 +172,7 @@ class LoadReading(Plain):
     load1: float
 
     @classmethod
-    def from_json(cls, data: Any, path: Path | None = None, **unwritten: Any) -> LoadReading | None:  # type: ignore[override]
+    def from_json(cls, data: Any, path: Path | None = None, **unwritten: Any) -> LoadReading | None:
         """The reading, or None unless every field is there as a number: how `bundle.load`'s
         records, which write and read themselves, read a probe's machine readings."""
         return whole(cls, data)
