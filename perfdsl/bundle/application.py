@@ -22,14 +22,16 @@ class OutputRecord(Plain):
     """How far one output is from its float64 reference: a kernel's in the correctness check
     (`perfdsl.runtime.correctness.measure`), the application's here; metrics None when undefined."""
 
+    ABSENT = EMPTY
+
     name: str
     rel_l2: float | None
     max_abs: float | None
-    unwritten: int = field(absent=EMPTY)
+    unwritten: int
     """Elements still holding the poison value: never written by the variant."""
-    nonfinite: int = field(absent=EMPTY)
+    nonfinite: int
     """NaN or Inf elements the variant wrote."""
-    problem: str = field(absent=EMPTY)
+    problem: str
     """Why the output fails whatever the tolerance, in one line; empty when it does not."""
 
 
@@ -37,25 +39,29 @@ class OutputRecord(Plain):
 class ModelLevelArm(Plain):
     """One arm's application output against the float64 run, judged against the baseline's."""
 
-    application: str = field(absent=EMPTY)
-    variant: str = field(absent=EMPTY)
-    target: str = field(absent=EMPTY)
-    shape: tuple[tuple[str, int], ...] = field(absent=EMPTY)
-    seed: int = field(absent=EMPTY)
-    passed: bool = field(absent=EMPTY)
-    output: OutputRecord | None = field(absent=EMPTY)
-    message: str = field(absent=EMPTY)
+    ABSENT = EMPTY
+
+    application: str
+    variant: str
+    target: str
+    shape: tuple[tuple[str, int], ...]
+    seed: int
+    passed: bool
+    output: OutputRecord | None
+    message: str
 
 
 @attrs.frozen
 class ModelLevelRecord(Plain):
     """The application's output with each arm: the change may not make it worse."""
 
-    rule: str = field(absent=EMPTY)
-    passed: bool = field(absent=EMPTY)
-    excess: dict[str, float | None] = field(absent=EMPTY)
+    ABSENT = EMPTY
+
+    rule: str
+    passed: bool
+    excess: dict[str, float | None]
     """Per metric, the change's error minus the baseline's (None where undefined)."""
-    arms: dict[str, ModelLevelArm] = field(absent=EMPTY)
+    arms: dict[str, ModelLevelArm]
 
 
 LEGACY_SHARE_ROUNDS = 10
@@ -86,8 +92,10 @@ class ArmShare(Plain):
     independent, so the statistics resample rounds, and need to know them.
     """
 
-    total_ns: tuple[int, ...] = field(absent=EMPTY)
-    op_ns: tuple[int, ...] = field(absent=EMPTY)
+    ABSENT = EMPTY
+
+    total_ns: tuple[int, ...]
+    op_ns: tuple[int, ...]
     rounds: tuple[int, ...] = field(default=(), absent=_legacy_rounds)
     """The share round each request ran in (0-based), in request order (rebuilt for a results.json
     from before version 7, which did not write it)."""
@@ -97,11 +105,13 @@ class ArmShare(Plain):
 class ApplicationRecord(Plain):
     """Everything the run measured of the study's application."""
 
-    name: str = field(absent=EMPTY)
-    entry: str = field(absent=EMPTY)
-    shape: dict[str, int] = field(absent=EMPTY)
-    uses: tuple[str, ...] = field(absent=EMPTY)
-    model_level: ModelLevelRecord | None = field(absent=EMPTY)
+    ABSENT = EMPTY
+
+    name: str
+    entry: str
+    shape: dict[str, int]
+    uses: tuple[str, ...]
+    model_level: ModelLevelRecord | None
     samples: str | None = None
     """The request-time CSV, relative to the bundle."""
     samples_missing: str | None = None

@@ -34,6 +34,7 @@ already written must not change, so a field says where it differs, with
 - `absent=`: what a key that older files lack reads as, where that is not the
   field's default (`EMPTY`: the empty value of its type; a function: of the
   file's other keys, as a pre-sequential plan's window is its block count);
+  a record's `ABSENT` says it once for all its fields (`ABSENT = EMPTY`);
 - `when=`: written only when the predicate of the record holds;
 - `null=`: what a float field's null reads back as;
 - `inside=`: the value is written inside a one-key object of that key;
@@ -132,6 +133,9 @@ class Plain:
     """The file's name in the bundle, for a file's root."""
     REMEDY: ClassVar[str] = "run the study again"
     """What to do about a file that does not read."""
+    ABSENT: ClassVar[Any] = attrs.NOTHING
+    """What a key the file lacks reads as, for a field with no default and no `absent` of its own
+    (EMPTY: a record older versions wrote with fewer keys); NOTHING: it is refused."""
 
     def to_json(self) -> dict[str, Any]:
         """The record as `bundle.files.dumps` writes it."""
@@ -273,10 +277,12 @@ def _record(kind: type, data: Any, where: str, unwritten: Mapping[str, Any]) -> 
             value = _value(f, hints[f.name], mapping[f.name], here)
         elif _ABSENT in f.metadata:
             value = _absent(f.metadata[_ABSENT], hints[f.name], mapping)
-        elif f.default is attrs.NOTHING:
-            raise ValueError(f"{where}: no `{f.name}`")
-        else:
+        elif f.default is not attrs.NOTHING:
             continue
+        elif getattr(kind, "ABSENT", attrs.NOTHING) is not attrs.NOTHING:
+            value = _absent(kind.ABSENT, hints[f.name], mapping)
+        else:
+            raise ValueError(f"{where}: no `{f.name}`")
         values[f.name] = value
     return kind(**values)
 

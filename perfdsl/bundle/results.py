@@ -33,28 +33,32 @@ WORKER_PHASE = "worker"
 class CorrectnessCase(Plain):
     """One arm on one shape and seed against the float64 reference: the worst errors."""
 
-    arm: str = field(absent=EMPTY)
-    variant: str = field(absent=EMPTY)
-    shape: dict[str, int] = field(absent=EMPTY)
-    adversarial: bool = field(absent=EMPTY)
-    seed: int | None = field(absent=EMPTY)
-    passed: bool = field(absent=EMPTY)
-    rel_l2: float | None = field(absent=EMPTY)
-    max_abs: float | None = field(absent=EMPTY)
-    unwritten: int = field(absent=EMPTY)
-    nonfinite: int = field(absent=EMPTY)
-    deterministic: bool | None = field(absent=EMPTY)
-    message: str = field(absent=EMPTY)
+    ABSENT = EMPTY
+
+    arm: str
+    variant: str
+    shape: dict[str, int]
+    adversarial: bool
+    seed: int | None
+    passed: bool
+    rel_l2: float | None
+    max_abs: float | None
+    unwritten: int
+    nonfinite: int
+    deterministic: bool | None
+    message: str
 
 
 @attrs.frozen
 class CorrectnessRecord(Plain):
     """An operation's correctness check: every case of both arms."""
 
-    passed: bool = field(absent=EMPTY)
-    tolerances: dict[str, float] = field(absent=EMPTY)
-    seeds: int | None = field(absent=EMPTY)
-    cases: tuple[CorrectnessCase, ...] = field(absent=EMPTY)
+    ABSENT = EMPTY
+
+    passed: bool
+    tolerances: dict[str, float]
+    seeds: int | None
+    cases: tuple[CorrectnessCase, ...]
 
 
 @attrs.frozen
@@ -65,14 +69,16 @@ class WorkerFailure(Plain):
     this says which arm, in which step, and why, so the report can name it.
     """
 
+    ABSENT = EMPTY
+
     arm: str | None
     """The arm whose code was running, or None when it cannot be told (the application)."""
-    phase: str = field(absent=EMPTY)
+    phase: str
     """What the worker was doing: "correctness", "timing <shape>" or "application"."""
-    cause: str = field(absent=EMPTY)
+    cause: str
     """"signal", "exit", "time limit", "memory limit", "out of memory" (the kernel's killer)
     or "exception" (raised where the harness does not catch it: the application)."""
-    detail: str = field(absent=EMPTY)
+    detail: str
     """The cause in words: the signal's name, the exit status, the limit that was passed."""
 
     @property
@@ -207,28 +213,29 @@ def _target_resolution(data: Mapping[str, Any]) -> float:
 class Results(Plain):
     """The whole of results.json."""
 
+    ABSENT = EMPTY
     VERSIONS = versions.READABLE_RESULTS
     FILE = RESULTS
 
     schema: str
-    study: str = field(absent=EMPTY)
-    run_id: str = field(absent=EMPTY)
+    study: str
+    run_id: str
     target: str = field(absent="?")
-    timings_valid: bool = field(absent=EMPTY)
+    timings_valid: bool
     timer_resolution_ns: float = field(absent=_target_resolution)
     """The finest duration the run's clock resolves, recorded when it ran."""
-    quick: bool = field(absent=EMPTY)
-    dtype: str = field(absent=EMPTY)
-    started: str | None = field(absent=EMPTY)
-    finished: str | None = field(absent=EMPTY)
-    roof: str | None = field(absent=EMPTY, inside="reference")
+    quick: bool
+    dtype: str
+    started: str | None
+    finished: str | None
+    roof: str | None = field(inside="reference")
     """The copy roof's reference, or None with `roof_missing`."""
-    roof_missing: str | None = field(absent=EMPTY)
-    operations: tuple[OperationRecord, ...] = field(absent=EMPTY)
-    static: StaticCode | None = field(absent=EMPTY)
+    roof_missing: str | None
+    operations: tuple[OperationRecord, ...]
+    static: StaticCode | None
     """The compiled code's summary: per CUDA kernel and CPU function, and per variant."""
-    application: ApplicationRecord | None = field(absent=EMPTY)
-    application_missing: str | None = field(absent=EMPTY)
+    application: ApplicationRecord | None
+    application_missing: str | None
 
     def operation(self, name: str) -> OperationRecord | None:
         """The operation of that name, if the run has it."""

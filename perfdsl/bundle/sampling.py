@@ -214,16 +214,18 @@ NO_READING = BlockReading()
 class Block(Plain):
     """One block of the interleaved order: which arm, where it fell, and the readings at its edges."""
 
-    index: int | None = field(absent=None)
+    ABSENT = EMPTY
+
+    index: int | None
     """The block's index in the interleaved order: the sample CSV's `block`."""
-    arm: str = field(absent=EMPTY)
-    arm_block: int | None = field(absent=None)
+    arm: str
+    arm_block: int | None
     """The arm's own count of blocks: 0, 1, ..."""
     start: BlockReading = field(absent=NO_READING)
     end: BlockReading = field(absent=NO_READING)
-    samples: int | None = field(absent=None)
+    samples: int | None
     """Timed calls in the block; a kernel shape's block log leaves it out (the CSV has the samples)."""
-    failed: bool = field(absent=EMPTY)
+    failed: bool
 
 
 def regime(working_set_bytes: int, cache_target_bytes: int) -> str:
@@ -267,12 +269,14 @@ class Rotation(Plain):
 class SamplerFailure(Plain):
     """A call that raised (its arm stops there), or an arm left out because its code ended the worker."""
 
+    ABSENT = EMPTY
+
     arm: str
-    phase: str = field(absent=EMPTY)
+    phase: str
     """"warmup", "block", "overhead", or WORKER_PHASE (`perfdsl.bundle.results`)."""
-    block: int | None = field(absent=EMPTY)
-    position: int | None = field(absent=EMPTY)
-    message: str = field(absent=EMPTY)
+    block: int | None
+    position: int | None
+    message: str
 
 
 def _per_arm(name: str) -> Any:
@@ -291,21 +295,22 @@ class TimingRecord(Plain):
     maps, and judges no regime).
     """
 
+    ABSENT = EMPTY
     DERIVED = ("full",)
 
-    target: str = field(absent=EMPTY)
-    timings_valid: bool = field(absent=EMPTY)
-    flushed: bool = field(absent=EMPTY)
+    target: str
+    timings_valid: bool
+    flushed: bool
     """Whether the cache was flushed before every timed call."""
     settings: TimingSettings = field(absent=TimingSettings())
-    arms: tuple[str, ...] = field(absent=EMPTY)
-    order: tuple[str, ...] = field(absent=EMPTY)
-    blocks: tuple[Block, ...] = field(absent=EMPTY, leave_out=("samples",))
+    arms: tuple[str, ...]
+    order: tuple[str, ...]
+    blocks: tuple[Block, ...] = field(leave_out=("samples",))
     """A shape's block log never carried the blocks' sample counts (the CSV has the samples);
     the application's does. Kept so, for the bytes of results/1-8."""
-    warmup: tuple[Warmup, ...] = field(absent=EMPTY)
-    rotation: tuple[Rotation, ...] = field(absent=EMPTY)
-    failures: tuple[SamplerFailure, ...] = field(absent=EMPTY)
+    warmup: tuple[Warmup, ...]
+    rotation: tuple[Rotation, ...]
+    failures: tuple[SamplerFailure, ...]
     stop: StopRecord | None = None
     """When and why the sequential rule stopped the blocks (None: the fixed design)."""
     set_bytes: dict[str, int] = field(
@@ -341,7 +346,9 @@ class TimingRecord(Plain):
 class ApplicationTiming(Plain):
     """The application's request timing beside its CSV: the block log, the calls that raised, the stop."""
 
-    blocks: tuple[Block, ...] = field(absent=EMPTY)
-    failures: tuple[SamplerFailure, ...] = field(absent=EMPTY)
+    ABSENT = EMPTY
+
+    blocks: tuple[Block, ...]
+    failures: tuple[SamplerFailure, ...]
     stop: StopRecord | None = None
     """When and why the sequential rule stopped the request blocks (results/8; None: fixed design)."""

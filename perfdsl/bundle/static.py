@@ -110,16 +110,20 @@ class CpuFunctionSummary(Plain):
 class VariantCode(Plain):
     """The kernels and CPU functions one variant launches, by name."""
 
-    cuda: tuple[str, ...] = field(absent=EMPTY)
-    cpu: tuple[str, ...] = field(absent=EMPTY)
+    ABSENT = EMPTY
+
+    cuda: tuple[str, ...]
+    cpu: tuple[str, ...]
 
 
 @attrs.frozen
 class StaticCode(Plain):
     """Every compiled kernel of the run, and which variant launches which."""
 
-    cuda: dict[str, CudaKernelSummary] = field(absent=EMPTY)
-    cpu: dict[str, CpuFunctionSummary] = field(absent=EMPTY)
-    variants: dict[str, VariantCode] = field(absent=EMPTY)
+    ABSENT = EMPTY
+
+    cuda: dict[str, CudaKernelSummary]
+    cpu: dict[str, CpuFunctionSummary]
+    variants: dict[str, VariantCode]
     cuda_missing: str | None = None
     """Why no CUDA kernel was compiled (the simulator cannot)."""
