@@ -3,9 +3,9 @@
 The runtime builds a `Results`, each shape's `timing` the sampler's own
 `bundle.sampling.TimingRecord`, and writes `to_json()`; the evaluation reads
 `Results.read(path)`; both walk the records' fields (`bundle.plain`), and a key
-that an older version did not write reads as empty. The nested records name every key the evaluation
-computes from; the counters' detail, recorded for presentation, is kept as the
-JSON it is. Layout and examples: docs/bundle.md.
+that an older version did not write reads as empty. The nested records name
+every key the evaluation computes from; the counters' detail, recorded for
+presentation, is kept as the JSON it is. Layout and examples: docs/bundle.md.
 """
 
 from __future__ import annotations
