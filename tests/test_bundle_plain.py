@@ -81,3 +81,10 @@ def test_a_shape_block_log_leaves_out_the_sample_counts_the_application_log_keep
     assert all("samples" not in b for b in counted.to_json()["blocks"])
     assert all("samples" in b for b in results.application.timing.to_json()["blocks"])
     assert from_plain(Block, counted.to_json()["blocks"][0]).samples is None
+
+
+def test_evaluation_json_rounds_its_floats_and_results_json_keeps_every_bit() -> None:
+    evaluation = Evaluation.read(FIXTURES / "rmsnorm_fusion")
+    assert attrs.evolve(evaluation, level=0.1 + 0.2).to_json()["level"] == 0.3
+    results = Results.read(FIXTURES / "rmsnorm_fusion")
+    assert attrs.evolve(results, timer_resolution_ns=0.1 + 0.2).to_json()["timer_resolution_ns"] == 0.1 + 0.2
