@@ -7,6 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import attrs
+import pytest
 
 from perfdsl.bundle.arms import EMPTY_ARM
 from perfdsl.bundle.files import BundleWriter, dumps
@@ -119,10 +120,12 @@ def test_a_cuda_block_reads_its_clocks_and_load_at_both_ends():
 def test_a_reading_without_every_load_field_has_no_load_and_unread_clocks_are_none():
     no_nvml = BlockReading(1.0, missing="nvidia-ml-py not installed").to_json()
     partial = {**no_nvml, **_LOAD, "load1": None}
-    block = Block.from_json({"index": 0, "arm": "baseline", "start": partial, "end": "garbled"})
+    block = Block.from_json({"index": 0, "arm": "baseline", "start": partial})
     assert block.start.load is None and block.end.load is None
     assert block.start.sm_clock_mhz is None and block.start.missing == "nvidia-ml-py not installed"
     assert block.end == NO_READING
+    with pytest.raises(ValueError, match=r"Block\.end: 'garbled' is not a mapping"):
+        Block.from_json({"index": 0, "arm": "baseline", "start": partial, "end": "garbled"})
 
 
 def test_a_warm_up_keeps_its_curve_and_an_old_one_is_not_judged():

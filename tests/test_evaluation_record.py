@@ -17,8 +17,8 @@ from evaluate_fixtures import make_bundle
 from perfdsl.bundle import versions
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.evaluation.kernels import Comparison
-from perfdsl.bundle.evaluation.plain import from_plain, to_plain
 from perfdsl.bundle.files import dumps
+from perfdsl.bundle.plain import from_plain, to_plain
 from perfdsl.evaluate.evaluation import evaluate, write_evaluation
 from perfdsl.evaluate.inputs import open_evaluated
 

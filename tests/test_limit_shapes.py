@@ -105,14 +105,14 @@ def test_a_run_of_selected_shapes_times_no_limit_shape_it_was_not_asked_for() ->
 
 def test_the_plan_records_limit_shapes_and_an_older_plan_reads_with_none() -> None:
     planned = plan(_study(), "cpu", quick=False)
-    again = Plan.from_json(planned.to_json(), planned.study_text, Path("plan.json"))
+    again = Plan.from_json(planned.to_json(), Path("plan.json"), study_text=planned.study_text)
     assert again.limits == planned.limits and again.operations == planned.operations
     old = planned.to_json()
     old["schema"] = "perfdsl.plan/3"
     del old["limits"]
     for op in old["operations"]:
         op["shapes"] = [{k: v for k, v in s.items() if k != "limit"} for s in op["shapes"] if not s["limit"]]
-    read = Plan.from_json(old, planned.study_text, Path("plan.json"))
+    read = Plan.from_json(old, Path("plan.json"), study_text=planned.study_text)
     assert read.limits == () and not any(s.limit for s in read.operations[0].shapes)
 
 

@@ -16,7 +16,7 @@ from perfdsl.bundle.evaluation.load import (
     LoadEvaluation,
     RateResult,
 )
-from perfdsl.bundle.evaluation.plain import from_plain
+from perfdsl.bundle.plain import from_plain
 from perfdsl.evaluate.load_curve import compare_arms, goodput
 from perfdsl.evaluate.predictions import judge
 from perfdsl.report import formatting as fmt

@@ -2,17 +2,16 @@
 
 The runtime builds a `Results`, each shape's `timing` the sampler's own
 `bundle.sampling.TimingRecord`, and writes `to_json()`; the evaluation reads
-`Results.read(path)`. The nested records name every key the evaluation
-computes from; the counters' detail, recorded for presentation, is kept as the
-JSON it is. Layout and examples: docs/bundle.md.
+`Results.read(path)`; both walk the records' fields (`bundle.plain`), and a key
+that an older version did not write reads as empty. The nested records name
+every key the evaluation computes from; the counters' detail, recorded for
+presentation, is kept as the JSON it is. Layout and examples: docs/bundle.md.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -20,6 +19,7 @@ import attrs
 from perfdsl import targets
 from perfdsl.bundle import versions
 from perfdsl.bundle.application import ApplicationRecord
+from perfdsl.bundle.plain import EMPTY, Plain, field
 from perfdsl.bundle.sampling import Block, TimingRecord, Warmup
 from perfdsl.bundle.static import StaticCode
 from perfdsl.bundle.stopping import StopRecord
@@ -30,8 +30,10 @@ WORKER_PHASE = "worker"
 
 
 @attrs.frozen
-class CorrectnessCase:
+class CorrectnessCase(Plain):
     """One arm on one shape and seed against the float64 reference: the worst errors."""
+
+    ABSENT = EMPTY
 
     arm: str
     variant: str
@@ -46,61 +48,28 @@ class CorrectnessCase:
     deterministic: bool | None
     message: str
 
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CorrectnessCase:
-        return cls(
-            arm=str(data.get("arm", "?")),
-            variant=str(data.get("variant", "")),
-            shape=dict(data.get("shape") or {}),
-            adversarial=bool(data.get("adversarial")),
-            seed=data.get("seed"),
-            passed=bool(data.get("passed")),
-            rel_l2=data.get("rel_l2"),
-            max_abs=data.get("max_abs"),
-            unwritten=int(data.get("unwritten") or 0),
-            nonfinite=int(data.get("nonfinite") or 0),
-            deterministic=data.get("deterministic"),
-            message=str(data.get("message", "")),
-        )
-
 
 @attrs.frozen
-class CorrectnessRecord:
+class CorrectnessRecord(Plain):
     """An operation's correctness check: every case of both arms."""
+
+    ABSENT = EMPTY
 
     passed: bool
     tolerances: dict[str, float]
     seeds: int | None
     cases: tuple[CorrectnessCase, ...]
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "passed": self.passed,
-            "tolerances": dict(self.tolerances),
-            "seeds": self.seeds,
-            "cases": [c.to_json() for c in self.cases],
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CorrectnessRecord:
-        return cls(
-            passed=bool(data.get("passed")),
-            tolerances=dict(data.get("tolerances") or {}),
-            seeds=data.get("seeds"),
-            cases=tuple(CorrectnessCase.from_json(c) for c in data.get("cases") or ()),
-        )
-
 
 @attrs.frozen
-class WorkerFailure:
+class WorkerFailure(Plain):
     """Measured code that ended its worker process, or ran out of the memory it was given.
 
     The run goes on without the arm it was running (perfdsl/runtime/isolation.py);
     this says which arm, in which step, and why, so the report can name it.
     """
+
+    ABSENT = EMPTY
 
     arm: str | None
     """The arm whose code was running, or None when it cannot be told (the application)."""
@@ -118,29 +87,22 @@ class WorkerFailure:
         who = f"`{self.arm}`" if self.arm else "the measured code"
         return f"{who} ended its worker during {self.phase}: {self.cause} ({self.detail})"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"arm": self.arm, "phase": self.phase, "cause": self.cause, "detail": self.detail}
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> WorkerFailure:
-        arm = data.get("arm")
-        return cls(
-            arm=None if arm is None else str(arm),
-            phase=str(data.get("phase", "")),
-            cause=str(data.get("cause", "")),
-            detail=str(data.get("detail", "")),
-        )
+def _weighs(shape: ShapeRecord, _: Any, weight: float) -> None:
+    """The plan's weights are checked: a run never writes one of these."""
+    if not (math.isfinite(weight) and weight >= 0):
+        raise ValueError(f"shape `{shape.label}` has weight {float(weight)}, not a finite number >= 0")
 
 
 @attrs.frozen
-class ShapeRecord:
+class ShapeRecord(Plain):
     """One timed shape of an operation (the workload's, or a limit's): modelled quantities, samples
     and counters."""
 
     label: str
-    sizes: dict[str, int]
-    weight: float
-    models: dict[str, dict[str, float]]
+    sizes: dict[str, int] = field(absent=EMPTY)
+    weight: float = field(absent=EMPTY, validator=_weighs)
+    models: dict[str, dict[str, float]] = field(absent=EMPTY)
     """Modelled quantity -> arm -> value, from the plan."""
     samples: str | None = None
     """The sample CSV, relative to the bundle."""
@@ -211,110 +173,62 @@ class ShapeRecord:
         """The sampler's block log, in the interleaved order (clocks and load at each block's ends)."""
         return list(self.timing.blocks) if self.timing else []
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "sizes": dict(self.sizes),
-            "weight": self.weight,
-            "models": self.models,
-            "samples": self.samples,
-            "samples_missing": self.samples_missing,
-            "timing": None if self.timing is None else self.timing.to_json(),
-            "counters": self.counters,
-            "counters_missing": self.counters_missing,
-            "counters_detail": self.counters_detail,
-            "counters_log": self.counters_log,
-            "limit": self.limit,
-        }
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ShapeRecord:
-        timing = data.get("timing")
-        weight = float(data.get("weight") or 0.0)
-        if not (math.isfinite(weight) and weight >= 0):
-            # The plan's weights are checked: a run never writes one of these.
-            raise ValueError(f"shape `{data['label']}` has weight {weight}, not a finite number >= 0")
-        return cls(
-            label=str(data["label"]),
-            sizes=dict(data.get("sizes") or {}),
-            weight=weight,
-            models=dict(data.get("models") or {}),
-            samples=data.get("samples"),
-            samples_missing=data.get("samples_missing"),
-            timing=TimingRecord.from_json(timing) if timing else None,
-            counters=data.get("counters"),
-            counters_missing=data.get("counters_missing"),
-            counters_detail=data.get("counters_detail"),
-            counters_log=data.get("counters_log"),
-            limit=bool(data.get("limit", False)),
-        )
+def _weighted(op: OperationRecord, _: Any, shapes: tuple[ShapeRecord, ...]) -> None:
+    """Every combination over the shapes divides by their weights: a run never writes these."""
+    workload = [s for s in shapes if not s.limit]  # a limit shape weighs 0 by design
+    if workload and not any(s.weight > 0 for s in workload):
+        raise ValueError(f"operation `{op.name}`: every shape has weight 0")
 
 
 @attrs.frozen
-class OperationRecord:
+class OperationRecord(Plain):
     """One operation: its references, every shape, and its correctness check."""
 
     name: str
-    baseline: str
-    change: str
-    reference: str
-    variants: dict[str, str]
+    baseline: str = field(absent=EMPTY)
+    change: str = field(absent=EMPTY)
+    reference: str = field(absent=EMPTY)
+    variants: dict[str, str] = field(absent=EMPTY)
     """Arm -> the Variant's name (how the compiled code is indexed)."""
-    deterministic: dict[str, bool]
-    shapes: tuple[ShapeRecord, ...]
-    correctness: CorrectnessRecord
+    deterministic: dict[str, bool] = field(absent=EMPTY)
+    shapes: tuple[ShapeRecord, ...] = field(absent=EMPTY, validator=_weighted)
+    correctness: CorrectnessRecord = field(absent=CorrectnessRecord(False, {}, None, ()))
     failures: tuple[WorkerFailure, ...] = ()
     """Every worker the operation's code ended or exhausted; empty before results version 3."""
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "baseline": self.baseline,
-            "change": self.change,
-            "reference": self.reference,
-            "variants": dict(self.variants),
-            "deterministic": dict(self.deterministic),
-            "shapes": [s.to_json() for s in self.shapes],
-            "correctness": self.correctness.to_json(),
-            "failures": [f.to_json() for f in self.failures],
-        }
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> OperationRecord:
-        shapes = tuple(ShapeRecord.from_json(s) for s in data.get("shapes") or ())
-        workload = [s for s in shapes if not s.limit]  # a limit shape weighs 0 by design
-        if workload and not any(s.weight > 0 for s in workload):
-            # Every combination over the shapes divides by their weights: a run never writes these.
-            raise ValueError(f"operation `{data['name']}`: every shape has weight 0")
-        return cls(
-            name=str(data["name"]),
-            baseline=str(data.get("baseline", "")),
-            change=str(data.get("change", "")),
-            reference=str(data.get("reference", "")),
-            variants=dict(data.get("variants") or {}),
-            deterministic=dict(data.get("deterministic") or {}),
-            shapes=shapes,
-            correctness=CorrectnessRecord.from_json(data.get("correctness") or {}),
-            failures=tuple(WorkerFailure.from_json(f) for f in data.get("failures") or ()),
+def _target_resolution(data: Mapping[str, Any]) -> float:
+    """Version 1 did not record the clock's resolution: the target's clock is the one that timed the run."""
+    target = data.get("target", "?")
+    spec = targets.BY_NAME.get(target)
+    if spec is None:
+        raise ValueError(
+            f"unknown target `{target}` and no `timer_resolution_ns`: its timings cannot be judged"
         )
+    return spec.resolution_ns
 
 
 @attrs.frozen
-class Results:
+class Results(Plain):
     """The whole of results.json."""
+
+    ABSENT = EMPTY
+    VERSIONS = versions.READABLE_RESULTS
+    FILE = RESULTS
 
     schema: str
     study: str
     run_id: str
-    target: str
+    target: str = field(absent="?")
     timings_valid: bool
-    timer_resolution_ns: float
+    timer_resolution_ns: float = field(absent=_target_resolution)
     """The finest duration the run's clock resolves, recorded when it ran."""
     quick: bool
     dtype: str
     started: str | None
     finished: str | None
-    roof: str | None
+    roof: str | None = field(inside="reference")
     """The copy roof's reference, or None with `roof_missing`."""
     roof_missing: str | None
     operations: tuple[OperationRecord, ...]
@@ -326,66 +240,3 @@ class Results:
     def operation(self, name: str) -> OperationRecord | None:
         """The operation of that name, if the run has it."""
         return next((op for op in self.operations if op.name == name), None)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "schema": self.schema,
-            "study": self.study,
-            "run_id": self.run_id,
-            "target": self.target,
-            "timings_valid": self.timings_valid,
-            "timer_resolution_ns": self.timer_resolution_ns,
-            "quick": self.quick,
-            "dtype": self.dtype,
-            "started": self.started,
-            "finished": self.finished,
-            "roof": None if self.roof is None else {"reference": self.roof},
-            "roof_missing": self.roof_missing,
-            "operations": [op.to_json() for op in self.operations],
-            "static": None if self.static is None else self.static.to_json(),
-            "application": None if self.application is None else self.application.to_json(),
-            "application_missing": self.application_missing,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], path: Path) -> Results:
-        """The record of a parsed results.json; `path` names the file in a refusal."""
-        schema = str(versions.check_version(data, path, versions.READABLE_RESULTS))
-        target = str(data.get("target", "?"))
-        resolution = data.get("timer_resolution_ns")
-        if resolution is None:
-            # Version 1 did not record it: the target's clock is the one that timed the run.
-            spec = targets.BY_NAME.get(target)
-            if spec is None:
-                raise versions.BundleFormatError(
-                    f"{path}: unknown target `{target}` and no `timer_resolution_ns`: "
-                    "its timings cannot be judged"
-                )
-            resolution = spec.resolution_ns
-        roof = data.get("roof")
-        application = data.get("application")
-        static = data.get("static")
-        return cls(
-            schema=schema,
-            study=str(data.get("study", "")),
-            run_id=str(data.get("run_id", "")),
-            target=target,
-            timings_valid=bool(data.get("timings_valid", False)),
-            timer_resolution_ns=float(resolution),
-            quick=bool(data.get("quick", False)),
-            dtype=str(data.get("dtype", "")),
-            started=data.get("started"),
-            finished=data.get("finished"),
-            roof=None if not roof else str(roof["reference"]),
-            roof_missing=data.get("roof_missing"),
-            operations=tuple(OperationRecord.from_json(op) for op in data.get("operations") or ()),
-            static=None if not static else StaticCode.from_json(static),
-            application=None if not application else ApplicationRecord.from_json(application),
-            application_missing=data.get("application_missing"),
-        )
-
-    @classmethod
-    def read(cls, bundle: Path) -> Results:
-        """Read and check a bundle's results.json (OSError, ValueError or BundleFormatError)."""
-        path = Path(bundle) / RESULTS
-        return cls.from_json(json.loads(path.read_text(encoding="utf-8")), path)

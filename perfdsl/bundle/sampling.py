@@ -7,9 +7,9 @@ shape's `timing` in results.json (the application's request blocks keep
 `ApplicationTiming`, its block log): its settings, warm-ups, blocks with the
 readings at their edges, the rotation of buffer sets and the calls that raised.
 
-The runtime constructs these records and the bundle writes them (`to_json`), so
-a field is declared once, here, and the writer and every reader agree on its
-key by construction. The keys are those the runtime wrote before these records
+The runtime constructs these records and the bundle writes them (`to_json`, by
+their fields: `bundle.plain`), so a field is declared once, here, and the writer
+and every reader agree on its key by construction. The keys are those the runtime wrote before these records
 existed (`attrs.asdict` of its own records plus per-arm maps of the rotation),
 so the bytes of a run did not change with them. Readers take every version:
 older bundles lack fields (results/4 added `settled`, the curve, the per-arm
@@ -28,24 +28,12 @@ from typing import Any
 import attrs
 
 from perfdsl.bundle.arms import ARMS
+from perfdsl.bundle.plain import EMPTY, Plain, field, whole
 from perfdsl.bundle.stopping import StoppingRule, StopRecord
 from perfdsl.bundle.versions import BundleFormatError
 
 SAMPLE_COLUMNS = ("arm", "block", "position", "buffer_set", "duration_ns", "valid")
 """The sample CSV's header, in `Sample`'s field order."""
-_LOAD_FIELDS = ("wall_s", "busy_s", "steal_s", "total_s", "self_s", "load1")
-"""`LoadReading`'s fields, every one needed to judge a block."""
-_CLOCK_FIELDS = (
-    "monotonic_s",
-    "sm_clock_mhz",
-    "mem_clock_mhz",
-    "power_w",
-    "clock_event_reasons",
-    "temperature_c",
-    "missing",
-)
-"""The clock part of a block reading, as a CUDA run writes it."""
-
 MIN_FULL_BLOCKS = 10
 """Blocks per arm below which a run is a reduced (smoke) run, not evidence-grade."""
 CAP_CALLS = 500
@@ -142,7 +130,7 @@ def _converts(convert: Callable[[str], Any], cell: str | None) -> bool:
 
 
 @attrs.frozen
-class TimingSettings:
+class TimingSettings(Plain):
     """How much to warm up and sample; the defaults are the full settings."""
 
     warmup_calls: int = 10
@@ -157,53 +145,22 @@ class TimingSettings:
     compared: tuple[str, str] = ARMS
     """The arms the rule compares, baseline first."""
 
-    def to_json(self) -> dict[str, Any]:
-        data = attrs.asdict(self, recurse=False)
-        data["stopping"] = None if self.stopping is None else self.stopping.to_json()
-        data["compared"] = list(self.compared)
-        return data
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> TimingSettings:
-        """The recorded settings; a key an older bundle lacks keeps its default."""
-        known = {f.name for f in attrs.fields(cls)} - {"stopping", "compared"}
-        stopping, compared = data.get("stopping"), data.get("compared")
-        return cls(
-            **{k: v for k, v in data.items() if k in known},
-            stopping=StoppingRule.from_json(stopping) if stopping else None,
-            compared=tuple(compared) if compared else ARMS,
-        )
-
 
 @attrs.frozen
-class Warmup:
+class Warmup(Plain):
     """What the warm-up did for one arm: its whole curve, and whether it settled."""
 
     arm: str
-    calls: int | None
-    elapsed_ns: int | None
+    calls: int | None = field(absent=None)
+    elapsed_ns: int | None = field(absent=None)
     durations_ns: tuple[int, ...] = ()
     """Every warm-up call's duration, in order: the warm-up curve, not samples (empty before results/4)."""
     settled: bool | None = None
     """Whether the settle rule held when the warm-up ended; None before results/4."""
 
-    def to_json(self) -> dict[str, Any]:
-        return {**attrs.asdict(self), "durations_ns": list(self.durations_ns)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Warmup:
-        settled = data.get("settled")
-        return cls(
-            arm=str(data.get("arm")),
-            calls=_integer(data.get("calls")),
-            elapsed_ns=_integer(data.get("elapsed_ns")),
-            durations_ns=tuple(int(d) for d in data.get("durations_ns") or ()),
-            settled=settled if isinstance(settled, bool) else None,
-        )
-
 
 @attrs.frozen
-class LoadReading:
+class LoadReading(Plain):
     """The machine's CPU times at one edge of a block or a load probe (results/4; Linux only)."""
 
     wall_s: float
@@ -214,20 +171,20 @@ class LoadReading:
     """This process's own CPU time, which is not other work."""
     load1: float
 
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> LoadReading | None:
-        """The load part of a reading, or None unless every field is a number."""
-        values = [data.get(name) for name in _LOAD_FIELDS]
-        if not all(_is_number(v) for v in values):
-            return None
-        return cls(*values)
+    def from_json(cls, data: Any, path: Path | None = None, **unwritten: Any) -> LoadReading | None:
+        """The reading, or None unless every field is there as a number: how `bundle.load`'s
+        records, which write and read themselves, read a probe's machine readings."""
+        return whole(cls, data)
+
+
+def _clocked(reading: BlockReading) -> bool:
+    """Whether a block reading has clocks: every clock key is written, or none."""
+    return reading.monotonic_s is not None
 
 
 @attrs.frozen
-class BlockReading:
+class BlockReading(Plain):
     """The reading at one edge of a block: the GPU's clocks (a CUDA run's only) and the machine's load.
 
     The clock fields are all None where the run read no clocks (`monotonic_s`
@@ -235,38 +192,18 @@ class BlockReading:
     Numbers keep the type the reading gave them.
     """
 
-    monotonic_s: float | None = None
-    sm_clock_mhz: float | None = None
-    mem_clock_mhz: float | None = None
-    power_w: float | None = None
-    clock_event_reasons: int | None = None
+    monotonic_s: float | None = field(default=None, when=_clocked)
+    sm_clock_mhz: float | None = field(default=None, when=_clocked)
+    mem_clock_mhz: float | None = field(default=None, when=_clocked)
+    power_w: float | None = field(default=None, when=_clocked)
+    clock_event_reasons: int | None = field(default=None, when=_clocked)
     """NVML's clock-event bitmask (`perfdsl.runtime.environment.CLOCK_EVENT_REASONS`)."""
-    temperature_c: float | None = None
-    missing: str | None = None
+    temperature_c: float | None = field(default=None, when=_clocked)
+    missing: str | None = field(default=None, when=_clocked)
     """Why a clock field is None, as the run said it."""
-    load: LoadReading | None = None
-    """None where the reading has no load (not Linux, or before results/4)."""
-
-    def to_json(self) -> dict[str, Any]:
-        """One flat object: the clock keys where clocks were read, the load's keys where it was."""
-        clocks = {name: getattr(self, name) for name in _CLOCK_FIELDS} if self.monotonic_s is not None else {}
-        return {**clocks, **(self.load.to_json() if self.load is not None else {})}
-
-    @classmethod
-    def from_json(cls, data: Any) -> BlockReading:
-        reading: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
-        reasons = reading.get("clock_event_reasons")
-        missing = reading.get("missing")
-        return cls(
-            monotonic_s=_number(reading.get("monotonic_s")),
-            sm_clock_mhz=_number(reading.get("sm_clock_mhz")),
-            mem_clock_mhz=_number(reading.get("mem_clock_mhz")),
-            power_w=_number(reading.get("power_w")),
-            clock_event_reasons=int(reasons) if _is_number(reasons) else None,
-            temperature_c=_number(reading.get("temperature_c")),
-            missing=None if missing is None else str(missing),
-            load=LoadReading.from_json(reading),
-        )
+    load: LoadReading | None = field(default=None, flat=True)
+    """None where the reading has no load (not Linux, or before results/4): its keys are the
+    reading's own, and a reading without every one of them has none."""
 
 
 NO_READING = BlockReading()
@@ -274,33 +211,21 @@ NO_READING = BlockReading()
 
 
 @attrs.frozen
-class Block:
+class Block(Plain):
     """One block of the interleaved order: which arm, where it fell, and the readings at its edges."""
+
+    ABSENT = EMPTY
 
     index: int | None
     """The block's index in the interleaved order: the sample CSV's `block`."""
     arm: str
     arm_block: int | None
     """The arm's own count of blocks: 0, 1, ..."""
-    start: BlockReading
-    end: BlockReading
+    start: BlockReading = field(absent=NO_READING)
+    end: BlockReading = field(absent=NO_READING)
     samples: int | None
+    """Timed calls in the block; a kernel shape's block log leaves it out (the CSV has the samples)."""
     failed: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {**attrs.asdict(self, recurse=False), "start": self.start.to_json(), "end": self.end.to_json()}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Block:
-        return cls(
-            index=_integer(data.get("index")),
-            arm=str(data.get("arm")),
-            arm_block=_integer(data.get("arm_block")),
-            start=BlockReading.from_json(data.get("start")),
-            end=BlockReading.from_json(data.get("end")),
-            samples=_integer(data.get("samples")),
-            failed=bool(data.get("failed")),
-        )
 
 
 def regime(working_set_bytes: int, cache_target_bytes: int) -> str:
@@ -309,7 +234,7 @@ def regime(working_set_bytes: int, cache_target_bytes: int) -> str:
 
 
 @attrs.frozen
-class Rotation:
+class Rotation(Plain):
     """How an arm's buffer sets compare with the cache they must defeat."""
 
     arm: str
@@ -339,18 +264,12 @@ class Rotation:
         """What the arm's buffers cost in memory: every set, inputs and outputs."""
         return self.sets * self.set_bytes
 
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Rotation:
-        known = {f.name for f in attrs.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
-
 
 @attrs.frozen
-class SamplerFailure:
+class SamplerFailure(Plain):
     """A call that raised (its arm stops there), or an arm left out because its code ended the worker."""
+
+    ABSENT = EMPTY
 
     arm: str
     phase: str
@@ -359,22 +278,6 @@ class SamplerFailure:
     position: int | None
     message: str
 
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SamplerFailure:
-        return cls(
-            arm=str(data.get("arm")),
-            phase=str(data.get("phase", "")),
-            block=_integer(data.get("block")),
-            position=_integer(data.get("position")),
-            message=str(data.get("message", "")),
-        )
-
-
-_PER_ARM = ("set_bytes", "exceeds_cache", "regime", "buffer_bytes", "read_share", "read_share_source")
-
 
 def _per_arm(name: str) -> Any:
     """A per-arm map of the rotation's `name`, as results.json carries it beside the rotation itself."""
@@ -382,7 +285,7 @@ def _per_arm(name: str) -> Any:
 
 
 @attrs.frozen
-class TimingRecord:
+class TimingRecord(Plain):
     """Everything the sampler measured at one shape but the samples themselves (those are the CSV).
 
     results.json carries, beside the rotation, per-arm maps of it (`set_bytes`,
@@ -392,34 +295,41 @@ class TimingRecord:
     maps, and judges no regime).
     """
 
+    ABSENT = EMPTY
+    DERIVED = ("full",)
+
     target: str
     timings_valid: bool
     flushed: bool
     """Whether the cache was flushed before every timed call."""
-    settings: TimingSettings
+    settings: TimingSettings = field(absent=TimingSettings())
     arms: tuple[str, ...]
     order: tuple[str, ...]
-    blocks: tuple[Block, ...]
+    blocks: tuple[Block, ...] = field(leave_out=("samples",))
+    """A shape's block log never carried the blocks' sample counts (the CSV has the samples);
+    the application's does. Kept so, for the bytes of results/1-8."""
     warmup: tuple[Warmup, ...]
     rotation: tuple[Rotation, ...]
     failures: tuple[SamplerFailure, ...]
     stop: StopRecord | None = None
     """When and why the sequential rule stopped the blocks (None: the fixed design)."""
-    set_bytes: dict[str, int] = attrs.field(default=attrs.Factory(_per_arm("set_bytes"), takes_self=True))
+    set_bytes: dict[str, int] = field(
+        default=attrs.Factory(_per_arm("set_bytes"), takes_self=True), absent=EMPTY
+    )
     """Bytes each arm's buffer set moves per call (the bandwidth numerator)."""
-    exceeds_cache: dict[str, bool] = attrs.field(
-        default=attrs.Factory(_per_arm("exceeds_cache"), takes_self=True)
+    exceeds_cache: dict[str, bool] = field(
+        default=attrs.Factory(_per_arm("exceeds_cache"), takes_self=True), absent=EMPTY
     )
-    regime: dict[str, str] = attrs.field(default=attrs.Factory(_per_arm("regime"), takes_self=True))
+    regime: dict[str, str] = field(default=attrs.Factory(_per_arm("regime"), takes_self=True), absent=EMPTY)
     """Arm -> DRAM, CACHE or MIXED (results/4)."""
-    buffer_bytes: dict[str, int] = attrs.field(
-        default=attrs.Factory(_per_arm("buffer_bytes"), takes_self=True)
+    buffer_bytes: dict[str, int] = field(
+        default=attrs.Factory(_per_arm("buffer_bytes"), takes_self=True), absent=EMPTY
     )
-    read_share: dict[str, float | None] = attrs.field(
-        default=attrs.Factory(_per_arm("read_share"), takes_self=True)
+    read_share: dict[str, float | None] = field(
+        default=attrs.Factory(_per_arm("read_share"), takes_self=True), absent=EMPTY
     )
-    read_share_source: dict[str, str] = attrs.field(
-        default=attrs.Factory(_per_arm("read_share_source"), takes_self=True)
+    read_share_source: dict[str, str] = field(
+        default=attrs.Factory(_per_arm("read_share_source"), takes_self=True), absent=EMPTY
     )
 
     @property
@@ -431,74 +341,14 @@ class TimingRecord:
         """Why `arm` stopped at this shape (its call raised, or its code ended the worker), if it did."""
         return next((f.message for f in self.failures if f.arm == arm), None)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            **attrs.asdict(self, recurse=False),
-            "full": self.full,
-            "settings": self.settings.to_json(),
-            "arms": list(self.arms),
-            "order": list(self.order),
-            # A shape's block log never carried the blocks' sample counts (the CSV has the
-            # samples); the application's does. Kept so, for the bytes of results/1-8.
-            "blocks": [{k: v for k, v in b.to_json().items() if k != "samples"} for b in self.blocks],
-            "warmup": [w.to_json() for w in self.warmup],
-            "rotation": [r.to_json() for r in self.rotation],
-            "failures": [f.to_json() for f in self.failures],
-            "stop": None if self.stop is None else self.stop.to_json(),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> TimingRecord:
-        stop = data.get("stop")
-        return cls(
-            target=str(data.get("target", "")),
-            timings_valid=bool(data.get("timings_valid", False)),
-            flushed=bool(data.get("flushed", False)),
-            settings=TimingSettings.from_json(data.get("settings") or {}),
-            arms=tuple(data.get("arms") or ()),
-            order=tuple(data.get("order") or ()),
-            blocks=tuple(Block.from_json(b) for b in data.get("blocks") or ()),
-            warmup=tuple(Warmup.from_json(w) for w in data.get("warmup") or ()),
-            rotation=tuple(Rotation.from_json(r) for r in data.get("rotation") or ()),
-            failures=tuple(SamplerFailure.from_json(f) for f in data.get("failures") or ()),
-            stop=StopRecord.from_json(stop) if stop else None,
-            **{key: dict(data.get(key) or {}) for key in _PER_ARM},
-        )
-
 
 @attrs.frozen
-class ApplicationTiming:
+class ApplicationTiming(Plain):
     """The application's request timing beside its CSV: the block log, the calls that raised, the stop."""
+
+    ABSENT = EMPTY
 
     blocks: tuple[Block, ...]
     failures: tuple[SamplerFailure, ...]
     stop: StopRecord | None = None
     """When and why the sequential rule stopped the request blocks (results/8; None: fixed design)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "blocks": [b.to_json() for b in self.blocks],
-            "failures": [f.to_json() for f in self.failures],
-            "stop": None if self.stop is None else self.stop.to_json(),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ApplicationTiming:
-        stop = data.get("stop")
-        return cls(
-            blocks=tuple(Block.from_json(b) for b in data.get("blocks") or ()),
-            failures=tuple(SamplerFailure.from_json(f) for f in data.get("failures") or ()),
-            stop=StopRecord.from_json(stop) if stop else None,
-        )
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float)
-
-
-def _number(value: Any) -> float | None:
-    return value if _is_number(value) else None
-
-
-def _integer(value: Any) -> int | None:
-    return int(value) if _is_number(value) else None

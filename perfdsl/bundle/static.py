@@ -8,61 +8,45 @@ is missing. Counts are static: instructions in the code, not executed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import attrs
+
+from perfdsl.bundle.plain import EMPTY, Plain, field
+
+STATIC = "static"
+"""The kind of evidence a summary is, written with each kernel's and function's: counted in the code."""
+
+
+def _moves(group: InstructionGroup) -> bool:
+    """Whether a kind of instruction moves data: only then are its widths written."""
+    return group.by_width_bits is not None
 
 
 @attrs.frozen
-class InstructionGroup:
+class InstructionGroup(Plain):
     """The instructions of one kind (global loads, barriers, ...) in one kernel's code."""
 
     count: int
-    by_opcode: dict[str, int]
-    by_width_bits: dict[str, int] | None = None
-    """Instructions per bits moved per thread; None for kinds that move nothing (barriers)."""
-    bits: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"count": self.count, "by_opcode": dict(self.by_opcode)}
-        if self.by_width_bits is not None:
-            data["by_width_bits"] = dict(self.by_width_bits)
-            data["bits"] = self.bits
-        return data
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> InstructionGroup:
-        widths = data.get("by_width_bits")
-        return cls(
-            count=int(data["count"]),
-            by_opcode=dict(data.get("by_opcode") or {}),
-            by_width_bits=None if widths is None else dict(widths),
-            bits=data.get("bits"),
-        )
+    by_opcode: dict[str, int] = field(absent=EMPTY)
+    by_width_bits: dict[str, int] | None = field(default=None, when=_moves)
+    """Instructions per bits moved per thread; None, and not written, for kinds that move nothing
+    (barriers)."""
+    bits: int | None = field(default=None, when=_moves)
 
 
 @attrs.frozen
-class CodeSummary:
+class CodeSummary(Plain):
     """Counts of one code listing (PTX or SASS): all instructions, and each kind."""
 
     instructions: int
-    groups: dict[str, InstructionGroup]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"instructions": self.instructions, **{k: g.to_json() for k, g in self.groups.items()}}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CodeSummary:
-        return cls(
-            instructions=int(data["instructions"]),
-            groups={k: InstructionGroup.from_json(v) for k, v in data.items() if k != "instructions"},
-        )
+    groups: dict[str, InstructionGroup] = field(flat=True)
+    """Kind -> its instructions, written beside `instructions` as keys of their own."""
 
 
 @attrs.frozen
-class CudaKernelSummary:
+class CudaKernelSummary(Plain):
     """One CUDA kernel's compiled code: counts, resources, and why an artefact is missing."""
+
+    DERIVED = ("evidence",)
 
     name: str
     signature: str
@@ -79,9 +63,14 @@ class CudaKernelSummary:
     spill_load_bytes: int | None
     ptx: CodeSummary | None
     sass: CodeSummary | None
-    tools: dict[str, str]
+    tools: dict[str, str] = field(absent=EMPTY)
     files: tuple[str, ...] = ()
     """The archived files, relative to `code/`."""
+
+    @property
+    def evidence(self) -> str:
+        """What kind of evidence the summary is, for a reader of the file (STATIC)."""
+        return STATIC
 
     def resources(self) -> dict[str, int | None]:
         """Registers, spills, shared and local memory, by name."""
@@ -93,111 +82,48 @@ class CudaKernelSummary:
             "local_bytes": self.local_bytes,
         }
 
-    def to_json(self) -> dict[str, Any]:
-        data = attrs.asdict(self, recurse=False)
-        data.update(
-            evidence="static",
-            ptx=None if self.ptx is None else self.ptx.to_json(),
-            sass=None if self.sass is None else self.sass.to_json(),
-            tools=dict(self.tools),
-            files=list(self.files),
-        )
-        return data
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CudaKernelSummary:
-        ptx, sass = data.get("ptx"), data.get("sass")
-        return cls(
-            **{
-                f.name: data.get(f.name)
-                for f in attrs.fields(cls)
-                if f.name not in ("ptx", "sass", "tools", "files")
-            },
-            ptx=None if ptx is None else CodeSummary.from_json(ptx),
-            sass=None if sass is None else CodeSummary.from_json(sass),
-            tools=dict(data.get("tools") or {}),
-            files=tuple(data.get("files") or ()),
-        )
-
 
 @attrs.frozen
-class CpuFunctionSummary:
+class CpuFunctionSummary(Plain):
     """One Numba CPU function's compiled code: its machine and vector instructions."""
 
+    DERIVED = ("evidence",)
+
     name: str
-    signature: str
-    symbol: str | None
-    missing: str | None
-    instructions: int | None
-    simd_instructions: dict[str, int]
+    signature: str = field(absent=EMPTY)
+    symbol: str | None = field(absent=EMPTY)
+    missing: str | None = field(absent=EMPTY)
+    instructions: int | None = field(absent=EMPTY)
+    simd_instructions: dict[str, int] = field(absent=EMPTY)
     """Instructions by the widest SIMD register they name (xmm, ymm, zmm)."""
-    ir_vector_instructions: int | None
-    tools: dict[str, str]
+    ir_vector_instructions: int | None = field(absent=EMPTY)
+    tools: dict[str, str] = field(absent=EMPTY)
     files: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        data = attrs.asdict(self, recurse=False)
-        data.update(
-            evidence="static",
-            simd_instructions=dict(self.simd_instructions),
-            tools=dict(self.tools),
-            files=list(self.files),
-        )
-        return data
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CpuFunctionSummary:
-        return cls(
-            name=str(data["name"]),
-            signature=str(data.get("signature", "")),
-            symbol=data.get("symbol"),
-            missing=data.get("missing"),
-            instructions=data.get("instructions"),
-            simd_instructions=dict(data.get("simd_instructions") or {}),
-            ir_vector_instructions=data.get("ir_vector_instructions"),
-            tools=dict(data.get("tools") or {}),
-            files=tuple(data.get("files") or ()),
-        )
+    @property
+    def evidence(self) -> str:
+        """What kind of evidence the summary is, for a reader of the file (STATIC)."""
+        return STATIC
 
 
 @attrs.frozen
-class VariantCode:
+class VariantCode(Plain):
     """The kernels and CPU functions one variant launches, by name."""
+
+    ABSENT = EMPTY
 
     cuda: tuple[str, ...]
     cpu: tuple[str, ...]
 
-    def to_json(self) -> dict[str, Any]:
-        return {"cuda": list(self.cuda), "cpu": list(self.cpu)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> VariantCode:
-        return cls(tuple(data.get("cuda") or ()), tuple(data.get("cpu") or ()))
-
 
 @attrs.frozen
-class StaticCode:
+class StaticCode(Plain):
     """Every compiled kernel of the run, and which variant launches which."""
+
+    ABSENT = EMPTY
 
     cuda: dict[str, CudaKernelSummary]
     cpu: dict[str, CpuFunctionSummary]
     variants: dict[str, VariantCode]
     cuda_missing: str | None = None
     """Why no CUDA kernel was compiled (the simulator cannot)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "cuda": {name: k.to_json() for name, k in self.cuda.items()},
-            "cpu": {name: f.to_json() for name, f in self.cpu.items()},
-            "variants": {name: v.to_json() for name, v in self.variants.items()},
-            "cuda_missing": self.cuda_missing,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> StaticCode:
-        return cls(
-            cuda={n: CudaKernelSummary.from_json(k) for n, k in (data.get("cuda") or {}).items()},
-            cpu={n: CpuFunctionSummary.from_json(f) for n, f in (data.get("cpu") or {}).items()},
-            variants={n: VariantCode.from_json(v) for n, v in (data.get("variants") or {}).items()},
-            cuda_missing=data.get("cuda_missing"),
-        )

@@ -9,11 +9,10 @@ the rule over the samples and must reach the same record.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any
 
 import attrs
 
+from perfdsl.bundle.plain import Plain, field
 from perfdsl.vocabulary import STOPS
 
 FIXED, SEQUENTIAL = STOPS
@@ -34,7 +33,7 @@ METHOD = "normal-mixture confidence sequence, variance mixed out (Lai 1976), on 
 
 
 @attrs.frozen
-class StoppingRule:
+class StoppingRule(Plain):
     """The sequential rule as registered: level, practical band, and the window of looks."""
 
     confidence: float
@@ -48,23 +47,9 @@ class StoppingRule:
     """The mixture's spread on the standardised effect (`stats.sequential.boundary.RHO`)."""
     method: str = METHOD
 
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> StoppingRule:
-        return cls(
-            confidence=float(data["confidence"]),
-            threshold=float(data["threshold"]),
-            min_pairs=int(data["min_pairs"]),
-            max_pairs=int(data["max_pairs"]),
-            rho=float(data["rho"]),
-            method=str(data.get("method", METHOD)),
-        )
-
 
 @attrs.frozen
-class StopRecord:
+class StopRecord(Plain):
     """When and why one comparison stopped, and the interval it stopped on (ratios, change / baseline)."""
 
     rule: StoppingRule
@@ -76,42 +61,10 @@ class StopRecord:
     ratio: float
     low: float
     """0 where the interval is unbounded (too few pairs)."""
-    high: float
-    """inf where the interval is unbounded."""
+    high: float = field(null=math.inf)
+    """inf where the interval is unbounded (null in the file)."""
     sd_log: float
-    """The pairs' log-ratio standard deviation; nan below two pairs."""
+    """The pairs' log-ratio standard deviation; nan below two pairs (null in the file)."""
     p_value: float = 1.0
     """The anytime-valid p-value of ratio 1 at the stop: valid at this stopping time, so
     a family-wise adjustment takes it in place of a fixed-n one."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "rule": self.rule.to_json(),
-            "pairs": self.pairs,
-            "reason": self.reason,
-            "verdict": self.verdict,
-            "ratio": self.ratio,
-            "low": self.low,
-            "high": _finite(self.high),
-            "sd_log": _finite(self.sd_log),
-            "p_value": self.p_value,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> StopRecord:
-        high, sd = data.get("high"), data.get("sd_log")
-        return cls(
-            rule=StoppingRule.from_json(data["rule"]),
-            pairs=int(data["pairs"]),
-            reason=str(data["reason"]),
-            verdict=str(data["verdict"]),
-            ratio=float(data["ratio"]),
-            low=float(data["low"]),
-            high=math.inf if high is None else float(high),
-            sd_log=math.nan if sd is None else float(sd),
-            p_value=float(data.get("p_value", 1.0)),
-        )
-
-
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None

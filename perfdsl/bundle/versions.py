@@ -237,8 +237,8 @@ def read_record(bundle: Path, name: str, reader: Callable[[], T]) -> T:
     """`reader()`, one of the bundle's files read into its record, or BundleFormatError naming the file.
 
     A file that verifies can still hold what no run writes (a writer's bug, a
-    hand edit sealed again): a value of the wrong type raises TypeError or
-    AttributeError inside the record's `from_json`, and that is the file's
+    hand edit sealed again): a value of the wrong type raises inside the
+    record's `from_json` (`bundle.plain` names the key), and that is the file's
     fault, said as such in one line, not a traceback.
     """
     try:

@@ -35,8 +35,8 @@ from typing import Any
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.evaluation.imported import ImportedEvaluation, ImportedTiming
 from perfdsl.bundle.evaluation.kernels import Combined, Comparison, Finding
-from perfdsl.bundle.evaluation.plain import to_plain
 from perfdsl.bundle.evaluation.verdicts import PredictionResult
+from perfdsl.bundle.plain import DIGITS, to_plain
 
 SCHEMA = "perfdsl.export/1"
 KINDS = ("run", "verdict", "goodput", "capacity", "prediction", "finding", "decision")
@@ -51,7 +51,7 @@ def records(evaluation: Evaluation | ImportedEvaluation) -> list[dict[str, Any]]
     """The export's records in order: the run, verdicts, load, predictions, findings, decision."""
     found = _imported(evaluation) if isinstance(evaluation, ImportedEvaluation) else _measured(evaluation)
     head = {"schema": SCHEMA, "study": evaluation.study, "run_id": evaluation.run_id}
-    return [to_plain({**head, "kind": kind, **fields}) for kind, fields in found]
+    return [to_plain({**head, "kind": kind, **fields}, DIGITS) for kind, fields in found]
 
 
 def _measured(e: Evaluation) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
-
 import attrs
 
-from perfdsl.bundle import versions
+from perfdsl.bundle import plain, versions
 from perfdsl.bundle.evaluation.correctness import ModelLevel
 from perfdsl.bundle.evaluation.end_to_end import EndToEnd
 from perfdsl.bundle.evaluation.kernels import Finding, OperationResult
 from perfdsl.bundle.evaluation.load import LoadEvaluation
 from perfdsl.bundle.evaluation.machine import MachineSummary
-from perfdsl.bundle.evaluation.plain import read_evaluation_file, read_versioned, to_plain
 from perfdsl.bundle.evaluation.value import ValueResult
 from perfdsl.bundle.evaluation.verdicts import (
     ContendedSummary,
@@ -26,8 +21,13 @@ from perfdsl.bundle.evaluation.verdicts import (
 
 
 @attrs.frozen
-class Evaluation:
+class Evaluation(plain.Plain):
     """Everything `perfdsl evaluate` concludes from one bundle."""
+
+    DIGITS = plain.DIGITS
+    VERSIONS = (versions.EVALUATION,)
+    FILE = versions.EVALUATION_FILE
+    REMEDY = "evaluate the bundle again"
 
     schema: str
     study: str
@@ -64,17 +64,3 @@ class Evaluation:
     """Whether the CPU's recorded state made host timings unstable, and what rests on them (PQ011, PQ012)."""
     limit_family: FamilyAdjustment | None = None
     """Holm's adjustment over the limit shapes' comparisons alone (`evaluate.family.adjust_limits`)."""
-
-    def to_json(self) -> dict[str, Any]:
-        """evaluation.json's content as `bundle.files.dumps` writes it."""
-        return to_plain(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], path: Path) -> Evaluation:
-        """The record of a parsed evaluation.json; `path` names the file in a refusal."""
-        return read_versioned(cls, data, path, versions.EVALUATION)
-
-    @classmethod
-    def read(cls, bundle: Path) -> Evaluation:
-        """Read and check a bundle's evaluation.json (OSError, ValueError or BundleFormatError)."""
-        return read_evaluation_file(cls, bundle, versions.EVALUATION)

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
-
 import attrs
 
-from perfdsl.bundle import versions
-from perfdsl.bundle.evaluation.plain import read_evaluation_file, read_versioned, to_plain
+from perfdsl.bundle import plain, versions
 from perfdsl.bundle.evaluation.value import Value
 from perfdsl.bundle.evaluation.verdicts import PredictionResult
 
@@ -114,8 +109,13 @@ class ImportedEndToEnd:
 
 
 @attrs.frozen
-class ImportedEvaluation:
+class ImportedEvaluation(plain.Plain):
     """evaluation.json of a wholly imported study."""
+
+    DIGITS = plain.DIGITS
+    VERSIONS = (versions.IMPORTED_EVALUATION,)
+    FILE = versions.EVALUATION_FILE
+    REMEDY = "evaluate the bundle again"
 
     schema: str
     study: str
@@ -136,17 +136,3 @@ class ImportedEvaluation:
     end_to_end_not_run: str | None
     decision: str | None
     findings: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        """imported study's evaluation.json's content as `bundle.files.dumps` writes it."""
-        return to_plain(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], path: Path) -> ImportedEvaluation:
-        """The record of a parsed imported study's evaluation.json; `path` names the file in a refusal."""
-        return read_versioned(cls, data, path, versions.IMPORTED_EVALUATION)
-
-    @classmethod
-    def read(cls, bundle: Path) -> ImportedEvaluation:
-        """Read and check an imported study's evaluation.json (OSError, ValueError or BundleFormatError)."""
-        return read_evaluation_file(cls, bundle, versions.IMPORTED_EVALUATION)

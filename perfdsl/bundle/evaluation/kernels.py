@@ -14,8 +14,8 @@ import attrs
 
 from perfdsl.bundle.evaluation.correctness import CorrectnessSummary
 from perfdsl.bundle.evaluation.mechanism import KernelCounts, ShapeMechanism
-from perfdsl.bundle.evaluation.plain import NOT_WRITTEN
 from perfdsl.bundle.evaluation.verdicts import Verdict
+from perfdsl.bundle.plain import NOT_WRITTEN
 from perfdsl.bundle.stopping import StopRecord
 
 if TYPE_CHECKING:
