@@ -6,7 +6,7 @@ import math
 
 from perfdsl.bundle.plan import TimingPlan
 from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, RHO, SEQUENTIAL, StoppingRule, StopRecord
-from perfdsl.evaluate.sequential import pairs_to_decide
+from perfdsl.evaluate.sequential import pairs_the_cap_lacked
 from perfdsl.report.stopping import Stopped, describe_stop, rule_sentence, stops_sentence
 from perfdsl.stats.sequential.boundary import half_width
 
@@ -39,7 +39,7 @@ def test_each_stop_says_when_why_and_its_interval() -> None:
 
 def test_a_stop_at_the_cap_says_what_would_have_decided_it() -> None:
     capped = _stop(CAP, "inconclusive", 400, 1.01, 0.1)
-    needed = pairs_to_decide(capped)
+    needed = pairs_the_cap_lacked(capped)
     assert needed is not None
     # The interval at that count, around the same ratio and spread, fits inside the band.
     room = math.log1p(0.02) - math.log(1.01)
@@ -47,7 +47,7 @@ def test_a_stop_at_the_cap_says_what_would_have_decided_it() -> None:
     said = describe_stop(capped, True, needed)
     assert said.startswith("reached the cap of 400 pairs **inconclusive**")
     assert f"about {needed} pairs would have decided it" in said
-    assert pairs_to_decide(_stop(DECIDED, "slower", 9, 1.05, 0.01)) is None
+    assert pairs_the_cap_lacked(_stop(DECIDED, "slower", 9, 1.05, 0.01)) is None
 
 
 def test_a_replay_that_differs_is_said() -> None:

@@ -41,7 +41,7 @@ from perfdsl.evaluate.compare import compare_blocks
 from perfdsl.evaluate.correctness import summarize_correctness
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.mechanism import bandwidths, explain_change, preferred, quantities, static_counts
-from perfdsl.evaluate.sequential import agrees, decided_early, judged, pairs_to_decide, recompute
+from perfdsl.evaluate.sequential import agrees, decided_early, judged, pairs_the_cap_lacked, recompute
 from perfdsl.vocabulary import MECHANISM_MEASURES
 
 
@@ -142,7 +142,7 @@ def _shape(
         mechanism=mech,
         stop=stop,
         stop_agrees=agrees(stop, shape.stop) if stop is not None or shape.stop is not None else None,
-        stop_pairs_needed=pairs_to_decide(stop) if stop is not None else None,
+        stop_pairs_needed=pairs_the_cap_lacked(stop) if stop is not None else None,
     )
     return result, ShapeInput(result.label, result.weight, comparison, missing, invalid, pairs, slower)
 

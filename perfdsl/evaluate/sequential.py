@@ -70,7 +70,7 @@ def judged(comparison: Comparison, stop: StopRecord) -> Comparison:
     )
 
 
-def pairs_to_decide(stop: StopRecord) -> int | None:
+def pairs_the_cap_lacked(stop: StopRecord) -> int | None:
     """For a stop at the cap: the pairs whose interval, at the spread and ratio measured, would lie
     wholly inside or wholly beyond the band (None when the ratio sits on the band's edge)."""
     if stop.reason != CAP:
