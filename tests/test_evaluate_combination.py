@@ -1,5 +1,6 @@
 """An operation's combination over shapes, from the block pairs the shapes' comparisons rest on."""
 
+import attrs
 import numpy as np
 import pytest
 
@@ -17,8 +18,7 @@ def _shape(label: str, seed: int, level: float, ratio: float, order: list[int] =
     base = tuple(i for i, a in enumerate(order) if a == 0)
     change = tuple(i for i, a in enumerate(order) if a == 1)
     comparison, pairs = compare_blocks(times[list(base)], base, times[list(change)], change, min_effect=0.01)
-    slower = pairs is not None and comparison.verdict == "slower"
-    return ShapeInput(label, 1.0, comparison, None, None, pairs, slower)
+    return ShapeInput(label, 1.0, comparison, None, None, pairs)
 
 
 def test_one_shape_combined_is_its_own_paired_comparison() -> None:
@@ -35,6 +35,17 @@ def test_a_regressing_shape_is_named_when_the_total_is_faster() -> None:
     assert combined is not None
     assert (combined.verdict, combined.regressions) == ("faster", ("short",))
     assert [s.shape for s in combined.shares] == ["long", "short"]
+
+
+def test_a_regression_is_named_by_the_verdict_the_page_shows() -> None:
+    """A sequential stop judges a shape by its confidence sequence (`evaluate.sequential.judged`):
+    where that leaves it inconclusive, the fixed interval's "slower" over the same, optionally
+    stopped, pairs is no regression to name."""
+    short = _shape("short", 3, 1e-5, 1.3)
+    assert short.comparison is not None and short.comparison.verdict == "slower"
+    judged = attrs.evolve(short, comparison=attrs.evolve(short.comparison, verdict="inconclusive"))
+    combined, _ = combine([_shape("long", 2, 1e-3, 0.8), judged], 0.95)
+    assert combined is not None and combined.regressions == ()
 
 
 def test_a_shape_with_no_paired_interval_keeps_the_operation_uncombined() -> None:

@@ -31,9 +31,6 @@ class ShapeInput:
     invalid: str | None
     pairs: Pairs | None = None
     """The block pairs the shape's paired interval rests on; None when it has none."""
-    slower: bool = False
-    """The paired interval over those pairs called the shape slower: the combination names its
-    regressions by it, also where a sequential stop's verdict later replaced the shape's."""
 
 
 def combine(shapes: Sequence[ShapeInput], level: float) -> tuple[Combined | None, str | None]:
@@ -64,6 +61,6 @@ def combine(shapes: Sequence[ShapeInput], level: float) -> tuple[Combined | None
         {s.label: s.weight for s in valid},
         level=level,
         theta=max(s.comparison.theta for s in valid if s.comparison is not None),
-        regressions=tuple(s.label for s in valid if s.slower),
+        regressions=tuple(s.label for s in valid if s.comparison and s.comparison.verdict == "slower"),
         excluded=excluded,
     ), None

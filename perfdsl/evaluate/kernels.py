@@ -103,7 +103,6 @@ def _shape(
             level=level,
             min_effect=theta,
         )
-    slower = pairs is not None and comparison is not None and comparison.verdict == "slower"
     rule = inputs.plan.timing.stopping
     stop = recompute(samples, rule) if rule is not None else None
     if comparison is not None and stop is not None:
@@ -144,7 +143,7 @@ def _shape(
         stop_agrees=agrees(stop, shape.stop) if stop is not None or shape.stop is not None else None,
         stop_pairs_needed=pairs_the_cap_lacked(stop) if stop is not None else None,
     )
-    return result, ShapeInput(result.label, result.weight, comparison, missing, invalid, pairs, slower)
+    return result, ShapeInput(result.label, result.weight, comparison, missing, invalid, pairs)
 
 
 def invalid_reason(findings: tuple[quality.Finding, ...], wrong: str | None, subject: str = "") -> str | None:
