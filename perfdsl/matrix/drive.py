@@ -71,8 +71,22 @@ def initial_state(matrix: Matrix, executor: str) -> MatrixState:
 
 
 def load_state(matrix: Matrix, executor: str) -> MatrixState:
-    """The directory's state, or a fresh one; its executor becomes `executor`."""
+    """The directory's state, or a fresh one; its executor becomes `executor`.
+
+    The directory's name is a hash of the matrix file and the study, so its state
+    lists exactly the matrix's cells unless the file was edited or copied between
+    directories: that is refused (ValueError, one line) rather than run half-matched.
+    """
     state = read_state(matrix.state_file) or initial_state(matrix, executor)
+    recorded, expanded = [r.id for r in state.cells], [c.id for c in matrix.cells]
+    if sorted(recorded) != sorted(expanded):
+        odd = next((i for i in recorded if i not in expanded), None)
+        lacking = next((i for i in expanded if i not in recorded), None)
+        what = f"records the cell `{odd}`, which" if odd else f"lacks the cell `{lacking}`, which"
+        raise ValueError(
+            f"{matrix.state_file}: {what} this matrix {'does not have' if odd else 'has'}; "
+            "move it away to start the matrix over"
+        )
     return attrs.evolve(state, executor=executor)
 
 
