@@ -319,3 +319,30 @@ def test_a_poll_that_cannot_be_slept_is_a_usage_error(
     spec.write_text(MATRIX_SPEC.replace('name = "fuzz"', 'name = "other"'), encoding="utf-8")
     outcome = fuzz.invoke(["matrix", str(spec), "--dir", str(tmp_path / "m"), "--poll", poll], tmp_path)
     _refused(outcome, "--poll", f"{poll!r} is not a number of seconds from 0 to 86400")
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda o: o.update(extra=1), "unknown key 'extra'"),
+        (lambda o: o.update(state=None), "state is null, not a valid value"),
+        (lambda o: o.update(bundle=5), "bundle is 5, not a valid value"),
+        (lambda o: o.update(attempt="1"), 'attempt is "1", not a valid value'),
+        (lambda o: o.clear() or o.update(cell=[1]), "attempt is missing"),
+    ],
+    ids=["unknown-key", "state-null", "bundle-a-number", "attempt-text", "fields-missing"],
+)
+def test_a_live_cells_broken_outcome_fails_that_cell_alone(
+    ran_matrix: tuple[Path, Path, Path], tmp_path: Path, edit: object, said: str
+) -> None:
+    spec, base, state = ran_matrix
+    _edit_json(state, lambda s: s["cells"][0].update(state="RUNNING"))
+    cell = json.loads(state.read_text(encoding="utf-8"))["cells"][0]["id"]
+    outcome_file = state.parent / "cells" / cell / "outcome.json"
+    _edit_json(outcome_file, edit)
+    outcome = fuzz.invoke(["matrix", str(spec), "--dir", str(base), "--status"], tmp_path)
+    assert outcome.escaped is None, outcome.escaped
+    assert outcome.status == 1, outcome.stderr
+    assert f"{cell}: FAILED (its outcome is unreadable: {outcome_file}: {said})" in outcome.stderr
+    records = {c["id"]: c["state"] for c in json.loads(state.read_text(encoding="utf-8"))["cells"]}
+    assert records == {cell: "FAILED", "cpu.any.fake.mid": "COMPLETED"}

@@ -32,7 +32,7 @@ from perfdsl.matrix.state import (
     read_state,
     write_state,
 )
-from perfdsl.matrix.task import OUTCOME, Outcome
+from perfdsl.matrix.task import FAILED, OUTCOME, Outcome
 
 CELLS_FILE = "cells.json"
 STATE_FILE = "state.json"
@@ -180,7 +180,13 @@ def refresh(
     directories = {c.id: Path(c.directory) for c in matrix.cells}
     changed = []
     for record in live:
-        new = resolve(record, seen.get(record.id), Outcome.read(directories[record.id]), matrix.directory)
+        try:
+            outcome = Outcome.read(directories[record.id])
+        except ValueError as error:
+            # The cell's own fault, recorded as its result: the other cells go on.
+            new = attrs.evolve(record, state=FAILED, reason=f"its outcome is unreadable: {error}")
+        else:
+            new = resolve(record, seen.get(record.id), outcome, matrix.directory)
         if new != record:
             changed.append(new)
             if new.state != record.state:

@@ -118,43 +118,51 @@ def read_state(path: Path) -> MatrixState | None:
 
 
 _START_OVER = "move it away to start the matrix over (its cells' directories are kept)"
-_TEXT = (str,)
-_OPTIONAL_TEXT = (str, type(None))
+TEXT = (str,)
+OPTIONAL_TEXT = (str, type(None))
 _STATE_FIELDS = {
-    "format": _TEXT,
+    "format": TEXT,
     "version": (int,),
-    "matrix": _TEXT,
-    "spec": _TEXT,
-    "executor": _OPTIONAL_TEXT,
+    "matrix": TEXT,
+    "spec": TEXT,
+    "executor": OPTIONAL_TEXT,
     "cells": (list,),
 }
 _CELL_FIELDS = {
-    "id": _TEXT,
+    "id": TEXT,
     "index": (int,),
-    "state": _TEXT,
-    "reason": _OPTIONAL_TEXT,
-    "job": _OPTIONAL_TEXT,
+    "state": TEXT,
+    "reason": OPTIONAL_TEXT,
+    "job": OPTIONAL_TEXT,
     "attempts": (int,),
-    "bundle": _OPTIONAL_TEXT,
-    "node": _OPTIONAL_TEXT,
+    "bundle": OPTIONAL_TEXT,
+    "node": OPTIONAL_TEXT,
 }
+
+
+def record_problem(
+    data: dict[str, Any], kinds: dict[str, tuple[type, ...]], required: Sequence[str]
+) -> str | None:
+    """What is wrong with a JSON record: an unknown key, a missing one, or a value not of its kind
+    (a bool is no number here); None when nothing is. The matrix's files are read with it."""
+    unknown = next((key for key in data if key not in kinds), None)
+    if unknown is not None:
+        return f"unknown key {unknown!r}"
+    missing = next((key for key in required if key not in data), None)
+    if missing is not None:
+        return f"{missing} is missing"
+    for key, value in data.items():
+        if isinstance(value, bool) or not isinstance(value, kinds[key]):
+            return f"{key} is {json.dumps(value)}, not a valid value"
+    return None
 
 
 def _checked(
     path: Path, where: str, data: dict[str, Any], kinds: dict[str, tuple[type, ...]], required: Sequence[str]
 ) -> None:
-    """Every key of `data` known, present where `required` and of its kind (a bool is no number)."""
-    unknown = next((key for key in data if key not in kinds), None)
-    if unknown is not None:
-        raise ValueError(f"{path}: {where}: unknown key {unknown!r}; {_START_OVER}")
-    missing = next((key for key in required if key not in data), None)
-    if missing is not None:
-        raise ValueError(f"{path}: {where}: {missing} is missing; {_START_OVER}")
-    for key, value in data.items():
-        if isinstance(value, bool) or not isinstance(value, kinds[key]):
-            raise ValueError(
-                f"{path}: {where}: {key} is {json.dumps(value)}, not a valid value; {_START_OVER}"
-            )
+    problem = record_problem(data, kinds, required)
+    if problem is not None:
+        raise ValueError(f"{path}: {where}: {problem}; {_START_OVER}")
 
 
 def _cell(path: Path, where: str, data: dict[str, Any]) -> CellRecord:
