@@ -167,8 +167,17 @@ def make_seeds(root: Path, quick_runs: run_support.QuickRuns) -> Seeds:
 
 
 def make_matrix_seeds(root: Path) -> MatrixSeeds:
-    """The seed matrix run to the end under `root`, every cell answered by the stand-in python."""
-    return MatrixSeeds(*matrix_support.run_fake_matrix(root))
+    """The seed matrix run to the end under `root`, every cell answered by the stand-in python; the
+    stand-in's empty bundles replaced by planted ones, so that the report reads real runs."""
+    spec, base = matrix_support.run_fake_matrix(root)
+    (directory,) = base.iterdir()
+    state = json.loads((directory / "state.json").read_text(encoding="utf-8"))
+    for k, cell in enumerate(state["cells"]):
+        bundle = directory / cell["bundle"]
+        shutil.rmtree(bundle)
+        planted = _planted(root / "planted" / str(k), seed=k, kernel_ratio=0.8 + 0.05 * k)
+        shutil.copytree(planted, bundle, symlinks=True)
+    return MatrixSeeds(spec, base)
 
 
 # --- the cases, one generator per command --------------------------------------------------------
@@ -514,7 +523,18 @@ def _corrupt_matrix(rng: random.Random, directory: Path) -> list[str]:
     state_file = directory / "state.json"
     for _ in range(rng.randint(1, 3)):
         roll = rng.random()
-        if roll < 0.45 and state_file.is_file():
+        if roll < 0.15 and state_file.is_file():
+            # A cell still live whose outcome the task left broken: what refresh reads first.
+            try:
+                data = json.loads(state_file.read_text(encoding="utf-8"))
+                cell = rng.choice(data["cells"])
+                cell["state"] = rng.choice(["PENDING", "RUNNING"])
+                state_file.write_text(json.dumps(data), encoding="utf-8")
+                outcome = directory / "cells" / cell["id"] / "outcome.json"
+                done.append(f"live {cell['id']}, outcome {fuzz.mutate_file(rng, outcome)}")
+            except (ValueError, KeyError, TypeError, IndexError, OSError):
+                done.append("state.json " + fuzz.mutate_file(rng, state_file))
+        elif roll < 0.45 and state_file.is_file():
             try:
                 data = json.loads(state_file.read_text(encoding="utf-8"))
                 cell = rng.choice(data["cells"])
@@ -532,6 +552,11 @@ def _corrupt_matrix(rng: random.Random, directory: Path) -> list[str]:
                 done.append(f"state.json {cell.get('id')}.{key}")
             except (ValueError, KeyError, TypeError, IndexError, AttributeError):
                 done.append("state.json " + fuzz.mutate_file(rng, state_file))
+        elif roll < 0.6:
+            bundles = sorted(p.parent for p in directory.glob("cells/*/runs/*/*/manifest.json"))
+            if bundles:
+                bundle = rng.choice(bundles)
+                done.append(f"{bundle.relative_to(directory)}: {', '.join(fuzz.mutate_bundle(rng, bundle))}")
         elif files:
             target = rng.choice([*files, state_file, state_file])
             if target.is_file():  # an earlier fault may have made it a directory
@@ -547,7 +572,9 @@ def case_matrix(rng: random.Random, seeds: Seeds | MatrixSeeds, where: Path) -> 
     else:
         path = Path(shutil.copy(matrix.spec, where / matrix.spec.name))
         (directory,) = base.iterdir()
-        described = "state: " + ", ".join(_corrupt_matrix(rng, directory))
+        described = "state: " + (
+            ", ".join(_corrupt_matrix(rng, directory)) if rng.random() < 0.85 else "intact"
+        )
     argv = ["matrix", str(path)]
     roll = rng.random()
     if roll < 0.45:
