@@ -3,10 +3,10 @@
 Most fixtures are hand-written in the tools' documented layouts with
 illustrative numbers (tests/fixtures/imports/README.md): those tests check the
 layouts are read, labelled and refused when broken, not what the numbers say.
-Two were written by the tools themselves and taken from public repositories
-(a `.SOURCE` file beside each): NVBench's own reference JSON and an
-`nsys stats` kernel summary with nsys's progress lines; their tests assert the
-files' own numbers.
+Three were written by the tools themselves and taken from public repositories
+(a `.SOURCE` file beside each): NVBench's own reference JSON in its 0.1.0 and
+its 2021 layout, and an `nsys stats` kernel summary with nsys's progress
+lines; their tests assert the files' own numbers.
 """
 
 from __future__ import annotations
@@ -59,6 +59,25 @@ def test_a_json_file_nvbench_wrote_reads_every_state_that_ran() -> None:
     assert ("device1.sm_version", "600") in label.environment
     assert ("argv", "bin/nvbench.example.axes --json /home/av/code/src/nvbench/scripts/test_ref.json") in (
         label.environment
+    )
+
+
+def test_a_json_file_nvbench_wrote_before_0_1_reads_the_same_states() -> None:
+    older = parse_nvbench(FIXTURES / "nvbench_axes_gv100_gp100_2021.json")
+    newer = parse_nvbench(FIXTURES / "nvbench_axes_gv100_gp100.json")
+    assert older.names == newer.names
+    by_name = {entry.name: entry for entry in older.entries}
+    assert by_name["simple [Device=0]"].statistic("mean") == pytest.approx(1003400.2306039446)
+    assert by_name["single_float64_axis [Device=0 Duration=0.0005]"].statistic("mean") == pytest.approx(
+        503421.7145707861
+    )
+    label = older.label
+    assert (label.tool, label.tool_version, label.granularity) == ("NVBench", None, "aggregate")
+    assert label.environment == (
+        ("device0.name", "NVIDIA Quadro GV100"),
+        ("device0.sm_version", "700"),
+        ("device1.name", "NVIDIA Quadro GP100"),
+        ("device1.sm_version", "600"),
     )
 
 
