@@ -84,3 +84,49 @@ def wait_until(
 
 def states(state: MatrixState) -> dict[str, str]:
     return {r.id: r.state for r in state.cells}
+
+
+MATRIX_SPEC = f"""name = "fuzz"
+study = "{STUDY}"
+quick = true
+targets = ["cpu"]
+time_limit = 60
+
+[slurm]
+throttle = 2
+
+[[environments]]
+name = "fake"
+python = "{FAKE / "fake_run.py"}"
+
+[[shapes]]
+name = "small"
+select = [{{N = 4096}}]
+
+[[shapes]]
+name = "mid"
+select = [{{N = 65536}}]
+"""
+"""A matrix file of two cells of a bundled study, each answered by the stand-in python in a moment."""
+
+
+def fake_cells(monkeypatch: pytest.MonkeyPatch, log: Path) -> None:
+    """What the stand-in python needs to answer for a cell's `perfdsl run`, without Slurm."""
+    monkeypatch.setenv("FAKE_RUN_LOG", str(log))
+    monkeypatch.setenv("FAKE_RUN_SECONDS", "0")
+    monkeypatch.delenv("FAKE_RUN_BEHAVIOUR", raising=False)
+
+
+def run_fake_matrix(root: Path) -> tuple[Path, Path]:
+    """MATRIX_SPEC run to the end locally under `root` through `perfdsl matrix`: the matrix file
+    and the `--dir` holding its one matrix directory (state.json, cells.json, every cell COMPLETED)."""
+    import command_fuzz as fuzz
+
+    root.mkdir(parents=True, exist_ok=True)
+    spec = root / "fuzz.matrix.toml"
+    spec.write_text(MATRIX_SPEC, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        fake_cells(patch, root / "runs.log")
+        ran = fuzz.invoke(["matrix", str(spec), "--dir", str(root / "matrices")], root)
+    assert ran.status == 0, ran.stderr
+    return spec, root / "matrices"

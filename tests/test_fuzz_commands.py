@@ -19,7 +19,13 @@ a failed correctness case, a simulator run), their evaluated forms, and an
 imported study's run. Studies are the bundled ones and the golden check
 cases, mutated. `run` goes as far as the point where kernels would start
 (`command_fuzz.kernels_never_run`), except for imported studies, which run
-no code and run for real.
+no code and run for real. `matrix` reads matrix files with planted faults
+(wrong types, missing and unknown keys, bad paths, huge and negative
+numbers, bytes that are not UTF-8, duplicate names) and matrix directories
+whose state, cell and outcome files are corrupted, with its local options
+(`--status`, `--cancel`, a local run whose cells' python is the stand-in
+`tests/slurm/fake/fake_run.py`, `--gpus`, `--poll`, `--dir`); `--executor
+slurm` on this machine, which has no Slurm, must refuse in one line.
 
 `PERFDSL_FUZZ_EXAMPLES` sets the number of cases in all (the default keeps CI
 near a minute; a one-off run uses 10,000). The counts per command are printed.
@@ -42,8 +48,11 @@ import attrs
 import bundled_studies
 import command_fuzz as fuzz
 import evaluate_fixtures
+import matrix_support
 import pytest
 import run_support
+from matrix_support import FAKE, MATRIX_SPEC, fake_cells
+from matrix_support import STUDY as MATRIX_STUDY
 
 pytestmark = pytest.mark.slow
 
@@ -84,6 +93,16 @@ class Seeds:
     """Several bundles of the planted study (a history's runs)."""
     imported_study: Path
     """studies/batchnorm_imported.perf with its imported files, for `run`."""
+    matrix: MatrixSeeds
+
+
+@attrs.frozen
+class MatrixSeeds:
+    """A matrix file and the matrix directory it ran into (its cells the stand-in's), for `matrix`."""
+
+    spec: Path
+    base: Path
+    """The `--dir` the matrix ran under: it holds one matrix directory, every cell COMPLETED."""
 
 
 def _planted(root: Path, **kwargs: object) -> Path:
@@ -144,7 +163,21 @@ def make_seeds(root: Path, quick_runs: run_support.QuickRuns) -> Seeds:
         study_dir.mkdir(parents=True)
         studies[kind] = Path(shutil.copy(bundle / "study.perf", study_dir / "study.perf"))
     studies["imported"] = imported_study
-    return Seeds(root, bundles, studies, history, imported_study)
+    return Seeds(root, bundles, studies, history, imported_study, make_matrix_seeds(root / "matrix"))
+
+
+def make_matrix_seeds(root: Path) -> MatrixSeeds:
+    """The seed matrix run to the end under `root`, every cell answered by the stand-in python; the
+    stand-in's empty bundles replaced by planted ones, so that the report reads real runs."""
+    spec, base = matrix_support.run_fake_matrix(root)
+    (directory,) = base.iterdir()
+    state = json.loads((directory / "state.json").read_text(encoding="utf-8"))
+    for k, cell in enumerate(state["cells"]):
+        bundle = directory / cell["bundle"]
+        shutil.rmtree(bundle)
+        planted = _planted(root / "planted" / str(k), seed=k, kernel_ratio=0.8 + 0.05 * k)
+        shutil.copytree(planted, bundle, symlinks=True)
+    return MatrixSeeds(spec, base)
 
 
 # --- the cases, one generator per command --------------------------------------------------------
@@ -382,6 +415,196 @@ def case_history(rng: random.Random, seeds: Seeds, where: Path) -> Case:
     )
 
 
+# Planted faults of a matrix file: (a line of MATRIX_SPEC, what replaces it; None deletes it).
+MATRIX_FAULTS: list[tuple[str, str | None]] = [
+    ("quick = true", 'quick = "yes"'),
+    ('targets = ["cpu"]', 'targets = "cpu"'),
+    ('targets = ["cpu"]', "targets = [1]"),
+    ('targets = ["cpu"]', 'targets = ["tpu"]'),
+    ('targets = ["cpu"]', 'targets = ["cuda"]'),
+    ('targets = ["cpu"]', "targets = []"),
+    ("time_limit = 60", 'time_limit = "60"'),
+    ("time_limit = 60", "time_limit = -1"),
+    ("time_limit = 60", "time_limit = 0"),
+    ("time_limit = 60", "time_limit = inf"),
+    ("time_limit = 60", "time_limit = nan"),
+    ("time_limit = 60", "time_limit = 1e308"),
+    ("time_limit = 60", "time_limit = 5e-324"),
+    ("throttle = 2", "throttle = true"),
+    ("throttle = 2", "throttle = -1"),
+    ("throttle = 2", "throttle = 99999999999999999999999"),
+    ("throttle = 2", "gpus_per_cell = 9223372036854775807"),
+    ("throttle = 2", 'partition = "gpu;rm -rf /"'),
+    ("throttle = 2", 'time = "forever"'),
+    ("throttle = 2", "colour = 1"),
+    ("[slurm]", "slurm = 1"),
+    ('name = "fuzz"', None),
+    ('name = "fuzz"', "name = 5"),
+    ('name = "fuzz"', 'name = "../up"'),
+    ('name = "fuzz"', 'name = "é"'),
+    ('name = "fuzz"', f'name = "{"a" * 60}"'),
+    ('name = "fuzz"', 'name = "fuzz"\nname = "again"'),
+    ('name = "fuzz"', 'name = "fuzz"\ncolour = "red"'),
+    ('name = "fuzz"', 'name = "fuzz"\nmachines = [1]'),
+    ('name = "fuzz"', 'name = "fuzz"\nshapes = 3'),
+    (f'study = "{MATRIX_STUDY}"', None),
+    (f'study = "{MATRIX_STUDY}"', "study = 3"),
+    (f'study = "{MATRIX_STUDY}"', 'study = "missing.perf"'),
+    (f'study = "{MATRIX_STUDY}"', 'study = "."'),
+    (f'study = "{MATRIX_STUDY}"', 'study = ""'),
+    (f'study = "{MATRIX_STUDY}"', 'study = "/dev/null"'),
+    (f'study = "{MATRIX_STUDY}"', 'study = "../../../../../../etc/hostname"'),
+    (f'study = "{MATRIX_STUDY}"', 'study = "é ü.perf"'),
+    (f'study = "{MATRIX_STUDY}"', 'study = "study\u0000.perf"'),
+    ('name = "fake"', None),
+    ('name = "fake"', 'name = "fake"\nnmae = "x"'),
+    ('name = "small"', 'name = "mid"'),
+    (f'python = "{FAKE / "fake_run.py"}"', 'python = "/nonexistent/python"'),
+    (f'python = "{FAKE / "fake_run.py"}"', 'python = ""'),
+    (f'python = "{FAKE / "fake_run.py"}"', 'python = "."'),
+    (f'python = "{FAKE / "fake_run.py"}"', "python = 3"),
+    ("select = [{N = 4096}]", None),
+    ("select = [{N = 4096}]", 'select = [{N = "4096"}]'),
+    ("select = [{N = 4096}]", "select = {N = 4096}"),
+    ("select = [{N = 4096}]", "select = [{N = 0}]"),
+    ("select = [{N = 4096}]", "select = [{N = -5}]"),
+    ("select = [{N = 4096}]", "select = [{N = 1000000000000000000000000000000}]"),
+    ("select = [{N = 4096}]", "select = [{N = 4096.0}]"),
+    ("select = [{N = 4096}]", "select = [{N = 123}]"),
+    ("select = [{N = 4096}]", "select = [{Q = 4096}]"),
+    ("select = [{N = 4096}]", "select = [{}]"),
+    ("select = [{N = 4096}]", "select = []"),
+    ("[[shapes]]", "[shapes]"),
+]
+MATRIX_STATES = [
+    "PENDING",
+    "RUNNING",
+    "COMPLETED",
+    "FAILED",
+    "CANCELLED",
+    "NOT_SUBMITTED",
+    "LOST",
+    "",
+    3,
+    None,
+]
+
+
+def _matrix_file(rng: random.Random, where: Path) -> tuple[Path, str]:
+    """The seed matrix file, with a planted fault, randomly edited, not UTF-8, or whole."""
+    path = where / rng.choice(["fuzz.matrix.toml", "m.toml", "é ü.matrix.toml"])
+    text, roll = MATRIX_SPEC, rng.random()
+    if roll < 0.5:
+        done = []
+        for old, new in rng.sample(MATRIX_FAULTS, rng.randint(1, 2)):
+            text = text.replace(old, new or "", 1)
+            done.append(f"{old} -> {new}")
+        described = "; ".join(done)
+    elif roll < 0.7:
+        text, described = fuzz.mutate_text(rng, text), "edited"
+    elif roll < 0.75:
+        data = text.encode("utf-8")
+        cut = rng.randrange(len(data))
+        path.write_bytes(data[:cut] + rng.choice([b"\xff\xfe", b"\x80", b"\xc3"]) + data[cut:])
+        return path, "not UTF-8"
+    elif roll < 0.78:
+        path.mkdir()
+        return path, "a directory"
+    else:
+        described = "whole"
+    path.write_text(text, encoding="utf-8")
+    return path, described
+
+
+def _corrupt_matrix(rng: random.Random, directory: Path) -> list[str]:
+    """Planted faults in a matrix directory's own files: state, cells, outcomes, the lock."""
+    done = []
+    files = sorted(p for p in directory.rglob("*") if p.is_file() and "runs" not in p.parts)
+    state_file = directory / "state.json"
+    for _ in range(rng.randint(1, 3)):
+        roll = rng.random()
+        if roll < 0.15 and state_file.is_file():
+            # A cell still live whose outcome the task left broken: what refresh reads first.
+            try:
+                data = json.loads(state_file.read_text(encoding="utf-8"))
+                cell = rng.choice(data["cells"])
+                cell["state"] = rng.choice(["PENDING", "RUNNING"])
+                state_file.write_text(json.dumps(data), encoding="utf-8")
+                outcome = directory / "cells" / cell["id"] / "outcome.json"
+                done.append(f"live {cell['id']}, outcome {fuzz.mutate_file(rng, outcome)}")
+            except (ValueError, KeyError, TypeError, IndexError, OSError):
+                done.append("state.json " + fuzz.mutate_file(rng, state_file))
+        elif roll < 0.45 and state_file.is_file():
+            try:
+                data = json.loads(state_file.read_text(encoding="utf-8"))
+                cell = rng.choice(data["cells"])
+                key = rng.choice(["state", "state", "bundle", "attempts", "id", "index", "job", "extra"])
+                cell[key] = rng.choice(
+                    MATRIX_STATES
+                    if key == "state"
+                    else ["../../../outside", "/nonexistent", "", 5, None, -1, "x", [], {}]
+                )
+                if rng.random() < 0.2:
+                    data[rng.choice(["executor", "matrix", "spec", "cells", "format", "version"])] = (
+                        rng.choice(fuzz.ODD_VALUES)
+                    )
+                state_file.write_text(json.dumps(data), encoding="utf-8")
+                done.append(f"state.json {cell.get('id')}.{key}")
+            except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+                done.append("state.json " + fuzz.mutate_file(rng, state_file))
+        elif roll < 0.6:
+            bundles = sorted(p.parent for p in directory.glob("cells/*/runs/*/*/manifest.json"))
+            if bundles:
+                bundle = rng.choice(bundles)
+                done.append(f"{bundle.relative_to(directory)}: {', '.join(fuzz.mutate_bundle(rng, bundle))}")
+        elif files:
+            target = rng.choice([*files, state_file, state_file])
+            if target.is_file():  # an earlier fault may have made it a directory
+                done.append(f"{target.relative_to(directory)} {fuzz.mutate_file(rng, target)}")
+    return done
+
+
+def case_matrix(rng: random.Random, seeds: Seeds | MatrixSeeds, where: Path) -> Case:
+    matrix = seeds if isinstance(seeds, MatrixSeeds) else seeds.matrix
+    base = Path(shutil.copytree(matrix.base, where / "matrices"))
+    if rng.random() < 0.4:
+        path, described = _matrix_file(rng, where)
+    else:
+        path = Path(shutil.copy(matrix.spec, where / matrix.spec.name))
+        (directory,) = base.iterdir()
+        described = "state: " + (
+            ", ".join(_corrupt_matrix(rng, directory)) if rng.random() < 0.85 else "intact"
+        )
+    argv = ["matrix", str(path)]
+    roll = rng.random()
+    if roll < 0.45:
+        argv.append("--status")
+    elif roll < 0.6:
+        argv.append("--cancel")
+    if rng.random() < 0.08:
+        argv += ["--executor", "slurm"]
+        argv += [] if "--status" in argv or "--cancel" in argv or rng.random() < 0.5 else ["--no-wait"]
+    directory_flag = rng.random()
+    if directory_flag < 0.85:
+        argv += ["--dir", str(base)]
+    elif directory_flag < 0.92:
+        argv += ["--dir", str(rng.choice([path, where / "deep" / "er", where / "matrices" / "lock"]))]
+    for flag, values in (
+        ("--gpus", ["0", "0,1", ",", "x", "", "0,0"]),
+        ("--poll", ["0", "0.01", "-1", "nan", "inf", "1e300"]),
+    ):
+        if rng.random() < 0.1:
+            argv += [flag, rng.choice(values)]
+    if rng.random() < 0.01:
+        argv.append("--pdf")
+    return Case(
+        "matrix",
+        tuple(argv),
+        names=(str(path), str(base), str(MATRIX_STUDY), str(where)),
+        described=described,
+    )
+
+
 GENERATORS: dict[str, Callable[[random.Random, Seeds, Path], Case]] = {
     "check": case_check,
     "explain": case_explain,
@@ -393,12 +616,13 @@ GENERATORS: dict[str, Callable[[random.Random, Seeds, Path], Case]] = {
     "build": case_build,
     "compare": case_compare,
     "history": case_history,
+    "matrix": case_matrix,
 }
 SCHEDULE = [
     "evaluate", "build", "check", "verify", "run", "lsp", "compare", "evaluate", "check", "history",
-    "explain", "new", "build", "run", "lsp", "verify", "evaluate", "check", "compare", "build",
+    "explain", "new", "build", "matrix", "run", "lsp", "verify", "evaluate", "check", "compare", "build",
 ]  # fmt: skip
-"""The order commands take turns: every command within the first ten cases, the costly ones not most."""
+"""The order commands take turns: every command within the first 14 cases, the costly ones not most."""
 
 
 # --- judging one case --------------------------------------------------------------------------
@@ -463,18 +687,18 @@ def _named(name: str, text: str) -> bool:
 
 
 def fuzz_cases(
-    seeds: Seeds, root: Path, count: int, seed: int = 0
+    seeds: Seeds | MatrixSeeds, root: Path, count: int, seed: int = 0, schedule: list[str] = SCHEDULE
 ) -> tuple[collections.Counter[str], list[str]]:
     """Run `count` cases; returns the cases per command (and per status) and every failure."""
     counts: collections.Counter[str] = collections.Counter()
     failures = []
     with fuzz.kernels_never_run():
         for index in range(count):
-            command = SCHEDULE[index % len(SCHEDULE)]
+            command = schedule[index % len(schedule)]
             rng = random.Random(f"{seed}-{index}")
             where = root / f"case-{index:05d}"
             where.mkdir()
-            case = GENERATORS[command](rng, seeds, where)
+            case = GENERATORS[command](rng, seeds, where)  # type: ignore[arg-type]
             before, problems = _before(case)
             outcome = fuzz.invoke(case.argv, where, case.stdin)
             try:
@@ -490,7 +714,10 @@ def fuzz_cases(
     return counts, failures
 
 
-def test_no_command_raises_on_any_input(seeds: Seeds, tmp_path: Path) -> None:
+def test_no_command_raises_on_any_input(
+    seeds: Seeds, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_cells(monkeypatch, tmp_path.parent / f"{tmp_path.name}-runs.log")
     seeded = fuzz.tree_digest(seeds.root)
     repo_before = _repository_state()
     counts, failures = fuzz_cases(seeds, tmp_path, CASES, seed=int(os.environ.get("PERFDSL_FUZZ_SEED", "0")))
@@ -503,6 +730,28 @@ def test_no_command_raises_on_any_input(seeds: Seeds, tmp_path: Path) -> None:
     assert _repository_state() == repo_before, "a case wrote into the repository"
     leftovers = [p.name for p in tmp_path.iterdir() if not p.name.startswith("case-")]
     assert not leftovers, f"written beside the cases' directories: {leftovers}"
+
+
+MATRIX_CASES = int(os.environ.get("PERFDSL_FUZZ_MATRIX_EXAMPLES", "120"))
+
+
+def test_no_matrix_file_or_directory_makes_matrix_raise(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`matrix` alone, on its own seeds (no quick runs needed): quick to run by itself."""
+    matrix = make_matrix_seeds(tmp_path_factory.mktemp("matrix-seeds"))
+    seeded = fuzz.tree_digest(matrix.base)
+    repo_before = _repository_state()
+    fake_cells(monkeypatch, tmp_path.parent / f"{tmp_path.name}-runs.log")
+    seed = int(os.environ.get("PERFDSL_FUZZ_SEED", "0"))
+    counts, failures = fuzz_cases(matrix, tmp_path, MATRIX_CASES, seed=seed, schedule=["matrix"])
+    print("matrix cases:", dict(sorted(counts.items())))
+    for failure in failures:
+        print("failing:", failure.splitlines()[0][:400])
+    assert not failures, f"{len(failures)} failing cases:\n\n" + "\n\n".join(failures[:20])
+    assert counts["matrix"] == MATRIX_CASES
+    assert fuzz.tree_digest(matrix.base) == seeded, "a case wrote into the seed matrix"
+    assert _repository_state() == repo_before, "a case wrote into the repository"
 
 
 def _repository_state() -> str:

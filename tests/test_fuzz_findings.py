@@ -4,8 +4,11 @@ Each bundle here is a planted one (tests/evaluate_fixtures.py), changed the way
 the fuzzer changed it and sealed again where the fuzzer did, so that the
 manifest check passes and the reader behind it is what is tested. Every
 command runs through `perfdsl.cli.main` with its streams captured; each of
-these ended in a traceback (or, for the last two, changed the bundle of a
-command that failed) before its fix.
+these ended in a traceback (or, for the last two of the bundle tests, changed
+the bundle of a command that failed) before its fix. The matrix tests run
+`perfdsl matrix` on a matrix that ran to the end locally, its cells answered
+by the stand-in python (tests/slurm/fake/fake_run.py), its state file then
+changed as the fuzzer changed it.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 import command_fuzz as fuzz
 import pytest
 from evaluate_fixtures import CHECKED, make_bundle
+from matrix_support import MATRIX_SPEC, fake_cells, run_fake_matrix
 from run_support import environment
 
 from perfdsl.bundle.files import verify_bundle
@@ -252,3 +256,96 @@ def test_only_an_error_raised_reading_a_record_is_the_files_fault() -> None:
     with pytest.raises(KeyError) as elsewhere:
         _ = {}["key"]
     assert not raised_reading_a_record(elsewhere.value)
+
+
+# --- perfdsl matrix: matrix files and matrix directories the fuzzer corrupted -----------------
+
+
+@pytest.fixture(name="ran_matrix")
+def ran_matrix_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path]:
+    """A matrix run to the end with the stand-in python: its file, its --dir, its state.json."""
+    spec, base = run_fake_matrix(tmp_path / "seed")
+    fake_cells(monkeypatch, tmp_path / "runs.log")
+    (directory,) = base.iterdir()
+    return spec, base, directory / "state.json"
+
+
+def test_a_matrix_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    spec = tmp_path / "m.matrix.toml"
+    spec.write_bytes(MATRIX_SPEC.encode("utf-8").replace(b"fuzz", b"fu\xffzz", 1))
+    _refused(fuzz.invoke(["matrix", str(spec), "--status"], tmp_path), str(spec), "not UTF-8 text (byte 10)")
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda s: s["cells"][0].update(extra=1), "cells[0]: unknown key 'extra'"),
+        (lambda s: s["cells"].__setitem__(0, "x"), "cells: expected a list of cell records"),
+        (lambda s: s["cells"][1].update(bundle=5), "cells[1]: bundle is 5, not a valid value"),
+        (lambda s: s["cells"][0].update(state=None), "cells[0]: state is null"),
+        (lambda s: s["cells"][0].update(attempts=-1), "cells[0]: attempts is -1, below 0"),
+        (lambda s: s.pop("cells"), "the file: cells is missing"),
+        (lambda s: s["cells"][1].update(id=s["cells"][0]["id"]), "`cpu.any.fake.small` is recorded twice"),
+        (
+            lambda s: s["cells"][0].update(id="../../../outside"),
+            "records the cell `../../../outside`, which this matrix does not have",
+        ),
+        (lambda s: s["cells"].pop(), "lacks the cell `cpu.any.fake.mid`, which this matrix has"),
+    ],
+    ids=["unknown-key", "not-a-record", "bundle-a-number", "state-null", "attempts-negative",
+         "no-cells", "a-cell-twice", "a-cell-of-another-matrix", "a-cell-missing"],
+)  # fmt: skip
+@pytest.mark.parametrize("mode", ["--status", "--cancel", "--run"])
+def test_a_matrix_state_file_of_the_wrong_shape_is_refused_naming_it(
+    ran_matrix: tuple[Path, Path, Path], tmp_path: Path, edit: object, said: str, mode: str
+) -> None:
+    spec, base, state = ran_matrix
+    _edit_json(state, edit)
+    argv = ["matrix", str(spec), "--dir", str(base), *([mode] if mode != "--run" else [])]
+    _refused(fuzz.invoke(argv, tmp_path), str(state), said)
+
+
+def test_a_matrix_state_file_that_is_not_json_is_refused_naming_it(
+    ran_matrix: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    spec, base, state = ran_matrix
+    state.write_bytes(state.read_bytes()[:40])
+    outcome = fuzz.invoke(["matrix", str(spec), "--dir", str(base), "--status"], tmp_path)
+    _refused(outcome, f"{state}: not a matrix state file", "move it away to start the matrix over")
+
+
+@pytest.mark.parametrize("poll", ["inf", "nan", "-1", "1e300"])
+def test_a_poll_that_cannot_be_slept_is_a_usage_error(
+    ran_matrix: tuple[Path, Path, Path], tmp_path: Path, poll: str
+) -> None:
+    spec = tmp_path / "other.matrix.toml"
+    spec.write_text(MATRIX_SPEC.replace('name = "fuzz"', 'name = "other"'), encoding="utf-8")
+    outcome = fuzz.invoke(["matrix", str(spec), "--dir", str(tmp_path / "m"), "--poll", poll], tmp_path)
+    _refused(outcome, "--poll", f"{poll!r} is not a number of seconds from 0 to 86400")
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda o: o.update(extra=1), "unknown key 'extra'"),
+        (lambda o: o.update(state=None), "state is null, not a valid value"),
+        (lambda o: o.update(bundle=5), "bundle is 5, not a valid value"),
+        (lambda o: o.update(attempt="1"), 'attempt is "1", not a valid value'),
+        (lambda o: o.clear() or o.update(cell=[1]), "attempt is missing"),
+    ],
+    ids=["unknown-key", "state-null", "bundle-a-number", "attempt-text", "fields-missing"],
+)
+def test_a_live_cells_broken_outcome_fails_that_cell_alone(
+    ran_matrix: tuple[Path, Path, Path], tmp_path: Path, edit: object, said: str
+) -> None:
+    spec, base, state = ran_matrix
+    _edit_json(state, lambda s: s["cells"][0].update(state="RUNNING"))
+    cell = json.loads(state.read_text(encoding="utf-8"))["cells"][0]["id"]
+    outcome_file = state.parent / "cells" / cell / "outcome.json"
+    _edit_json(outcome_file, edit)
+    outcome = fuzz.invoke(["matrix", str(spec), "--dir", str(base), "--status"], tmp_path)
+    assert outcome.escaped is None, outcome.escaped
+    assert outcome.status == 1, outcome.stderr
+    assert f"{cell}: FAILED (its outcome is unreadable: {outcome_file}: {said})" in outcome.stderr
+    records = {c["id"]: c["state"] for c in json.loads(state.read_text(encoding="utf-8"))["cells"]}
+    assert records == {cell: "FAILED", "cpu.any.fake.mid": "COMPLETED"}

@@ -1,8 +1,12 @@
 """Importing GPU tools' files: NVBench JSON (+ jsonbin), nsys stats CSV, ncu raw CSV.
 
-These fixtures are hand-written in the tools' documented layouts with
-illustrative numbers (tests/fixtures/imports/README.md): the tests check the
+Most fixtures are hand-written in the tools' documented layouts with
+illustrative numbers (tests/fixtures/imports/README.md): those tests check the
 layouts are read, labelled and refused when broken, not what the numbers say.
+Three were written by the tools themselves and taken from public repositories
+(a `.SOURCE` file beside each): NVBench's own reference JSON in its 0.1.0 and
+its 2021 layout, and an `nsys stats` kernel summary with nsys's progress
+lines; their tests assert the files' own numbers.
 """
 
 from __future__ import annotations
@@ -36,6 +40,45 @@ def test_nvbench_jsonbin_samples_are_one_raw_block_per_state() -> None:
     assert (label.tool, label.tool_version) == ("NVBench", "0.1.0")
     assert (label.granularity, label.interleaved, label.evidence_grade) == ("raw", "no", False)
     assert ("device0.name", "NVIDIA H200") in label.environment
+
+
+def test_a_json_file_nvbench_wrote_reads_every_state_that_ran() -> None:
+    evidence = parse_nvbench(FIXTURES / "nvbench_axes_gv100_gp100.json")
+    by_name = {entry.name: entry for entry in evidence.entries}
+    assert len(by_name) == 88
+    assert "copy_type_conversion_sweep [Device=0 In=I8 Out=I8]" not in by_name
+    assert "copy_type_conversion_sweep [Device=0 In=I8 Out=I16]" in by_name
+    simple = by_name["simple [Device=0]"]
+    assert simple.statistic("mean") == pytest.approx(1003471.5849794225)
+    assert simple.blocks == () and simple.granularity == "aggregate"
+    sleep = by_name["single_float64_axis [Device=0 Duration=0.0005]"]
+    assert sleep.statistic("mean") == pytest.approx(503456.178265558)
+    label = evidence.label
+    assert (label.tool, label.tool_version, label.granularity) == ("NVBench", "0.1.0", "aggregate")
+    assert ("device0.name", "Quadro GV100") in label.environment
+    assert ("device1.sm_version", "600") in label.environment
+    assert ("argv", "bin/nvbench.example.axes --json /home/av/code/src/nvbench/scripts/test_ref.json") in (
+        label.environment
+    )
+
+
+def test_a_json_file_nvbench_wrote_before_0_1_reads_the_same_states() -> None:
+    older = parse_nvbench(FIXTURES / "nvbench_axes_gv100_gp100_2021.json")
+    newer = parse_nvbench(FIXTURES / "nvbench_axes_gv100_gp100.json")
+    assert older.names == newer.names
+    by_name = {entry.name: entry for entry in older.entries}
+    assert by_name["simple [Device=0]"].statistic("mean") == pytest.approx(1003400.2306039446)
+    assert by_name["single_float64_axis [Device=0 Duration=0.0005]"].statistic("mean") == pytest.approx(
+        503421.7145707861
+    )
+    label = older.label
+    assert (label.tool, label.tool_version, label.granularity) == ("NVBench", None, "aggregate")
+    assert label.environment == (
+        ("device0.name", "NVIDIA Quadro GV100"),
+        ("device0.sm_version", "700"),
+        ("device1.name", "NVIDIA Quadro GP100"),
+        ("device1.sm_version", "600"),
+    )
 
 
 def test_nvbench_without_jsonbin_is_aggregate(tmp_path: Path) -> None:
@@ -167,6 +210,43 @@ def test_nsys_kern_sum_is_aggregates_only() -> None:
     )
     label = evidence.label
     assert (label.granularity, label.interleaved, label.evidence_grade) == ("aggregate", "unknown", False)
+
+
+def test_a_kernel_summary_nsys_wrote_reads_past_its_progress_lines_and_names_its_version() -> None:
+    evidence = parse_nsys_kern_sum(FIXTURES / "nsys_cuda_gpu_kern_sum_phantom_fhe.csv")
+    assert len(evidence.entries) == 15
+    first = evidence.entries[0]
+    assert first.name.startswith("phantom::key_switch_inner_prod_c2_and_evk(unsigned long *, ")
+    assert [first.statistic(s) for s in ("mean", "median", "min", "max")] == [
+        358374.8,
+        358209.0,
+        358144,
+        359040,
+    ]
+    last = evidence.entries[-1]
+    assert last.name.startswith("bconv_mult_unroll2_kernel(")
+    assert (last.statistic("mean"), last.statistic("max")) == (3017.6, 3136)
+    assert (evidence.label.tool, evidence.label.tool_version) == ("Nsight Systems", "2024.7.1")
+    assert (evidence.label.granularity, evidence.label.interleaved) == ("aggregate", "unknown")
+
+
+def test_nsys_reads_its_version_from_the_install_path_of_its_report_script(tmp_path: Path) -> None:
+    body = (FIXTURES / "nsys_transpose_cuda_gpu_kern_sum.csv").read_text(encoding="utf-8")
+    for script, version in (
+        (
+            "/usr/local/cuda-12.9/nsight-systems-2025.1.3/host-linux-x64/reports/cuda_gpu_kern_sum.py",
+            "2025.1.3",
+        ),
+        (
+            r"C:\Program Files\NVIDIA Corporation\Nsight Systems 2024.6.2\target-windows-x64\reports\x.py",
+            "2024.6.2",
+        ),
+        ("/usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/reports/cuda_gpu_kern_sum.py", None),
+    ):
+        path = tmp_path / "kern_sum.csv"
+        path.write_text(f"Processing [report1.sqlite] with [{script}]... \n{body}", encoding="utf-8")
+        assert parse_nsys_kern_sum(path).label.tool_version == version
+    assert parse_nsys_kern_sum(FIXTURES / "nsys_transpose_cuda_gpu_kern_sum.csv").label.tool_version is None
 
 
 def test_nsys_kern_sum_malformed(tmp_path: Path) -> None:

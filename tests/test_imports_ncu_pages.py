@@ -4,8 +4,11 @@
 test data; its source is in the `.SOURCE` file beside it): the details
 page of one Blackwell GEMM launch with the default sections, rule results,
 metric rows that stop before the rule columns, and the profiled program's own
-output line among the `==PROF==` lines. The numbers asserted are read off the
-file by hand. `ncu_details_batchnorm_head_de.csv` is hand-written: the same
+output line among the `==PROF==` lines. `ncu_details_metrics_phantom_fhe.csv`
+is one too (a paper artifact's): what `ncu --csv --metrics dram__bytes_read.sum`
+and `ncu --csv --import` give, 335 launches of 13 kernels in auto-scaled,
+rounded units. The numbers asserted are read off the files by hand.
+`ncu_details_batchnorm_head_de.csv` is hand-written: the same
 launches as the raw-page fixture `ncu_batchnorm_head.csv`, laid out as the
 details page in a German locale with scaled units, so both files must give
 the same counters.
@@ -27,6 +30,7 @@ from perfdsl.imports.registry import parse_import
 REAL = FIXTURES / "ncu_details_cublaslt_gemm.log"
 RAW = FIXTURES / "ncu_batchnorm_head.csv"
 GERMAN = FIXTURES / "ncu_details_batchnorm_head_de.csv"
+METRICS = FIXTURES / "ncu_details_metrics_phantom_fhe.csv"
 GEMM = (
     "cutlass3x_sm100_tensorop_s64x256x32gemm_f8_f8_f32_f16_f16_64x256x128_1x1x1_0_tnn_align4_1sm_bias_"
     "f16_relu_aux_scalemax"
@@ -49,6 +53,21 @@ def test_a_details_page_ncu_wrote_reads_its_metrics_per_launch() -> None:
     assert "" not in counters and len(counters) == 47
     assert ("CC", "10.0") in evidence.label.environment
     assert evidence.label.granularity == "raw"
+
+
+def test_a_details_page_of_metrics_asked_for_reads_every_launch_in_bytes() -> None:
+    evidence = parse_import("ncu-raw", METRICS)
+    launches = {entry.name.split("(")[0]: entry.counters for entry in evidence.entries}
+    assert len(launches) == 13
+    assert sum(len(counters[0].values) for counters in launches.values()) == 335
+    for counters in launches.values():
+        assert [(c.metric, c.unit) for c in counters] == [("dram__bytes_read.sum", "byte")]
+    # Line 2: "tensor_prod_2x2_rns_poly(...)", ..., "Mbyte","35.66".
+    assert launches["tensor_prod_2x2_rns_poly"][0].values == (35.66e6,) * 5
+    # The first Kbyte row, line 58: "inplace_inwt_radix8_phase2_include_special_mod(...)", "Kbyte","558.72".
+    assert launches["inplace_inwt_radix8_phase2_include_special_mod"][0].values[0] == pytest.approx(558_720)
+    assert launches["phantom::key_switch_inner_prod_c2_and_evk"][0].values[:2] == (481.32e6, 481.33e6)
+    assert ("CC", "8.9") in evidence.label.environment
 
 
 def test_the_raw_and_the_details_page_of_the_same_launches_give_the_same_counts() -> None:

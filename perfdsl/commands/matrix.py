@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from perfdsl.matrix.state import MatrixState
 
 EXECUTORS = ("local", "slurm")
+_DAY_S = 86400
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,8 +48,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="local: the GPUs to give cells, one each, as CUDA_VISIBLE_DEVICES (e.g. 0,1); default none, "
         "cells one after another",
     )
-    parser.add_argument("--poll", metavar="SECONDS", type=float, help="seconds between looks at the queue")
+    parser.add_argument("--poll", metavar="SECONDS", type=_seconds, help="seconds between looks at the queue")
     parser.add_argument("--pdf", action="store_true", help="also build the matrix report as PDF")
+
+
+def _seconds(text: str) -> float:
+    """A --poll value: seconds from 0 to a day (`nan`, `inf`, `-1` and `1e300` cannot be slept)."""
+    try:
+        seconds: float | None = float(text)
+    except ValueError:
+        seconds = None
+    if seconds is None or not 0 <= seconds <= _DAY_S:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds from 0 to {_DAY_S} (e.g. 10)")
+    return seconds
 
 
 def run(args: argparse.Namespace) -> int:

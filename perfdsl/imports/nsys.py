@@ -12,7 +12,11 @@ A `--timeunit` other than ns shows in the column names and is converted.
 `Instances`, `Avg (ns)`, `Med (ns)`, `Min (ns)`, `Max (ns)`, `StdDev (ns)`,
 `Name`: aggregates only, and nothing says how the launches were ordered.
 
-Neither CSV carries nsys's version or the machine.
+Neither CSV carries the machine. nsys's version shows only where `nsys stats`
+printed its progress into the same file: `Processing [x.sqlite] with
+[/opt/nvidia/nsight-systems-cli/2024.7.1/target-linux-x64/reports/...]` names
+the installation the report script ran from (absent when the CSV came
+from `--output`, or nsys was installed without a version in its path).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from perfdsl.imports.reading import NS_PER_UNIT, Row, decode_text, read_bytes, r
 TRACE_FORMAT = "nsys-gpu-trace"
 KERN_SUM_FORMAT = "nsys-kern-sum"
 _UNIT = re.compile(r"^(?P<what>.+) \((?P<unit>ns|us|ms|s)\)$")
+_INSTALLED = re.compile(r"nsight[- ]systems(?:-cli)?[-/ \\](?P<version>\d{4}\.\d+(?:\.\d+)*)", re.IGNORECASE)
 _SUM_STATISTICS = (("Avg", "mean"), ("Med", "median"), ("Min", "min"), ("Max", "max"))
 
 
@@ -54,7 +59,9 @@ def parse_nsys_gpu_trace(path: Path) -> ImportedEvidence:
         Entry(name=name, blocks=(tuple(d for _, d in sorted(timed)),), calls_per_sample=1)
         for name, timed in launches.items()
     )
-    return ImportedEvidence(TRACE_FORMAT, entries, _label(path, digest, entries, _interleaved(launches)))
+    return ImportedEvidence(
+        TRACE_FORMAT, entries, _label(path, digest, text, entries, _interleaved(launches))
+    )
 
 
 def parse_nsys_kern_sum(path: Path) -> ImportedEvidence:
@@ -73,7 +80,7 @@ def parse_nsys_kern_sum(path: Path) -> ImportedEvidence:
         )
         for row in rows
     )
-    return ImportedEvidence(KERN_SUM_FORMAT, entries, _label(path, digest, entries, "unknown"))
+    return ImportedEvidence(KERN_SUM_FORMAT, entries, _label(path, digest, text, entries, "unknown"))
 
 
 def _timed_column(path: Path, header: list[str], what: str) -> tuple[str, float]:
@@ -105,10 +112,18 @@ def _interleaved(launches: dict[str, list[tuple[float, float]]]) -> Interleaved:
     return "yes" if stretches > len(launches) else "no"
 
 
-def _label(path: Path, digest: str, entries: tuple[Entry, ...], interleaved: Interleaved) -> Label:
+def _version(text: str) -> str | None:
+    """nsys's version from its `Processing [...] with [<install>/reports/...]` line, if it printed one."""
+    for line in text.splitlines():
+        if line.startswith("Processing [") and (found := _INSTALLED.search(line)):
+            return found["version"]
+    return None
+
+
+def _label(path: Path, digest: str, text: str, entries: tuple[Entry, ...], interleaved: Interleaved) -> Label:
     return Label(
         tool="Nsight Systems",
-        tool_version=None,
+        tool_version=_version(text),
         granularity=coarsest(entries),
         interleaved=interleaved,
         environment=(),

@@ -10,6 +10,11 @@ the tag `nv/json/bin:nv/cold/sample_times` names a sidecar file (relative to
 the JSON file, `FILE-bin/N.bin`; older NVBench wrote it relative to the
 working directory) of `size` little-endian float32 seconds: every cold sample.
 
+NVBench before 0.1.0 (2021, before `meta` was written) laid the same out as
+objects: `states` keyed by the state's name, and a state's `summaries` keyed by
+a long name (`Average GPU Time (Cold)`), each value under `value.value`;
+it had no `--jsonbin`. Both layouts are read, told apart by the file itself.
+
 A state's samples are one block; states run one after another, so nothing is
 interleaved. Skipped states (`is_skipped`) are left out.
 """
@@ -17,6 +22,7 @@ interleaved. Skipped states (`is_skipped`) are left out.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from pathlib import Path
 
 from perfdsl.imports.evidence import Entry, ImportedEvidence, ImportFormatError, Label, Statistic, coarsest
@@ -31,6 +37,8 @@ _STATISTICS = {
     "nv/cold/time/gpu/max": "max",
 }
 """Cold GPU-time summaries (CUDA events around each isolated execution) and the statistic each is."""
+_BEFORE_0_1 = {"Average GPU Time (Cold)": "nv/cold/time/gpu/mean"}
+"""The same summaries under the long names NVBench keyed them by before 0.1.0."""
 
 
 def parse_nvbench(path: Path) -> ImportedEvidence:
@@ -39,24 +47,24 @@ def parse_nvbench(path: Path) -> ImportedEvidence:
     entries = []
     for benchmark in root.key("benchmarks").items():
         bench_name = benchmark.key("name").string()
-        for state in benchmark.key("states").items():
+        for state_name, state in _states(benchmark.key("states")):
             if state.has("is_skipped") and state.key("is_skipped").value is True:
                 continue
-            summaries = _summaries(state)
-            samples = _sample_times(path, summaries[SAMPLE_TIMES]) if SAMPLE_TIMES in summaries else ()
+            samples, values = _measured(path, state)
             entries.append(
                 Entry(
-                    name=f"{bench_name} [{state.key('name').string()}]",
+                    name=f"{bench_name} [{state_name}]",
                     blocks=(samples,) if samples else (),
                     statistics=tuple(
-                        Statistic(name, _datum(summaries[tag], "value").duration() * NS_PER_UNIT["s"])
+                        Statistic(name, values[tag].duration() * NS_PER_UNIT["s"])
                         for tag, name in _STATISTICS.items()
-                        if tag in summaries
+                        if tag in values
                     ),
                     calls_per_sample=1,
                 )
             )
-    version = root.key("meta").key("version").key("nvbench").optional("string")
+    meta = root.optional("meta")
+    version = meta.key("version").key("nvbench").optional("string") if meta else None
     label = Label(
         tool="NVBench",
         tool_version=version.string() if version else None,
@@ -69,11 +77,30 @@ def parse_nvbench(path: Path) -> ImportedEvidence:
     return ImportedEvidence(FORMAT, tuple(entries), label)
 
 
-def _summaries(state: Node) -> dict[str, Node]:
+def _states(states: Node) -> Iterator[tuple[str, Node]]:
+    """Each state with its name: an array of named states, or (before 0.1.0) an object of them."""
+    if isinstance(states.value, dict):
+        yield from states.members()
+        return
+    for state in states.items():
+        yield state.key("name").string(), state
+
+
+def _measured(path: Path, state: Node) -> tuple[tuple[float, ...], dict[str, Node]]:
+    """A state's cold samples (from `--jsonbin`; none without it) and its summaries' values by tag."""
     summaries = state.optional("summaries")
-    return (
-        {} if summaries is None else {summary.key("tag").string(): summary for summary in summaries.items()}
-    )
+    if summaries is None:
+        return (), {}
+    if isinstance(summaries.value, dict):
+        values = {
+            _BEFORE_0_1[name]: summary.key("value").key("value")
+            for name, summary in summaries.members()
+            if name in _BEFORE_0_1
+        }
+        return (), values
+    tagged = {summary.key("tag").string(): summary for summary in summaries.items()}
+    samples = _sample_times(path, tagged[SAMPLE_TIMES]) if SAMPLE_TIMES in tagged else ()
+    return samples, {tag: _datum(tagged[tag], "value") for tag in _STATISTICS if tag in tagged}
 
 
 def _datum(summary: Node, name: str) -> Node:
@@ -108,7 +135,8 @@ def _environment(root: Node) -> tuple[tuple[str, str], ...]:
         found.append((f"{prefix}.name", device.key("name").string()))
         if device.has("sm_version"):
             found.append((f"{prefix}.sm_version", str(device.key("sm_version").integer())))
-    argv = root.key("meta").optional("argv")
+    meta = root.optional("meta")
+    argv = meta.optional("argv") if meta else None
     if argv is not None:
         found.append(("argv", " ".join(item.string() for item in argv.items())))
     return tuple(found)

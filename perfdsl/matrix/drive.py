@@ -32,7 +32,7 @@ from perfdsl.matrix.state import (
     read_state,
     write_state,
 )
-from perfdsl.matrix.task import OUTCOME, Outcome
+from perfdsl.matrix.task import FAILED, OUTCOME, Outcome
 
 CELLS_FILE = "cells.json"
 STATE_FILE = "state.json"
@@ -71,8 +71,22 @@ def initial_state(matrix: Matrix, executor: str) -> MatrixState:
 
 
 def load_state(matrix: Matrix, executor: str) -> MatrixState:
-    """The directory's state, or a fresh one; its executor becomes `executor`."""
+    """The directory's state, or a fresh one; its executor becomes `executor`.
+
+    The directory's name is a hash of the matrix file and the study, so its state
+    lists exactly the matrix's cells unless the file was edited or copied between
+    directories: that is refused (ValueError, one line) rather than run half-matched.
+    """
     state = read_state(matrix.state_file) or initial_state(matrix, executor)
+    recorded, expanded = [r.id for r in state.cells], [c.id for c in matrix.cells]
+    if sorted(recorded) != sorted(expanded):
+        odd = next((i for i in recorded if i not in expanded), None)
+        lacking = next((i for i in expanded if i not in recorded), None)
+        what = f"records the cell `{odd}`, which" if odd else f"lacks the cell `{lacking}`, which"
+        raise ValueError(
+            f"{matrix.state_file}: {what} this matrix {'does not have' if odd else 'has'}; "
+            "move it away to start the matrix over"
+        )
     return attrs.evolve(state, executor=executor)
 
 
@@ -166,7 +180,13 @@ def refresh(
     directories = {c.id: Path(c.directory) for c in matrix.cells}
     changed = []
     for record in live:
-        new = resolve(record, seen.get(record.id), Outcome.read(directories[record.id]), matrix.directory)
+        try:
+            outcome = Outcome.read(directories[record.id])
+        except ValueError as error:
+            # The cell's own fault, recorded as its result: the other cells go on.
+            new = attrs.evolve(record, state=FAILED, reason=f"its outcome is unreadable: {error}")
+        else:
+            new = resolve(record, seen.get(record.id), outcome, matrix.directory)
         if new != record:
             changed.append(new)
             if new.state != record.state:

@@ -125,6 +125,8 @@ def read_spec(path: Path) -> MatrixSpec:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise MatrixError(f"{path}: cannot read: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise MatrixError(f"{path}: not UTF-8 text (byte {error.start}); TOML files are UTF-8") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:

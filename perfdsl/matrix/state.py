@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -91,15 +92,84 @@ def write_state(path: Path, state: MatrixState) -> None:
 
 
 def read_state(path: Path) -> MatrixState | None:
-    """The state file, or None where there is none yet (ValueError when it is not one)."""
+    """The state file, or None where there is none yet (ValueError, one line naming the file, when it
+    is not one: the file is edited by hand, truncated by a full disk, or left by another version)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
-    if data.pop("format", None) != STATE_FORMAT or data.pop("version", None) != STATE_VERSION:
-        raise ValueError(f"{path}: not a version-{STATE_VERSION} matrix state file")
-    cells = tuple(CellRecord(**c) for c in data.pop("cells"))
-    return MatrixState(cells=cells, **data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: not a matrix state file ({error}); {_START_OVER}") from None
+    if (
+        not isinstance(data, dict)
+        or data.get("format") != STATE_FORMAT
+        or data.get("version") != STATE_VERSION
+    ):
+        raise ValueError(f"{path}: not a version-{STATE_VERSION} matrix state file; {_START_OVER}")
+    _checked(path, "the file", data, _STATE_FIELDS, tuple(_STATE_FIELDS))
+    if not all(isinstance(c, dict) for c in data["cells"]):
+        raise ValueError(f"{path}: cells: expected a list of cell records; {_START_OVER}")
+    cells = tuple(_cell(path, f"cells[{i}]", c) for i, c in enumerate(data["cells"]))
+    ids = [c.id for c in cells]
+    duplicate = next((i for i in ids if ids.count(i) > 1), None)
+    if duplicate is not None:
+        raise ValueError(f"{path}: the cell `{duplicate}` is recorded twice; {_START_OVER}")
+    return MatrixState(data["matrix"], data["spec"], data["executor"], cells)
+
+
+_START_OVER = "move it away to start the matrix over (its cells' directories are kept)"
+TEXT = (str,)
+OPTIONAL_TEXT = (str, type(None))
+_STATE_FIELDS = {
+    "format": TEXT,
+    "version": (int,),
+    "matrix": TEXT,
+    "spec": TEXT,
+    "executor": OPTIONAL_TEXT,
+    "cells": (list,),
+}
+_CELL_FIELDS = {
+    "id": TEXT,
+    "index": (int,),
+    "state": TEXT,
+    "reason": OPTIONAL_TEXT,
+    "job": OPTIONAL_TEXT,
+    "attempts": (int,),
+    "bundle": OPTIONAL_TEXT,
+    "node": OPTIONAL_TEXT,
+}
+
+
+def record_problem(
+    data: dict[str, Any], kinds: dict[str, tuple[type, ...]], required: Sequence[str]
+) -> str | None:
+    """What is wrong with a JSON record: an unknown key, a missing one, or a value not of its kind
+    (a bool is no number here); None when nothing is. The matrix's files are read with it."""
+    unknown = next((key for key in data if key not in kinds), None)
+    if unknown is not None:
+        return f"unknown key {unknown!r}"
+    missing = next((key for key in required if key not in data), None)
+    if missing is not None:
+        return f"{missing} is missing"
+    for key, value in data.items():
+        if isinstance(value, bool) or not isinstance(value, kinds[key]):
+            return f"{key} is {json.dumps(value)}, not a valid value"
+    return None
+
+
+def _checked(
+    path: Path, where: str, data: dict[str, Any], kinds: dict[str, tuple[type, ...]], required: Sequence[str]
+) -> None:
+    problem = record_problem(data, kinds, required)
+    if problem is not None:
+        raise ValueError(f"{path}: {where}: {problem}; {_START_OVER}")
+
+
+def _cell(path: Path, where: str, data: dict[str, Any]) -> CellRecord:
+    _checked(path, where, data, _CELL_FIELDS, ("id", "index", "state"))
+    if data.get("attempts", 0) < 0:
+        raise ValueError(f"{path}: {where}: attempts is {data['attempts']}, below 0; {_START_OVER}")
+    return CellRecord(**data)
 
 
 @contextmanager

@@ -27,7 +27,7 @@ import attrs
 
 from perfdsl.atomic import replacing
 from perfdsl.matrix.cells import Cell, read_cell
-from perfdsl.matrix.state import COMPLETED, NO_GPU, TERMINATED
+from perfdsl.matrix.state import COMPLETED, NO_GPU, OPTIONAL_TEXT, TERMINATED, TEXT, record_problem
 
 OUTCOME = "outcome.json"
 TASK_ENVIRONMENT = "task-environment.json"
@@ -71,10 +71,36 @@ class Outcome:
 
     @classmethod
     def read(cls, directory: Path) -> Outcome | None:
+        """The cell's outcome, None before it wrote one; ValueError (one line naming the file) when
+        the file is not one: a full disk on the node, an edit, another version of perfdsl."""
+        path = directory / OUTCOME
         try:
-            return cls(**json.loads((directory / OUTCOME).read_text(encoding="utf-8")))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(f"{path}: not an outcome file ({error})") from None
+        problem = (
+            record_problem(data, _OUTCOME_FIELDS, tuple(_OUTCOME_FIELDS))
+            if isinstance(data, dict)
+            else "not a JSON object"
+        )
+        if problem is not None:
+            raise ValueError(f"{path}: {problem}")
+        return cls(**data)
+
+
+_OUTCOME_FIELDS = {
+    "cell": TEXT,
+    "attempt": (int,),
+    "state": TEXT,
+    "reason": OPTIONAL_TEXT,
+    "exit_status": (int, type(None)),
+    "bundle": OPTIONAL_TEXT,
+    "node": TEXT,
+    "started": TEXT,
+    "ended": TEXT,
+}
 
 
 def gpu_uuids() -> list[str] | None:
