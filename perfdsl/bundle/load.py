@@ -15,12 +15,9 @@ import attrs
 import numpy as np
 
 from perfdsl.bundle.sampling import LoadReading, read_typed_csv
+from perfdsl.bundle.stopping import ProbeRule
 
 OLDER_BUNDLE = "not recorded: the bundle predates results version 3"
-PROBE_METHOD = (
-    "one-sided beta-binomial mixture e-values (uniform prior each side of 1 - percentile) on the "
-    "effective counts n / tau, tau the tail's autocorrelation time, looked at every window"
-)
 PROBE_COLUMNS = ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok")
 """A probe CSV's header: one row per request, its times in nanoseconds, `ok` as 0 or 1."""
 
@@ -62,38 +59,6 @@ class GeneratorLagRecord:
             backlog_growth=float(data["backlog_growth"]),
             limit=float(data["limit"]),
             verdict=str(data["verdict"]),
-        )
-
-
-@attrs.frozen
-class ProbeRule:
-    """How each probe's SLO question was decided: sequentially (results/10 on), stopping at the
-    first window whose evidence reaches 1 / (1 - confidence) (`stats.sequential.proportion`).
-
-    None in its place (`LoadRecord.probe_rule`) is the fixed probe: a stated count of
-    requests, then one binomial test over their effective number (`stats.load.dependent_p99_check`).
-    """
-
-    confidence: float
-    """1 - the false-pass rate held under continuous monitoring (and the false-fail rate)."""
-    percentile: float
-    window: int
-    """Requests between looks."""
-    max_requests: int
-    """The cap: a probe still open here is not passed."""
-    method: str = PROBE_METHOD
-
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ProbeRule:
-        return cls(
-            confidence=float(data["confidence"]),
-            percentile=float(data["percentile"]),
-            window=int(data["window"]),
-            max_requests=int(data["max_requests"]),
-            method=str(data.get("method", PROBE_METHOD)),
         )
 
 
