@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import attrs
 import pytest
 from evaluate_fixtures import make_bundle
 
@@ -223,6 +224,31 @@ def test_a_probe_from_before_version_3_says_why_it_has_no_generator_lag() -> Non
     old = {k: v for k, v in LAGGED.to_json().items() if k not in ("generator", "generator_missing")}
     probe = LoadProbeRecord.from_json(old)
     assert probe.generator is None and probe.generator_missing == OLDER_BUNDLE
+
+
+def test_a_load_record_reads_the_keys_older_results_lack_as_they_meant() -> None:
+    """The earliest load records wrote a probe's rate, arm and CSV, and a search's goodput and
+    verdict, and little else; each key they lack reads as what that version did."""
+    old = {
+        "probes": [{"arm": "change", "rate": 100.0, "records": "load/change-000.csv"}],
+        "searches": [{"arm": "change", "goodput": 100.0, "confirmed": True}],
+    }
+    probe = LoadProbeRecord("change", 0, 100.0, "", "load/change-000.csv", 0, False, None)
+    assert LoadRecord.from_json(old) == LoadRecord(
+        "",
+        0,
+        None,
+        0.99,
+        (attrs.evolve(probe, generator_missing=OLDER_BUNDLE),),
+        searches=(GoodputSearchRecord("change", 100.0, None, True, ""),),
+    )
+
+
+def test_a_load_probe_without_its_rate_is_refused_in_one_line_naming_the_file() -> None:
+    data = _through_json(RESULTS.to_json())
+    del data["application"]["load"]["probes"][0]["rate"]
+    with pytest.raises(versions.BundleFormatError, match=r"results.json: unreadable: .*no `rate`"):
+        Results.from_json(data, PATH)
 
 
 def test_an_application_that_was_not_timed_survives_its_json() -> None:

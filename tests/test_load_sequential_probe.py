@@ -18,8 +18,9 @@ import attrs
 import numpy as np
 
 from perfdsl.bundle.files import BundleWriter
-from perfdsl.bundle.load import LoadRecord, ProbeRule, read_probe_csv
+from perfdsl.bundle.load import LoadRecord, read_probe_csv
 from perfdsl.bundle.plan import LoadPlan
+from perfdsl.bundle.stopping import ProbeRule
 from perfdsl.evaluate.load_curve import evaluate_load
 from perfdsl.runtime import load_search
 from perfdsl.runtime.load_generator import run_open_loop

@@ -89,9 +89,7 @@ def _records(blocks: list[dict[str, object]]) -> list[Block]:
 
 def _loads(start: object, end: object) -> tuple[LoadReading, LoadReading]:
     """Two readings as results.json's block log holds them."""
-    first, second = LoadReading.from_json(start), LoadReading.from_json(end)  # type: ignore[arg-type]
-    assert first is not None and second is not None
-    return first, second
+    return LoadReading.from_json(start), LoadReading.from_json(end)
 
 
 def _pieces(block: dict[str, object]) -> tuple[LoadReading, LoadReading]:

@@ -119,8 +119,8 @@ class ApplicationRecord(Plain):
     """The request timing's block log, failures and stop."""
     share: dict[str, ArmShare] | None = None
     share_missing: str | None = None
-    load: LoadRecord | None = field(default=None, own=True)
-    """The load test (`bundle.load`'s records write and read themselves)."""
+    load: LoadRecord | None = None
+    """The load test (`bundle.load`)."""
     load_missing: str | None = None
 
     @property

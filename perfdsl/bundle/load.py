@@ -2,7 +2,9 @@
 
 Each probe's per-request records are a CSV of their own (`records`, under
 PROBE_COLUMNS, read back by `read_probe_csv`); this is the index the
-evaluation recomputes the offered-load curve from.
+evaluation recomputes the offered-load curve from. The records are written and
+read by their fields (`bundle.plain`); what a key that older results lack reads
+as is said field by field, as those versions wrote fewer of them.
 """
 
 from __future__ import annotations
@@ -14,13 +16,11 @@ from typing import Any
 import attrs
 import numpy as np
 
+from perfdsl.bundle.plain import EMPTY, Plain, field
 from perfdsl.bundle.sampling import LoadReading, read_typed_csv
+from perfdsl.bundle.stopping import ProbeRule
 
 OLDER_BUNDLE = "not recorded: the bundle predates results version 3"
-PROBE_METHOD = (
-    "one-sided beta-binomial mixture e-values (uniform prior each side of 1 - percentile) on the "
-    "effective counts n / tau, tau the tail's autocorrelation time, looked at every window"
-)
 PROBE_COLUMNS = ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok")
 """A probe CSV's header: one row per request, its times in nanoseconds, `ok` as 0 or 1."""
 
@@ -31,8 +31,14 @@ def read_probe_csv(path: Path) -> dict[str, np.ndarray]:
     return {n: np.array([r[n] for r in rows], dtype=np.int64) for n in PROBE_COLUMNS}
 
 
+def _lag_missing(probe: Mapping[str, Any]) -> str | None:
+    """Why a probe has no generator lag, where its file does not say: a probe written before
+    results/3 has neither key, and no lag because that version did not judge it."""
+    return None if probe.get("generator") else OLDER_BUNDLE
+
+
 @attrs.frozen
-class GeneratorLagRecord:
+class GeneratorLagRecord(Plain):
     """The load generator's own lateness over one probe, as the run judged it (seconds).
 
     `perfdsl evaluate` judges it again from the probe's CSV; this is what the run
@@ -50,71 +56,25 @@ class GeneratorLagRecord:
     verdict: str
     """`on time`, `jitter` (p99 over the budget, no growing backlog) or `behind`."""
 
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> GeneratorLagRecord:
-        return cls(
-            p50=float(data["p50"]),
-            p99=float(data["p99"]),
-            backlog_slope=float(data["backlog_slope"]),
-            backlog_growth=float(data["backlog_growth"]),
-            limit=float(data["limit"]),
-            verdict=str(data["verdict"]),
-        )
-
 
 @attrs.frozen
-class ProbeRule:
-    """How each probe's SLO question was decided: sequentially (results/10 on), stopping at the
-    first window whose evidence reaches 1 / (1 - confidence) (`stats.sequential.proportion`).
-
-    None in its place (`LoadRecord.probe_rule`) is the fixed probe: a stated count of
-    requests, then one binomial test over their effective number (`stats.load.dependent_p99_check`).
-    """
-
-    confidence: float
-    """1 - the false-pass rate held under continuous monitoring (and the false-fail rate)."""
-    percentile: float
-    window: int
-    """Requests between looks."""
-    max_requests: int
-    """The cap: a probe still open here is not passed."""
-    method: str = PROBE_METHOD
-
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ProbeRule:
-        return cls(
-            confidence=float(data["confidence"]),
-            percentile=float(data["percentile"]),
-            window=int(data["window"]),
-            max_requests=int(data["max_requests"]),
-            method=str(data.get("method", PROBE_METHOD)),
-        )
-
-
-@attrs.frozen
-class LoadProbeRecord:
+class LoadProbeRecord(Plain):
     """One offered rate for one arm, and where its raw records are."""
 
     arm: str
-    index: int
+    index: int = field(absent=EMPTY)
     rate: float
-    phase: str
+    phase: str = field(absent=EMPTY)
     """`start`, `step down`, `double`, `bisect`, `confirm` (the search; `confirm` is a
     goodput's second pass, `step down` also a rate tried below one whose repeat failed)
     or `sweep` (the declared rates)."""
     records: str
     """The CSV of its requests, relative to the bundle."""
-    warmup: int
-    truncated: bool
-    first_error: str | None
+    warmup: int = field(absent=EMPTY)
+    truncated: bool = field(absent=EMPTY)
+    first_error: str | None = field(absent=EMPTY)
     generator: GeneratorLagRecord | None = None
-    generator_missing: str | None = None
+    generator_missing: str | None = field(default=None, absent=_lag_missing)
     """Why `generator` is absent: too few requests, or a bundle older than version 3."""
     seed: int | None = None
     """The arrival schedule's seed: one per repeat at a rate, the same for both arms at a
@@ -129,49 +89,9 @@ class LoadProbeRecord:
     """The requests the decision rests on (the look it stopped at); the probe records every
     request it issued, a few more when requests were in flight as it stopped."""
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "decision": self.decision,
-            "decided_at": self.decided_at,
-            "seed": self.seed,
-            "machine_start": None if self.machine_start is None else attrs.asdict(self.machine_start),
-            "machine_end": None if self.machine_end is None else attrs.asdict(self.machine_end),
-            "arm": self.arm,
-            "index": self.index,
-            "rate": self.rate,
-            "phase": self.phase,
-            "records": self.records,
-            "warmup": self.warmup,
-            "truncated": self.truncated,
-            "first_error": self.first_error,
-            "generator": None if self.generator is None else self.generator.to_json(),
-            "generator_missing": self.generator_missing,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> LoadProbeRecord:
-        generator = data.get("generator")
-        return cls(
-            arm=str(data["arm"]),
-            index=int(data.get("index", 0)),
-            rate=float(data["rate"]),
-            phase=str(data.get("phase", "")),
-            records=str(data["records"]),
-            warmup=int(data.get("warmup", 0)),
-            truncated=bool(data.get("truncated", False)),
-            first_error=data.get("first_error"),
-            generator=None if generator is None else GeneratorLagRecord.from_json(generator),
-            generator_missing=data.get("generator_missing", None if generator else OLDER_BUNDLE),
-            seed=None if data.get("seed") is None else int(data["seed"]),
-            machine_start=LoadReading.from_json(data.get("machine_start") or {}),
-            machine_end=LoadReading.from_json(data.get("machine_end") or {}),
-            decision=None if data.get("decision") is None else str(data["decision"]),
-            decided_at=None if data.get("decided_at") is None else int(data["decided_at"]),
-        )
-
 
 @attrs.frozen
-class GoodputSearchRecord:
+class GoodputSearchRecord(Plain):
     """How one arm's goodput search ended, as the run judged it (`stats.load.find_goodput`).
 
     `perfdsl evaluate` recomputes the goodput from the probes; this keeps what the
@@ -181,36 +101,25 @@ class GoodputSearchRecord:
     arm: str
     goodput: float
     """Requests per second: the confirmed goodput, or the best unconfirmed candidate."""
-    failing: float | None
+    failing: float | None = field(absent=EMPTY)
     """The lowest rate above the goodput that failed in the search, if any."""
     confirmed: bool
-    reason: str
+    reason: str = field(absent=EMPTY)
     """Why the goodput is unconfirmed (the probe budget ran out, and where); empty if confirmed."""
-
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> GoodputSearchRecord:
-        failing = data.get("failing")
-        return cls(
-            arm=str(data["arm"]),
-            goodput=float(data["goodput"]),
-            failing=None if failing is None else float(failing),
-            confirmed=bool(data["confirmed"]),
-            reason=str(data.get("reason", "")),
-        )
 
 
 @attrs.frozen
-class LoadRecord:
+class LoadRecord(Plain):
     """How the load was offered and every probe the search ran."""
+
+    ABSENT = EMPTY
 
     arrivals: str
     seed: int
     """The first repeat's schedule seed; each probe records its own (results/7 on)."""
     slo_seconds: float | None
-    percentile: float
+    percentile: float = field(absent=0.99)
+    """The latency percentile the SLO bounds; a results.json without it meant the 99th."""
     probes: tuple[LoadProbeRecord, ...]
     stopped: tuple[str, ...] = ()
     """Why an arm's search stopped early (its time budget ran out), one line each."""
@@ -220,31 +129,3 @@ class LoadRecord:
     """Each arm's search outcome, in the order the searches ended; empty before results version 6."""
     probe_rule: ProbeRule | None = None
     """The sequential rule every probe was decided by; None: the fixed probe (and before results/10)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "arrivals": self.arrivals,
-            "seed": self.seed,
-            "slo_seconds": self.slo_seconds,
-            "percentile": self.percentile,
-            "probes": [p.to_json() for p in self.probes],
-            "stopped": list(self.stopped),
-            "rule": self.rule,
-            "searches": [search.to_json() for search in self.searches],
-            "probe_rule": None if self.probe_rule is None else self.probe_rule.to_json(),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> LoadRecord:
-        slo = data.get("slo_seconds")
-        return cls(
-            arrivals=str(data.get("arrivals", "")),
-            seed=int(data.get("seed", 0)),
-            slo_seconds=None if slo is None else float(slo),
-            percentile=float(data.get("percentile", 0.99)),
-            probes=tuple(LoadProbeRecord.from_json(p) for p in data.get("probes") or ()),
-            stopped=tuple(str(s) for s in data.get("stopped") or ()),
-            rule=str(data.get("rule", "")),
-            searches=tuple(GoodputSearchRecord.from_json(s) for s in data.get("searches") or ()),
-            probe_rule=ProbeRule.from_json(data["probe_rule"]) if data.get("probe_rule") else None,
-        )

@@ -39,9 +39,7 @@ already written must not change, so a field says where it differs, with
 - `null=`: what a float field's null reads back as;
 - `inside=`: the value is written inside a one-key object of that key;
 - `flat=True`: a record's or a mapping's keys are merged into the parent's;
-- `leave_out=`: keys the field's records are written without;
-- `own=True`: the value is a record that writes and reads itself (`to_json`,
-  `from_json`): the load test's records in `bundle.load`, not yet walked here.
+- `leave_out=`: keys the field's records are written without.
 
 A record's derived keys are its properties named in `DERIVED`, and `passed`
 wherever it is a property: verdicts and constants a reader of the file wants
@@ -84,7 +82,6 @@ _NULL = "null"
 _INSIDE = "inside"
 _FLAT = "flat"
 _LEAVE_OUT = "leave_out"
-_OWN = "own"
 """The other keys of `field`'s metadata."""
 
 
@@ -109,11 +106,10 @@ def field(
     inside: str | None = None,
     flat: bool = False,
     leave_out: tuple[str, ...] = (),
-    own: bool = False,
     **kwargs: Any,
 ) -> Any:
     """An attrs field with how the file holds it (the module's docstring says what each means)."""
-    metadata = {WRITTEN: written, _NULL: null, _FLAT: flat, _LEAVE_OUT: leave_out, _OWN: own}
+    metadata = {WRITTEN: written, _NULL: null, _FLAT: flat, _LEAVE_OUT: leave_out}
     metadata.update({k: v for k, v in ((_WHEN, when), (_INSIDE, inside)) if v is not None})
     if absent is not attrs.NOTHING:
         metadata[_ABSENT] = absent
@@ -192,9 +188,7 @@ def _record_plain(item: Any, digits: int | None) -> dict[str, Any]:
         when = f.metadata.get(_WHEN)
         if when is not None and not when(item):
             continue
-        value = getattr(item, f.name)
-        own = f.metadata.get(_OWN) and value is not None
-        plain = value.to_json() if own else to_plain(value, digits)
+        plain = to_plain(getattr(item, f.name), digits)
         if f.metadata.get(_LEAVE_OUT) and isinstance(plain, list):
             dropped = f.metadata[_LEAVE_OUT]
             plain = [{k: v for k, v in p.items() if k not in dropped} for p in plain]
@@ -290,8 +284,6 @@ def _record(kind: type, data: Any, where: str, unwritten: Mapping[str, Any]) -> 
 def _value(f: attrs.Attribute, hint: Any, data: Any, where: str) -> Any:
     if f.metadata.get(_INSIDE) and data is not None:
         data = _expect(data, dict, where).get(f.metadata[_INSIDE])
-    if f.metadata.get(_OWN) and data is not None:
-        return _concrete(hint).from_json(data)
     return _structure(hint, data, where, f.metadata.get(_NULL, math.nan))
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import attrs
 
 from perfdsl.bundle.arms import ARMS
-from perfdsl.bundle.plain import EMPTY, Plain, field, whole
+from perfdsl.bundle.plain import EMPTY, Plain, field
 from perfdsl.bundle.stopping import StoppingRule, StopRecord
 from perfdsl.bundle.versions import BundleFormatError
 
@@ -170,12 +170,6 @@ class LoadReading(Plain):
     self_s: float
     """This process's own CPU time, which is not other work."""
     load1: float
-
-    @classmethod
-    def from_json(cls, data: Any, path: Path | None = None, **unwritten: Any) -> LoadReading | None:
-        """The reading, or None unless every field is there as a number: how `bundle.load`'s
-        records, which write and read themselves, read a probe's machine readings."""
-        return whole(cls, data)
 
 
 def _clocked(reading: BlockReading) -> bool:

@@ -1,9 +1,12 @@
-"""The stopping rule a study registers, and the stop a run records: records of plan.json and results.json.
+"""The stopping rules a run follows, and the stop it records: records of plan.json and results.json.
 
 A sequential comparison's rule (`StoppingRule`) is fixed before the run, in
 the plan; the sampler records, per shape, when and why it stopped
 (`StopRecord`) beside the samples, which stay whole. The evaluation replays
-the rule over the samples and must reach the same record.
+the rule over the samples and must reach the same record. A load probe's
+sequential rule (`ProbeRule`) is results.json's (`bundle.load.LoadRecord`),
+and evaluation.json repeats it; the statistics take both rules as parameters,
+which is why they live here, beside nothing but the plain walker.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ boundary is tightest at 8 pairs at 95 % (`perfdsl.stats.sequential.boundary` say
 with the records so that reading a rule loads no statistics."""
 
 METHOD = "normal-mixture confidence sequence, variance mixed out (Lai 1976), on pair log-ratios"
+PROBE_METHOD = (
+    "one-sided beta-binomial mixture e-values (uniform prior each side of 1 - percentile) on the "
+    "effective counts n / tau, tau the tail's autocorrelation time, looked at every window"
+)
 
 
 @attrs.frozen
@@ -68,3 +75,22 @@ class StopRecord(Plain):
     p_value: float = 1.0
     """The anytime-valid p-value of ratio 1 at the stop: valid at this stopping time, so
     a family-wise adjustment takes it in place of a fixed-n one."""
+
+
+@attrs.frozen
+class ProbeRule(Plain):
+    """How each load probe's SLO question was decided: sequentially (results/10 on), stopping at the
+    first window whose evidence reaches 1 / (1 - confidence) (`stats.sequential.proportion`).
+
+    None in its place (`LoadRecord.probe_rule`) is the fixed probe: a stated count of
+    requests, then one binomial test over their effective number (`stats.load.dependent_p99_check`).
+    """
+
+    confidence: float
+    """1 - the false-pass rate held under continuous monitoring (and the false-fail rate)."""
+    percentile: float
+    window: int
+    """Requests between looks."""
+    max_requests: int
+    """The cap: a probe still open here is not passed."""
+    method: str = PROBE_METHOD

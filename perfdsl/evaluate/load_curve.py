@@ -46,7 +46,8 @@ from perfdsl.bundle.evaluation.load import (
     Goodput,
     LoadEvaluation,
 )
-from perfdsl.bundle.load import LoadProbeRecord, LoadRecord, ProbeRule, read_probe_csv
+from perfdsl.bundle.load import LoadProbeRecord, LoadRecord, read_probe_csv
+from perfdsl.bundle.stopping import ProbeRule
 from perfdsl.evaluate.inputs import BundleInputs
 from perfdsl.evaluate.quality import span_contended
 from perfdsl.evaluate.value import capacity

@@ -1,7 +1,7 @@
 """How the report words the load test's p99 check: the rule every probe was decided by, and
 where each probe stopped.
 
-A bundle from results/10 on records a sequential rule (`bundle.load.ProbeRule`); an older
+A bundle from results/10 on records a sequential rule (`bundle.stopping.ProbeRule`); an older
 one was decided by the fixed probe, and the report says which, so a reader knows whether
 a probe's requests were a stated count or ran until the question was decided.
 """

@@ -26,10 +26,10 @@ from perfdsl.bundle.load import (
     GeneratorLagRecord,
     GoodputSearchRecord,
     LoadProbeRecord,
-    ProbeRule,
 )
 from perfdsl.bundle.plan import LoadPlan
 from perfdsl.bundle.sampling import LoadReading
+from perfdsl.bundle.stopping import ProbeRule
 from perfdsl.runtime.contention import read_load
 from perfdsl.runtime.load_generator import LoadRun, run_open_loop
 from perfdsl.runtime.machine_state import Pinning

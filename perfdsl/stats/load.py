@@ -25,7 +25,7 @@ import numpy as np
 from scipy import stats
 
 from perfdsl.bundle.evaluation.load import RateResult
-from perfdsl.bundle.load import ProbeRule
+from perfdsl.bundle.stopping import ProbeRule
 from perfdsl.stats.dependence import tail_dependence
 from perfdsl.stats.generator_lag import generator_lag
 from perfdsl.stats.sequential.proportion import decide, look

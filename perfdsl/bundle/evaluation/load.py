@@ -6,7 +6,7 @@ from typing import Literal
 
 import attrs
 
-from perfdsl.bundle.load import ProbeRule
+from perfdsl.bundle.stopping import ProbeRule
 
 LagVerdict = Literal["on time", "jitter", "behind"]
 CapacityBound = Literal["exact", "at most", "at least"]

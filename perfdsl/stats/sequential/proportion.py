@@ -72,7 +72,7 @@ import attrs
 import numpy as np
 from scipy import special
 
-from perfdsl.bundle.load import ProbeRule
+from perfdsl.bundle.stopping import ProbeRule
 from perfdsl.stats.dependence import tail_dependence
 
 WINDOW = 100
