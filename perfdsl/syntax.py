@@ -40,6 +40,7 @@ from perfdsl.nodes import (
     Text,
     TupleExpr,
 )
+from perfdsl.parser_cache import cache_directory, load_or_build
 from perfdsl.quantity import Quantity, UnknownUnit, lookup_unit
 from perfdsl.source import Source, Span
 from perfdsl.syntax_errors import syntax_diagnostic
@@ -158,17 +159,12 @@ class _StatementBreaks:
             yield token
 
 
+_OPTIONS = {"parser": "lalr", "lexer": "contextual", "propagate_positions": True, "maybe_placeholders": True}
+
+
 @cache
 def _parser() -> Lark:
-    return Lark(
-        grammar_text(),
-        parser="lalr",
-        lexer="contextual",
-        postlex=_StatementBreaks(),
-        propagate_positions=True,
-        maybe_placeholders=True,
-        cache=True,
-    )
+    return load_or_build(grammar_text(), _OPTIONS, _StatementBreaks(), cache_directory())
 
 
 def _blank_line(text: str, offset: int) -> str | None:
