@@ -7,7 +7,6 @@ stops a word or two after it.
 
 from __future__ import annotations
 
-import difflib
 import re
 
 from lark import Token
@@ -171,6 +170,8 @@ def _misspelt_keyword(word: str) -> str | None:
     """
     if word in _KEYWORDS.values():
         return None
+    import difflib  # here: only a syntax error needs it, not every `perfdsl check`
+
     for keyword in _KEYWORDS.values():
         if sorted(word) == sorted(keyword):
             return keyword
