@@ -1,31 +1,38 @@
-"""The parser's tables, built from the grammar once and kept in the user's own cache directory.
+"""The parser, generated from the grammar once and kept in the user's own cache directory.
 
 Building Lark's LALR tables from `grammar/perf.lark` costs every start of
-`perfdsl check` several times what loading them built does. They are kept in
-`$XDG_CACHE_HOME/perfdsl` (by default `~/.cache/perfdsl`), a directory of the
-user's: Lark's own `cache=True` keeps them in the shared temporary directory,
-where a file that another account left under the expected name is unpickled.
+`perfdsl check` several times what loading them built does, and importing Lark
+to build them costs as much again. So the parser is generated once as Lark's
+stand-alone module (`lark.tools.standalone`: Lark's own parsing code with the
+tables, importing nothing of Lark) and kept compiled; a later start runs that
+module and never imports Lark. Its exceptions and trees are that module's
+classes, the same code as Lark's: `perfdsl.syntax` takes them from it.
 
-A table is used only for the grammar it was built from. Its file is named by,
-and begins with, the SHA-256 of the grammar's text, Lark's version, the
-interpreter's and the parser's options; a file whose first line is another key
-(another grammar's table, left behind or planted) is never read further: the
-tables are built again and replace it. A table is written beside its path and
-renamed into place, so a concurrent start reads a whole table or none. Where
-no cache directory can be written (a read-only home), every start builds.
+The parser is kept in `$XDG_CACHE_HOME/perfdsl` (by default `~/.cache/perfdsl`),
+a directory of the user's: Lark's own `cache=True` keeps tables in the shared
+temporary directory, where a file that another account left under the
+expected name is unpickled.
+
+A kept parser is used only for the grammar it was generated from. Its file is
+named by, and begins with, the SHA-256 of the grammar's text, the interpreter
+(the file holds its bytecode) and the parser's options; a file whose first line is another
+key (another grammar's parser, left behind or planted) is never read further:
+the parser is generated again and replaces it. It is written beside its path
+and renamed into place, so a concurrent start reads a whole file or none.
+Where no cache directory can be written (a read-only home), every start
+generates it. A kept parser carries its own copy of Lark's parsing code, so it
+stays whole whatever Lark is installed later.
 """
 
 from __future__ import annotations
 
 import hashlib
+import marshal
 import os
-import pickle
 import sys
+import types
 from collections.abc import Mapping
 from pathlib import Path
-
-import lark
-from lark import Lark
 
 
 def cache_directory() -> Path | None:
@@ -39,66 +46,65 @@ def cache_directory() -> Path | None:
         return None
 
 
-def table_key(grammar: str, options: Mapping[str, object], postlex: object) -> str:
-    """What the tables depend on, hashed: the grammar, Lark's version, the interpreter, the options.
-
-    The post-lexer is saved with the tables by its class's name, so the name is
-    part of the key too.
-    """
-    postlex_class = f"{type(postlex).__module__}.{type(postlex).__qualname__}"
-    text = "\0".join(
-        (
-            grammar,
-            lark.__version__,
-            sys.implementation.cache_tag,
-            repr(sorted(options.items())),
-            postlex_class,
-        )
-    )
+def table_key(grammar: str, options: Mapping[str, object]) -> str:
+    """What the kept parser depends on, hashed: the grammar, the interpreter, the options."""
+    text = "\0".join((grammar, sys.implementation.cache_tag, repr(sorted(options.items()))))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def table_path(directory: Path, key: str) -> Path:
-    return directory / f"parser-{key[:32]}.lark-tables"
+    return directory / f"parser-{key[:32]}.{sys.implementation.cache_tag}.code"
 
 
-def load_or_build(
-    grammar: str, options: Mapping[str, object], postlex: object, directory: Path | None
-) -> Lark:
-    """The LALR parser for `grammar`: its kept tables when built from it, else built (and kept)."""
-    key = table_key(grammar, options, postlex)
+def load_or_build(grammar: str, options: Mapping[str, object], directory: Path | None) -> types.ModuleType:
+    """Lark's stand-alone parser module for `grammar`: the kept one when generated from it, else generated
+    (and kept). Its `Lark_StandAlone(postlex=...)` is the parser."""
+    key = table_key(grammar, options)
     path = table_path(directory, key) if directory is not None else None
-    if path is not None:
-        kept = _read(path, key)
-        if kept is not None:
-            return kept
-    parser = Lark(grammar, postlex=postlex, **options)
-    if path is not None:
-        _write(parser, path, key)
-    return parser
+    code = _read(path, key) if path is not None else None
+    if code is None:
+        code = _generate(grammar, options)
+        if path is not None:
+            _write(code, path, key)
+    module = types.ModuleType("perfdsl.parser_tables")
+    # Registered as imported modules are: its dataclasses look their module up by name.
+    sys.modules[module.__name__] = module
+    exec(code, module.__dict__)
+    return module
 
 
-def _read(path: Path, key: str) -> Lark | None:
-    """The tables at `path` if the file begins with `key`; None when absent, unreadable or another key's."""
+def _generate(grammar: str, options: Mapping[str, object]) -> types.CodeType:
+    """The stand-alone module, compiled: the one place Lark itself is imported."""
+    import io
+
+    from lark import Lark
+    from lark.tools.standalone import gen_standalone
+
+    text = io.StringIO()
+    gen_standalone(Lark(grammar, **options), out=text)
+    return compile(text.getvalue(), "<perfdsl parser, generated by lark.tools.standalone>", "exec")
+
+
+def _read(path: Path, key: str) -> types.CodeType | None:
+    """The code at `path` if the file begins with `key`; None when absent, unreadable or another key's."""
     try:
         with path.open("rb") as handle:
             if handle.readline() != key.encode("ascii") + b"\n":
                 return None
-            return Lark.load(handle)
-    except (OSError, EOFError, pickle.UnpicklingError):
+            code = marshal.loads(handle.read())
+    except (OSError, EOFError, ValueError, TypeError):
         return None
+    return code if isinstance(code, types.CodeType) else None
 
 
-def _write(parser: Lark, path: Path, key: str) -> None:
-    """Keep the tables for the next start; a directory that cannot be written keeps nothing."""
+def _write(code: types.CodeType, path: Path, key: str) -> None:
+    """Keep the parser for the next start; a directory that cannot be written keeps nothing."""
     from perfdsl.atomic import replacing
 
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with replacing(path) as handle:
             handle.write(key.encode("ascii") + b"\n")
-            # The post-lexer is saved with the tables (pickled by its class's name,
-            # it holds no state), so that `Lark.load` restores a whole parser.
-            parser.save(handle)
+            handle.write(marshal.dumps(code))
     except OSError:
         return
