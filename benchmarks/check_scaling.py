@@ -78,10 +78,12 @@ def _merge_predictions(head: str, extra: list[str], tail: str) -> str:
     predictions = [
         "    " + line.strip()[len("predict { ") : -len(" }")] for line in extra if "predict {" in line
     ]
-    marker = "  predict {\n"
-    before, _, after = head.partition(marker)
+    # After the line that opens the study-wide section, whatever comment ends that line.
+    before, marker, after = head.partition("  predict {")
+    rest_of_line, _, after = after.partition("\n")
+    opening = marker + rest_of_line + "\n"
     return (
-        before + marker + "\n".join(predictions) + "\n" + after + "\n" + "\n".join(operations) + "\n}" + tail
+        before + opening + "\n".join(predictions) + "\n" + after + "\n" + "\n".join(operations) + "\n}" + tail
     )
 
 

@@ -1,19 +1,22 @@
-"""How fast `perfdsl check` is: start-up in a fresh process, and parse+check throughput.
+"""How fast `perfdsl check` is: its start-up against the interpreter's own, and a 20,000-line study.
 
 Prints figures; it asserts nothing (timings belong in a report, not a test).
-Targets: 0.25 s or less for `perfdsl check` on one study in a fresh process,
-time per line roughly constant from 1,000 to 10,000 lines, and none of the
-heavy run/report dependencies imported on the check path.
+Targets: `perfdsl check` of a typical study within 1.5x of `python -c pass`,
+a 20,000-line study checked in under 2 s, and none of the heavy run/report
+dependencies imported on the check path.
 
-    .venv/bin/python benchmarks/check_speed.py
+    .venv/bin/python benchmarks/check_speed.py [--runs 21]
 
-Fresh-process times are wall times, median and minimum of interleaved runs:
-on a busy 2-core machine the median moves with the load (printed first) and
-the minimum is the better guide to what the code costs.
+Every figure is a wall time of a fresh process, the processes of one table
+interleaved, so that a ratio compares runs made under the same load: on a
+shared machine the load moves every time (it is printed first), and only the
+ratios within one run are evidence. The minimum is the better guide to what
+the code costs; the median says what a user waits under that load.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shutil
@@ -24,11 +27,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from check_scaling import generated_study
+
 ROOT = Path(__file__).resolve().parent.parent
 STUDY = ROOT / "studies" / "rmsnorm_fusion.perf"
 HEAVY = ("numpy", "numba", "scipy", "weasyprint", "matplotlib")
-RUNS = 15
-TARGET_MS = 250
+TARGET_RATIO = 1.5
+LARGE_LINES = 20_000
+LARGE_TARGET_S = 2.0
 
 
 def _environment(**extra: str) -> dict[str, str]:
@@ -36,36 +42,83 @@ def _environment(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-def fresh_process_ms(tree: Path) -> dict[str, tuple[float, float]]:
-    """(median, min) wall milliseconds of each start-up figure, over RUNS interleaved runs.
+# `-m` from the repository root: the perfdsl of this checkout, whatever the environment installed.
+PERFDSL = [sys.executable, "-m", "perfdsl"]
 
-    "bytecode cached" is an installed package (pip compiles it). "compiled every
-    run" runs `tree`, a copy of perfdsl without __pycache__, under
-    PYTHONDONTWRITEBYTECODE=1, as a development shell that sets it does (`-m`
-    finds the package in the working directory first). `python -c pass` is the
-    interpreter and its site-packages `.pth` files alone, which perfdsl does not
-    control.
-    """
-    check = [sys.executable, "-m", "perfdsl", "check", str(STUDY)]
-    commands = {
-        "bytecode cached": (check, _environment(), ROOT),
-        "compiled every run": (check, _environment(PYTHONDONTWRITEBYTECODE="1"), tree),
-        "python -c pass": ([sys.executable, "-c", "pass"], _environment(), ROOT),
-    }
+
+Command = tuple[list[str], dict[str, str], Path]
+
+
+def _times(commands: dict[str, Command], runs: int) -> dict[str, list[float]]:
+    """Wall milliseconds of each command over `runs` interleaved runs, after one unmeasured run each."""
     for command, env, cwd in commands.values():
-        # The first run writes the grammar cache (and bytecode, where allowed).
+        # The first run keeps the parser's tables (and writes bytecode, where allowed).
         subprocess.run(command, check=True, capture_output=True, env=env, cwd=cwd)
     times: dict[str, list[float]] = {name: [] for name in commands}
-    for _ in range(RUNS):
+    for _ in range(runs):
         for name, (command, env, cwd) in commands.items():
             start = time.perf_counter()
             subprocess.run(command, check=True, capture_output=True, env=env, cwd=cwd)
             times[name].append((time.perf_counter() - start) * 1000)
-    return {name: (statistics.median(ms), min(ms)) for name, ms in times.items()}
+    return times
 
 
-def pth_redirector_ms() -> float:
-    """numba-cuda's `_numba_cuda_redirector.pth` at interpreter start (-X importtime, best of 5)."""
+def startup(tree: Path, runs: int) -> dict[str, list[float]]:
+    """`perfdsl check` of the bundled study beside the interpreter's own start-up.
+
+    "bytecode compiled every run" runs `tree`, a copy of perfdsl without
+    __pycache__, under PYTHONDONTWRITEBYTECODE=1, as a development shell that
+    sets it does (`-m` finds the package in the working directory first).
+    """
+    check = [*PERFDSL, "check", str(STUDY)]
+    return _times(
+        {
+            "python -S -c pass": ([sys.executable, "-S", "-c", "pass"], _environment(), ROOT),
+            "python -c pass": ([sys.executable, "-c", "pass"], _environment(), ROOT),
+            "python -c 'import attrs'": ([sys.executable, "-c", "import attrs"], _environment(), ROOT),
+            "python -c 'import attrs, lark'": (
+                [sys.executable, "-c", "import attrs, lark"],
+                _environment(),
+                ROOT,
+            ),
+            "python -m perfdsl check": (check, _environment(), ROOT),
+            "bytecode compiled every run": (check, _environment(PYTHONDONTWRITEBYTECODE="1"), tree),
+        },
+        runs,
+    )
+
+
+def tables_built_ms(runs: int) -> list[float]:
+    """`perfdsl check` in a fresh process whose cache directory is empty: the parser's tables are built."""
+    times: list[float] = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as cache:
+            env = _environment(XDG_CACHE_HOME=cache)
+            start = time.perf_counter()
+            subprocess.run(
+                [*PERFDSL, "check", str(STUDY)], check=True, capture_output=True, env=env, cwd=ROOT
+            )
+            times.append((time.perf_counter() - start) * 1000)
+    return times
+
+
+def _pth_modules() -> set[str]:
+    """The modules that the site-packages `.pth` files of this interpreter import at every start."""
+    probe = "import site; print('\\n'.join(site.getsitepackages()))"
+    found: set[str] = set()
+    result = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True)
+    for directory in result.stdout.split():
+        for pth in Path(directory).glob("*.pth"):
+            for line in pth.read_text(encoding="utf-8", errors="replace").splitlines():
+                if line.startswith(("import ", "import\t")):
+                    found.update(re.findall(r"(?:^import\s+|__import__\(')([\w.]+)", line))
+    # `import os; ...` in a .pth imports nothing new: site has imported the standard library's own.
+    return found - set(sys.stdlib_module_names)
+
+
+def pth_ms() -> float:
+    """The `.pth` files' imports at interpreter start (-X importtime, best of 5): not perfdsl's."""
+    modules = _pth_modules()
     best = float("inf")
     for _ in range(5):
         result = subprocess.run(
@@ -76,54 +129,26 @@ def pth_redirector_ms() -> float:
             env=_environment(),
             cwd=ROOT,
         )
-        found = re.search(r"\|\s*(\d+) \|\s*_numba_cuda_redirector$", result.stderr, re.MULTILINE)
-        if found is None:
-            return 0.0
-        best = min(best, int(found.group(1)) / 1000)
+        # Imported while `site` runs: indented by two spaces under it.
+        found = re.findall(r"\|\s*(\d+) \|   (\S+)$", result.stderr, re.MULTILINE)
+        best = min(best, sum(int(us) for us, name in found if name in modules) / 1000)
     return best
 
 
-def generated_study(lines: int) -> str:
-    """A valid study of about `lines` lines: the bundled one plus repeated sections."""
-    text = STUDY.read_text(encoding="utf-8")
-    head, _, tail = text.rpartition("\n}")
-    extra: list[str] = []
-    index = 0
-    while len(text.splitlines()) + len(extra) < lines:
-        extra += [
-            f"  operation extra_{index} {{",
-            "    baseline  kernels.rmsnorm:unfused",
-            "    change    kernels.rmsnorm:fused",
-            "    reference kernels.rmsnorm:reference",
-            "    bytes     baseline 4*(5*M*N + M), change 4*(2*M*N + N)",
-            "  }",
-            f'  rejected "Alternative explanation {index}" {{',
-            '    because "ruled out by the measured bytes"',
-            "  }",
-        ]
-        index += 1
-    return head + "\n" + "\n".join(extra) + "\n}" + tail
-
-
-def seconds_per_line(lines: int) -> tuple[int, float, float]:
-    """Best-of-5 parse and check times per line on a generated study (must check cleanly)."""
-    from perfdsl.check import check
-    from perfdsl.parse import parse
-    from perfdsl.source import Source
-
-    text = generated_study(lines)
-    count = len(text.splitlines())
-    parse_best = check_best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        parsed = parse(Source("generated.perf", text))
-        middle = time.perf_counter()
-        assert parsed.study is not None and not parsed.diagnostics
-        found = check(parsed.study)
-        parse_best = min(parse_best, middle - start)
-        check_best = min(check_best, time.perf_counter() - middle)
-    assert not found, found[:3]
-    return count, parse_best / count, check_best / count
+def large_study_s(kind: str, runs: int) -> tuple[int, list[float]]:
+    """The lines of a generated study and `perfdsl check`'s wall seconds on it, fresh processes."""
+    text = generated_study(kind, LARGE_LINES)
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / f"{kind}.perf"
+        path.write_text(text, encoding="utf-8")
+        result = subprocess.run([*PERFDSL, "check", str(path)], capture_output=True, text=True, cwd=ROOT)
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+        times: list[float] = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            subprocess.run([*PERFDSL, "check", str(path)], check=True, capture_output=True, cwd=ROOT)
+            times.append(time.perf_counter() - start)
+    return len(text.splitlines()), times
 
 
 def heavy_imports() -> list[str]:
@@ -144,40 +169,53 @@ def heavy_imports() -> list[str]:
     return list(filter(None, result.stdout.strip().split(",")))
 
 
+def _load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.1f} {five:.1f} {fifteen:.1f} on {os.cpu_count()} cores"
+
+
 def main() -> None:
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=21, help="fresh processes per start-up figure")
+    args = parser.parse_args()
+    print(f"{_load()} (a shared machine: compare the ratios within this run, not the times across runs)")
     with tempfile.TemporaryDirectory() as tree:
         for part in ("perfdsl", "grammar"):
             shutil.copytree(ROOT / part, Path(tree) / part, ignore=shutil.ignore_patterns("__pycache__"))
-        startup = fresh_process_ms(Path(tree))
-    print(
-        f"perfdsl check {STUDY.relative_to(ROOT)} in a fresh process, {RUNS} runs (target <= {TARGET_MS} ms):"
-    )
-    for name, (median, best) in startup.items():
-        print(f"  {name:<20} median {median:4.0f} ms, min {best:4.0f} ms")
-    print(
-        f"  of `python -c pass`, numba-cuda's .pth redirector: {pth_redirector_ms():.0f} ms "
-        "(-X importtime; outside perfdsl)"
-    )
-    figures = [seconds_per_line(lines) for lines in (1_000, 10_000)]
-    for lines, parse_time, check_time in figures:
-        per_line = parse_time + check_time
+        times = startup(Path(tree), args.runs)
+    times["cache directory empty"] = tables_built_ms(max(3, args.runs // 4))
+    print(f"start-up, `perfdsl check {STUDY.relative_to(ROOT)}`, fresh processes interleaved:")
+    for name, ms in times.items():
+        print(f"  {name:<30} median {statistics.median(ms):5.0f} ms, min {min(ms):5.0f} ms ({len(ms)} runs)")
+    check = times["python -m perfdsl check"]
+    for base in ("python -c pass", "python -S -c pass", "python -c 'import attrs'"):
+        # Each round runs every command once, one after the other: the ratio of a round's
+        # two times is taken under one load, and the median of those ratios moves least.
+        rounds = statistics.median(c / b for c, b in zip(check, times[base], strict=True))
         print(
-            f"parse+check {lines:>6} lines: {1 / per_line:>8,.0f} lines/s "
-            f"({per_line * lines * 1000:.0f} ms: parse {parse_time * lines * 1000:.0f} ms, "
-            f"check {check_time * lines * 1000:.0f} ms)"
+            f"  perfdsl check / {base:<24} {rounds:4.2f}x (median of the {len(check)} rounds' ratios; "
+            f"of medians {statistics.median(check) / statistics.median(times[base]):4.2f}x, "
+            f"of minima {min(check) / min(times[base]):4.2f}x)"
         )
-    (_, small_parse, small_check), (_, large_parse, large_check) = figures
-    ratio = (large_parse + large_check) / (small_parse + small_check)
+    print(f"  target: {TARGET_RATIO}x `python -c pass`")
     print(
-        f"time per line, 10,000 / 1,000 lines: {ratio:.2f} (linear growth: near 1; "
-        f"parse {large_parse / small_parse:.2f}, check {large_check / small_check:.2f})"
+        f"  of `python -c pass`, the site-packages .pth files' imports: {pth_ms():.0f} ms "
+        "(-X importtime; outside perfdsl, paid by every Python command of this environment)"
     )
+    print(f"{_load()}")
+    for kind in ("operations", "predictions"):
+        lines, seconds = large_study_s(kind, runs=3)
+        print(
+            f"perfdsl check of a {lines:,}-line study grown by {kind}, fresh process: "
+            f"median {statistics.median(seconds):.2f} s, min {min(seconds):.2f} s "
+            f"(target < {LARGE_TARGET_S:.0f} s)"
+        )
     loaded = heavy_imports()
     print(
         f"heavy modules imported by `perfdsl check` ({', '.join(HEAVY)}): "
         f"{', '.join(loaded) if loaded else 'none'}"
     )
+    print(f"{_load()}")
 
 
 if __name__ == "__main__":

@@ -23,8 +23,6 @@ Groups:
 
 from __future__ import annotations
 
-import textwrap
-
 import attrs
 
 from perfdsl.diagnostics import ERROR, WARNING, Diagnostic
@@ -918,6 +916,10 @@ def lookup(code: str) -> Code | None:
 
 
 def _indented(text: str) -> str:
+    # Imported here: only `explain` wraps text, and textwrap's patterns cost every
+    # `perfdsl check` a few milliseconds to compile.
+    import textwrap
+
     return textwrap.fill(text, width=78, initial_indent="    ", subsequent_indent="    ")
 
 

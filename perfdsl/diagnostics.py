@@ -8,8 +8,6 @@ editors. The JSON form carries the same data for tools.
 
 from __future__ import annotations
 
-import difflib
-import json
 from collections.abc import Iterable, Sequence
 
 import attrs
@@ -42,6 +40,8 @@ class Diagnostic:
 
 def suggest(word: str, options: Iterable[str]) -> str:
     """`did you mean `a` or `b`?` for up to four close matches (as Elm does), or ""."""
+    import difflib  # here, as json below: a study that checks cleanly needs neither
+
     matches = difflib.get_close_matches(word, list(options), n=4, cutoff=0.6)
     return "did you mean " + " or ".join(f"`{m}`" for m in matches) + "?" if matches else ""
 
@@ -110,6 +110,8 @@ def to_json(diagnostic: Diagnostic) -> dict[str, object]:
 
 def render_json(diagnostics: Sequence[Diagnostic]) -> str:
     """A JSON list of every diagnostic, stable key order."""
+    import json
+
     return json.dumps([to_json(d) for d in diagnostics], indent=2, sort_keys=True) + "\n"
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import operator
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -32,7 +31,16 @@ from perfdsl.bundle.plan import (
 )
 from perfdsl.bundle.stopping import FIXED, SEQUENTIAL
 from perfdsl.expectations import STATED_AS, Expectations, expectations
-from perfdsl.nodes import BinOp, Expr, Name, Num, ShapeSet, Study, TupleExpr
+from perfdsl.nodes import Num, ShapeSet, Study
+from perfdsl.plan_rules import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_REQUESTS,
+    DEFAULT_SEQUENTIAL,
+    DEFAULT_THRESHOLD,
+    DEFAULT_TIMING,
+    PlanError,
+    evaluate_formula,
+)
 
 # `--quick`: CI and the README's first command. Small enough for a 2-core machine,
 # large enough that every code path (rotation, blocks, interleaving) runs.
@@ -54,39 +62,6 @@ CUDASIM_TIMING = {"warmup": 1, "repeats": 2, "blocks": 1, "rotate": 1}
 CUDASIM_SEEDS = 1
 QUICK_RATES = 3
 QUICK_REQUESTS = 60
-# The study's full settings, where it leaves one out.
-DEFAULT_TIMING = {"warmup": 10, "repeats": 50, "blocks": 10, "rotate": 4}
-DEFAULT_SEQUENTIAL = {"min_blocks": 6, "max_blocks": 400}
-DEFAULT_CONFIDENCE = 0.95
-DEFAULT_THRESHOLD = 0.01
-DEFAULT_REQUESTS = 2000
-
-
-class PlanError(ValueError):
-    """The study cannot be planned (it does not check); carries the message for the user."""
-
-
-# One operator applied, not all four: a table of results would divide by every
-# right-hand side, zero included, whatever the operator.
-_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
-
-
-def evaluate_formula(expr: Expr, sizes: dict[str, int]) -> float:
-    """The value of a byte or launch formula for one shape."""
-    if isinstance(expr, Num):
-        return expr.value
-    if isinstance(expr, Name):
-        if expr.id not in sizes:
-            raise PlanError(f"formula symbol `{expr.id}` is not a shape symbol")
-        return float(sizes[expr.id])
-    if isinstance(expr, BinOp):
-        left, right = evaluate_formula(expr.left, sizes), evaluate_formula(expr.right, sizes)
-        if expr.op == "/" and right == 0:
-            raise PlanError("formula divides by zero for this shape")
-        return _OPERATORS[expr.op](left, right)
-    if isinstance(expr, TupleExpr) and len(expr.items) == 1:
-        return evaluate_formula(expr.items[0], sizes)
-    raise PlanError("a formula holds only numbers, shape symbols and + - * /")
 
 
 def shape_dicts(shape_set: ShapeSet | None) -> list[dict[str, int]]:

@@ -9,8 +9,6 @@ algebra: studies only ever compare like with like.
 
 from __future__ import annotations
 
-import difflib
-
 import attrs
 
 # dimension -> unit -> factor to the dimension's base unit
@@ -88,6 +86,8 @@ def lookup_unit(text: str) -> Unit:
     resource, _, period = text.partition(" per ")
     if resource in SCALE_RESOURCES and period in SCALE_PERIODS:
         return Unit(text, "scale", 1.0)
+    import difflib  # here: only an unknown unit needs it
+
     raise UnknownUnit(text, difflib.get_close_matches(text, known_units(), n=4, cutoff=0.5))
 
 

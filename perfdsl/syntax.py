@@ -14,11 +14,10 @@ import math
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any, Union
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Union
 
 import attrs
-from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedInput
 
 from perfdsl import codes
 from perfdsl.collector import collector_paused
@@ -40,9 +39,13 @@ from perfdsl.nodes import (
     Text,
     TupleExpr,
 )
+from perfdsl.parser_cache import cache_directory, load_or_build
 from perfdsl.quantity import Quantity, UnknownUnit, lookup_unit
 from perfdsl.source import Source, Span
 from perfdsl.syntax_errors import syntax_diagnostic
+
+if TYPE_CHECKING:
+    from lark import Lark, Token, Tree
 
 # ---------------------------------------------------------------- statements
 
@@ -158,17 +161,18 @@ class _StatementBreaks:
             yield token
 
 
+_OPTIONS = {"parser": "lalr", "lexer": "contextual", "propagate_positions": True, "maybe_placeholders": True}
+
+
+@cache
+def _tables() -> ModuleType:
+    """The generated parser module: its `Tree`, `Token` and exceptions are the ones its parser makes."""
+    return load_or_build(grammar_text(), _OPTIONS, cache_directory())
+
+
 @cache
 def _parser() -> Lark:
-    return Lark(
-        grammar_text(),
-        parser="lalr",
-        lexer="contextual",
-        postlex=_StatementBreaks(),
-        propagate_positions=True,
-        maybe_placeholders=True,
-        cache=True,
-    )
+    return _tables().Lark_StandAlone(postlex=_StatementBreaks())
 
 
 def _blank_line(text: str, offset: int) -> str | None:
@@ -206,12 +210,13 @@ def parse_statements(source: Source) -> tuple[Section | None, list[Diagnostic]]:
     # A byte-order mark is how some editors start a UTF-8 file; it is a space to
     # the parser, so that every offset still matches the text as written.
     text = " " + source.text[1:] if source.text.startswith("\ufeff") else source.text
+    tables = _tables()
     while True:
         try:
             with collector_paused():
                 tree = _parser().parse(text)
-        except UnexpectedInput as error:
-            diagnostic = syntax_diagnostic(source, error)
+        except tables.UnexpectedInput as error:
+            diagnostic = syntax_diagnostic(source, error, tables)
             diagnostics.append(diagnostic)
             retry = _blank_line(text, diagnostic.span.start)
             ends_pass = diagnostic.code in ("PD003", "PD006") or len(diagnostics) >= _MAX_SYNTAX_ERRORS
@@ -219,7 +224,7 @@ def parse_statements(source: Source) -> tuple[Section | None, list[Diagnostic]]:
                 return None, diagnostics
             text = retry
             continue
-        builder = _TreeToStatements(source)
+        builder = _TreeToStatements(source, tables.Tree)
         with collector_paused():
             section = builder.transform(tree)
         diagnostics.extend(builder.diagnostics)
@@ -256,13 +261,15 @@ class _TreeToStatements:
     made a new wrapper of the method for every node and offered every token to a method
     that does not exist, a third of a 10,000-line study's parse."""
 
-    def __init__(self, source: Source) -> None:
+    def __init__(self, source: Source, tree_class: type) -> None:
         self.source = source
         self.diagnostics: list[Diagnostic] = []
         self._methods: dict[str, Any] = {}
+        self._tree = tree_class
 
     def transform(self, tree: Tree) -> Any:
-        children = [self.transform(child) if isinstance(child, Tree) else child for child in tree.children]
+        node = self._tree
+        children = [self.transform(child) if isinstance(child, node) else child for child in tree.children]
         method = self._methods.get(tree.data)
         if method is None:
             method = self._methods[tree.data] = getattr(self, tree.data)

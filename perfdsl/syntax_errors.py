@@ -7,16 +7,18 @@ stops a word or two after it.
 
 from __future__ import annotations
 
-import difflib
 import re
-
-from lark import Token
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from perfdsl import codes
 from perfdsl.diagnostics import Diagnostic, suggest
 from perfdsl.quantity import known_units
 from perfdsl.source import Source, Span
+
+if TYPE_CHECKING:
+    from lark import Token
+    from lark.exceptions import UnexpectedInput
 
 _EXPECTED_WORDS = {
     "NAME": "a name",
@@ -71,10 +73,12 @@ def _describe_token(token: Token) -> str:
     return f"`{token.value}`"
 
 
-def syntax_diagnostic(source: Source, error: UnexpectedInput) -> Diagnostic:
-    """Lark's exception as a diagnostic: what was expected, in words, and a help line."""
+def syntax_diagnostic(source: Source, error: UnexpectedInput, tables: ModuleType) -> Diagnostic:
+    """Lark's exception as a diagnostic: what was expected, in words, and a help line.
+
+    `tables` is the parser's module (`perfdsl.parser_cache`), whose exception classes it raised."""
     entry = codes.CODES
-    if isinstance(error, UnexpectedCharacters):
+    if isinstance(error, tables.UnexpectedCharacters):
         char = source.text[error.pos_in_stream] if error.pos_in_stream < len(source.text) else ""
         span = Span(error.pos_in_stream, error.pos_in_stream + 1)
         if char == '"':
@@ -96,7 +100,7 @@ def syntax_diagnostic(source: Source, error: UnexpectedInput) -> Diagnostic:
             label=f"expected {_describe_expected(set(error.allowed or ()))}",
             help="remove the character, or quote the text if it belongs in a string",
         )
-    assert isinstance(error, UnexpectedToken)
+    assert isinstance(error, tables.UnexpectedToken)
     token = error.token
     expected = set(error.expected or ())
     if token.type == "$END" and expected == {"STUDY"}:
@@ -171,6 +175,8 @@ def _misspelt_keyword(word: str) -> str | None:
     """
     if word in _KEYWORDS.values():
         return None
+    import difflib  # here: only a syntax error needs it, not every `perfdsl check`
+
     for keyword in _KEYWORDS.values():
         if sorted(word) == sorted(keyword):
             return keyword

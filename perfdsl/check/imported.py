@@ -13,18 +13,22 @@ An application's request times may be imported too, but only in a wholly
 imported study: beside perfdsl's own kernel timing, the end-to-end ratio would
 come from another harness than the operation's, and Amdahl would set one
 against the other as if one run had measured both.
+
+The readers (`perfdsl.imports`) are imported where a file is read, so that a
+study that runs its own kernels, the usual one, is checked without loading them.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from perfdsl.check.context import Context
 from perfdsl.check.names import choice
-from perfdsl.imports.evidence import ImportedEvidence, ImportFormatError
-from perfdsl.imports.registry import FORMATS, parse_import
-from perfdsl.imports.select import select_entry
 from perfdsl.nodes import Application, Imported, Operation, Study
+
+if TYPE_CHECKING:
+    from perfdsl.imports.evidence import ImportedEvidence
 
 
 def study_directory(study: Study) -> Path:
@@ -113,6 +117,9 @@ def _read(
     ctx: Context, imported: Imported, parsed: dict[tuple[str, str], ImportedEvidence | None]
 ) -> ImportedEvidence | None:
     """The parsed file, once per file and format; None (reported once) when it cannot be used."""
+    from perfdsl.imports.evidence import ImportFormatError
+    from perfdsl.imports.registry import FORMATS, parse_import
+
     if not choice(ctx, imported.format, tuple(FORMATS), "import format"):
         return None
     key = (imported.path.value, imported.format.id)
@@ -132,6 +139,9 @@ def _read(
 
 
 def _entry(ctx: Context, imported: Imported, evidence: ImportedEvidence) -> None:
+    from perfdsl.imports.evidence import ImportFormatError
+    from perfdsl.imports.select import select_entry
+
     try:
         select_entry(evidence, imported.entry.value)
     except ImportFormatError as error:

@@ -12,18 +12,23 @@ kernels with Nsight Compute on a cuda run, on the launch it times; a profile
 taken elsewhere counts another build (and for a cpu run, another target), so
 setting it beside perfdsl's samples would explain one measurement with
 another's counts. That mix is refused (PD412) with this reason.
+
+The profile's reader is imported only for an operation that names counters,
+so that checking any other study does not load `perfdsl.imports`.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from perfdsl import vocabulary as words
 from perfdsl.check.context import Context
 from perfdsl.check.imported import resolve
 from perfdsl.counter_metrics import MEASURE_METRICS
-from perfdsl.imports.counted import COUNTER_FORMAT, missing_metrics, select_kernels
-from perfdsl.imports.evidence import Entry, ImportedEvidence, ImportFormatError
-from perfdsl.imports.registry import parse_import
 from perfdsl.nodes import Imported, Operation
+
+if TYPE_CHECKING:
+    from perfdsl.imports.evidence import Entry, ImportedEvidence
 
 
 def check_imported_counters(ctx: Context) -> None:
@@ -55,6 +60,8 @@ def _paired(ctx: Context, operation: Operation) -> bool:
     if operation.baseline_counters is not None and operation.change_counters is not None:
         return True
     assert given is not None
+    from perfdsl.imports.counted import COUNTER_FORMAT
+
     absent = "change_counters" if operation.change_counters is None else "baseline_counters"
     ctx.report(
         "PD412",
@@ -83,6 +90,10 @@ def _beside_imported_timing(ctx: Context, operation: Operation) -> bool:
 
 def _kernels(ctx: Context, imported: Imported) -> tuple[Entry, ...] | None:
     """The arm's kernels; None (reported) when the file or the selector cannot be used."""
+    from perfdsl.imports.counted import COUNTER_FORMAT, select_kernels
+    from perfdsl.imports.evidence import ImportFormatError
+    from perfdsl.imports.registry import parse_import
+
     if imported.format.id != COUNTER_FORMAT:
         ctx.report(
             "PD315",
@@ -111,6 +122,8 @@ def _metrics(
     ctx: Context, operation: Operation, baseline: tuple[Entry, ...], change: tuple[Entry, ...]
 ) -> None:
     """The profile counts what the mechanism changes, for both arms."""
+    from perfdsl.imports.counted import missing_metrics
+
     mechanism = ctx.study.change.mechanism if ctx.study.change else None
     measure = words.MECHANISM_MEASURES.get(mechanism.id) if mechanism else None
     if measure is None:

@@ -31,8 +31,14 @@ def check_prediction(ctx: Context) -> None:
             help="add `predict { <operation>.time ratio <= 0.6 }` and one on the mechanism quantity",
         )
         return
+    # Once per target, not per prediction: every prediction is read to find them,
+    # so a study of 10,000 predictions took minutes.
+    ratios: dict[str | None, dict[str, float]] = {}
     for prediction in study.predictions:
-        _one_prediction(ctx, prediction, _predicted_time_ratios(study, prediction.on))
+        target = prediction.on.id if prediction.on is not None else None
+        if target not in ratios:
+            ratios[target] = _predicted_time_ratios(study, prediction.on)
+        _one_prediction(ctx, prediction, ratios[target])
     if not any(number(p.bound) is not None for p in study.predictions):
         ctx.report(
             "PD106",

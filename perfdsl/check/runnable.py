@@ -14,7 +14,7 @@ from perfdsl.bundle.arms import ARMS
 from perfdsl.check.context import Context
 from perfdsl.check.names import names_in
 from perfdsl.nodes import BinOp, Expr, Load, Name, Num, ShapeSet
-from perfdsl.plan import DEFAULT_TIMING, PlanError, evaluate_formula
+from perfdsl.plan_rules import DEFAULT_TIMING, PlanError, evaluate_formula
 
 MAX_RATES = 1000
 """A sweep is one load test per rate; more rates than this is a typo in the step."""

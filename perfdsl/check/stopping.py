@@ -16,7 +16,7 @@ from perfdsl.bundle.stopping import FIXED, SEQUENTIAL, STOPS
 from perfdsl.check.context import Context
 from perfdsl.check.names import choice
 from perfdsl.nodes import Num, TimingEvidence
-from perfdsl.plan import DEFAULT_CONFIDENCE, DEFAULT_SEQUENTIAL, DEFAULT_THRESHOLD
+from perfdsl.plan_rules import DEFAULT_CONFIDENCE, DEFAULT_SEQUENTIAL, DEFAULT_THRESHOLD
 
 
 def check_stopping(ctx: Context) -> None:
