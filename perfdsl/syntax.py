@@ -14,10 +14,11 @@ import math
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any, Union
 
 import attrs
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedInput
 
 from perfdsl import codes
 from perfdsl.collector import collector_paused
@@ -39,13 +40,10 @@ from perfdsl.nodes import (
     Text,
     TupleExpr,
 )
-from perfdsl.parser_cache import cache_directory, load_or_build
+from perfdsl.parser_tables import load_parser
 from perfdsl.quantity import Quantity, UnknownUnit, lookup_unit
 from perfdsl.source import Source, Span
 from perfdsl.syntax_errors import syntax_diagnostic
-
-if TYPE_CHECKING:
-    from lark import Lark, Token, Tree
 
 # ---------------------------------------------------------------- statements
 
@@ -161,18 +159,17 @@ class _StatementBreaks:
             yield token
 
 
-_OPTIONS = {"parser": "lalr", "lexer": "contextual", "propagate_positions": True, "maybe_placeholders": True}
-
-
-@cache
-def _tables() -> ModuleType:
-    """The generated parser module: its `Tree`, `Token` and exceptions are the ones its parser makes."""
-    return load_or_build(grammar_text(), _OPTIONS, cache_directory())
+PARSER_OPTIONS = {
+    "parser": "lalr",
+    "lexer": "contextual",
+    "propagate_positions": True,
+    "maybe_placeholders": True,
+}
 
 
 @cache
 def _parser() -> Lark:
-    return _tables().Lark_StandAlone(postlex=_StatementBreaks())
+    return load_parser(grammar_text(), PARSER_OPTIONS, _StatementBreaks())
 
 
 def _blank_line(text: str, offset: int) -> str | None:
@@ -210,13 +207,12 @@ def parse_statements(source: Source) -> tuple[Section | None, list[Diagnostic]]:
     # A byte-order mark is how some editors start a UTF-8 file; it is a space to
     # the parser, so that every offset still matches the text as written.
     text = " " + source.text[1:] if source.text.startswith("\ufeff") else source.text
-    tables = _tables()
     while True:
         try:
             with collector_paused():
                 tree = _parser().parse(text)
-        except tables.UnexpectedInput as error:
-            diagnostic = syntax_diagnostic(source, error, tables)
+        except UnexpectedInput as error:
+            diagnostic = syntax_diagnostic(source, error)
             diagnostics.append(diagnostic)
             retry = _blank_line(text, diagnostic.span.start)
             ends_pass = diagnostic.code in ("PD003", "PD006") or len(diagnostics) >= _MAX_SYNTAX_ERRORS
@@ -224,7 +220,7 @@ def parse_statements(source: Source) -> tuple[Section | None, list[Diagnostic]]:
                 return None, diagnostics
             text = retry
             continue
-        builder = _TreeToStatements(source, tables.Tree)
+        builder = _TreeToStatements(source)
         with collector_paused():
             section = builder.transform(tree)
         diagnostics.extend(builder.diagnostics)
@@ -261,15 +257,13 @@ class _TreeToStatements:
     made a new wrapper of the method for every node and offered every token to a method
     that does not exist, a third of a 10,000-line study's parse."""
 
-    def __init__(self, source: Source, tree_class: type) -> None:
+    def __init__(self, source: Source) -> None:
         self.source = source
         self.diagnostics: list[Diagnostic] = []
         self._methods: dict[str, Any] = {}
-        self._tree = tree_class
 
     def transform(self, tree: Tree) -> Any:
-        node = self._tree
-        children = [self.transform(child) if isinstance(child, node) else child for child in tree.children]
+        children = [self.transform(child) if isinstance(child, Tree) else child for child in tree.children]
         method = self._methods.get(tree.data)
         if method is None:
             method = self._methods[tree.data] = getattr(self, tree.data)

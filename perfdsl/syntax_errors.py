@@ -8,17 +8,14 @@ stops a word or two after it.
 from __future__ import annotations
 
 import re
-from types import ModuleType
-from typing import TYPE_CHECKING
+
+from lark import Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from perfdsl import codes
 from perfdsl.diagnostics import Diagnostic, suggest
 from perfdsl.quantity import known_units
 from perfdsl.source import Source, Span
-
-if TYPE_CHECKING:
-    from lark import Token
-    from lark.exceptions import UnexpectedInput
 
 _EXPECTED_WORDS = {
     "NAME": "a name",
@@ -73,12 +70,10 @@ def _describe_token(token: Token) -> str:
     return f"`{token.value}`"
 
 
-def syntax_diagnostic(source: Source, error: UnexpectedInput, tables: ModuleType) -> Diagnostic:
-    """Lark's exception as a diagnostic: what was expected, in words, and a help line.
-
-    `tables` is the parser's module (`perfdsl.parser_cache`), whose exception classes it raised."""
+def syntax_diagnostic(source: Source, error: UnexpectedInput) -> Diagnostic:
+    """Lark's exception as a diagnostic: what was expected, in words, and a help line."""
     entry = codes.CODES
-    if isinstance(error, tables.UnexpectedCharacters):
+    if isinstance(error, UnexpectedCharacters):
         char = source.text[error.pos_in_stream] if error.pos_in_stream < len(source.text) else ""
         span = Span(error.pos_in_stream, error.pos_in_stream + 1)
         if char == '"':
@@ -100,7 +95,7 @@ def syntax_diagnostic(source: Source, error: UnexpectedInput, tables: ModuleType
             label=f"expected {_describe_expected(set(error.allowed or ()))}",
             help="remove the character, or quote the text if it belongs in a string",
         )
-    assert isinstance(error, tables.UnexpectedToken)
+    assert isinstance(error, UnexpectedToken)
     token = error.token
     expected = set(error.expected or ())
     if token.type == "$END" and expected == {"STUDY"}:

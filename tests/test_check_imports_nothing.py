@@ -78,23 +78,23 @@ def test_sentinel_does_mark_an_import(tmp_path: Path) -> None:
 
 
 # What `perfdsl check` of a study that runs its own kernels must not load: the run and
-# report stages' heavy dependencies, Lark itself once the parser is kept (the kept
-# parser carries its own copy of Lark's parsing code), and the import readers and
-# plan records that only an imported study or a run needs.
+# report stages' heavy dependencies, and the import readers and plan records that only
+# an imported study or a run needs.
 NOT_ON_THE_CHECK_PATH = (
     "numpy",
     "numba",
     "scipy",
     "weasyprint",
     "matplotlib",
-    "lark",
     "perfdsl.imports.registry",
     "perfdsl.bundle.plan",
     "perfdsl.plan",
 )
 
 
-def test_check_of_a_study_loads_none_of_the_heavy_modules(tmp_path: Path) -> None:
+def test_check_of_a_study_loads_none_of_the_heavy_modules_and_writes_nothing(tmp_path: Path) -> None:
+    """The parser's tables are shipped (perfdsl/parser_tables.py): no cache is written, neither
+    in the user's home nor in the temporary directory, where Lark's `cache=True` kept them."""
     probe = (
         "import contextlib, io, sys\n"
         "from perfdsl.cli import main\n"
@@ -102,10 +102,12 @@ def test_check_of_a_study_loads_none_of_the_heavy_modules(tmp_path: Path) -> Non
         f"    status = main(['check', {str(ROOT / 'studies' / 'rmsnorm_fusion.perf')!r}])\n"
         f"print(status, [m for m in {NOT_ON_THE_CHECK_PATH!r} if m in sys.modules])"
     )
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
-    # The first start generates and keeps the parser (importing Lark to do it); the second reads it.
-    for expected in ("0 ['lark']", "0 []"):
-        result = subprocess.run(
-            [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120, check=False
-        )
-        assert result.stdout.strip() == expected, result.stdout + result.stderr
+    home, temporary = tmp_path / "home", tmp_path / "tmp"
+    home.mkdir()
+    temporary.mkdir()
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"), "TMPDIR": str(temporary)}
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert result.stdout.strip() == "0 []", result.stdout + result.stderr
+    assert [*home.rglob("*"), *temporary.rglob("*")] == []
