@@ -17,9 +17,9 @@ from pathlib import Path
 
 from perfdsl import codes
 from perfdsl import vocabulary as words
+from perfdsl.parser_tables import grammar_text
 from perfdsl.quantity import SCALE_PERIODS, SCALE_RESOURCES, known_units, lookup_unit
 from perfdsl.schema import EVIDENCE_KINDS, SCHEMAS, STUDY_SECTIONS, STUDY_SETTINGS, Spec
-from perfdsl.syntax import grammar_text
 
 # How each section is opened, where it takes more than its keyword.
 _OPENED = {

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from functools import cache
-from pathlib import Path
 from typing import Any, Union
 
 import attrs
@@ -40,7 +39,7 @@ from perfdsl.nodes import (
     Text,
     TupleExpr,
 )
-from perfdsl.parser_tables import load_parser
+from perfdsl.parser_tables import PARSER_OPTIONS, grammar_text, load_parser
 from perfdsl.quantity import Quantity, UnknownUnit, lookup_unit
 from perfdsl.source import Source, Span
 from perfdsl.syntax_errors import syntax_diagnostic
@@ -120,19 +119,6 @@ Statement = Union[  # noqa: UP007
 # ---------------------------------------------------------------- the parser
 
 
-def grammar_text() -> str:
-    """The grammar, shipped inside the package or read from the source tree.
-
-    A path beside this file, not `importlib.resources`: the package is always
-    installed as files, and the resource readers cost `perfdsl check` ~5 ms.
-    """
-    package = Path(__file__).resolve().parent
-    packaged = package / "grammar" / "perf.lark"
-    if not packaged.is_file():
-        packaged = package.parent / "grammar" / "perf.lark"
-    return packaged.read_text(encoding="utf-8")
-
-
 class _StatementBreaks:
     """Post-lexer: newlines end statements only where a statement can end.
 
@@ -157,14 +143,6 @@ class _StatementBreaks:
                 depth = max(0, depth - 1)
             previous = kind
             yield token
-
-
-PARSER_OPTIONS = {
-    "parser": "lalr",
-    "lexer": "contextual",
-    "propagate_positions": True,
-    "maybe_placeholders": True,
-}
 
 
 @cache
