@@ -138,7 +138,7 @@ def test_evaluate_recomputes_each_probe_decision_bit_for_bit(tmp_path: Path) -> 
         assert (record.decision, record.decided_at) == (result.decision, result.decided_at)
         assert result.decision == "pass" and result.decided_at == 700
         recorded = read_probe_csv(path / record.records)["scheduled_ns"].size
-        assert result.n == recorded == 700
+        assert result.n == recorded >= 700  # those in flight at the deciding look too
     assert evaluation.probe_rule == load.probe_rule
 
 
