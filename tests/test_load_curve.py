@@ -198,3 +198,15 @@ def test_a_monotone_curve_keeps_its_confirmed_goodput() -> None:
     points = [probe(0, 500), probe(1, 1000), probe(2, 1000), probe(3, 1500, p99=False)]
     g = goodput("baseline", points)
     assert (g.goodput, g.failing, g.confirmed, g.passed_above) == (1000, 1500, True, ())
+
+
+def test_a_probe_undecided_at_its_cap_leaves_the_bracket_open_above_the_goodput() -> None:
+    """It is not passed, so no goodput rests on it, but it did not show the p99 over the SLO."""
+    undecided = probe(2, 800, p99=False)
+    undecided = attrs.evolve(undecided, result=attrs.evolve(undecided.result, decision="open"))
+    g = goodput("baseline", [probe(0, 400), probe(1, 400), undecided])
+    assert (g.goodput, g.failing, g.lower_bound) == (400, None, True)
+    assert g.limited_by == ("p99 undecided",)
+    decided = attrs.evolve(undecided, result=attrs.evolve(undecided.result, decision="fail"))
+    g = goodput("baseline", [probe(0, 400), probe(1, 400), decided])
+    assert (g.goodput, g.failing, g.limited_by) == (400, 800, ("p99",))

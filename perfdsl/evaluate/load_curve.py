@@ -41,11 +41,7 @@ import attrs
 import numpy as np
 
 from perfdsl.bundle.arms import ARMS
-from perfdsl.bundle.evaluation.load import (
-    CurvePoint,
-    Goodput,
-    LoadEvaluation,
-)
+from perfdsl.bundle.evaluation.load import CurvePoint, Goodput, LoadEvaluation, RateResult
 from perfdsl.bundle.load import LoadProbeRecord, LoadRecord, read_probe_csv
 from perfdsl.bundle.stopping import ProbeRule
 from perfdsl.evaluate.inputs import BundleInputs
@@ -90,6 +86,10 @@ def _bracket(arm: Goodput) -> GoodputBracket:
     return GoodputBracket(arm.goodput, math.inf if arm.failing is None else arm.failing, arm.confirmed)
 
 
+UNDECIDED = "open"
+"""A sequential probe's decision when it reached its cap undecided (`stats.sequential.proportion`)."""
+
+
 def goodput(arm: str, points: list[CurvePoint]) -> Goodput:
     """The highest rate below the lowest failing one at which every probe passed (preferring
     one that passed twice), and that failing rate, which closes its bracket.
@@ -132,7 +132,17 @@ def _system_failure(point: CurvePoint) -> bool:
     neither failure is evidence about the system.
     """
     r = point.result
-    return r is not None and not _generator_limited(point) and not (r.p99_ok and r.throughput_ok)
+    return r is not None and not _generator_limited(point) and not (r.throughput_ok and _p99_not_refuted(r))
+
+
+def _p99_not_refuted(result: RateResult) -> bool:
+    """The p99 passed, or a sequential probe stopped at its cap still undecided.
+
+    An undecided probe is not passed (no goodput rests on it), but it did not show the
+    p99 over the SLO either: it cannot close a goodput's bracket, which would then read
+    as a capacity the search had found where its probes merely ran out of evidence.
+    """
+    return result.p99_ok or result.decision == UNDECIDED
 
 
 def _criteria(failed: list[CurvePoint]) -> tuple[str, ...]:
@@ -143,10 +153,14 @@ def _criteria(failed: list[CurvePoint]) -> tuple[str, ...]:
         checks = (
             (("no requests recorded", False),)
             if r is None
-            else (("p99", r.p99_ok), ("throughput", r.throughput_ok), ("generator lag", r.lag_ok))
+            else (
+                ("p99 undecided" if r.decision == UNDECIDED else "p99", r.p99_ok),
+                ("throughput", r.throughput_ok),
+                ("generator lag", r.lag_ok),
+            )
         )
         names += [name for name, ok in checks if not ok and name not in names]
-    order = ("p99", "throughput", "generator lag", "no requests recorded")
+    order = ("p99", "p99 undecided", "throughput", "generator lag", "no requests recorded")
     return tuple(sorted(names, key=order.index))
 
 
