@@ -77,6 +77,9 @@ class _Quiet:
     def finish_step(self, key: str, stop: object = None) -> None:
         pass
 
+    def look(self, key: str, current: object, needed: int) -> None:
+        pass
+
 
 @pytest.mark.slow  # compiles and times the study's application in process: about 10 s of CPU
 def test_the_application_hands_back_its_request_samples_as_a_kernel_shape_does() -> None:
