@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -261,10 +262,22 @@ def test_only_an_error_raised_reading_a_record_is_the_files_fault() -> None:
 # --- perfdsl matrix: matrix files and matrix directories the fuzzer corrupted -----------------
 
 
+@pytest.fixture(scope="module", name="matrix_ran_once")
+def matrix_ran_once_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One matrix run to the end with the stand-in python (a second a run): each test edits a copy."""
+    root = tmp_path_factory.mktemp("matrix") / "seed"
+    run_fake_matrix(root)
+    return root
+
+
 @pytest.fixture(name="ran_matrix")
-def ran_matrix_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path]:
+def ran_matrix_fixture(
+    matrix_ran_once: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, Path, Path]:
     """A matrix run to the end with the stand-in python: its file, its --dir, its state.json."""
-    spec, base = run_fake_matrix(tmp_path / "seed")
+    root = tmp_path / "seed"
+    shutil.copytree(matrix_ran_once, root)
+    spec, base = root / "fuzz.matrix.toml", root / "matrices"
     fake_cells(monkeypatch, tmp_path / "runs.log")
     (directory,) = base.iterdir()
     return spec, base, directory / "state.json"
