@@ -63,12 +63,15 @@ def _times(commands: dict[str, Command], runs: int) -> dict[str, list[float]]:
     return times
 
 
-def startup(tree: Path, runs: int) -> dict[str, list[float]]:
+def startup(tree: Path, bare: Path, runs: int) -> dict[str, list[float]]:
     """`perfdsl check` of the bundled study beside the interpreter's own start-up.
 
     "bytecode compiled every run" runs `tree`, a copy of perfdsl without
     __pycache__, under PYTHONDONTWRITEBYTECODE=1, as a development shell that
     sets it does (`-m` finds the package in the working directory first).
+    "tables not shipped" runs `bare`, a copy without perfdsl/parser_data.py: the
+    parser is built from the grammar at every start, as after an edit of the
+    grammar until the tables are rebuilt.
     """
     check = [*PERFDSL, "check", str(STUDY)]
     return _times(
@@ -83,17 +86,10 @@ def startup(tree: Path, runs: int) -> dict[str, list[float]]:
             ),
             "python -m perfdsl check": (check, _environment(), ROOT),
             "bytecode compiled every run": (check, _environment(PYTHONDONTWRITEBYTECODE="1"), tree),
+            "tables not shipped": (check, _environment(), bare),
         },
         runs,
     )
-
-
-def tables_built_ms(tree: Path, runs: int) -> list[float]:
-    """`perfdsl check` from `tree`, a copy of perfdsl without its shipped tables: the parser is built
-    from the grammar at every start (after an edit of the grammar, until the tables are rebuilt)."""
-    (tree / "perfdsl" / "parser_data.py").unlink()
-    check = [*PERFDSL, "check", str(STUDY)]
-    return _times({"tables not shipped": (check, _environment(), tree)}, runs)["tables not shipped"]
 
 
 def _pth_modules() -> set[str]:
@@ -173,11 +169,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=21, help="fresh processes per start-up figure")
     args = parser.parse_args()
     print(f"{_load()} (a shared machine: compare the ratios within this run, not the times across runs)")
-    with tempfile.TemporaryDirectory() as tree:
-        for part in ("perfdsl", "grammar"):
-            shutil.copytree(ROOT / part, Path(tree) / part, ignore=shutil.ignore_patterns("__pycache__"))
-        times = startup(Path(tree), args.runs)
-        times["tables not shipped (parser built)"] = tables_built_ms(Path(tree), max(3, args.runs // 4))
+    with tempfile.TemporaryDirectory() as directory:
+        tree, bare = Path(directory) / "tree", Path(directory) / "bare"
+        for copy in (tree, bare):
+            for part in ("perfdsl", "grammar"):
+                shutil.copytree(ROOT / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+        (bare / "perfdsl" / "parser_data.py").unlink()
+        times = startup(tree, bare, args.runs)
     print(f"start-up, `perfdsl check {STUDY.relative_to(ROOT)}`, fresh processes interleaved:")
     for name, ms in times.items():
         print(f"  {name:<30} median {statistics.median(ms):5.0f} ms, min {min(ms):5.0f} ms ({len(ms)} runs)")
