@@ -210,3 +210,19 @@ def test_a_probe_undecided_at_its_cap_leaves_the_bracket_open_above_the_goodput(
     decided = attrs.evolve(undecided, result=attrs.evolve(undecided.result, decision="fail"))
     g = goodput("baseline", [probe(0, 400), probe(1, 400), decided])
     assert (g.goodput, g.failing, g.limited_by) == (400, 800, ("p99",))
+
+
+def test_two_goodputs_bounded_only_by_undecided_probes_say_so() -> None:
+    def undecided(index: int, rate: float) -> CurvePoint:
+        point = probe(index, rate, p99=False)
+        return attrs.evolve(point, result=attrs.evolve(point.result, decision="open"))
+
+    arms = (
+        goodput("baseline", [probe(0, 400), probe(1, 400), undecided(2, 800)]),
+        goodput("change", [probe(0, 500), probe(1, 500), undecided(2, 900)]),
+    )
+    load = compare_arms(SLO, 0.99, arms)
+    assert load.capacity is None
+    assert "the probes above the baseline and the change's stayed undecided at the cap" in (
+        load.capacity_missing or ""
+    )

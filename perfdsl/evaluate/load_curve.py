@@ -71,9 +71,15 @@ def compare_arms(slo: float, percentile: float, arms: tuple[Goodput, ...]) -> Lo
     elif change.goodput <= 0:
         missing = "the change passed at no rate: no load is served at the SLO"
     elif base.lower_bound and change.lower_bound:
+        undecided = [g.arm for g in (base, change) if "p99 undecided" in g.limited_by]
+        why = (
+            f": the probes above the {' and the '.join(undecided)}'s stayed undecided at the cap"
+            if undecided
+            else ""
+        )
         missing = (
             "neither goodput is a capacity (no rate above either failed on the SLO or on "
-            "throughput), so their ratio says nothing about the change"
+            f"throughput{why}), so their ratio says nothing about the change"
         )
     else:
         cap = capacity(base.goodput, change.goodput)
