@@ -135,8 +135,9 @@ def compare_to(baseline: Path, change: Path) -> str:
 
 
 def pyperf_verdict(compared: str) -> str:
-    """`pyperf compare_to`'s call in this script's words: its "Not significant!" is its no-change call."""
-    if "Not significant" in compared:
+    """`pyperf compare_to`'s call in this script's words: its no-change call is "Not significant!"
+    or, for a single benchmark, "Benchmark hidden because not significant"."""
+    if "not significant" in compared.lower():
         return "no meaningful change"
     if "slower" in compared:
         return "slower"
