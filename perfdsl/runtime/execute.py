@@ -63,7 +63,7 @@ from perfdsl.runtime.machine_state import (
     thread_affinity,
     usable_cores,
 )
-from perfdsl.runtime.memory import BuffersTooLarge, available_bytes, buffer_cost, check_fits
+from perfdsl.runtime.memory import BuffersTooLarge, available_bytes, check_fits, operation_cost, peak
 from perfdsl.runtime.progress import RunProgress
 from perfdsl.runtime.resolve import (
     Resolved,
@@ -118,9 +118,12 @@ def execute(
         else None
     )
     try:
-        references = {name: r.reference for name, r in resolved.items()}
-        cost = buffer_cost(plan, references, roof, target.rotation_bytes())
-        said = check_fits(cost, available_bytes(), plan.study_path)
+        # Each worker's RLIMIT_AS takes its operation's estimate from here: drawn once, in the parent.
+        costs = {
+            op.name: operation_cost(plan, op, resolved[op.name].reference, roof, target.rotation_bytes())
+            for op in plan.operations
+        }
+        said = check_fits(peak(costs.values()), available_bytes(), plan.study_path)
     except BuffersTooLarge as error:
         raise RunError(str(error)) from None
     progress(said)
@@ -132,11 +135,17 @@ def execute(
     )
     progress(_pinned(pinning))
     sessions: dict[str | None, Session] = {
-        op.name: Session(Job(plan, target.name, op.name, 2 * limits.call_s, pinning), limits, progress)
+        op.name: Session(
+            Job(plan, target.name, op.name, 2 * limits.call_s, pinning, costs[op.name]), limits, progress
+        )
         for op in plan.operations
     }
     if application is not None:
-        sessions[None] = Session(Job(plan, target.name, None, 2 * limits.call_s, pinning), limits, progress)
+        # The application's worker serves the first operation's arms (`worker._Server`).
+        first = next(iter(costs.values()), None)
+        sessions[None] = Session(
+            Job(plan, target.name, None, 2 * limits.call_s, pinning, first), limits, progress
+        )
     try:
         progress("calibrating: a few calls of every arm at every shape, to estimate the run's length")
         progress.announce(_calibrate(plan, sessions))

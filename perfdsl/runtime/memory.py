@@ -31,7 +31,7 @@ buffers, so the peak is the largest shape's.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -135,7 +135,11 @@ def buffer_cost(
 ) -> BufferCost | None:
     """The run's peak: the largest of its operations' (`references` by operation name), or None
     when the plan has no shape."""
-    costs = [operation_cost(plan, op, references[op.name], roof, rotation_bytes) for op in plan.operations]
+    return peak(operation_cost(plan, op, references[op.name], roof, rotation_bytes) for op in plan.operations)
+
+
+def peak(costs: Iterable[BufferCost | None]) -> BufferCost | None:
+    """The largest of these operations' costs: operations run one after another."""
     return max((c for c in costs if c is not None), key=lambda c: c.peak_bytes, default=None)
 
 

@@ -49,7 +49,7 @@ from perfdsl.bundle.sampling import BlockReading
 from perfdsl.bundle.stopping import StopRecord
 from perfdsl.runtime.estimate import Calibration, step_key
 from perfdsl.runtime.machine_state import Pinning, pin_thread, thread_affinity
-from perfdsl.runtime.memory import BufferCost, operation_cost
+from perfdsl.runtime.memory import BufferCost
 from perfdsl.runtime.resolve import resolve_operation, resolve_reference, resolve_roof
 from perfdsl.runtime.settings import kernel_settings
 from perfdsl.runtime.targets import Timed
@@ -81,6 +81,10 @@ class Job:
     """The correctness check's own wait; longer than the parent's limit, which acts first."""
     pinning: Pinning | None = None
     """The cores the worker runs on, and its load generator's (`runtime.machine_state`)."""
+    buffers: BufferCost | None = None
+    """The parent's estimate of this worker's operation's buffers (`memory.operation_cost`, the
+    one the run's refusal up front took): the worker's RLIMIT_AS follows it, and the inputs it
+    is measured on are not drawn a second time here. None: no shape to time."""
 
 
 @attrs.frozen
@@ -177,10 +181,7 @@ class _Server:
 
     def _limit_memory(self) -> int:
         """Cap the address space at what is in use now, plus the buffers' estimate, plus margins."""
-        cost = operation_cost(
-            self.plan, self.operation, self.resolved.reference, self.roof, self.target.rotation_bytes()
-        )
-        limit = memory_limit(_address_space_bytes(), cost)
+        limit = memory_limit(_address_space_bytes(), self.job.buffers)
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
