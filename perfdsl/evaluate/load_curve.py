@@ -71,7 +71,7 @@ def compare_arms(slo: float, percentile: float, arms: tuple[Goodput, ...]) -> Lo
     elif change.goodput <= 0:
         missing = "the change passed at no rate: no load is served at the SLO"
     elif base.lower_bound and change.lower_bound:
-        undecided = [g.arm for g in (base, change) if "p99 undecided" in g.limited_by]
+        undecided = [g.arm for g in (base, change) if P99_UNDECIDED in g.limited_by]
         why = (
             f": the probes above the {' and the '.join(undecided)}'s stayed undecided at the cap"
             if undecided
@@ -94,6 +94,8 @@ def _bracket(arm: Goodput) -> GoodputBracket:
 
 UNDECIDED = "open"
 """A sequential probe's decision when it reached its cap undecided (`stats.sequential.proportion`)."""
+P99_UNDECIDED = "p99 undecided"
+"""What limits a goodput whose next rate's probes reached their cap undecided."""
 
 
 def goodput(arm: str, points: list[CurvePoint]) -> Goodput:
@@ -160,13 +162,13 @@ def _criteria(failed: list[CurvePoint]) -> tuple[str, ...]:
             (("no requests recorded", False),)
             if r is None
             else (
-                ("p99 undecided" if r.decision == UNDECIDED else "p99", r.p99_ok),
+                (P99_UNDECIDED if r.decision == UNDECIDED else "p99", r.p99_ok),
                 ("throughput", r.throughput_ok),
                 ("generator lag", r.lag_ok),
             )
         )
         names += [name for name, ok in checks if not ok and name not in names]
-    order = ("p99", "p99 undecided", "throughput", "generator lag", "no requests recorded")
+    order = ("p99", P99_UNDECIDED, "throughput", "generator lag", "no requests recorded")
     return tuple(sorted(names, key=order.index))
 
 
