@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 import attrs
 import numpy as np
 
-from perfdsl.bundle.application import OutputRecord
+from perfdsl.bundle.application import ModelLevelArm, OutputRecord
 from perfdsl.kernel import AppContext, Application, Reference, Shape, Variant
 from perfdsl.runtime.targets import Target, is_poison
 from perfdsl.runtime.timing import describe_error, seeded_rng
@@ -77,20 +77,6 @@ class CorrectnessResult:
     def failures(self) -> tuple[Case, ...]:
         """The cases that failed, in the order they ran."""
         return tuple(c for c in self.cases if not c.passed)
-
-
-@attrs.frozen
-class ApplicationComparison:
-    """The application's output with the variant against its float64 run with the reference."""
-
-    application: str
-    variant: str
-    target: str
-    shape: tuple[tuple[str, int], ...]
-    seed: int
-    passed: bool
-    output: OutputRecord | None
-    message: str
 
 
 class _Worker:
@@ -317,15 +303,17 @@ def compare_application(
     dtype: Any,
     tolerances: Mapping[str, float],
     timeout_s: float = DEFAULT_TIMEOUT_S,
-) -> ApplicationComparison:
+) -> ModelLevelArm:
     """Model-level evaluation: the application with `variant` on `target` against its
-    float64 run on the CPU with the reference in place of the operation."""
+    float64 run on the CPU with the reference in place of the operation.
+
+    The bundle's own record, judged on this arm's output alone; the application's
+    comparison of the arms (`end_to_end`) amends `passed` and `message` with the
+    change against the baseline."""
     key = tuple((k, int(shape[k])) for k in sorted(shape))
 
-    def result(passed: bool, output: OutputRecord | None, message: str) -> ApplicationComparison:
-        return ApplicationComparison(
-            application.name, variant.name, target.name, key, seed, passed, output, message
-        )
+    def result(passed: bool, output: OutputRecord | None, message: str) -> ModelLevelArm:
+        return ModelLevelArm(application.name, variant.name, target.name, key, seed, passed, output, message)
 
     runs = (
         (f"with `{variant.name}`", target.name, lambda: target.op(variant), dtype),

@@ -148,7 +148,7 @@ def measure_share(
     return {arm: ArmShare(tuple(totals[arm]), tuple(ops[arm]), tuple(rounds_of[arm])) for arm in requests}
 
 
-def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> ModelLevelRecord:
+def model_level(comparisons: dict[str, ModelLevelArm], tolerances: dict[str, float]) -> ModelLevelRecord:
     """Judge the application's outputs against its float64 run, relative to the baseline.
 
     The application's own arithmetic in the workload's dtype differs from its
@@ -178,14 +178,9 @@ def model_level(comparisons: dict[str, Any], tolerances: dict[str, float]) -> Mo
         if value is None or value > tolerances[metric]
     ]
     arms = {
-        arm: ModelLevelArm(
-            application=c.application,
-            variant=c.variant,
-            target=c.target,
-            shape=tuple(c.shape),
-            seed=c.seed,
+        arm: attrs.evolve(
+            c,
             passed=arm not in broken and (arm != "change" or not failed),
-            output=c.output,
             message=broken.get(arm) or ("; ".join(failed) if arm == "change" else ""),
         )
         for arm, c in comparisons.items()
