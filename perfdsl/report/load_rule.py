@@ -9,6 +9,7 @@ a probe's requests were a stated count or ran until the question was decided.
 from __future__ import annotations
 
 from perfdsl.bundle.evaluation.load import LoadEvaluation, RateResult
+from perfdsl.bundle.stopping import PROBE_FALSE_PASSES
 from perfdsl.report import formatting as fmt
 
 
@@ -22,14 +23,16 @@ def p99_check(load: LoadEvaluation) -> str:
             "load are serially correlated, so n / tau of them count, tau measured per probe"
         )
     share = fmt.percent(1.0 - rule.percentile)
+    measured = ", ".join(
+        f"{fmt.percent(passes / probes, 2)} for {scenario}" for scenario, passes, probes in PROBE_FALSE_PASSES
+    )
     return (
         f"{slo}, decided sequentially: after every {rule.window} requests a one-sided test of "
         f"the share of requests over the SLO against {share}, over their effective number "
         "n / tau (latencies under load are serially correlated; tau measured on the requests "
         "so far), stops the probe when it shows the share below (a pass) or above (a fail), "
         f"with the chance of a false pass stated at {fmt.percent(1.0 - rule.confidence)} however "
-        "often it looked (by simulation: within it for a queue near saturation, about 5 % for "
-        "latencies that drift over hundreds of requests); a probe still open at "
+        f"often it looked (by simulation: {measured}); a probe still open at "
         f"{fmt.count(rule.max_requests)} requests is not passed"
     )
 
