@@ -120,8 +120,12 @@ def _bundle_of_probes(
             )
         )
     with BundleWriter(tmp_path, "study") as bundle:
-        records = tuple(load_search.probe_record(bundle, probe) for _, probe in probes)
-        load = LoadRecord("poisson", 0, slo, 0.99, records, probe_rule=rule)
+        entries = []
+        for _, probe in probes:
+            entry, requests = load_search.probe_record(probe)
+            bundle.write_csv(requests.path, *requests.rows())
+            entries.append(entry)
+        load = LoadRecord("poisson", 0, slo, 0.99, tuple(entries), probe_rule=rule)
         bundle.write_json("load.json", load.to_json())
     return bundle.path, load, [result for result, _ in probes]
 

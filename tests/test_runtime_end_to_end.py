@@ -57,16 +57,6 @@ def test_the_share_pass_alternates_the_arms_on_the_timed_requests() -> None:
     assert [set(t) for t in turns] == [{"baseline"}, {"change"}] * SHARE_ROUNDS
 
 
-class _Files:
-    """What the application writes into the bundle itself: the paths, in order."""
-
-    def __init__(self) -> None:
-        self.paths: list[str] = []
-
-    def write_csv(self, path: str, header: object, rows: object) -> None:
-        self.paths.append(path)
-
-
 class _Quiet:
     def __call__(self, message: str) -> None:
         pass
@@ -84,7 +74,7 @@ class _Quiet:
 @pytest.mark.slow  # compiles and times the study's application in process: about 10 s of CPU
 def test_the_application_hands_back_its_request_samples_as_a_kernel_shape_does() -> None:
     # The samples come back as the bundle's records for the caller to write, as `sample` returns a
-    # shape's: nothing of them is written on the way (there is no load here, so nothing at all).
+    # shape's, and so would the load probes' records (there is no load here, so there are none).
     import attrs
 
     from perfdsl.bundle.sampling import SAMPLE_COLUMNS
@@ -101,11 +91,10 @@ def test_the_application_hands_back_its_request_samples_as_a_kernel_shape_does()
     assert app is not None
     (operation,) = (op for op in planned.operations if op.name in app.uses)
     application = resolve_reference(app.entry, Application, planned, app.line)
-    files = _Files()
-    record, sampled = run_application(
-        planned, application, resolve_operation(planned, operation), make_target("cpu"), files, _Quiet(), True
+    record, sampled, probes = run_application(
+        planned, application, resolve_operation(planned, operation), make_target("cpu"), _Quiet(), True
     )
-    assert files.paths == []
+    assert probes == ()
     assert sampled is not None and record.samples == "samples/application.csv"
     assert sampled.rows()[0] == SAMPLE_COLUMNS and {s.arm for s in sampled.samples} == {"baseline", "change"}
     assert record.timing is not None and record.timing.blocks == sampled.timing.blocks

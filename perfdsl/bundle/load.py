@@ -25,6 +25,25 @@ PROBE_COLUMNS = ("scheduled_ns", "issued_ns", "started_ns", "completed_ns", "ok"
 """A probe CSV's header: one row per request, its times in nanoseconds, `ok` as 0 or 1."""
 
 
+@attrs.frozen
+class ProbeRequests:
+    """One probe's per-request records, row by row as its CSV holds them.
+
+    The load search runs in the application's worker; it hands these back with the
+    results.json entry that names their file, and the parent writes them as it
+    writes a shape's samples (`rows` is the same writer's input as `Sampled.rows`).
+    """
+
+    path: str
+    """The CSV's path inside the bundle: the `records` of its `LoadProbeRecord`."""
+    requests: tuple[tuple[int, int, int, int, int], ...]
+    """One tuple per request, in PROBE_COLUMNS' order."""
+
+    def rows(self) -> tuple[tuple[str, ...], tuple[tuple[int, int, int, int, int], ...]]:
+        """The CSV's header and rows."""
+        return PROBE_COLUMNS, self.requests
+
+
 def read_probe_csv(path: Path) -> dict[str, np.ndarray]:
     """A probe CSV's columns by name, as int64 arrays."""
     rows = read_typed_csv(path, dict.fromkeys(PROBE_COLUMNS, int))

@@ -30,7 +30,7 @@ from perfdsl.bundle.application import (
     ModelLevelArm,
     ModelLevelRecord,
 )
-from perfdsl.bundle.load import LoadRecord
+from perfdsl.bundle.load import LoadRecord, ProbeRequests
 from perfdsl.bundle.plan import Plan, TimingPlan
 from perfdsl.bundle.sampling import ApplicationTiming
 from perfdsl.kernel import AppContext, Application, Variant
@@ -198,17 +198,16 @@ def run_application(
     application: Application,
     resolved: Any,
     target: Target,
-    bundle: Any,
     progress: Progress,
     correctness_passed: bool,
     pinning: Pinning | None = None,
-) -> tuple[ApplicationRecord, Sampled | None]:
-    """All end-to-end evidence for the plan's application, and its request samples (None: not timed).
+) -> tuple[ApplicationRecord, Sampled | None, tuple[ProbeRequests, ...]]:
+    """All end-to-end evidence for the plan's application, its request samples (None: not
+    timed) and the load probes' per-request records.
 
-    The request samples come back as the kernels' do, the bundle's records for
-    the caller to write at the record's `samples` path; the load probes' raw
-    records go into `bundle`. `pinning` puts the load generator's thread on
-    its own core (`runtime.machine_state`).
+    The samples and the probes' records come back as the kernels' samples do, the
+    bundle's records for the caller to write at the paths the record names.
+    `pinning` puts the load generator's thread on its own core (`runtime.machine_state`).
     """
     from perfdsl.runtime.correctness import compare_application
 
@@ -243,7 +242,8 @@ def run_application(
         # The simulator takes seconds per request, and its times would not be evidence anyway.
         reason = f"not timed on {target.name}: its timings are not evidence"
     if reason is not None:
-        return attrs.evolve(entry, samples_missing=reason, share_missing=reason, load_missing=reason), None
+        missing = attrs.evolve(entry, samples_missing=reason, share_missing=reason, load_missing=reason)
+        return missing, None, ()
 
     progress(f"application `{app.name}`: request time")
     timers: dict[str, OpTimer] = {}
@@ -266,13 +266,17 @@ def run_application(
     entry = attrs.evolve(entry, samples="samples/application.csv", timing=timing, share=shares)
 
     if plan.load is None:
-        return attrs.evolve(entry, load_missing="the study declares no load"), record
+        return attrs.evolve(entry, load_missing="the study declares no load"), record, ()
     if plan.load.slo_seconds is not None and slowest > plan.load.slo_seconds:
-        return attrs.evolve(
-            entry,
-            load_missing=f"no rate can meet the SLO: one request alone takes {slowest * 1e3:.3g} ms "
-            f"> {plan.load.slo_seconds * 1e3:.3g} ms",
-        ), record
+        return (
+            attrs.evolve(
+                entry,
+                load_missing=f"no rate can meet the SLO: one request alone takes {slowest * 1e3:.3g} ms "
+                f"> {plan.load.slo_seconds * 1e3:.3g} ms",
+            ),
+            record,
+            (),
+        )
     probes, stopped, searches = search_load(
         requests,
         plan.load,
@@ -285,15 +289,16 @@ def run_application(
     )
     from perfdsl.stats.load import CONFIRMATION_RULE
 
+    entries, probe_requests = zip(*(probe_record(p) for p in probes), strict=True) if probes else ((), ())
     load = LoadRecord(
         arrivals=plan.load.arrivals,
         seed=LOAD_SEED,
         slo_seconds=plan.load.slo_seconds,
         percentile=plan.load.slo_percentile,
-        probes=tuple(probe_record(bundle, probe) for probe in probes),
+        probes=tuple(entries),
         stopped=tuple(stopped),
         rule=CONFIRMATION_RULE,
         searches=tuple(searches),
         probe_rule=probe_rule(plan.load),
     )
-    return attrs.evolve(entry, load=load), record
+    return attrs.evolve(entry, load=load), record, tuple(probe_requests)

@@ -246,18 +246,18 @@ def _application(session: Session, bundle: BundleWriter, passed: bool) -> tuple[
     """The application's evidence from its own worker, or why there is none.
 
     Its request samples are written as a kernel shape's are, from the bundle's
-    records the worker returns; the load probes' files come ready to copy.
+    records the worker returns, and so are the load probes' per-request records.
     """
     try:
-        record, sampled, files = session.call("application", (passed,))
+        record, sampled, probes = session.call("application", (passed,))
     except WorkerDied as died:
         return None, died.failure("application").message
     finally:
         session.close()
     if sampled is not None:
         bundle.write_csv(record.samples, *sampled.rows())
-    for written in files:
-        bundle.write_csv(written.path, written.header, written.rows)
+    for probe in probes:
+        bundle.write_csv(probe.path, *probe.rows())
     return record, None
 
 

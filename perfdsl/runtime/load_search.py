@@ -23,10 +23,10 @@ import attrs
 import numpy as np
 
 from perfdsl.bundle.load import (
-    PROBE_COLUMNS,
     GeneratorLagRecord,
     GoodputSearchRecord,
     LoadProbeRecord,
+    ProbeRequests,
 )
 from perfdsl.bundle.plan import LoadPlan
 from perfdsl.bundle.sampling import LoadReading
@@ -244,20 +244,21 @@ def _start_rate(request: Callable[[], Any], load: LoadPlan, quick: bool) -> floa
     return max(1.0, min(load.rates[0], capacity / 2))
 
 
-def probe_record(bundle: Any, probe: LoadProbe) -> LoadProbeRecord:
-    """Write the probe's per-request records into the bundle; its entry in results.json."""
+def probe_record(probe: LoadProbe) -> tuple[LoadProbeRecord, ProbeRequests]:
+    """The probe's entry in results.json, and its per-request records for the file it names."""
     path = f"load/{probe.arm}-{probe.index:03d}.csv"
     run = probe.run
-    rows = zip(
-        run.scheduled_ns.tolist(),
-        run.issued_ns.tolist(),
-        run.started_ns.tolist(),
-        run.completed_ns.tolist(),
-        run.ok.astype(int).tolist(),
-        strict=True,
+    requests = tuple(
+        zip(
+            run.scheduled_ns.tolist(),
+            run.issued_ns.tolist(),
+            run.started_ns.tolist(),
+            run.completed_ns.tolist(),
+            run.ok.astype(int).tolist(),
+            strict=True,
+        )
     )
-    bundle.write_csv(path, PROBE_COLUMNS, rows)
-    return LoadProbeRecord(
+    entry = LoadProbeRecord(
         arm=probe.arm,
         index=probe.index,
         rate=probe.rate,
@@ -273,3 +274,4 @@ def probe_record(bundle: Any, probe: LoadProbe) -> LoadProbeRecord:
         decision=probe.decision,
         decided_at=probe.decided_at,
     )
+    return entry, ProbeRequests(path, requests)

@@ -44,6 +44,7 @@ from typing import Any
 import attrs
 
 from perfdsl.bundle.arms import ARMS, ROOF_ARMS
+from perfdsl.bundle.load import ProbeRequests
 from perfdsl.bundle.plan import OperationPlan, Plan
 from perfdsl.bundle.sampling import BlockReading
 from perfdsl.bundle.stopping import StopRecord
@@ -85,26 +86,6 @@ class Job:
     """The parent's estimate of this worker's operation's buffers (`memory.operation_cost`, the
     one the run's refusal up front took): the worker's RLIMIT_AS follows it, and the inputs it
     is measured on are not drawn a second time here. None: no shape to time."""
-
-
-@attrs.frozen
-class Written:
-    """A file the worker would have written into the bundle; the parent writes it."""
-
-    path: str
-    header: tuple[str, ...]
-    rows: tuple[tuple[Any, ...], ...]
-
-
-class _Recorder:
-    """Stands in for the bundle writer inside the worker: keeps the load probes' CSVs for the parent."""
-
-    def __init__(self) -> None:
-        self.files: list[Written] = []
-
-    def write_csv(self, path: str, header: Sequence[str], rows: Any) -> None:
-        """Keep the file for the parent (the only kind the load search writes)."""
-        self.files.append(Written(path, tuple(header), tuple(tuple(r) for r in rows)))
 
 
 class _Relay:
@@ -265,27 +246,24 @@ class _Server:
 
     def application(
         self, correctness_passed: bool, relay: _Relay
-    ) -> tuple[Any, Sampled | None, list[Written]]:
+    ) -> tuple[Any, Sampled | None, tuple[ProbeRequests, ...]]:
         """The application's end-to-end evidence, its request samples (as `time` returns a shape's)
-        and the load probes' files."""
+        and the load probes' per-request records."""
         from perfdsl.kernel import Application
         from perfdsl.runtime.end_to_end import run_application
 
         app_plan = self.plan.application
         assert app_plan is not None
         application = resolve_reference(app_plan.entry, Application, self.plan, app_plan.line)
-        recorder = _Recorder()
-        record, sampled = run_application(
+        return run_application(
             self.plan,
             application,
             self.resolved,
             self.target,
-            recorder,
             relay,
             correctness_passed,
             self.job.pinning,
         )
-        return record, sampled, recorder.files
 
 
 def serve(connection: Any, job: Job, marker: Any) -> None:
