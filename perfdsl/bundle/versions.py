@@ -96,7 +96,7 @@ READABLE_PLAN = (None, "perfdsl.plan/2", "perfdsl.plan/3", PLAN)
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/11"
+EVALUATION = "perfdsl.evaluation/12"
 """evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
 not refused but evaluated again (it is derived from the other files), and one of a
 version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
@@ -154,6 +154,9 @@ alone costs a second of a fresh build).
   among `quality`, and `rests_on`, the conclusions timed in that state.
 * `perfdsl.evaluation/11`: each load probe's summary carries the sequential rule's
   `decision` and `decided_at` (null for a fixed probe).
+* `perfdsl.evaluation/12`: each shape's `contention`, per arm the blocks that read the
+  machine's load and how many of them competed with other work: the counts the
+  report's steady-state table printed by judging results.json's block log itself.
 """
 
 
@@ -168,6 +171,7 @@ SUPERSEDED_EVALUATION = (
     "perfdsl.evaluation/8",
     "perfdsl.evaluation/9",
     "perfdsl.evaluation/10",
+    "perfdsl.evaluation/11",
 )
 """Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 

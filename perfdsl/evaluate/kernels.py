@@ -29,7 +29,7 @@ import attrs
 import numpy as np
 
 from perfdsl.bundle.arms import ARMS, EMPTY_ARM, ROOF_ARMS
-from perfdsl.bundle.evaluation.kernels import ArmSummary, OperationResult, ShapeResult
+from perfdsl.bundle.evaluation.kernels import ArmContention, ArmSummary, OperationResult, ShapeResult
 from perfdsl.bundle.evaluation.mechanism import Bandwidth, ShapeMechanism
 from perfdsl.bundle.results import OperationRecord, ShapeRecord
 from perfdsl.bundle.sampling import Block
@@ -142,6 +142,10 @@ def _shape(
         stop=stop,
         stop_agrees=agrees(stop, shape.stop) if stop is not None or shape.stop is not None else None,
         stop_pairs_needed=pairs_the_cap_lacked(stop) if stop is not None else None,
+        contention=tuple(
+            ArmContention(arm, len(judged), sum(flag for _, flag in judged))
+            for arm, judged in quality.block_contention(shape.blocks).items()
+        ),
     )
     return result, ShapeInput(result.label, result.weight, comparison, missing, invalid, pairs)
 

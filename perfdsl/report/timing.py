@@ -12,7 +12,6 @@ from collections.abc import Sequence
 
 from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.kernels import Finding, OperationResult
-from perfdsl.evaluate import quality
 from perfdsl.report import figures, stopping
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext
@@ -148,15 +147,17 @@ def _steady_state(ctx: ReportContext, op: OperationResult, out: Blocks) -> None:
     if record is None:
         return
     rows = []
+    evaluated = {s.label: s for s in (*op.shapes, *op.limits)}
     for shape in record.shapes:
         warm = {w.arm: w for w in shape.warmups}
-        judged = quality.block_contention(shape.blocks)
+        result = evaluated.get(shape.label)
+        busy = {c.arm: c for c in result.contention} if result is not None else {}
         for arm, regime in shape.regimes.items():
             w = warm.get(arm)
             settled = None if w is None else w.settled
             calls = None if w is None else w.calls
             note = " (settled)" if settled is True else " (**never settled**)" if settled is False else ""
-            busy = judged.get(arm, [])
+            arm_busy = busy.get(arm)
             rows.append(
                 [
                     # A limit's shape is timed like the workload's, and judged in the limitations.
@@ -167,7 +168,7 @@ def _steady_state(ctx: ReportContext, op: OperationResult, out: Blocks) -> None:
                         regime, fmt.text(regime)
                     ),
                     fmt.data_size(shape.buffer_bytes.get(arm, 0)),
-                    f"{sum(flag for _, flag in busy)} of {len(busy)}" if busy else fmt.MISSING,
+                    f"{arm_busy.contended} of {arm_busy.read}" if arm_busy else fmt.MISSING,
                 ]
             )
     if not rows:

@@ -116,6 +116,16 @@ class ArmSummary:
 
 
 @attrs.frozen
+class ArmContention:
+    """How many of one arm's blocks at a shape read the machine's load, and how many of
+    them competed with other work (`evaluate.contention.contended_blocks`)."""
+
+    arm: str
+    read: int
+    contended: int
+
+
+@attrs.frozen
 class ShapeResult:
     """One shape of one operation: the comparison (if evidence), quality and mechanism."""
 
@@ -137,6 +147,9 @@ class ShapeResult:
     """Whether that replay is the stop the run recorded (None: the fixed design)."""
     stop_pairs_needed: int | None = None
     """For a stop at the cap: the pairs that would have decided it at the spread measured."""
+    contention: tuple[ArmContention, ...] = ()
+    """Per arm with a block that read the machine's load: the counts the report's steady-state
+    table prints, judged here so that the report reads them and judges nothing."""
 
     @property
     def usable(self) -> Comparison | None:
