@@ -326,6 +326,8 @@ class EndToEndEvidence:
     """How the application is measured, under load where latency is the objective."""
 
     requests: Num | None
+    probe: Name | None
+    """`probe sequential` or `probe fixed`: how each load probe's SLO question is decided."""
     load: Load | None
     slo: Condition | None
     not_run: Text | None

@@ -456,6 +456,7 @@ def _load(study: Study, expected: Expectations, quick: bool) -> LoadPlan | None:
         requests=min(requests, QUICK_REQUESTS) if quick else requests,
         slo_seconds=slo_seconds,
         slo_percentile=percentile,
+        probe=evidence.probe.id if evidence.probe else SEQUENTIAL,
     )
 
 

@@ -225,6 +225,9 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
     },
     "end_to_end": {
         "requests": Spec(COUNT, _count),
+        # `probe sequential` (the default): each load probe stops when its SLO question is
+        # decided, capped above `requests`; `probe fixed`: exactly `requests`, tested once.
+        "probe": Spec(WORD, _word),
         "load": Spec(LOAD, _load),
         "slo": Spec(CONDITION, _condition),
         "not_run": Spec(TEXT, _text),

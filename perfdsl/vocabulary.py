@@ -47,7 +47,8 @@ ERROR_METRICS = ("rel_l2", "abs_l2", "max_rel", "max_abs", "ulp")
 TARGETS = targets.NAMES
 POISONS = ("nan", "inf", "sentinel")
 STOPS = ("fixed", "sequential")
-"""`stop` in `evidence timing`: a stated count of blocks, or until the verdict is decided."""
+"""`stop` in `evidence timing` and `probe` in `evidence end_to_end`: a stated count (of blocks,
+of requests a load probe), or until the verdict (the probe's SLO question) is decided."""
 ARRIVALS = ("poisson", "uniform")
 LIMIT_KINDS = ("regression", "unsupported", "sensitivity", "memory", "risk")
 

@@ -71,7 +71,7 @@ def _stopping_server(capacity: float):
         full = poisson_schedule(rate, warmup + count, seed)
         done = full + np.int64(1_000_000 if rate < capacity else 50_000_000)
         sent = full.size
-        for end in range(warmup + window, full.size + 1, window):
+        for end in range(warmup + window, full.size + 1, window) if stop is not None else ():
             if stop(full[warmup:end], done[warmup:end], np.ones(end - warmup, bool)):
                 sent = end
                 break
@@ -106,3 +106,20 @@ def test_the_search_stops_each_probe_where_it_is_decided(monkeypatch) -> None:
     }
     assert all(p.run.scheduled_ns.size == p.decided_at for p in probes)
     assert searches[0].confirmed and 1400 <= searches[0].goodput < 1500
+
+
+def test_probe_fixed_measures_the_stated_count_and_decides_nothing_early(monkeypatch) -> None:
+    """`probe fixed`: every probe runs its stated requests whole, with no window and no stop, and
+    the run records no sequential rule, so the evaluation takes the one binomial test."""
+    monkeypatch.setattr(load_search, "run_open_loop", _stopping_server(1500.0))
+    plan = LoadPlan("poisson", (400.0,), 2000, 0.025, 0.99, probe="fixed")
+    assert probe_count(plan) == (2000, 100)
+    assert load_search.probe_rule(plan) is None
+    probes, _, searches = load_search.search_load({"baseline": lambda: None}, plan, False)
+    assert {(p.decision, p.decided_at, p.run.scheduled_ns.size) for p in probes} == {(None, None, 2000)}
+    assert searches[0].confirmed and 1400 <= searches[0].goodput < 1500
+
+
+def test_a_fixed_probe_has_at_least_the_requests_its_test_can_pass_on() -> None:
+    # 100 requests could never show p99 within the SLO at 99 %: the one-shot test needs 459.
+    assert probe_count(LoadPlan("poisson", (50.0,), 100, 0.025, 0.99, probe="fixed")) == (459, 10)

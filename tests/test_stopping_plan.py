@@ -93,3 +93,35 @@ def test_a_study_without_a_rule_hashes_as_before_rules_existed() -> None:
     predict = "\n".join(study.source.snippet(span) for span in study.predict_spans)
     assert predict_section_hash(study) == hashlib.sha256(predict.encode("utf-8")).hexdigest()
     assert predict_section_hash(study) == predict_section_hash(_study("repeats 5; threshold 5%; blocks 40"))
+
+
+def _with_probe(word: str) -> Study:
+    text = (ROOT / "studies" / "rmsnorm_cpu.perf").read_text(encoding="utf-8")
+    said = "evidence end_to_end  { requests 1000;"
+    assert said in text
+    parsed = parse(Source("study.perf", text.replace(said, f"{said} probe {word};")))
+    assert parsed.study is not None
+    return parsed.study
+
+
+def test_the_load_probe_rule_goes_to_the_plan_and_only_fixed_is_written() -> None:
+    fixed = plan(_with_probe("fixed"), "cpu", quick=False).load
+    default = plan(_with_probe("sequential"), "cpu", quick=False).load
+    assert fixed is not None and default is not None
+    assert (fixed.probe, default.probe) == (FIXED, SEQUENTIAL)
+    assert fixed.to_json()["probe"] == FIXED
+    # A sequential plan's bytes are those of the plans before the choice existed.
+    assert "probe" not in default.to_json()
+    assert type(default).from_json(default.to_json()) == default
+
+
+@pytest.mark.parametrize(
+    ("word", "code", "said"),
+    [("sometimes", "PD306", "unknown load probe rule `sometimes`")],
+)
+def test_check_refuses_a_probe_rule_it_does_not_know(word: str, code: str, said: str) -> None:
+    from perfdsl.check import check
+
+    found = [(d.code, d.message) for d in check(_with_probe(word))]
+    assert (code, said) in found
+    assert check(_with_probe("fixed")) == check(_with_probe("sequential")) == []

@@ -154,6 +154,10 @@ class LoadPlan(Plain):
     requests: int
     slo_seconds: float | None
     slo_percentile: float
+    probe: str = field(default=SEQUENTIAL, absent=SEQUENTIAL, when=lambda load: load.probe != SEQUENTIAL)
+    """How each probe's SLO question is decided: `sequential` (the default, and what a plan
+    without the key ran) or `fixed`. Written only for `fixed`, so a sequential plan's bytes
+    are those of the plans before the choice existed."""
 
 
 @attrs.frozen

@@ -43,6 +43,7 @@ LINKS = (
     ("mechanism_evidence", evidence),
     ("timing", evidence),
     ("stopping", stopping),
+    ("load_probe", stopping),
     ("end_to_end", end_to_end),
     ("value", end_to_end),
     ("limitations", links),

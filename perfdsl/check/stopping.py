@@ -1,4 +1,5 @@
-"""The stopping rule of kernel timing: a fixed count of blocks, or sequential until decided.
+"""The stopping rules: of kernel timing, a fixed count of blocks or sequential until decided;
+of each load probe (`probe` in `evidence end_to_end`), the same two words.
 
 `stop sequential` measures block pairs from `min_blocks` until the interval is
 decided or `max_blocks` is reached; `stop fixed` (or no `stop`) measures
@@ -38,6 +39,27 @@ def check_stopping(ctx: Context) -> None:
         _sequential(ctx, timing)
     else:
         _fixed(ctx, timing)
+
+
+def check_load_probe(ctx: Context) -> None:
+    """`probe sequential` or `probe fixed` in `evidence end_to_end`, and only where probes run.
+
+    The word picks how each load probe's SLO question is decided (`bundle.plan.LoadPlan.probe`);
+    an imported study's requests were timed by another harness, with no probe to decide.
+    """
+    evidence = ctx.study.end_to_end
+    if evidence is None or evidence.probe is None:
+        return
+    if ctx.study.imported:
+        ctx.report(
+            "PD413",
+            "an imported study cannot choose how its harness decided a load probe",
+            evidence.probe.span,
+            label="the imported files hold what the other harness measured",
+            help="remove `probe`: the imported request times are judged as they are",
+        )
+        return
+    choice(ctx, evidence.probe, STOPS, "load probe rule")
 
 
 def _fixed(ctx: Context, timing: TimingEvidence) -> None:

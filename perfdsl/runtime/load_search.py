@@ -30,7 +30,7 @@ from perfdsl.bundle.load import (
 )
 from perfdsl.bundle.plan import LoadPlan
 from perfdsl.bundle.sampling import LoadReading
-from perfdsl.bundle.stopping import ProbeRule
+from perfdsl.bundle.stopping import FIXED, ProbeRule
 from perfdsl.runtime.contention import read_load
 from perfdsl.runtime.load_generator import LoadRun, run_open_loop
 from perfdsl.runtime.machine_state import Pinning
@@ -59,7 +59,8 @@ QUICK_LOAD_BUDGET_S = 60.0
 def probe_count(load: LoadPlan) -> tuple[int, int]:
     """The most requests a probe measures (its cap) and the warm-up requests it discards before them.
 
-    The study's `requests` is the fixed probe's count: one binomial test after that many.
+    The study's `requests` is the fixed probe's count (`probe fixed`): one binomial test
+    after that many, or after the fewest it can pass on, where the count is smaller.
     Looking after every window costs evidence, so the sequential rule needs more requests
     than the one-shot test to pass with the same misses: 644 against 459 with none, and
     1.25 to 1.35 times as many with one to seven. Its cap is the stated count times the
@@ -71,20 +72,27 @@ def probe_count(load: LoadPlan) -> tuple[int, int]:
     from perfdsl.stats.load import min_completions
     from perfdsl.stats.sequential.proportion import pass_requests
 
-    clean = pass_requests(load.slo_percentile, PROBE_CONFIDENCE)
+    warmup = max(10, load.requests // 20)
     one_shot = min_completions(0, load.slo_percentile, PROBE_CONFIDENCE)
+    if load.probe == FIXED:
+        # At least the fewest requests the one test can pass on (459 for p99): fewer could only fail.
+        return max(load.requests, one_shot), warmup
+    clean = pass_requests(load.slo_percentile, PROBE_CONFIDENCE)
     count = max(math.ceil(load.requests * clean / one_shot), clean)
-    return count, max(10, load.requests // 20)
+    return count, warmup
 
 
 PROBE_CONFIDENCE = 0.99
 """1 - each probe's false-pass rate (and false-fail rate), held under continuous monitoring."""
 
 
-def probe_rule(load: LoadPlan) -> ProbeRule:
-    """The sequential rule each probe of this load test is decided by, capped at `probe_count`."""
+def probe_rule(load: LoadPlan) -> ProbeRule | None:
+    """The sequential rule each probe of this load test is decided by, capped at `probe_count`;
+    None for `probe fixed` (one test over the stated count: `stats.load.dependent_p99_check`)."""
     from perfdsl.stats.sequential.proportion import rule_for
 
+    if load.probe == FIXED:
+        return None
     return rule_for(load.slo_percentile, probe_count(load)[0], PROBE_CONFIDENCE)
 
 
@@ -158,7 +166,7 @@ def search_load(
         return [], [], []
     count, warmup = probe_count(load)
     rule = probe_rule(load)
-    stop = sequential_stop(load.slo_seconds, rule)
+    stop = sequential_stop(load.slo_seconds, rule) if rule is not None else None
     arms = list(requests)
     # The arms take turns, so the budget is the load test's: each arm's share, together.
     budget = load_budget_s(load, quick) * len(arms)
@@ -187,7 +195,7 @@ def search_load(
             duration_s=duration,
             generator_cores=pinning.generator if pinning else (),
             server_cores=pinning.measuring if pinning else (),
-            window=rule.window,
+            window=rule.window if rule is not None else 0,
             stop=stop,
         )
         after = read_load()
@@ -201,7 +209,8 @@ def search_load(
         )
         if on_probe:
             # Where the rule stopped, for the progress line: "fail at 100 of 330 requests".
-            on_probe(arm, rate, lag, f"{result.decision} at {result.decided_at} of {result.n} requests")
+            said = "fixed probe" if result.decision is None else f"{result.decision} at {result.decided_at}"
+            on_probe(arm, rate, lag, f"{said} of {result.n} requests")
         return result
 
     if not quick:
