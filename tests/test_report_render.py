@@ -130,6 +130,27 @@ def test_a_wide_table_stays_inside_the_margins_and_keeps_numbers_with_their_unit
     assert "5 (160\u00a0bits)" in html  # the parenthesis may wrap below its number
 
 
+LONG = "kernels.rmsnorm_fused:rmsnorm_fused_reference"
+HASH = "0123456789abcdef" * 4
+PATH = "/home/user/projects/results/2026-01-01T00-00-00Z/cells/cpu.a.current.all/samples.jsonl"
+UNBROKEN_TABLE = f"""| Study | Kernel | Shape | Path | Hash | Time |
+| :--- | :--- | :--- | :--- | :--- | ---: |
+| {"a_very_long_study_name_" * 5} | `{LONG}` | `{"4096x" * 20}4096` | `{PATH}` | `{HASH}` | 267 µs |
+| plain | `{LONG}.{LONG}` | small | `x` | `y` | 1 ms |
+"""
+
+
+def test_long_unbroken_words_in_a_table_wrap_inside_the_margins() -> None:
+    """A module path, a 21-part shape, a file path and a hash, none with a space: 22 words
+    lay past the right margin (up to 1746 px) before such words got break opportunities."""
+    from pdf_layout import words_past_margin
+
+    html = render_html(UNBROKEN_TABLE, META, {})
+    assert words_past_margin(html) == []
+    assert "kernels.\u200brmsnorm_\u200bfused:\u200brmsnorm_" in html
+    assert '<td class="left">plain</td>' in html and "1\u00a0ms" in html  # short words are left alone
+
+
 def test_the_layout_check_sees_a_line_past_the_margin() -> None:
     from pdf_layout import words_past_margin
 

@@ -277,6 +277,7 @@ def _table_captions(state: StateCore) -> None:
                 token.attrSet("class", _ALIGN_CLASS[str(style)])
                 if style == "text-align:right":
                     _join_numbers(tokens[i + 1])
+            _break_long_words(tokens[i + 1])
         if token.type == "table_open" and i >= 3 and _is_caption(tokens[i - 3 : i]):
             inline = tokens[i - 2]
             first = (inline.children or [])[0]
@@ -296,6 +297,35 @@ def _join_numbers(inline: Token) -> None:
     for child in inline.children or ():
         if child.type == "text":
             child.content = _NUMBER_THEN_WORD.sub("\u00a0", child.content)
+
+
+LONG_WORD = 24
+"""Characters from which a word in a table cell gets break opportunities (`_break_long_words`)."""
+_BREAK_AFTER = re.compile(r"(?<=[/_:])(?=.)|(?<=\.)(?=[A-Za-z])|(?<=\dx)(?=\d)")
+"""After a path's `/`, a name's `_` or `:`, a module's `.` before a letter (never inside
+`1.5`), and a shape's `x` between digits."""
+_ZWSP = "\u200b"
+_LONG = re.compile(rf"\S{{{LONG_WORD},}}")
+
+
+def _break_long_words(inline: Token) -> None:
+    """Let a cell's long unbroken words wrap: module paths, file paths, shapes, hashes.
+
+    A table's automatic layout never makes a column narrower than its longest word, and
+    `overflow-wrap: break-word` does not change that, so one long identifier pushed the
+    whole table past the right margin. Words of `LONG_WORD` characters or more get a
+    zero-width space at their natural joints, and every 16 characters of a run that has
+    none (a hash); shorter words (`267 µs`, most names) keep wrapping only at spaces.
+    Only the HTML is changed: the Markdown report keeps its bytes.
+    """
+    for child in inline.children or ():
+        if child.type in ("text", "code_inline"):
+            child.content = _LONG.sub(_with_breaks, child.content)
+
+
+def _with_breaks(word: re.Match[str]) -> str:
+    parts = _BREAK_AFTER.sub(_ZWSP, word.group()).split(_ZWSP)
+    return _ZWSP.join(_ZWSP.join(part[k : k + 16] for k in range(0, len(part), 16)) for part in parts)
 
 
 def _is_caption(paragraph: Sequence[Token]) -> bool:
