@@ -45,8 +45,8 @@ PROBE_FALSE_PASSES = (
 """The sequential probe's false passes (of so many probes) at a true p99 just above the SLO,
 measured by seeded simulation (tests/test_stats_load_sequential.py: an M/M/1 queue at 91 %
 utilisation over 300 probes; log-AR(1) latencies at lag-1 correlation 0.99 over 400), which the
-report quotes beside the stated level. The tests measure them again and fail when they no longer match, so the
-report's figures follow the rule that runs and are never edited by hand."""
+report quotes beside the stated level. The tests measure them again and fail when they no
+longer match, so the report's figures follow the rule that runs and are never edited by hand."""
 
 
 @attrs.frozen

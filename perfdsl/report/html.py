@@ -324,6 +324,7 @@ def _break_long_words(inline: Token) -> None:
 
 
 def _with_breaks(word: re.Match[str]) -> str:
+    """The word with a break after each joint, and every 16 characters between joints."""
     parts = _BREAK_AFTER.sub(_ZWSP, word.group()).split(_ZWSP)
     return _ZWSP.join(_ZWSP.join(part[k : k + 16] for k in range(0, len(part), 16)) for part in parts)
 

@@ -47,12 +47,12 @@ cannot show how its misses would cluster. Measured by simulation
 passes at a true p99 just above the SLO, against the stated 1 % (the fixed
 probe of 1000 requests in brackets): an M/M/1 queue at 91 % utilisation
 0.67 % (0.0 %); log-AR(1) latencies at lag-1 correlation 0.9, 0.0 % (0.0 %);
-at 0.99, 5.5 % (2.8 %), not met (`bundle.stopping.PROBE_FALSE_PASSES` holds the
-two the report quotes, and the tests measure them again): stretches of about a hundred requests, and
-every such false pass stopped at the first look that could pass (700
-requests) before any request had come near the SLO, which is the stretch
-continuous monitoring stops on. The one-shot test looked at after every
-window passes 9.8 % there. Power: an M/M/1 whose true p99 is 0.2 of the SLO
+at 0.99, 5.5 % (2.8 %), not met (`bundle.stopping.PROBE_FALSE_PASSES` holds
+the two the report quotes, and the tests measure them again): stretches of
+about a hundred requests, and every such false pass stopped at the first look
+that could pass (700 requests) before any request had come near the SLO,
+which is the stretch continuous monitoring stops on. The one-shot test looked
+at after every window passes 9.8 % there. Power: an M/M/1 whose true p99 is 0.2 of the SLO
 passes 77 % (69 %), at 0.5 of it 4.5 % (2 %); a rate far from the goodput is
 decided in about a third of the cap (732 requests on average at 30 %
 utilisation, 706 in overload, where the fixed probe spends all 2000).
