@@ -656,7 +656,9 @@ _ALL = [
         "predictions: `stop fixed` (the default) measures exactly `blocks` per arm; `stop "
         "sequential` measures block pairs from `min_blocks` until its anytime-valid interval "
         "lies wholly beyond the practical band (faster or slower), wholly inside it (no "
-        "meaningful change), or `max_blocks` is reached (inconclusive). Settings of the other "
+        "meaningful change), or `max_blocks` is reached (inconclusive); with `looks K` it looks "
+        "only at K pair counts planned up to `max_blocks` (the group-sequential design), which "
+        "must then be stated, with K from 1 to 20 and at most the cap. Settings of the other "
         "rule, or a first look after the cap, leave the reader unable to tell which rule ran. "
         "An imported study's samples were taken by another harness, which no rule here stopped.",
         "evidence timing { warmup 10; repeats 50; rotate 4; confidence 95%; threshold 2%\n"

@@ -306,6 +306,8 @@ class TimingEvidence:
     """The sequential rule's first look, in blocks per arm (block pairs)."""
     max_blocks: Num | None
     """The sequential rule's cap."""
+    looks: Num | None
+    """The sequential rule's planned looks (the group-sequential design); absent: a look after every pair."""
     rotate: Num | None
     confidence: Num | None
     threshold: Num | None

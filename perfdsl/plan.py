@@ -186,7 +186,7 @@ def stopping_rule_text(study: Study) -> str:
         return ""
     settings = [
         f"{name} {study.source.snippet(value.span)}"
-        for name in ("stop", "min_blocks", "max_blocks", "blocks", "confidence", "threshold")
+        for name in ("stop", "min_blocks", "max_blocks", "looks", "blocks", "confidence", "threshold")
         if (value := getattr(timing, name)) is not None
     ]
     return "; ".join(settings)
@@ -321,7 +321,9 @@ def plan(study: Study, target: str, quick: bool, only: Sequence[Mapping[str, int
         quick=quick,
         dtype=workload.dtype.id if workload.dtype else "float32",
         operations=tuple(operations),
-        timing=attrs.evolve(_timing(study, quick, simulated), family=_family(operations, application)),
+        timing=_planned_looks(
+            study, attrs.evolve(_timing(study, quick, simulated), family=_family(operations, application))
+        ),
         correctness=_correctness(study, quick, simulated),
         roof=str(roof) if roof else None,
         roof_line=_line(study, roof.span.start) if roof else 0,
@@ -412,6 +414,24 @@ def _timing(study: Study, quick: bool, simulated: bool = False) -> TimingPlan:
         stop=SEQUENTIAL if sequential else FIXED,
         **declared,
         **window,
+    )
+
+
+def _planned_looks(study: Study, timing: TimingPlan) -> TimingPlan:
+    """The timing plan with the group-sequential design's looks and boundaries, under `looks K`.
+
+    Computed here, once the family (and so each comparison's confidence) is known,
+    and written into the plan: the boundaries are registered before the run, and the
+    run and the evaluation read them rather than compute them again.
+    """
+    declared = study.timing.looks if study.timing else None
+    if declared is None or timing.stop != SEQUENTIAL:
+        return timing
+    from perfdsl.stats.sequential import planned
+
+    looks = planned.schedule(int(declared.value), timing.min_blocks, timing.max_blocks)
+    return attrs.evolve(
+        timing, looks=looks, boundaries=planned.z_boundaries(looks, timing.comparison_confidence)
     )
 
 

@@ -14,6 +14,9 @@ from perfdsl.nodes import BinOp, Expr, Name, Num, TupleExpr
 # The study's full settings, where it leaves one out.
 DEFAULT_TIMING = {"warmup": 10, "repeats": 50, "blocks": 10, "rotate": 4}
 DEFAULT_SEQUENTIAL = {"min_blocks": 6, "max_blocks": 400}
+MAX_LOOKS = 20
+"""The most planned looks (`looks K`) a study may declare: beyond a score, looking after every
+pair (the confidence sequence) costs little more and needs no planned cap."""
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_THRESHOLD = 0.01
 DEFAULT_REQUESTS = 2000

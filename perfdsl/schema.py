@@ -219,6 +219,9 @@ SCHEMAS: dict[str, dict[str, Spec]] = {
         "stop": Spec(WORD, _word),
         "min_blocks": Spec(COUNT, _count),
         "max_blocks": Spec(COUNT, _count),
+        # `looks 5`: the sequential rule looks at 5 planned pair counts up to `max_blocks`
+        # (O'Brien-Fleming); without it, after every pair (the confidence sequence).
+        "looks": Spec(COUNT, _count),
         "rotate": Spec(COUNT, _count),
         "confidence": Spec(QUANTITY, _num),
         "threshold": Spec(QUANTITY, _num),

@@ -8,6 +8,7 @@ from perfdsl.bundle.plan import TimingPlan
 from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, RHO, SEQUENTIAL, StoppingRule, StopRecord
 from perfdsl.evaluate.sequential import pairs_the_cap_lacked
 from perfdsl.report.stopping import Stopped, describe_stop, rule_sentence, stops_sentence
+from perfdsl.stats.sequential import planned
 from perfdsl.stats.sequential.boundary import half_width
 
 RULE = StoppingRule(0.95, 0.02, 6, 400, RHO)
@@ -75,3 +76,32 @@ def test_the_first_page_says_when_and_why_every_comparison_stopped() -> None:
     assert parts[3].startswith("`op` 256x256 at the cap, 400 pairs")
     assert parts[3].endswith("**inconclusive** (about 900 pairs would have decided it)")
     assert stops_sentence(RULE, []) is None
+
+
+def test_planned_looks_are_stated_with_their_boundaries_and_the_cap_says_what_it_lacked() -> None:
+    timing = TimingPlan(
+        10,
+        50,
+        10,
+        4,
+        0.95,
+        0.02,
+        SEQUENTIAL,
+        6,
+        40,
+        looks=(8, 16, 24, 32, 40),
+        boundaries=(4.6, 3.2, 2.6, 2.3, 2.05),
+    )
+    said = rule_sentence(timing)
+    assert "group-sequential" in said and "5 looks planned at block pairs 8 (4.60), 16 (3.20)" in said
+    assert "computed for the cap of 40 pairs" in said and "Between looks nothing is decided" in said
+    rule = timing.stopping
+    assert rule is not None and rule.planned
+    assert "looks planned at pairs 8, 16, 24, 32, 40" in stops_sentence(
+        rule, [Stopped("`op`", _stop(DECIDED, "slower", 16, 1.05, 0.01), True)]
+    )
+    capped = StopRecord(rule, 40, CAP, "inconclusive", 1.01, 0.99, 1.03, 0.05)
+    needed = pairs_the_cap_lacked(capped)
+    # The final look's boundary at the count needed fits the room left to the band's edge.
+    room = math.log1p(0.02) - math.log(1.01)
+    assert planned.half_width(0.0025, needed, 2.05) <= room < planned.half_width(0.0025, needed - 1, 2.05)

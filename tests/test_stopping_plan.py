@@ -125,3 +125,54 @@ def test_check_refuses_a_probe_rule_it_does_not_know(word: str, code: str, said:
     found = [(d.code, d.message) for d in check(_with_probe(word))]
     assert (code, said) in found
     assert check(_with_probe("fixed")) == check(_with_probe("sequential")) == []
+
+
+PLANNED_TIMING = SEQUENTIAL_TIMING.replace("max_blocks 300", "max_blocks 40; looks 5")
+
+
+def test_planned_looks_put_their_schedule_and_boundaries_in_the_plan_and_the_rule() -> None:
+    timing = plan(_study(PLANNED_TIMING), "cpu", quick=False).timing
+    assert timing.looks == (8, 16, 24, 32, 40)
+    assert len(timing.boundaries) == 5 and timing.boundaries[0] > timing.boundaries[-1] > 1.96
+    rule = timing.stopping
+    assert (
+        rule is not None
+        and rule.planned
+        and (rule.looks, rule.boundaries) == (timing.looks, timing.boundaries)
+    )
+    assert TimingPlan.from_json(timing.to_json()) == timing
+    # A plan without planned looks writes neither key: its bytes are those before they existed.
+    unplanned = plan(_study(SEQUENTIAL_TIMING), "cpu", quick=False).timing
+    assert not {"looks", "boundaries"} & set(unplanned.to_json())
+    assert not unplanned.stopping.planned and "looks" not in unplanned.stopping.to_json()
+
+
+def test_planned_looks_are_registered_with_the_predictions() -> None:
+    assert predict_section_hash(_study(PLANNED_TIMING)) != predict_section_hash(
+        _study(PLANNED_TIMING.replace("looks 5", "looks 4"))
+    )
+
+
+@pytest.mark.parametrize(
+    ("timing", "said"),
+    [
+        (
+            "repeats 50; blocks 10; looks 5",
+            "`min_blocks`, `max_blocks` and `looks` belong to the sequential rule",
+        ),
+        (
+            PLANNED_TIMING.replace("looks 5", "looks 41"),
+            "41 planned looks cannot be spread over a cap of 40 block pairs",
+        ),
+        (
+            PLANNED_TIMING.replace("looks 5", "looks 0"),
+            "0 planned looks cannot be spread over a cap of 40 block pairs",
+        ),
+        (PLANNED_TIMING.replace("max_blocks 40; ", ""), "planned looks need the cap they were planned for"),
+    ],
+)
+def test_check_refuses_planned_looks_that_cannot_be_planned(timing: str, said: str) -> None:
+    from perfdsl.check import check
+
+    assert ("PD413", said) in [(d.code, d.message) for d in check(_study(timing))]
+    assert [d for d in check(_study(PLANNED_TIMING)) if d.code in ("PD413", "PD414")] == []

@@ -16,7 +16,7 @@ import attrs
 
 from perfdsl.bundle import versions
 from perfdsl.bundle.plain import EMPTY, Plain, field
-from perfdsl.bundle.stopping import FIXED, RHO, SEQUENTIAL, StoppingRule
+from perfdsl.bundle.stopping import FIXED, PLANNED_METHOD, RHO, SEQUENTIAL, StoppingRule
 
 PLAN = "plan.json"
 
@@ -104,6 +104,17 @@ class TimingPlan(Plain):
     family: int = 1
     """The comparisons in the study's family (`evaluate.family`: every kernel shape, each
     operation's combination over shapes, the application's request time)."""
+    looks: tuple[int, ...] = field(default=(), absent=(), when=lambda timing: bool(timing.looks))
+    """Under `looks K`, the planned looks' pair counts (`stats.sequential.planned.schedule`);
+    empty, and not written, when the sequential rule looks after every pair."""
+    boundaries: tuple[float, ...] = field(default=(), absent=(), when=lambda timing: bool(timing.looks))
+    """Each planned look's z boundary at `comparison_confidence`, computed by the planner and
+    registered with the predictions before the run."""
+
+    @property
+    def comparison_confidence(self) -> float:
+        """The confidence each comparison stops at: the study's, shared over its family (see `stopping`)."""
+        return round(1.0 - (1.0 - self.confidence) / max(1, self.family), 12)
 
     @property
     def stopping(self) -> StoppingRule | None:
@@ -118,8 +129,10 @@ class TimingPlan(Plain):
         """
         if self.stop != SEQUENTIAL:
             return None
-        confidence = round(1.0 - (1.0 - self.confidence) / max(1, self.family), 12)
-        return StoppingRule(confidence, self.threshold, self.min_blocks, self.max_blocks, RHO)
+        rule = StoppingRule(self.comparison_confidence, self.threshold, self.min_blocks, self.max_blocks, RHO)
+        if not self.looks:
+            return rule
+        return attrs.evolve(rule, method=PLANNED_METHOD, looks=self.looks, boundaries=self.boundaries)
 
     @property
     def kernel_blocks(self) -> int:

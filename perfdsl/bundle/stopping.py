@@ -33,6 +33,10 @@ boundary is tightest at 8 pairs at 95 % (`perfdsl.stats.sequential.boundary` say
 with the records so that reading a rule loads no statistics."""
 
 METHOD = "normal-mixture confidence sequence, variance mixed out (Lai 1976), on pair log-ratios"
+PLANNED_METHOD = (
+    "group-sequential design, O'Brien-Fleming boundaries at the planned looks, repeated confidence "
+    "intervals at Student's t quantiles, on pair log-ratios"
+)
 PROBE_METHOD = (
     "one-sided beta-binomial mixture e-values (uniform prior each side of 1 - percentile) on the "
     "effective counts n / tau, tau the tail's autocorrelation time, looked at every window"
@@ -63,6 +67,16 @@ class StoppingRule(Plain):
     rho: float
     """The mixture's spread on the standardised effect (`stats.sequential.boundary.RHO`)."""
     method: str = METHOD
+    looks: tuple[int, ...] = field(default=(), absent=(), when=lambda rule: bool(rule.looks))
+    """The planned looks' pair counts (`stats.sequential.planned`), the last the cap; empty
+    (and not written) for the confidence sequence, which looks after every pair."""
+    boundaries: tuple[float, ...] = field(default=(), absent=(), when=lambda rule: bool(rule.looks))
+    """Each planned look's two-sided critical value on its z scale, fixed when the plan was made."""
+
+    @property
+    def planned(self) -> bool:
+        """Whether this is the group-sequential design (a few planned looks), not the confidence sequence."""
+        return bool(self.looks)
 
 
 @attrs.frozen

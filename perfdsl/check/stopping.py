@@ -7,6 +7,9 @@ exactly `blocks`. Each rule's settings belong to it alone: a study mixing them
 would leave the reader to guess which one ran. A sequential cap must leave
 the rule a chance to decide: at least the pairs whose interval fits inside the
 practical band when one pair's noise is as large as the threshold itself.
+`looks K` makes the sequential rule the group-sequential design: K looks at
+planned pair counts up to a cap the study must size itself (a planned
+maximum is what the design's boundaries are computed for).
 """
 
 from __future__ import annotations
@@ -17,18 +20,20 @@ from perfdsl.bundle.stopping import FIXED, SEQUENTIAL, STOPS
 from perfdsl.check.context import Context
 from perfdsl.check.names import choice
 from perfdsl.nodes import Num, TimingEvidence
-from perfdsl.plan_rules import DEFAULT_CONFIDENCE, DEFAULT_SEQUENTIAL, DEFAULT_THRESHOLD
+from perfdsl.plan_rules import DEFAULT_CONFIDENCE, DEFAULT_SEQUENTIAL, DEFAULT_THRESHOLD, MAX_LOOKS
 
 
 def check_stopping(ctx: Context) -> None:
     timing = ctx.study.timing
-    if timing is None or (timing.stop is None and timing.min_blocks is None and timing.max_blocks is None):
+    if timing is None or all(
+        value is None for value in (timing.stop, timing.min_blocks, timing.max_blocks, timing.looks)
+    ):
         return
     if ctx.study.imported:
         ctx.report(
             "PD413",
             "an imported study cannot choose when its harness stopped",
-            (timing.stop or timing.min_blocks or timing.max_blocks).span,
+            (timing.stop or timing.min_blocks or timing.max_blocks or timing.looks).span,
             label="the imported files hold what the other harness measured",
             help="remove the stopping settings: the imported samples are compared as they are",
         )
@@ -63,11 +68,11 @@ def check_load_probe(ctx: Context) -> None:
 
 
 def _fixed(ctx: Context, timing: TimingEvidence) -> None:
-    for count in (timing.min_blocks, timing.max_blocks):
+    for count in (timing.min_blocks, timing.max_blocks, timing.looks):
         if count is not None:
             ctx.report(
                 "PD413",
-                "`min_blocks` and `max_blocks` belong to the sequential rule",
+                "`min_blocks`, `max_blocks` and `looks` belong to the sequential rule",
                 count.span,
                 label=f"the {FIXED} design measures exactly `blocks`",
                 help="write `stop sequential` to stop when the verdict is decided, or `blocks N` alone",
@@ -94,7 +99,32 @@ def _sequential(ctx: Context, timing: TimingEvidence) -> None:
             help=f"make `min_blocks` at most `max_blocks`, like `min_blocks {min(6, high):g}`",
         )
         return
+    if timing.looks is not None:
+        _planned(ctx, timing, high)
+        return
     _cap(ctx, timing, high)
+
+
+def _planned(ctx: Context, timing: TimingEvidence, high: float) -> None:
+    """`looks K`: between one and MAX_LOOKS looks, no more than the cap's pairs, and a cap stated."""
+    looks = timing.looks.value
+    if not 1 <= looks <= min(MAX_LOOKS, high):
+        ctx.report(
+            "PD413",
+            f"{looks:g} planned looks cannot be spread over a cap of {high:g} block pairs",
+            timing.looks.span,
+            label=f"between 1 and {min(MAX_LOOKS, int(high))} looks",
+            help=f"write `looks {min(5, int(high))}`, or leave `looks` out to look after every pair",
+        )
+    elif timing.max_blocks is None:
+        ctx.report(
+            "PD413",
+            "planned looks need the cap they were planned for",
+            timing.looks.span,
+            label="the boundaries are computed for a stated maximum of block pairs",
+            help="write `max_blocks N`, N about 1.03x the pairs a fixed design would need; "
+            "or leave `looks` out, and the rule looks after every pair up to its default cap",
+        )
 
 
 def _cap(ctx: Context, timing: TimingEvidence, high: float) -> None:

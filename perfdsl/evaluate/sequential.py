@@ -24,7 +24,8 @@ from perfdsl.bundle.evaluation.kernels import Comparison, Finding
 from perfdsl.bundle.stopping import CAP, StoppingRule, StopRecord
 from perfdsl.evaluate import quality
 from perfdsl.evaluate.inputs import ArmSamples
-from perfdsl.stats.sequential.boundary import pairs_to_fit
+from perfdsl.stats.sequential import planned
+from perfdsl.stats.sequential.boundary import fewest_pairs, pairs_to_fit
 from perfdsl.stats.sequential.rule import pair_log_ratios, replay
 
 
@@ -72,13 +73,19 @@ def judged(comparison: Comparison, stop: StopRecord) -> Comparison:
 
 def pairs_the_cap_lacked(stop: StopRecord) -> int | None:
     """For a stop at the cap: the pairs whose interval, at the spread and ratio measured, would lie
-    wholly inside or wholly beyond the band (None when the ratio sits on the band's edge)."""
+    wholly inside or wholly beyond the band (None when the ratio sits on the band's edge).
+
+    Under planned looks, at the final look's boundary: what a cap planned that large would
+    about have needed (its boundaries would be recomputed, not much lower)."""
     if stop.reason != CAP:
         return None
     band, distance = math.log1p(stop.rule.threshold), abs(math.log(stop.ratio))
     room = abs(band - distance)
     if not math.isfinite(stop.sd_log) or stop.sd_log <= 0 or room == 0:
         return None
+    if stop.rule.planned:
+        variance, final = stop.sd_log * stop.sd_log, stop.rule.boundaries[-1]
+        return fewest_pairs(lambda t: planned.half_width(variance, t, final) <= room, 100_000)
     return pairs_to_fit(stop.sd_log, room, stop.rule.confidence)
 
 

@@ -36,6 +36,8 @@ def rule_sentence(timing: TimingPlan) -> str:
         if timing.family > 1
         else ""
     )
+    if rule.planned:
+        return _planned_sentence(rule, band, shared)
     return (
         f"Stopping rule: sequential, registered with the predictions. After each block pair from pair "
         f"{rule.min_pairs} on, the {fmt.percent(rule.confidence, 4)} interval{shared} "
@@ -47,6 +49,26 @@ def rule_sentence(timing: TimingPlan) -> str:
         "early a comparison stopped; every measured block is kept, and the evaluation replays the rule "
         "from the samples. The weighted total over shapes is the paired bootstrap over the pairs "
         "measured, not a sequential interval."
+    )
+
+
+def _planned_sentence(rule: StoppingRule, band: str, shared: str) -> str:
+    """`rule_sentence` for the group-sequential design: the planned looks and their boundaries."""
+    looks = ", ".join(
+        f"{pairs} ({fmt.sig(z, 3)})" for pairs, z in zip(rule.looks, rule.boundaries, strict=True)
+    )
+    return (
+        f"Stopping rule: group-sequential, registered with the predictions: {len(rule.looks)} looks "
+        f"planned at block pairs {looks} (each look's z boundary in brackets, O'Brien-Fleming, "
+        f"computed for the cap of {rule.max_pairs} pairs before the run). At each look the "
+        f"{fmt.percent(rule.confidence, 4)} repeated confidence interval{shared} "
+        f"(a {fmt.text(rule.method)}) is judged against the practical band {band}: wholly below it is "
+        "faster, wholly above slower, wholly inside no meaningful change, and the shape's blocks stop "
+        "there; at the last look they stop inconclusive. Between looks nothing is decided. The "
+        "intervals hold at every planned look at once, so the stated error rate holds however early "
+        "a comparison stopped; every measured block is kept, and the evaluation replays the rule from "
+        "the samples. The weighted total over shapes is the paired bootstrap over the pairs measured, "
+        "not a sequential interval."
     )
 
 
@@ -95,9 +117,15 @@ def stops_sentence(rule: StoppingRule, stopped: Sequence[Stopped]) -> str | None
     """When and why every sequentially stopped comparison ended, in one sentence; None without any."""
     if not stopped:
         return None
+    looks = (
+        f"looks planned at pairs {', '.join(str(t) for t in rule.looks)}"
+        if rule.planned
+        else f"looks from pair {rule.min_pairs}, cap {rule.max_pairs} pairs"
+    )
     return (
-        f"Measuring stopped by the registered sequential rule (looks from pair {rule.min_pairs}, "
-        f"cap {rule.max_pairs} pairs): " + "; ".join(_brief(s) for s in stopped) + "."
+        f"Measuring stopped by the registered sequential rule ({looks}): "
+        + "; ".join(_brief(s) for s in stopped)
+        + "."
     )
 
 

@@ -11,6 +11,10 @@ stated before the run holds whatever the data did and however early it
 stopped: an A/A comparison is called faster or slower with probability at
 most 1 - confidence.
 
+Under planned looks (`looks K`, `planned`), the interval is the repeated
+confidence interval of the group-sequential design, and only the planned pair
+counts are looks: between them nothing stops.
+
 A look depends only on the pairs so far, and `boundary.moments` sums them
 exactly, so `replay` over a bundle's recorded pairs reaches the run's own
 stop, bit for bit: the run calls `look` after each pair, the evaluation calls
@@ -27,6 +31,7 @@ import numpy as np
 from perfdsl.bundle.evaluation.kernels import Verdict
 from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, StoppingRule, StopRecord
 from perfdsl.stats.paired import pair_blocks
+from perfdsl.stats.sequential import planned
 from perfdsl.stats.sequential.boundary import fewest_pairs, half_width, moments, p_value, scalar_half_width
 from perfdsl.stats.verdict import classify
 
@@ -56,17 +61,23 @@ class Look:
     sd_log: float
     verdict: Verdict
     p_value: float
-    """Anytime-valid p-value of ratio 1 at this look (`boundary.p_value`)."""
+    """Anytime-valid p-value of ratio 1 at this look (`boundary.p_value`); under planned looks the
+    repeated p-value (`planned.repeated_p_value`), 1 between them."""
 
 
 def look(log_ratios: np.ndarray, rule: StoppingRule) -> Look:
     """The look after every pair in `log_ratios` (at least one)."""
     t = len(log_ratios)
     mean, variance = moments(log_ratios)
-    width = float(half_width(variance, t, rule.confidence, rule.rho)) if t >= 2 else math.inf
+    if rule.planned:
+        width = planned.half_width(variance, t, planned.critical_at(t, rule.looks, rule.boundaries))
+        # Between planned looks no look is taken, so no evidence is claimed there.
+        p = planned.repeated_p_value(mean, variance, t, rule.looks) if t in rule.looks else 1.0
+    else:
+        width = float(half_width(variance, t, rule.confidence, rule.rho)) if t >= 2 else math.inf
+        p = p_value(mean, variance, t, rule.rho)
     low, high = math.exp(mean - width), math.exp(mean + width)
     sd = math.sqrt(variance) if t >= 2 else math.nan
-    p = p_value(mean, variance, t, rule.rho)
     return Look(t, math.exp(mean), low, high, sd, judge(low, high, rule), p)
 
 
@@ -81,8 +92,8 @@ def judge(low: float, high: float, rule: StoppingRule) -> Verdict:
 def pairs_to_decide(current: Look, rule: StoppingRule) -> int:
     """The pairs at which a comparison still open would stop, if its ratio and spread held.
 
-    The rule's own boundary, not a fixed-n formula: the fewest pairs whose
-    confidence-sequence half-width at the current standard deviation, about
+    The rule's own boundary, not a fixed-n formula: the fewest pairs (under
+    planned looks, the first planned look) whose half-width at the current standard deviation, about
     the current estimate, gives an interval `judge` calls decided, i.e. one that
     no longer straddles the band edge nearest the estimate. At least one more
     pair (it is open now) and the rule's first look; at most its cap, which is
@@ -97,9 +108,14 @@ def pairs_to_decide(current: Look, rule: StoppingRule) -> int:
         return rule.max_pairs
 
     def decided(t: int) -> bool:
-        width = scalar_half_width(variance, t, rule.confidence, rule.rho)
+        if rule.planned:
+            width = planned.half_width(variance, t, planned.critical_at(t, rule.looks, rule.boundaries))
+        else:
+            width = scalar_half_width(variance, t, rule.confidence, rule.rho)
         return judge(math.exp(centre - width), math.exp(centre + width), rule) != "inconclusive"
 
+    if rule.planned:  # only a planned look can stop it
+        return next((t for t in rule.looks if t > current.pairs and decided(t)), rule.max_pairs)
     found = fewest_pairs(decided, rule.max_pairs)
     if found is None:
         return rule.max_pairs
@@ -107,8 +123,11 @@ def pairs_to_decide(current: Look, rule: StoppingRule) -> int:
 
 
 def settle(current: Look, rule: StoppingRule) -> StopRecord | None:
-    """The stop this look makes, or None while the comparison stays open."""
+    """The stop this look makes, or None while the comparison stays open (or, under planned
+    looks, at a pair count that is not one of them)."""
     if current.pairs < rule.min_pairs:
+        return None
+    if rule.planned and current.pairs not in rule.looks and current.pairs < rule.max_pairs:
         return None
     if current.verdict != "inconclusive":
         return stop_record(current, rule, DECIDED)
