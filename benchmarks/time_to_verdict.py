@@ -9,6 +9,10 @@ The change arm is planted `--effects` slower by doing (1 + e) times the work
 
 * (a) the sequential rule (`perfdsl.stats.sequential`): pairs from `--min-pairs`
   until the confidence sequence is decided against the threshold, or `--cap`;
+* (a') the same rule with planned looks (`looks 5`, `stats.sequential.planned`):
+  five O'Brien-Fleming looks up to a cap sized from the same pilot as (b), the
+  fewest pairs whose looks reach 80 % power at the 2 % effect
+  (`planned.cap_for_power`), decided only at those looks;
 * (b) the fixed design that reaches 80 % power at the 2 % effect: its pair count
   is sized from an A/A pilot's pair spread (`perfdsl.stats.power.pairs_needed`,
   the 2 % ratio against the band's edge), and judged by the paired bootstrap
@@ -49,6 +53,7 @@ the table so the reader can judge.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import statistics
@@ -63,15 +68,18 @@ import numpy as np
 from verdict_kernels import Kernel, calls, compile_all, kernels, set_bytes
 
 from perfdsl.bundle.sampling import TimingSettings
-from perfdsl.bundle.stopping import RHO, StoppingRule
+from perfdsl.bundle.stopping import PLANNED_METHOD, RHO, StoppingRule
 from perfdsl.evaluate.compare import compare_blocks
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.timing import Arm, Sampled, sample
 from perfdsl.stats.power import pairs_needed
+from perfdsl.stats.sequential import planned
 
 DESIGN_EFFECT = 0.02
 """The effect the fixed design is sized to detect with 80 % power."""
 PILOT_PAIRS = 10
+LOOKS = 5
+"""The planned design's looks (a')."""
 PYPERF_WORKER = Path(__file__).resolve().parent / "time_to_verdict_pyperf.py"
 SMOKE = {"seeds": 2, "effects": "0,10", "cap": 20, "scale": 0.05, "pyperf_args": ("--debug-single-value",)}
 """`--smoke`: two seeds, two effects, a cap of 20 pairs, kernels a twentieth the size and one pyperf value."""
@@ -100,6 +108,16 @@ def timed(kernel: Kernel, effect: float, seed: int, settings: TimingSettings) ->
     started = time.perf_counter()
     record = sample(Target(), made, settings)
     return record, time.perf_counter() - started
+
+
+def planned_rule(spread: float, threshold: float, min_pairs: int, cap: int) -> StoppingRule:
+    """(a'): LOOKS planned looks up to the fewest pairs with 80 % power at DESIGN_EFFECT at the
+    pilot's spread (at most `cap`), as a study would size `max_blocks` for `looks 5`."""
+    drift = (math.log1p(DESIGN_EFFECT) - math.log1p(threshold)) / spread
+    most = min(max(planned.cap_for_power(drift, LOOKS, min_pairs, 0.95), min_pairs), cap)
+    looks = planned.schedule(LOOKS, min_pairs, most)
+    boundaries = planned.z_boundaries(looks, 0.95)
+    return StoppingRule(0.95, threshold, min_pairs, most, RHO, PLANNED_METHOD, looks, boundaries)
 
 
 def fixed_verdict(record: Sampled, threshold: float) -> str:
@@ -226,7 +244,11 @@ def main() -> None:
         settings = attrs.evolve(base, repeats=kernel.repeats)
         spread = pilot_spread(kernel, settings)
         n_fixed = min(max(pairs_needed(spread, DESIGN_EFFECT, threshold=threshold) or args.cap, 5), args.cap)
-        print(f"# {kernel.name}: A/A pilot pair spread {spread:.4f}; fixed design {n_fixed} pairs")
+        looked = planned_rule(spread, threshold, args.min_pairs, args.cap)
+        print(
+            f"# {kernel.name}: A/A pilot pair spread {spread:.4f}; fixed design {n_fixed} pairs; "
+            f"planned looks at pairs {', '.join(map(str, looked.looks))}"
+        )
         # pyperf's baseline is the same at every effect (the seed draws it): benchmarked once per
         # seed, as a pyperf user keeps one baseline file, and counted in every row's call.
         baselines = [
@@ -236,12 +258,16 @@ def main() -> None:
             for seed in range(args.pyperf_seeds)
         ]
         for effect in effects:
-            for design in ("sequential", "fixed"):
+            for design in ("sequential", "planned", "fixed"):
                 pairs, seconds, verdicts = [], [], []
                 for seed in range(args.seeds):
-                    if design == "sequential":
+                    if design != "fixed":
+                        chosen = rule if design == "sequential" else looked
                         record, took = timed(
-                            kernel, effect, seed, attrs.evolve(settings, blocks=args.cap, stopping=rule)
+                            kernel,
+                            effect,
+                            seed,
+                            attrs.evolve(settings, blocks=chosen.max_pairs, stopping=chosen),
                         )
                         assert record.timing.stop is not None
                         verdict, used = record.timing.stop.verdict, record.timing.stop.pairs

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from perfdsl.bundle.stopping import OPEN, StoppingRule, StopRecord
+from perfdsl.stats.sequential import planned
 from perfdsl.stats.sequential.rule import Look, look, pair_log_ratios, pairs_to_decide, settle, stop_record
 
 
@@ -32,6 +33,8 @@ class Watch:
         self.stop: StopRecord | None = None
         self.current: Look | None = None
         """The latest look (`decided`)."""
+        if rule.planned:  # before any block is timed, not between two of them
+            planned.prepare(rule.looks)
 
     def block(self, arm: str, index: int, durations_ns: Sequence[int]) -> None:
         """Keep one finished block of a compared arm (a block without samples has no median)."""

@@ -99,6 +99,11 @@ def _null_bands(looks: tuple[int, ...]) -> np.ndarray:
     return _NULL_BANDS[looks]
 
 
+def prepare(looks: Sequence[int]) -> None:
+    """Simulate a schedule's no-change bands now, so that its first look does not pause for it."""
+    _null_bands(tuple(looks))
+
+
 def band_constant(looks: tuple[int, ...], alpha: float) -> float:
     """C: crossed by a share alpha of the simulated no-change sequences, by the rest not.
 
