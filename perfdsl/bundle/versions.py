@@ -96,7 +96,7 @@ READABLE_PLAN = (None, "perfdsl.plan/2", "perfdsl.plan/3", PLAN)
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/12"
+EVALUATION = "perfdsl.evaluation/13"
 """evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
 not refused but evaluated again (it is derived from the other files), and one of a
 version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
@@ -157,6 +157,10 @@ alone costs a second of a fresh build).
 * `perfdsl.evaluation/12`: each shape's `contention`, per arm the blocks that read the
   machine's load and how many of them competed with other work: the counts the
   report's steady-state table printed by judging results.json's block log itself.
+* `perfdsl.evaluation/13`: under a sequential rule each operation's `combined` interval,
+  verdict and p-value are the ones that hold whenever every shape's sequential interval
+  does (`sequential`, written only then), no longer the bootstrap's over pairs that
+  stopped when they looked decided; the fixed design's are unchanged.
 """
 
 
@@ -172,6 +176,7 @@ SUPERSEDED_EVALUATION = (
     "perfdsl.evaluation/9",
     "perfdsl.evaluation/10",
     "perfdsl.evaluation/11",
+    "perfdsl.evaluation/12",
 )
 """Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 

@@ -6,7 +6,10 @@ reason, so the report can say which results were excluded and why. The
 statistic is `stats.combine`'s: sum w t_change / sum w t_base over the
 shapes, with the stratified bootstrap of the paired block medians, never a
 weighted mean of ratios (which can call a workload faster while its total time
-rises).
+rises). Under a sequential rule the interval, verdict and p-value are instead
+those that hold whenever every shape's sequential interval does
+(`stats.sequential.total`): the bootstrap over pairs that stopped when they
+looked decided is not valid.
 """
 
 from __future__ import annotations
@@ -16,8 +19,11 @@ from collections.abc import Sequence
 import attrs
 
 from perfdsl.bundle.evaluation.kernels import Combined, Comparison, Exclusion
+from perfdsl.bundle.stopping import StopRecord
 from perfdsl.stats.combine import combine_shapes
 from perfdsl.stats.paired import Pairs
+from perfdsl.stats.sequential.total import total_interval, total_p_value
+from perfdsl.stats.verdict import classify
 
 
 @attrs.frozen
@@ -31,6 +37,8 @@ class ShapeInput:
     invalid: str | None
     pairs: Pairs | None = None
     """The block pairs the shape's paired interval rests on; None when it has none."""
+    stop: StopRecord | None = None
+    """The sequential rule's stop of the shape, replayed from the samples; None under the fixed design."""
 
 
 def combine(shapes: Sequence[ShapeInput], level: float) -> tuple[Combined | None, str | None]:
@@ -56,11 +64,29 @@ def combine(shapes: Sequence[ShapeInput], level: float) -> tuple[Combined | None
         return None, (
             f"shape {', '.join(unpaired)} has too few adjacent block pairs to combine by total time"
         )
-    return combine_shapes(
+    combined = combine_shapes(
         {s.label: s.pairs for s in valid if s.pairs is not None},
         {s.label: s.weight for s in valid},
         level=level,
         theta=max(s.comparison.theta for s in valid if s.comparison is not None),
         regressions=tuple(s.label for s in valid if s.comparison and s.comparison.verdict == "slower"),
         excluded=excluded,
-    ), None
+    )
+    stops = [s.stop for s in valid]
+    if any(stop is None for stop in stops):
+        return combined, None
+    return _sequential_total(combined, [stop for stop in stops if stop is not None]), None
+
+
+def _sequential_total(combined: Combined, stops: list[StopRecord]) -> Combined:
+    """The total with the interval every shape's stop supports, at the confidence the stops held."""
+    shares = [share.time_share for share in combined.shares]
+    low, high = total_interval(stops, shares, stops[0].rule.confidence)
+    return attrs.evolve(
+        combined,
+        ci_low=low,
+        ci_high=high,
+        verdict=classify(low, high, combined.theta),
+        p_value=total_p_value(stops, shares),
+        sequential=True,
+    )

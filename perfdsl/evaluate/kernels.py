@@ -147,7 +147,7 @@ def _shape(
             for arm, judged in quality.block_contention(shape.blocks).items()
         ),
     )
-    return result, ShapeInput(result.label, result.weight, comparison, missing, invalid, pairs)
+    return result, ShapeInput(result.label, result.weight, comparison, missing, invalid, pairs, stop)
 
 
 def invalid_reason(findings: tuple[quality.Finding, ...], wrong: str | None, subject: str = "") -> str | None:

@@ -20,6 +20,12 @@ from perfdsl.bundle.plan import TimingPlan
 from perfdsl.bundle.stopping import CAP, DECIDED, StoppingRule, StopRecord
 from perfdsl.report import formatting as fmt
 
+_TOTAL = (
+    "The weighted total over shapes has the interval that holds whenever every shape's does: each "
+    "shape's interval at its stop, at the confidence shared among the shapes, mixed by their shares "
+    "of the baseline's time."
+)
+
 
 def rule_sentence(timing: TimingPlan) -> str:
     """How the kernel comparisons decided when to stop, in one paragraph."""
@@ -47,8 +53,7 @@ def rule_sentence(timing: TimingPlan) -> str:
         f"meaningful change, and the shape's blocks stop there; at {rule.max_pairs} pairs they stop "
         "inconclusive. The interval holds at every look at once, so the stated error rate holds however "
         "early a comparison stopped; every measured block is kept, and the evaluation replays the rule "
-        "from the samples. The weighted total over shapes is the paired bootstrap over the pairs "
-        "measured, not a sequential interval."
+        "from the samples. " + _TOTAL
     )
 
 
@@ -67,8 +72,7 @@ def _planned_sentence(rule: StoppingRule, band: str, shared: str) -> str:
         "there; at the last look they stop inconclusive. Between looks nothing is decided. The "
         "intervals hold at every planned look at once, so the stated error rate holds however early "
         "a comparison stopped; every measured block is kept, and the evaluation replays the rule from "
-        "the samples. The weighted total over shapes is the paired bootstrap over the pairs measured, "
-        "not a sequential interval."
+        "the samples. " + _TOTAL
     )
 
 

@@ -15,7 +15,7 @@ import attrs
 from perfdsl.bundle.evaluation.correctness import CorrectnessSummary
 from perfdsl.bundle.evaluation.mechanism import KernelCounts, ShapeMechanism
 from perfdsl.bundle.evaluation.verdicts import Verdict
-from perfdsl.bundle.plain import NOT_WRITTEN
+from perfdsl.bundle.plain import NOT_WRITTEN, field
 from perfdsl.bundle.stopping import StopRecord
 
 if TYPE_CHECKING:
@@ -229,3 +229,7 @@ class Combined:
     """The spread of one round over all shapes, for the pairs a smaller effect needs."""
     family: str | None = None
     """Set when Holm's adjustment did not keep the interval's faster or slower (see Comparison)."""
+    sequential: bool = field(default=False, absent=False, when=lambda combined: combined.sequential)
+    """True when the shapes stopped by a sequential rule: the interval, verdict and p-value are then
+    the ones that hold whenever every shape's sequential interval does (`stats.sequential.total`),
+    not the bootstrap's over the pairs measured. Written only when true."""

@@ -111,7 +111,10 @@ def band_constant(looks: tuple[int, ...], alpha: float) -> float:
     repeated p-value (1 + #wider) / (n + 1) <= alpha, and one at or below it does not.
     """
     bands = _null_bands(looks)
-    return float(bands[bands.size - math.floor(alpha * (bands.size + 1))])
+    widest = math.floor(alpha * (bands.size + 1))
+    if widest < 1:
+        return math.inf  # finer than the simulation resolves
+    return float(bands[max(bands.size - widest, 0)])
 
 
 def z_boundaries(looks: Sequence[int], confidence: float) -> tuple[float, ...]:

@@ -152,6 +152,21 @@ def replay(log_ratios: np.ndarray, rule: StoppingRule) -> StopRecord | None:
     return None if current is None else stop_record(current, rule, OPEN)
 
 
+def half_width_at(stop: StopRecord, confidence: float) -> float:
+    """The log-scale half-width of the interval at this stop had the rule held `confidence`
+    (the pairs, their spread and the looks as they were): how the weighted total over shapes
+    shares its confidence among the shapes (`total`). Infinite without a spread."""
+    rule, variance = stop.rule, stop.sd_log * stop.sd_log
+    if not (stop.pairs >= 2 and math.isfinite(variance)):
+        return math.inf
+    if rule.planned:
+        boundaries = planned.z_boundaries(rule.looks, confidence)
+        return planned.half_width(
+            variance, stop.pairs, planned.critical_at(stop.pairs, rule.looks, boundaries)
+        )
+    return scalar_half_width(variance, stop.pairs, confidence, rule.rho)
+
+
 def stop_record(current: Look, rule: StoppingRule, reason: str) -> StopRecord:
     """The record of stopping (or of the blocks ending, OPEN) at this look."""
     return StopRecord(
