@@ -51,8 +51,11 @@ def test_evaluate_replays_the_runs_stop_bit_for_bit(tmp_path: Path) -> None:
             c = shape.comparison
             assert c is not None
             assert c.verdict == stop.verdict or (c.family is not None and c.verdict == "inconclusive")
-        # The total over shapes rests on the shapes' stops, not on a bootstrap after stopping.
+        # The total over shapes rests on the shapes' stops, not on a bootstrap after stopping, and
+        # spends none of the family's error rate (it holds whenever the shapes' intervals do).
         assert op.combined is None or op.combined.sequential
+    family = Evaluation.read(bundle).family
+    assert family is None or not any(name.endswith("(combined)") for name in family.names)
     # The application's request blocks stop by the same rule, and replay the same way.
     application = Results.read(bundle).application
     assert application is not None and application.stop is not None

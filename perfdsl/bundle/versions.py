@@ -159,8 +159,10 @@ alone costs a second of a fresh build).
   report's steady-state table printed by judging results.json's block log itself.
 * `perfdsl.evaluation/13`: under a sequential rule each operation's `combined` interval,
   verdict and p-value are the ones that hold whenever every shape's sequential interval
-  does (`sequential`, written only then), no longer the bootstrap's over pairs that
-  stopped when they looked decided; the fixed design's are unchanged.
+  does (`sequential`, written only then; the shares' mix of the shapes' intervals as they
+  stopped), no longer the bootstrap's over pairs that stopped when they looked decided,
+  and such a combination is not in `family` (its error is its shapes'); the fixed
+  design's are unchanged.
 """
 
 

@@ -79,9 +79,9 @@ def combine(shapes: Sequence[ShapeInput], level: float) -> tuple[Combined | None
 
 
 def _sequential_total(combined: Combined, stops: list[StopRecord]) -> Combined:
-    """The total with the interval every shape's stop supports, at the confidence the stops held."""
+    """The total with the interval every shape's stop supports (`stats.sequential.total`)."""
     shares = [share.time_share for share in combined.shares]
-    low, high = total_interval(stops, shares, stops[0].rule.confidence)
+    low, high = total_interval(stops, shares)
     return attrs.evolve(
         combined,
         ci_low=low,

@@ -36,6 +36,11 @@ FAMILY = (
     "time ratio = 1: every valid kernel shape of every operation, each operation's combination over "
     "shapes, and the application's request time"
 )
+SEQUENTIAL_FAMILY = (
+    "time ratio = 1: every valid kernel shape of every operation and the application's request time "
+    "(a combination over sequentially stopped shapes holds whenever their intervals do, and is not "
+    "adjusted again)"
+)
 BOOTSTRAP_FLOOR = 2.0 / (DEFAULT_RESAMPLES + 1)
 """The smallest two-sided bootstrap-t p-value R resamples can give."""
 Judged = TypeVar("Judged", Comparison, Combined)
@@ -75,7 +80,10 @@ def adjust(
             p = resolved_p(s.usable) if s.usable is not None else None
             if p is not None:
                 found.append((f"{op.name} {s.label}", p))
-        p = resolved_p(op.combined) if op.combined is not None else None
+        # A sequentially stopped total holds whenever its shapes' intervals do: its error is
+        # theirs, already in the family (`stats.sequential.total`), and it spends none of it.
+        sequential = op.combined is not None and op.combined.sequential
+        p = resolved_p(op.combined) if op.combined is not None and not sequential else None
         if p is not None:
             found.append((f"{op.name} (combined)", p))
     e2e = end_to_end.comparison if end_to_end is not None else None
@@ -84,7 +92,9 @@ def adjust(
         found.append((end_to_end.application, p))
     if len(found) < 2:
         return None
-    return holm(FAMILY, [n for n, _ in found], [p for _, p in found], alpha=1.0 - level)
+    stopped = any(op.combined is not None and op.combined.sequential for op in operations)
+    named = SEQUENTIAL_FAMILY if stopped else FAMILY
+    return holm(named, [n for n, _ in found], [p for _, p in found], alpha=1.0 - level)
 
 
 LIMIT_FAMILY = (

@@ -21,9 +21,9 @@ from perfdsl.bundle.stopping import CAP, DECIDED, StoppingRule, StopRecord
 from perfdsl.report import formatting as fmt
 
 _TOTAL = (
-    "The weighted total over shapes has the interval that holds whenever every shape's does: each "
-    "shape's interval at its stop, at the confidence shared among the shapes, mixed by their shares "
-    "of the baseline's time."
+    "The weighted total over shapes has the interval that holds whenever every shape's does: the "
+    "shapes' intervals at their stops, mixed by their shares of the baseline's time (each shape "
+    "stopped at its share of the study's error rate, so the mix holds at the study's confidence)."
 )
 
 
