@@ -43,9 +43,10 @@ decided verdict; inconclusive is counted apart.
     .venv/bin/python benchmarks/time_to_verdict.py --smoke   # every path, tiny: a check that it runs
 
 pyperf is in the `imports-tools` extra (`pip install pyperf`). The default
-size is meant to take at most 8 minutes on an idle 2-core machine, most of it
-pyperf's 14 benchmarks of 21 processes each (`--pyperf-seeds 0` leaves them
-out); `--smoke` took 41 s on a busy one. Timings on a shared
+size took 17 minutes on a busy 2-core machine, more than half of it pyperf's
+14 benchmarks of 21 processes each (a row's pyperf time, 73-118 s there, counts
+its shared baseline's benchmark too; `--pyperf-seeds 0` leaves them out);
+`--smoke` without pyperf took 17 s. Timings on a shared
 machine are not evidence of speed; the script prints the load average beside
 the table so the reader can judge.
 """
