@@ -32,7 +32,10 @@ Each look's boundary is then C / sqrt(t_k / N) on the z scale, carried to t
 at the look's degrees of freedom. The seed is fixed, so every plan of one
 schedule computes the same C; the planner writes the boundaries into the
 plan, and the run and the evaluation read them. The repeated p-value is the
-same sample's share of bands at least as wide as the look's own.
+same sample's share of bands at least as wide as the look's own. Each look
+carries its boundary to t with scipy's special functions, so the evaluation
+replays the run's stop bit for bit under the same scipy; a bundle run under
+another may differ in the last bits, and its replay then says it differs.
 """
 
 from __future__ import annotations
