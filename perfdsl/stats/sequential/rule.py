@@ -93,9 +93,10 @@ def pairs_to_decide(current: Look, rule: StoppingRule) -> int:
     """The pairs at which a comparison still open would stop, if its ratio and spread held.
 
     The rule's own boundary, not a fixed-n formula: the fewest pairs (under
-    planned looks, the first planned look) whose half-width at the current standard deviation, about
-    the current estimate, gives an interval `judge` calls decided, i.e. one that
-    no longer straddles the band edge nearest the estimate. At least one more
+    planned looks, the first planned look) whose half-width at the current
+    standard deviation, about the current estimate, gives an interval `judge`
+    calls decided, i.e. one that no longer straddles the band edge nearest the
+    estimate. At least one more
     pair (it is open now) and the rule's first look; at most its cap, which is
     also the answer when the spread is not known yet (one pair) or the estimate
     sits on an edge (no width separates it). The progress display multiplies
