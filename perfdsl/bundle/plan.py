@@ -16,7 +16,7 @@ import attrs
 
 from perfdsl.bundle import versions
 from perfdsl.bundle.plain import EMPTY, Plain, field
-from perfdsl.bundle.stopping import FIXED, PLANNED_METHOD, RHO, SEQUENTIAL, StoppingRule
+from perfdsl.bundle.stopping import FIXED, METHOD, PLANNED_METHOD, RHO, SEQUENTIAL, StoppingRule
 
 PLAN = "plan.json"
 
@@ -129,10 +129,17 @@ class TimingPlan(Plain):
         """
         if self.stop != SEQUENTIAL:
             return None
-        rule = StoppingRule(self.comparison_confidence, self.threshold, self.min_blocks, self.max_blocks, RHO)
-        if not self.looks:
-            return rule
-        return attrs.evolve(rule, method=PLANNED_METHOD, looks=self.looks, boundaries=self.boundaries)
+        method = PLANNED_METHOD if self.looks else METHOD
+        return StoppingRule(
+            self.comparison_confidence,
+            self.threshold,
+            self.min_blocks,
+            self.max_blocks,
+            RHO,
+            method,
+            self.looks,
+            self.boundaries,
+        )
 
     @property
     def kernel_blocks(self) -> int:

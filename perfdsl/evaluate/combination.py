@@ -72,10 +72,10 @@ def combine(shapes: Sequence[ShapeInput], level: float) -> tuple[Combined | None
         regressions=tuple(s.label for s in valid if s.comparison and s.comparison.verdict == "slower"),
         excluded=excluded,
     )
-    stops = [s.stop for s in valid]
-    if any(stop is None for stop in stops):
+    stops = [s.stop for s in valid if s.stop is not None]
+    if len(stops) < len(valid):  # the fixed design
         return combined, None
-    return _sequential_total(combined, [stop for stop in stops if stop is not None]), None
+    return _sequential_total(combined, stops), None
 
 
 def _sequential_total(combined: Combined, stops: list[StopRecord]) -> Combined:

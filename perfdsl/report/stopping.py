@@ -20,8 +20,10 @@ from perfdsl.bundle.plan import TimingPlan
 from perfdsl.bundle.stopping import CAP, DECIDED, StoppingRule, StopRecord
 from perfdsl.report import formatting as fmt
 
-_TOTAL = (
-    "The weighted total over shapes has the interval that holds whenever every shape's does: the "
+_HELD = (
+    "so the stated error rate holds however early a comparison stopped; every measured block is kept, "
+    "and the evaluation replays the rule from the samples. The weighted total over shapes has the "
+    "interval that holds whenever every shape's does: the "
     "shapes' intervals at their stops, mixed by their shares of the baseline's time (each shape "
     "stopped at its share of the study's error rate, so the mix holds at the study's confidence)."
 )
@@ -51,9 +53,7 @@ def rule_sentence(timing: TimingPlan) -> str:
         "is judged against the "
         f"practical band {band}: wholly below it is faster, wholly above slower, wholly inside no "
         f"meaningful change, and the shape's blocks stop there; at {rule.max_pairs} pairs they stop "
-        "inconclusive. The interval holds at every look at once, so the stated error rate holds however "
-        "early a comparison stopped; every measured block is kept, and the evaluation replays the rule "
-        "from the samples. " + _TOTAL
+        "inconclusive. The interval holds at every look at once, " + _HELD
     )
 
 
@@ -70,9 +70,7 @@ def _planned_sentence(rule: StoppingRule, band: str, shared: str) -> str:
         f"(a {fmt.text(rule.method)}) is judged against the practical band {band}: wholly below it is "
         "faster, wholly above slower, wholly inside no meaningful change, and the shape's blocks stop "
         "there; at the last look they stop inconclusive. Between looks nothing is decided. The "
-        "intervals hold at every planned look at once, so the stated error rate holds however early "
-        "a comparison stopped; every measured block is kept, and the evaluation replays the rule from "
-        "the samples. " + _TOTAL
+        "intervals hold at every planned look at once, " + _HELD
     )
 
 

@@ -149,6 +149,11 @@ def half_width(variance: float, pairs: int, z: float) -> float:
     return t_critical(z, pairs) * math.sqrt(variance / pairs)
 
 
+def width_at(variance: float, pairs: int, looks: Sequence[int], boundaries: Sequence[float]) -> float:
+    """`half_width` after `pairs` pairs, judged by the last planned look at or before them."""
+    return half_width(variance, pairs, critical_at(pairs, looks, boundaries))
+
+
 def repeated_p_value(mean: float, variance: float, pairs: int, looks: Sequence[int]) -> float:
     """The repeated p-value of no change at a planned look (Jennison and Turnbull, sec. 9.4): the
     smallest alpha whose repeated interval there excludes 0, (1 + #wider bands) / (n + 1) of the

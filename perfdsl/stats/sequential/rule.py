@@ -70,7 +70,7 @@ def look(log_ratios: np.ndarray, rule: StoppingRule) -> Look:
     t = len(log_ratios)
     mean, variance = moments(log_ratios)
     if rule.planned:
-        width = planned.half_width(variance, t, planned.critical_at(t, rule.looks, rule.boundaries))
+        width = planned.width_at(variance, t, rule.looks, rule.boundaries)
         # Between planned looks no look is taken, so no evidence is claimed there.
         p = planned.repeated_p_value(mean, variance, t, rule.looks) if t in rule.looks else 1.0
     else:
@@ -110,7 +110,7 @@ def pairs_to_decide(current: Look, rule: StoppingRule) -> int:
 
     def decided(t: int) -> bool:
         if rule.planned:
-            width = planned.half_width(variance, t, planned.critical_at(t, rule.looks, rule.boundaries))
+            width = planned.width_at(variance, t, rule.looks, rule.boundaries)
         else:
             width = scalar_half_width(variance, t, rule.confidence, rule.rho)
         return judge(math.exp(centre - width), math.exp(centre + width), rule) != "inconclusive"
@@ -161,9 +161,8 @@ def half_width_at(stop: StopRecord, confidence: float) -> float:
     if not (stop.pairs >= 2 and math.isfinite(variance)):
         return math.inf
     if rule.planned:
-        boundaries = planned.z_boundaries(rule.looks, confidence)
-        return planned.half_width(
-            variance, stop.pairs, planned.critical_at(stop.pairs, rule.looks, boundaries)
+        return planned.width_at(
+            variance, stop.pairs, rule.looks, planned.z_boundaries(rule.looks, confidence)
         )
     return scalar_half_width(variance, stop.pairs, confidence, rule.rho)
 
