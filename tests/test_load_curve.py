@@ -50,6 +50,7 @@ def probe(
         p99_ok=p99,
         throughput_ok=throughput,
         lag_ok=lag,
+        stretches=100.0,
     )
     return CurvePoint(index, rate, "double", result, None)
 

@@ -128,6 +128,7 @@ def result_for(rate: float, passed: bool) -> RateResult:
         p99_ok=passed,
         throughput_ok=True,
         lag_ok=True,
+        stretches=100.0,
     )
 
 

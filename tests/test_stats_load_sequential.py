@@ -8,7 +8,8 @@ fixed probe is `dependent_p99_check` over all 2000 requests, or over 1000 as bef
 |-----------------------------------------|-----------------|------------|------------|
 | M/M/1 91 %, true p99 1.02 x SLO (false) | 0.67 % of 300   | 0.0 %      | 0.0 %      |
 | log-AR(1) 0.9, p99 just over (false)    | 0.0 % of 400    | 0.0 %      | 0.0 %      |
-| log-AR(1) 0.99, p99 just over (false)   | 5.5 % of 400    | 0.0 %      | 2.8 %      |
+| log-AR(1) 0.99, p99 just over (false)   | 0.25 % of 400   | 0.0 %      | 0.25 %     |
+| log-AR(1) 0.995, p99 just over (false)  | 0.25 % of 400   | 0.25 %     | 0.0 %      |
 | M/M/1, true p99 0.2 x SLO (power)       | 77 % of 200     | 68.5 %     | 69 %       |
 | M/M/1, true p99 0.5 x SLO (power)       | 4.5 % of 200    | 0.0 %      | 2.0 %      |
 
@@ -24,10 +25,11 @@ import pytest
 from scipy import stats
 from scipy.signal import lfilter
 
-from perfdsl.bundle.stopping import PROBE_FALSE_PASSES
-from perfdsl.stats.dependence import tail_dependence
-from perfdsl.stats.load import dependent_p99_check
-from perfdsl.stats.sequential.proportion import decide, look_points, rule_for
+from perfdsl.bundle.stopping import MIN_STRETCHES_TO_PASS, PROBE_FALSE_PASSES
+from perfdsl.stats.dependence import independent_stretches, tail_dependence
+from perfdsl.stats.load import dependent_p99_check, fixed_p99_check
+from perfdsl.stats.sequential import proportion
+from perfdsl.stats.sequential.proportion import decide, look, look_points, rule_for
 
 CAP = 2000
 RULE = rule_for(0.99, CAP)
@@ -89,15 +91,37 @@ def test_latencies_correlated_at_lag_one_0_9_hold_the_stated_one_percent() -> No
 
 
 @pytest.mark.slow
-def test_a_service_time_drifting_very_slowly_passes_five_percent_not_one() -> None:
+def test_a_service_time_drifting_very_slowly_holds_the_stated_one_percent() -> None:
     """Log-AR(1) at lag-1 0.99: stretches of about a hundred requests, longer than a window.
-    Each false pass stopped at the first look that could pass (700 requests) with no request
-    yet above the tail level: a probe that has not seen its tail cannot show how it clusters,
-    and continuous monitoring stops on exactly such a stretch. 5.5 % of 400, the stated 1 % not
-    met; the fixed probe at 1000 requests passed 2.8 %, the fixed test at every window 9.8 %."""
+    A probe that has not seen its tail cannot show how it clusters, and continuous monitoring
+    stops on exactly such a quiet stretch; the stretches a pass needs keep it open there.
+    0.25 % of 400 (the fixed probe of 1000 requests 0.25 %); at 0.995, 0.25 % (0.0 %)."""
     measured = _false_passes_ar(sequential, 0.99)
-    assert measured <= 0.07
+    assert measured <= 0.01
     assert measured == pytest.approx(QUOTED["latencies that drift over hundreds of requests"], abs=1e-9)
+    assert _false_passes_ar(sequential, 0.995) <= 0.01
+
+
+@pytest.mark.slow
+def test_without_the_stretches_a_pass_needs_the_drift_passes_five_percent(monkeypatch) -> None:
+    """The planted fault, the rule before it asked for stretches: 5.5 % of the same 400 probes
+    passed, every one at the first look that could (700 requests) with no request yet above
+    the tail level; at 0.995, 18 %. The fixed probe of 1000 requests passed 2.8 %."""
+    monkeypatch.setattr(proportion, "MIN_STRETCHES_TO_PASS", 0.0)
+    assert _false_passes_ar(sequential, 0.99) > 0.04
+
+
+def test_a_quiet_stretch_of_a_drifting_service_time_is_not_passed() -> None:
+    """The fast loop's check of the same: a probe whose first 700 requests are a quiet stretch
+    (its E-value for a pass crossed the bar) stays open, and its look says why."""
+    quiet = next(
+        lat
+        for lat in (_ar1(seed, 0.995) for seed in range(400))
+        if look(lat[:700], AR_SLO, rule_for(0.99, CAP)).log_e_pass >= np.log(100.0)
+    )
+    at_700 = look(quiet[:700], AR_SLO, RULE)
+    assert at_700.decision == "open"
+    assert at_700.stretches == independent_stretches(quiet[:700], AR_SLO) < MIN_STRETCHES_TO_PASS
 
 
 def fixed_at_every_window(latency: np.ndarray, slo: float) -> tuple[bool, int]:
@@ -117,8 +141,8 @@ def test_the_one_shot_test_looked_at_every_window_passes_far_more_often() -> Non
 
 def fixed(latency: np.ndarray, slo: float) -> tuple[bool, int]:
     """The fixed probe: every request, then one binomial test over their effective number."""
-    misses = int(np.sum(latency > slo))
-    return dependent_p99_check(latency.size, misses, tail_dependence(latency, slo)), latency.size
+    passed = fixed_p99_check(latency, slo, tail_dependence(latency, slo), independent_stretches(latency, slo))
+    return passed, latency.size
 
 
 @pytest.mark.slow

@@ -42,9 +42,14 @@ PROBE_METHOD = (
     "effective counts n / tau, tau the tail's autocorrelation time, looked at every window"
 )
 
+MIN_STRETCHES_TO_PASS = 25.0
+"""The independent stretches (`stats.dependence.independent_stretches`) a load probe's requests
+must hold before it may pass, fixed or sequential; calibrated by simulation (see there). Here,
+with the figures the report quotes, so that wording the rule needs no statistics."""
+
 PROBE_FALSE_PASSES = (
     ("a queue near saturation", 2, 300),
-    ("latencies that drift over hundreds of requests", 22, 400),
+    ("latencies that drift over hundreds of requests", 1, 400),
 )
 """The sequential probe's false passes (of so many probes) at a true p99 just above the SLO,
 measured by seeded simulation (tests/test_stats_load_sequential.py: an M/M/1 queue at 91 %

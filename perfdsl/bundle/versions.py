@@ -96,7 +96,7 @@ READABLE_PLAN = (None, "perfdsl.plan/2", "perfdsl.plan/3", PLAN)
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/13"
+EVALUATION = "perfdsl.evaluation/14"
 """evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
 not refused but evaluated again (it is derived from the other files), and one of a
 version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
@@ -163,6 +163,11 @@ alone costs a second of a fresh build).
   stopped), no longer the bootstrap's over pairs that stopped when they looked decided,
   and such a combination is not in `family` (its error is its shapes'); the fixed
   design's are unchanged.
+* `perfdsl.evaluation/14`: each load probe's summary carries `stretches`, its requests'
+  independent stretches (n over their latencies' own autocorrelation time), and `p99_ok`
+  (with a sequential rule's `decision`) is a pass only where they number at least
+  `bundle.stopping.MIN_STRETCHES_TO_PASS`: a probe that saw only a quiet stretch of a
+  slowly drifting service time no longer passes as if it had seen the whole.
 """
 
 
@@ -179,6 +184,7 @@ SUPERSEDED_EVALUATION = (
     "perfdsl.evaluation/10",
     "perfdsl.evaluation/11",
     "perfdsl.evaluation/12",
+    "perfdsl.evaluation/13",
 )
 """Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 

@@ -9,7 +9,7 @@ a probe's requests were a stated count or ran until the question was decided.
 from __future__ import annotations
 
 from perfdsl.bundle.evaluation.load import LoadEvaluation, RateResult
-from perfdsl.bundle.stopping import PROBE_FALSE_PASSES
+from perfdsl.bundle.stopping import MIN_STRETCHES_TO_PASS, PROBE_FALSE_PASSES
 from perfdsl.report import formatting as fmt
 
 
@@ -20,7 +20,8 @@ def p99_check(load: LoadEvaluation) -> str:
     if rule is None:
         return (
             f"{slo} at 99 % confidence over the requests' effective number: latencies under "
-            "load are serially correlated, so n / tau of them count, tau measured per probe"
+            "load are serially correlated, so n / tau of them count, tau measured per probe; "
+            f"{_STRETCHES_RULE}"
         )
     share = fmt.percent(1.0 - rule.percentile)
     measured = ", ".join(
@@ -32,18 +33,31 @@ def p99_check(load: LoadEvaluation) -> str:
         "n / tau (latencies under load are serially correlated; tau measured on the requests "
         "so far), stops the probe when it shows the share below (a pass) or above (a fail), "
         f"with the chance of a false pass stated at {fmt.percent(1.0 - rule.confidence)} however "
-        f"often it looked (by simulation: {measured}); a probe still open at "
+        f"often it looked (by simulation: {measured}); {_STRETCHES_RULE}; a probe still open at "
         f"{fmt.count(rule.max_requests)} requests is not passed"
     )
 
 
+_STRETCHES_RULE = (
+    f"a pass also needs the requests to hold {fmt.count(MIN_STRETCHES_TO_PASS)} independent "
+    "stretches of their own drift (n over their latencies' autocorrelation time), so that a "
+    "quiet stretch of a slowly drifting service time is not taken for the whole"
+)
+
+
 def probe_requests(result: RateResult) -> str:
     """A probe's requests, and for a sequential probe the look it stopped at and what it decided."""
+    needed = fmt.count(MIN_STRETCHES_TO_PASS)
+    short = (
+        f"{fmt.sig(result.stretches, 2)} independent stretches, {needed} needed to pass"
+        if not result.p99_ok and result.decision != "fail" and result.stretches < MIN_STRETCHES_TO_PASS
+        else ""
+    )
     if result.decision is None or result.decided_at is None:
-        return fmt.count(result.n)
+        return f"{fmt.count(result.n)} ({short})" if short else fmt.count(result.n)
     at = fmt.count(result.decided_at)
     said = "undecided at the cap" if result.decision == "open" else f"{result.decision} at {at}"
-    return f"{fmt.count(result.n)} ({said})"
+    return f"{fmt.count(result.n)} ({said}{'; ' + short if short else ''})"
 
 
 def decided_early(load: LoadEvaluation, points: list[RateResult]) -> str:

@@ -25,8 +25,8 @@ import numpy as np
 from scipy import stats
 
 from perfdsl.bundle.evaluation.load import RateResult
-from perfdsl.bundle.stopping import ProbeRule
-from perfdsl.stats.dependence import tail_dependence
+from perfdsl.bundle.stopping import MIN_STRETCHES_TO_PASS, ProbeRule
+from perfdsl.stats.dependence import independent_stretches, tail_dependence
 from perfdsl.stats.generator_lag import generator_lag
 from perfdsl.stats.sequential.proportion import decide, look
 
@@ -54,6 +54,15 @@ def dependent_p99_check(n: int, misses: int, dependence: float) -> bool:
         raise ValueError(f"the dependence is at least 1, got {dependence}")
     effective = max(1, int(n / dependence))
     return p99_check(effective, min(effective, math.ceil(misses / dependence)))
+
+
+def fixed_p99_check(latency: np.ndarray, slo: float, dependence: float, stretches: float) -> bool:
+    """The fixed probe's verdict on its latencies: `dependent_p99_check` over their effective
+    number, and only with `MIN_STRETCHES_TO_PASS` independent stretches among them
+    (`stats.dependence.independent_stretches`: a quiet stretch of a slowly drifting service time
+    looks like a probe far inside the SLO)."""
+    misses = int(np.sum(latency > slo))
+    return stretches >= MIN_STRETCHES_TO_PASS and dependent_p99_check(latency.size, misses, dependence)
 
 
 def min_completions(misses: int, percentile: float = 0.99, confidence: float = 0.99) -> int:
@@ -138,14 +147,15 @@ def summarize_rate(
     since_issue = latencies(iss, done, good)
     decision, decided_at = None, None
     if rule is None:
-        dependence = tail_dependence(latency, slo)
-        p99_ok = dependent_p99_check(n, misses, dependence)
-        lateness_decided = not p99_ok and dependent_p99_check(
-            n, int(np.sum(since_issue > slo)), tail_dependence(since_issue, slo)
+        dependence, stretches = tail_dependence(latency, slo), independent_stretches(latency, slo)
+        p99_ok = fixed_p99_check(latency, slo, dependence, stretches)
+        lateness_decided = not p99_ok and fixed_p99_check(
+            since_issue, slo, tail_dependence(since_issue, slo), independent_stretches(since_issue, slo)
         )
     else:
         stop = decide(latency, slo, rule)
-        decision, decided_at, dependence = stop.decision, stop.requests, stop.dependence
+        decision, decided_at = stop.decision, stop.requests
+        dependence, stretches = stop.dependence, stop.stretches
         p99_ok = decision == "pass"
         lateness_decided = not p99_ok and decide(since_issue, slo, rule).decision == "pass"
     # "higher" reports an observed latency, never an interpolation, and stays inf-safe.
@@ -170,6 +180,7 @@ def summarize_rate(
         p99_ok=p99_ok,
         throughput_ok=achieved >= MIN_ACHIEVED_FRACTION * scheduled_rate,
         lag_ok=lag.verdict != "behind" and not lateness_decided,
+        stretches=stretches,
         dependence=dependence,
         decision=decision,
         decided_at=decided_at,

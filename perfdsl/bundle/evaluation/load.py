@@ -56,6 +56,11 @@ class RateResult:
     lag_ok: bool
     """The generator kept its schedule well enough for the p99 check to be the system's: it
     did not fall behind, and its wake-up jitter did not decide the check (see `stats.load.summarize_rate`)."""
+    stretches: float
+    """How many independent stretches the requests the p99 check rests on hold: n over their
+    latencies' own autocorrelation time (`stats.dependence.independent_stretches`); below
+    `MIN_STRETCHES_TO_PASS` the check cannot pass, since a slowly drifting service time may
+    have shown only a quiet stretch."""
     dependence: float = 1.0
     """How many consecutive requests count as one independent one in the tail: the integrated
     autocorrelation time of the exceedances of the probe's own 90th percentile; the p99 check
