@@ -1,8 +1,8 @@
-"""Text to statements: the Lark parser and the tree walk.
+"""Text to statements: the Lark parser, building statements as it reduces.
 
 The grammar (grammar/perf.lark) fixes the shape of each construct; this module
-parses with LALR, turns Lark's tree into plain statement records (`Section`,
-`Setting`, ...) with spans, and turns Lark's exceptions into diagnostics
+parses with LALR, builds plain statement records (`Section`, `Setting`, ...)
+with spans at each of the parser's reductions, and turns Lark's exceptions into diagnostics
 (in the user's words: `perfdsl.syntax_errors`).
 `perfdsl.lower` then gives the statements their meaning as a typed `Study`.
 Nothing after this module sees a Lark object.
@@ -11,13 +11,14 @@ Nothing after this module sees a Lark object.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any, Union
 
 import attrs
-from lark import Lark, Token, Tree
+from lark import Token
 from lark.exceptions import UnexpectedInput
+from lark.parse_tree_builder import ChildFilterLALR, maybe_create_child_filter
 
 from perfdsl import codes
 from perfdsl.collector import collector_paused
@@ -43,6 +44,7 @@ from perfdsl.parser_tables import PARSER_OPTIONS, grammar_text, load_parser
 from perfdsl.quantity import Quantity, UnknownUnit, lookup_unit
 from perfdsl.source import Source, Span
 from perfdsl.syntax_errors import syntax_diagnostic
+from perfdsl.table_parse import TableParser, Unparsed
 
 # ---------------------------------------------------------------- statements
 
@@ -145,9 +147,45 @@ class _StatementBreaks:
             yield token
 
 
+class _Parser:
+    """The Lark parser, whose reductions build statements directly (`_StatementBuilder`),
+    driven by `perfdsl.table_parse` where the text parses.
+
+    Lark's own callbacks build a `Tree` per reduction, each with its positions worked
+    out from its children's (`propagate_positions`), for a walk to turn into statements
+    afterwards: on a 20,000-line study the trees, their positions and the walk took
+    longer than the LALR parse itself. The parse table calls whatever callbacks it
+    is given, one per rule, with the rule's matched symbols; so each parse hands it
+    the builder's, and no tree is made. A text that does not parse is parsed again
+    by Lark itself, so that its error is Lark's, lines and columns included.
+    """
+
+    def __init__(self) -> None:
+        self.lark = load_parser(grammar_text(), PARSER_OPTIONS, _StatementBreaks())
+        self._table_parser = self.lark.parser.parser.parser
+        self._fast = TableParser(self.lark) if TableParser.repeats(self.lark) else None
+
+    def parse(self, text: str, source: Source) -> tuple[Section, _StatementBuilder]:
+        """The study's section and the builder that made it (with its diagnostics), or
+        Lark's `UnexpectedInput` for the first error."""
+        if self._fast is not None:
+            builder = _StatementBuilder(source)
+            try:
+                return self._fast.parse(text, builder.callbacks(self._fast.rules)), builder
+            except Unparsed:
+                pass
+        builder = _StatementBuilder(source)
+        own = self._table_parser.callbacks
+        self._table_parser.callbacks = builder.callbacks(self.lark.rules)
+        try:
+            return self.lark.parse(text), builder
+        finally:
+            self._table_parser.callbacks = own
+
+
 @cache
-def _parser() -> Lark:
-    return load_parser(grammar_text(), PARSER_OPTIONS, _StatementBreaks())
+def _parser() -> _Parser:
+    return _Parser()
 
 
 def _blank_line(text: str, offset: int) -> str | None:
@@ -176,10 +214,10 @@ def parse_statements(source: Source) -> tuple[Section | None, list[Diagnostic]]:
     statement's line is set aside and parsing resumes, so independent errors
     are reported together; any other error ends the pass.
 
-    The collector is paused while Lark parses and the tree is walked: both
-    allocate many small objects that stay alive until the end, and rescanning
-    them made parse time per line grow 1.8x from 1,000 to 10,000 lines, against
-    1.07x paused. Nothing they build forms a reference cycle.
+    The collector is paused while Lark parses: the statements it builds are many
+    small objects that stay alive until the end, and rescanning them made parse
+    time per line grow 1.8x from 1,000 to 10,000 lines, against 1.07x paused.
+    Nothing it builds forms a reference cycle.
     """
     diagnostics: list[Diagnostic] = []
     # A byte-order mark is how some editors start a UTF-8 file; it is a space to
@@ -188,7 +226,7 @@ def parse_statements(source: Source) -> tuple[Section | None, list[Diagnostic]]:
     while True:
         try:
             with collector_paused():
-                tree = _parser().parse(text)
+                section, builder = _parser().parse(text, source)
         except UnexpectedInput as error:
             diagnostic = syntax_diagnostic(source, error)
             diagnostics.append(diagnostic)
@@ -198,20 +236,33 @@ def parse_statements(source: Source) -> tuple[Section | None, list[Diagnostic]]:
                 return None, diagnostics
             text = retry
             continue
-        builder = _TreeToStatements(source)
-        with collector_paused():
-            section = builder.transform(tree)
         diagnostics.extend(builder.diagnostics)
         return (None if diagnostics else section), diagnostics
 
 
-# ---------------------------------------------------------------- the tree walk
+# ---------------------------------------------------------------- the statements, built as the parser reduces
 
 
-def _span(meta_or_token: object) -> Span:
-    start = getattr(meta_or_token, "start_pos", 0) or 0
-    end = getattr(meta_or_token, "end_pos", start) or start
-    return Span(start, end)
+def _child_plan(rule: Any) -> tuple[list[tuple[int, bool, int]], int]:
+    """Which of a rule's matched symbols become children, as Lark's tree builder decides it.
+
+    Each entry is (symbol index, splice an inlined rule's children, Nones for absent
+    optional parts before it); then the Nones after the last. Lark's own plan, read back
+    from the filter it would build, so that the children are exactly a tree's.
+    """
+    options = rule.options
+    plan = maybe_create_child_filter(rule.expansion, options.keep_all_tokens, False, options.empty_indices)
+    if plan is None:
+        return [(index, False, 0) for index in range(len(rule.expansion))], 0
+    if plan.func is ChildFilterLALR:
+        include, trailing = plan.args
+        return list(include), trailing
+    (include,) = plan.args
+    return [(index, splice, 0) for index, splice in include], 0
+
+
+def _span(token: Token) -> Span:
+    return Span(token.start_pos, token.end_pos)
 
 
 def _unescape(literal: str) -> str:
@@ -228,93 +279,175 @@ def _unescape(literal: str) -> str:
     return "".join(out)
 
 
-class _TreeToStatements:
-    """One method per grammar rule, called bottom-up with the rule's positions and children.
+class _Inlined:
+    """What an inlined rule (`_values`, Lark's `__` helpers) hands its parent: its children."""
 
-    The walk is this class's own, not Lark's `Transformer`: with `v_args(meta=True)` that
-    made a new wrapper of the method for every node and offered every token to a method
-    that does not exist, a third of a 10,000-line study's parse."""
+    __slots__ = ("children",)
+
+    def __init__(self, children: list[Any]) -> None:
+        self.children = children
+
+
+Reduction = Callable[[list[Any]], Any]
+
+
+def _first_symbol(symbols: list[Any]) -> Any:
+    return symbols[0]
+
+
+class _StatementBuilder:
+    """One method per grammar rule, called at each reduction with the rule's span and children.
+
+    The children are shaped as Lark shapes a tree's: anonymous tokens left out, an
+    inlined rule's children spliced in, None where an optional part is absent, and a
+    `?rule` with one child replaced by that child. The span is the one Lark's
+    `propagate_positions` gives the node: from the start of its first matched symbol
+    to the end of its last, where a symbol that a `?rule` passed through reaches as far
+    as the text that rule matched (`(4 * M)` as a factor includes its parentheses).
+    Reductions come bottom-up, left to right, so the diagnostics come in text order.
+    """
 
     def __init__(self, source: Source) -> None:
         self.source = source
         self.diagnostics: list[Diagnostic] = []
-        self._methods: dict[str, Any] = {}
+        self._extent: dict[int, tuple[int, int]] = {}
+        """Each built value's reach in the text, by id: every value stays alive until the parse ends."""
 
-    def transform(self, tree: Tree) -> Any:
-        children = [self.transform(child) if isinstance(child, Tree) else child for child in tree.children]
-        method = self._methods.get(tree.data)
-        if method is None:
-            method = self._methods[tree.data] = getattr(self, tree.data)
-        return method(tree.meta, children)
+    def callbacks(self, rules: list[Any]) -> dict[Any, Reduction]:
+        """The reduction of each of the parser's rules."""
+        return {rule: self._reduction(rule) for rule in rules}
+
+    def _reduction(self, rule: Any) -> Reduction:
+        name = rule.alias or rule.origin.name
+        include, trailing = _child_plan(rule)
+        passes_through = bool(rule.options.expand1) and not rule.alias
+        if passes_through and len(rule.expansion) == 1 and include == [(0, False, 0)] and not trailing:
+            # `?sum: product`: the value, and the text it reaches, are its one symbol's.
+            return _first_symbol
+        inlined = name.startswith("_")
+        method = None if inlined else getattr(self, name, None)
+        if method is None and not inlined and not passes_through:
+            raise LookupError(f"the grammar's rule `{name}` has no statement builder")
+        extent = self._extent
+        reach_of = self._reach
+        # Most rules keep every symbol, in order: their children are the symbols themselves
+        # (a fresh list the parser hands over).
+        keeps_all = include == [(index, False, 0) for index in range(len(rule.expansion))] and not trailing
+
+        def reduce(symbols: list[Any]) -> Any:
+            reach = reach_of(symbols)
+            if keeps_all:
+                children = symbols
+            else:
+                children = []
+                for index, splice, nones in include:
+                    if nones:
+                        children += [None] * nones
+                    if splice:
+                        children += symbols[index].children
+                    else:
+                        children.append(symbols[index])
+                if trailing:
+                    children += [None] * trailing
+            if passes_through and len(children) == 1:
+                value = children[0]
+            elif inlined:
+                value = _Inlined(children)
+            elif method is None:
+                raise LookupError(f"the grammar's rule `{name}` has no statement builder")
+            else:
+                value = method(Span(*reach) if reach is not None else Span(0, 0), children)
+            if reach is not None and not isinstance(value, Token):
+                extent[id(value)] = reach
+            return value
+
+        return reduce
+
+    def _reach(self, symbols: list[Any]) -> tuple[int, int] | None:
+        """From the start of the first positioned symbol to the end of the last."""
+        extent = self._extent
+        for symbol in symbols:
+            if isinstance(symbol, Token):
+                start = symbol.start_pos
+                break
+            found = extent.get(id(symbol))
+            if found is not None:
+                start = found[0]
+                break
+        else:
+            return None
+        for symbol in reversed(symbols):
+            if isinstance(symbol, Token):
+                return start, symbol.end_pos
+            found = extent.get(id(symbol))
+            if found is not None:
+                return start, found[1]
+        return None
 
     # -- top level
-    def start(self, meta, children):
+    def start(self, span, children):
         return children[0]
 
-    def study(self, meta, children):
-        keyword_span = Span(meta.start_pos, meta.start_pos + len("study"))
+    def study(self, span, children):
+        keyword_span = Span(span.start, span.start + len("study"))
         name_token, (items, body_span) = children
-        return Section(
-            Name("study", keyword_span), self._name(name_token), None, items, _span(meta), body_span
-        )
+        return Section(Name("study", keyword_span), self._name(name_token), None, items, span, body_span)
 
-    def body(self, meta, children):
+    def body(self, span, children):
         items = tuple(child for child in children if child is not None)
-        return items, _span(meta)
+        return items, span
 
-    def section(self, meta, children):
+    def section(self, span, children):
         keyword, name, text, (items, body_span) = children
         return Section(
             self._name(keyword),
             self._name(name) if name is not None else None,
             Text(_unescape(text.value), _span(text)) if text is not None else None,
             items,
-            _span(meta),
+            span,
             body_span,
         )
 
-    def labelled(self, meta, children):
+    def labelled(self, span, children):
         keyword, name, text = children
         return Section(
             self._name(keyword),
             self._name(name),
             Text(_unescape(text.value), _span(text)),
             (),
-            _span(meta),
+            span,
             None,
         )
 
     # -- statements
-    def setting(self, meta, children):
+    def setting(self, span, children):
         key, *values = children
-        return Setting(self._name(key), tuple(values), _span(meta))
+        return Setting(self._name(key), tuple(values), span)
 
-    def shapes(self, meta, children):
+    def shapes(self, span, children):
         key, symbols, shape_list = children
-        return ShapesStatement(self._name(key), symbols, shape_list, _span(meta))
+        return ShapesStatement(self._name(key), symbols, shape_list, span)
 
-    def condition(self, meta, children):
+    def condition(self, span, children):
         key, *words, comparator, bound, qualifier = children
         at = versus = None
         if qualifier is not None:
             kind, value = qualifier
             at, versus = (value, None) if kind == "at" else (None, value)
-        condition = Condition(
-            tuple(self._name(w) for w in words), str(comparator), bound, at, versus, _span(meta)
-        )
-        return ConditionStatement(self._name(key), condition, _span(meta))
+        condition = Condition(tuple(self._name(w) for w in words), str(comparator), bound, at, versus, span)
+        return ConditionStatement(self._name(key), condition, span)
 
-    def at(self, meta, children):
+    def at(self, span, children):
         return ("at", children[0])
 
-    def versus(self, meta, children):
+    def versus(self, span, children):
         return ("vs", self._name(children[0]))
 
-    def model(self, meta, children):
+    def model(self, span, children):
         key, baseline, change = children
-        return ModelStatement(Model(self._name(key), baseline, change, _span(meta)), _span(meta))
+        return ModelStatement(Model(self._name(key), baseline, change, span), span)
 
-    def prediction(self, meta, children):
+    def prediction(self, span, children):
         subject, quantity, statistic, comparator, bound = children
         prediction = Prediction(
             self._name(subject),
@@ -322,92 +455,92 @@ class _TreeToStatements:
             self._name(statistic),
             str(comparator),
             bound,
-            _span(meta),
+            span,
         )
-        return PredictionStatement(prediction, _span(meta))
+        return PredictionStatement(prediction, span)
 
-    def load(self, meta, children):
+    def load(self, span, children):
         arrivals, rates = children
-        return LoadStatement(Load(self._name(arrivals), rates, _span(meta)), _span(meta))
+        return LoadStatement(Load(self._name(arrivals), rates, span), span)
 
     # -- values
-    def string(self, meta, children):
-        return Text(_unescape(children[0].value), _span(meta))
+    def string(self, span, children):
+        return Text(_unescape(children[0].value), span)
 
-    def reference(self, meta, children):
+    def reference(self, span, children):
         module, _, attr = children[0].value.partition(":")
-        return Ref(module, attr, _span(meta))
+        return Ref(module, attr, span)
 
-    def imported(self, meta, children):
+    def imported(self, span, children):
         path, format_name, entry = children
         return Imported(
             Text(_unescape(path.value), _span(path)),
             format_name,
             Text(_unescape(entry.value), _span(entry)),
-            _span(meta),
+            span,
         )
 
-    def format_name(self, meta, children):
-        return Name("-".join(str(token.value) for token in children), _span(meta))
+    def format_name(self, span, children):
+        return Name("-".join(str(token.value) for token in children), span)
 
-    def quantity_ref(self, meta, children):
+    def quantity_ref(self, span, children):
         subject, quantity = children
-        return QuantityRef(self._name(subject), self._name(quantity), _span(meta))
+        return QuantityRef(self._name(subject), self._name(quantity), span)
 
-    def range(self, meta, children):
+    def range(self, span, children):
         start, stop, step, unit = children
         unit_value = unit
         return RangeExpr(
             self._number(start, unit_value),
             self._number(stop, unit_value),
             self._number(step, unit_value) if step is not None else None,
-            _span(meta),
+            span,
         )
 
-    def list(self, meta, children):
-        return ListExpr(tuple(child for child in children if child is not None), _span(meta))
+    def list(self, span, children):
+        return ListExpr(tuple(child for child in children if child is not None), span)
 
-    def tuple(self, meta, children):
-        return TupleExpr(tuple(children), _span(meta))
+    def tuple(self, span, children):
+        return TupleExpr(tuple(children), span)
 
-    def name(self, meta, children):
+    def name(self, span, children):
         return self._name(children[0])
 
-    def add(self, meta, children):
-        return BinOp("+", children[0], children[1], _span(meta))
+    def add(self, span, children):
+        return BinOp("+", children[0], children[1], span)
 
-    def sub(self, meta, children):
-        return BinOp("-", children[0], children[1], _span(meta))
+    def sub(self, span, children):
+        return BinOp("-", children[0], children[1], span)
 
-    def mul(self, meta, children):
-        return BinOp("*", children[0], children[1], _span(meta))
+    def mul(self, span, children):
+        return BinOp("*", children[0], children[1], span)
 
-    def div(self, meta, children):
-        return BinOp("/", children[0], children[1], _span(meta))
+    def div(self, span, children):
+        return BinOp("/", children[0], children[1], span)
 
-    def neg(self, meta, children):
+    def neg(self, span, children):
         (value,) = children
-        span = _span(meta)
+        span = span
         if isinstance(value, Num):
             return Num(Quantity(-value.quantity.value, value.quantity.unit), span)
         return BinOp("-", Num(Quantity(0.0), span), value, span)
 
-    def quantity(self, meta, children):
+    def quantity(self, span, children):
         number, unit = children
-        return self._number(number, unit, _span(meta))
+        return self._number(number, unit, span)
 
-    def word_unit(self, meta, children):
+    def word_unit(self, span, children):
         word, per = children
-        return (f"{word.value} per {per.value}" if per is not None else word.value), _span(meta)
+        return (f"{word.value} per {per.value}" if per is not None else word.value), span
 
-    def per_unit(self, meta, children):
-        return f"per {children[0].value}", _span(meta)
+    def per_unit(self, span, children):
+        return f"per {children[0].value}", span
 
-    def rate_unit(self, meta, children):
-        return children[0].value, _span(meta)
+    def rate_unit(self, span, children):
+        return children[0].value, span
 
-    def percent_unit(self, meta, children):
-        return "%", _span(meta)
+    def percent_unit(self, span, children):
+        return "%", span
 
     # -- helpers
     def _name(self, token: Token) -> Name:

@@ -1,0 +1,59 @@
+"""The one-loop parse over Lark's tables: used for text that parses, Lark's own parse for errors."""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from perfdsl import syntax
+from perfdsl.cli import main
+from perfdsl.source import Source
+from perfdsl.table_parse import TableParser, Unparsed
+
+ROOT = Path(__file__).resolve().parent.parent
+STUDY = ROOT / "studies" / "rmsnorm_fusion.perf"
+
+
+def test_the_bundled_grammar_is_parsed_by_the_one_loop() -> None:
+    """Where the loop could not stand for Lark's parse, every parse would be Lark's, slower."""
+    assert TableParser.repeats(syntax._parser().lark)
+    assert syntax._parser()._fast is not None
+
+
+def test_the_loop_stops_where_lark_would_raise() -> None:
+    parser = syntax._parser()
+    builder = syntax._StatementBuilder(Source("s.perf", ""))
+    reductions = builder.callbacks(parser._fast.rules)
+    with pytest.raises(Unparsed):
+        parser._fast.parse("study s {\n  seeds 5 5\n}\n", reductions)  # a token the state refuses
+    with pytest.raises(Unparsed):
+        parser._fast.parse("study s {\n  seeds 5 @\n}\n", reductions)  # a character no terminal takes
+    with pytest.raises(Unparsed):
+        parser._fast.parse("study s {\n  seeds 5\n", reductions)  # the text ends inside a block
+
+
+def test_an_error_is_lark_s_with_its_line_and_column() -> None:
+    """The loop keeps no lines; the error comes from Lark's own parse of the same text."""
+    _, diagnostics = syntax.parse_statements(Source("s.perf", "study s {\n  seeds 5 @\n}\n"))
+    (diagnostic,) = diagnostics
+    assert (diagnostic.code, diagnostic.message) == ("PD001", "unexpected character `@`")
+    assert diagnostic.span.start == len("study s {\n  seeds 5 ")
+
+
+def test_a_check_run_as_a_process_keeps_the_collector_off() -> None:
+    script = (
+        "import gc, sys; from perfdsl.cli import main; "
+        f"sys.argv = ['perfdsl', 'check', {str(STUDY)!r}]; status = main(); print(gc.isenabled(), status)"
+    )
+    said = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert said.stdout.split()[-2:] == ["False", "0"]
+
+
+def test_a_check_called_in_process_leaves_the_collector_as_it_was(capsys) -> None:
+    assert gc.isenabled()
+    assert main(["check", str(STUDY)]) == 0
+    assert gc.isenabled()
