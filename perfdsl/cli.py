@@ -12,6 +12,7 @@ is dropped and the command still ends with the status its result warrants.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import signal
@@ -112,6 +113,16 @@ class Terminated(KeyboardInterrupt):
     """
 
 
+_ONE_SHOT = frozenset({"check"})
+"""Commands whose process reads, reports and ends, and that keep the cyclic collector off
+throughout when run as a process: the check builds many small objects that stay alive to the
+end and form no reference cycle, and each collection only rescans them. Paused around each
+study alone (`commands.check`), it came back on after the study, and the next allocation
+collected every object the check had built: 0.3 s of a 20,000-line study's 2.3 s, to free
+nothing. Off, it also skips the collection at exit. Called in-process (`main(argv)`, as the
+tests and the language server do), the collector is left as it was."""
+
+
 def _terminate(signum: int, frame: object) -> None:
     raise Terminated()
 
@@ -120,6 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     words = sys.argv[1:] if argv is None else list(argv)
     args = _parser(_command(words)).parse_args(words)
+    if argv is None and args.command in _ONE_SHOT:
+        gc.disable()
     signal.signal(signal.SIGTERM, _terminate)
     module = importlib.import_module(f"perfdsl.commands.{_COMMANDS[args.command][0]}")
     stdout = sys.stdout
