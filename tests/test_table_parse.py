@@ -49,7 +49,8 @@ def test_a_check_run_as_a_process_keeps_the_collector_off() -> None:
         "import gc, sys; from perfdsl.cli import main; "
         f"sys.argv = ['perfdsl', 'check', {str(STUDY)!r}]; status = main(); print(gc.isenabled(), status)"
     )
-    said = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
+    command = [sys.executable, "-c", script]
+    said = subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT)
     assert said.stdout.split()[-2:] == ["False", "0"]
 
 

@@ -56,13 +56,15 @@ def dependent_p99_check(n: int, misses: int, dependence: float) -> bool:
     return p99_check(effective, min(effective, math.ceil(misses / dependence)))
 
 
-def fixed_p99_check(latency: np.ndarray, slo: float, dependence: float, stretches: float) -> bool:
-    """The fixed probe's verdict on its latencies: `dependent_p99_check` over their effective
-    number, and only with `MIN_STRETCHES_TO_PASS` independent stretches among them
-    (`stats.dependence.independent_stretches`: a quiet stretch of a slowly drifting service time
-    looks like a probe far inside the SLO)."""
+def fixed_p99_check(latency: np.ndarray, slo: float) -> tuple[bool, float, float]:
+    """The fixed probe's verdict on its latencies, with the tail's dependence tau and the
+    independent stretches it rests on: `dependent_p99_check` over their effective number, and
+    only with `MIN_STRETCHES_TO_PASS` stretches among them (`stats.dependence.independent_stretches`:
+    a quiet stretch of a slowly drifting service time looks like a probe far inside the SLO)."""
+    dependence, stretches = tail_dependence(latency, slo), independent_stretches(latency, slo)
     misses = int(np.sum(latency > slo))
-    return stretches >= MIN_STRETCHES_TO_PASS and dependent_p99_check(latency.size, misses, dependence)
+    passed = stretches >= MIN_STRETCHES_TO_PASS and dependent_p99_check(latency.size, misses, dependence)
+    return passed, dependence, stretches
 
 
 def min_completions(misses: int, percentile: float = 0.99, confidence: float = 0.99) -> int:
@@ -147,11 +149,8 @@ def summarize_rate(
     since_issue = latencies(iss, done, good)
     decision, decided_at = None, None
     if rule is None:
-        dependence, stretches = tail_dependence(latency, slo), independent_stretches(latency, slo)
-        p99_ok = fixed_p99_check(latency, slo, dependence, stretches)
-        lateness_decided = not p99_ok and fixed_p99_check(
-            since_issue, slo, tail_dependence(since_issue, slo), independent_stretches(since_issue, slo)
-        )
+        p99_ok, dependence, stretches = fixed_p99_check(latency, slo)
+        lateness_decided = not p99_ok and fixed_p99_check(since_issue, slo)[0]
     else:
         stop = decide(latency, slo, rule)
         decision, decided_at = stop.decision, stop.requests
