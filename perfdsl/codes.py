@@ -743,6 +743,21 @@ _ALL = [
         "bytes baseline 4*(5*M*N + 2*M + N), change 4*(2*M*N + N)",
     ),
     _code(
+        "PD510",
+        WARNING,
+        "a load probe too short to pass unless its requests are independent",
+        "A probe's SLO test counts n / tau independent requests, tau being how long its slow "
+        "requests come in runs (one slow request delays the next). A probe with no miss "
+        "passes p99 after 644 independent requests under the sequential rule, 459 under "
+        "the fixed one. A `requests` whose cap holds barely that many passes only while "
+        "tau stays near 1: any run of slow requests leaves the probe open at its cap, "
+        "however far inside the SLO it is, an open probe is not a pass, and the goodput "
+        "falls below rates that passed. Size `requests` so the cap holds the clean count "
+        "twice.",
+        "evidence end_to_end { requests 1000; probe sequential; load poisson 50..400 step 50 rps; "
+        "slo p99 <= 5 ms }",
+    ),
+    _code(
         "PD508",
         WARNING,
         "imported timing is not evidence-grade",

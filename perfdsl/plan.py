@@ -34,13 +34,16 @@ from perfdsl.expectations import STATED_AS, Expectations, expectations
 from perfdsl.nodes import Num, ShapeSet, Study
 from perfdsl.plan_rules import (
     DEFAULT_CONFIDENCE,
+    DEFAULT_PERCENTILE,
     DEFAULT_REQUESTS,
     DEFAULT_SEQUENTIAL,
     DEFAULT_THRESHOLD,
     DEFAULT_TIMING,
     PlanError,
     evaluate_formula,
+    slo_percentile,
 )
+from perfdsl.stats.probe_size import probe_cap
 
 # `--quick`: CI and the README's first command. Small enough for a 2-core machine,
 # large enough that every code path (rotation, blocks, interleaving) runs.
@@ -463,12 +466,10 @@ def _load(study: Study, expected: Expectations, quick: bool) -> LoadPlan | None:
     if quick:
         picks = sorted({round(i * (len(sweep) - 1) / max(1, QUICK_RATES - 1)) for i in range(QUICK_RATES)})
         sweep = [sweep[i] for i in picks]
-    slo_seconds, percentile = None, 0.99
+    slo_seconds, percentile = None, DEFAULT_PERCENTILE
     if slo is not None and isinstance(slo.bound, Num):
         slo_seconds = slo.bound.quantity.base
-        word = slo.subject[0].id if slo.subject else "p99"
-        if word.startswith("p") and word[1:].replace("_", ".").replace(".", "", 1).isdigit():
-            percentile = float(word[1:].replace("_", ".")) / 100
+        percentile = slo_percentile(slo)
     requests = int(evidence.requests.value) if evidence.requests else DEFAULT_REQUESTS
     return LoadPlan(
         arrivals=load.arrivals.id,
@@ -500,16 +501,17 @@ def quick_replacements(full: Plan, quick: Plan) -> tuple[str, ...]:
             ", ".join(s.label for s in small.shapes),
         )
         differs(f"`{big.name}` adversarial shapes", _labels(big.adversarial), _labels(small.adversarial))
-    settings = ("warmup", "repeats", "blocks", "rotate")
+    # A sequential plan's blocks are its window (`min_blocks`, `max_blocks`); `blocks` is the fixed design's.
+    blocks = ("min_blocks", "max_blocks") if quick.timing.stop == SEQUENTIAL else ("blocks",)
+    settings = ("warmup", "repeats", *blocks, "rotate")
     differs(
         "timing",
         " ".join(f"{k} {getattr(full.timing, k)}" for k in settings),
         " ".join(f"{k} {getattr(quick.timing, k)}" for k in settings),
     )
     differs("correctness seeds", str(full.correctness.seeds), str(quick.correctness.seeds))
-    if full.load is not None and quick.load is not None:
-        differs("load rates", _rates(full.load.rates), _rates(quick.load.rates))
-        differs("load requests per rate", str(full.load.requests), str(quick.load.requests))
+    if quick.quick and full.load is not None and quick.load is not None:
+        said += _quick_load(full.load, quick.load)
     if full.application is not None and quick.application is not None:
         differs(
             f"application `{full.application.name}` shape",
@@ -517,6 +519,26 @@ def quick_replacements(full: Plan, quick: Plan) -> tuple[str, ...]:
             _labels((quick.application.shape,)),
         )
     return tuple(said)
+
+
+def _quick_load(full: LoadPlan, quick: LoadPlan) -> list[str]:
+    """What a quick run's load test does instead: no sweep at all (the goodput search starts at
+    half the single-request capacity, `runtime.load_search`), and probes capped at the quick
+    count, raised to the fewest requests a probe can pass on (`stats.probe_size.probe_cap`).
+    Without an SLO there is no load test to shrink."""
+    if quick.slo_seconds is None:
+        return []
+    start = "the goodput search starts at half the single-request capacity"
+    said = [f"load sweep {_rates(full.rates)} -> none: {start}"]
+    caps = [probe_cap(plan.requests, plan.probe, plan.slo_percentile) for plan in (full, quick)]
+    if caps[0] != caps[1]:
+        stated = (
+            f" (`requests {quick.requests}`, raised to the fewest a probe can pass on)"
+            if caps[1] > quick.requests
+            else ""
+        )
+        said.append(f"load probe cap {caps[0]} -> {caps[1]} requests{stated}")
+    return said
 
 
 def _labels(shapes: tuple[dict[str, int], ...]) -> str:

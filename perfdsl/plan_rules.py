@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 
-from perfdsl.nodes import BinOp, Expr, Name, Num, TupleExpr
+from perfdsl.nodes import BinOp, Condition, Expr, Name, Num, TupleExpr
 
 # The study's full settings, where it leaves one out.
 DEFAULT_TIMING = {"warmup": 10, "repeats": 50, "blocks": 10, "rotate": 4}
@@ -20,6 +20,18 @@ pair (the confidence sequence) costs little more and needs no planned cap."""
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_THRESHOLD = 0.01
 DEFAULT_REQUESTS = 2000
+
+
+DEFAULT_PERCENTILE = 0.99
+
+
+def slo_percentile(slo: Condition) -> float:
+    """The share of requests an SLO holds to its bound: `p99` is 0.99, `p99_9` 0.999; 0.99 for
+    a statistic that names no percentile (`mean`), which `check` reports on its own."""
+    word = slo.subject[0].id if slo.subject else "p99"
+    if word.startswith("p") and word[1:].replace("_", ".").replace(".", "", 1).isdigit():
+        return float(word[1:].replace("_", ".")) / 100
+    return DEFAULT_PERCENTILE
 
 
 class PlanError(ValueError):

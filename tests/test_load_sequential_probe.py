@@ -25,7 +25,8 @@ from perfdsl.evaluate.load_curve import evaluate_load
 from perfdsl.runtime import load_search
 from perfdsl.runtime.load_generator import run_open_loop
 from perfdsl.stats.load import sequential_stop, summarize_rate
-from perfdsl.stats.sequential.proportion import decide, look_points, pass_requests, rule_for
+from perfdsl.stats.probe_size import sequential_clean
+from perfdsl.stats.sequential.proportion import decide, look_points, rule_for
 
 SLO = 0.025
 
@@ -33,7 +34,7 @@ SLO = 0.025
 def test_a_pass_without_a_miss_needs_644_independent_requests() -> None:
     """The one-shot binomial passes at 459; looking after every window costs 1.40x."""
     rule = rule_for(0.99, 5000)
-    assert pass_requests(0.99, 0.99) == 644
+    assert sequential_clean(0.99, 0.99) == 644
     assert decide(np.full(643, 1e-3), SLO, attrs.evolve(rule, window=643)).decision == "open"
     assert decide(np.full(644, 1e-3), SLO, attrs.evolve(rule, window=644)).decision == "pass"
 

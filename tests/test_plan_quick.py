@@ -23,13 +23,30 @@ def test_quick_names_each_replaced_setting_with_both_values() -> None:
     said = quick_replacements(full, quick)
     assert "timing warmup 10 repeats 100 blocks 10 rotate 4 -> warmup 3 repeats 5 blocks 4 rotate 2" in said
     assert "correctness seeds 5 -> 2" in said
-    assert "load requests per rate 2000 -> 60" in said
-    assert "load rates 50, 100, ..., 800 rps (16 rates) -> 50, 450, 800 rps" in said
+    # The quick run's probes: no sweep, and the cap each probe really stops at.
+    start = "the goodput search starts at half the single-request capacity"
+    assert f"load sweep 50, 100, ..., 800 rps (16 rates) -> none: {start}" in said
+    assert (
+        "load probe cap 2807 -> 644 requests (`requests 60`, raised to the fewest a probe can pass on)"
+        in said
+    )
     (shapes,) = [line for line in said if line.startswith("`normalize` shapes ")]
     assert shapes.split(" -> ")[0] == "`normalize` shapes " + ", ".join(
         s.label for s in full.operations[0].shapes
     )
     assert any(line.startswith("application `decode_step` shape ") for line in said)
+
+
+def test_a_sequential_study_names_its_block_window_not_the_fixed_count() -> None:
+    cpu = bundled_studies.PATHS[bundled_studies.NAMES.index("rmsnorm_cpu")]
+    study = parse(Source(str(cpu), cpu.read_text(encoding="utf-8"))).study
+    assert study is not None
+    (timing,) = [
+        line
+        for line in quick_replacements(plan(study, "cpu", False), plan(study, "cpu", True))
+        if line.startswith("timing ")
+    ]
+    assert "min_blocks" in timing and "max_blocks" in timing and " blocks " not in timing
 
 
 def test_a_full_plan_replaces_nothing() -> None:

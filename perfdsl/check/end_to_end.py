@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from perfdsl import vocabulary as words
+from perfdsl.bundle.stopping import SEQUENTIAL
 from perfdsl.check.context import Context
 from perfdsl.check.names import choice, statistic
 from perfdsl.check.units import EPSILON, dimension, fraction
 from perfdsl.diagnostics import suggest
-from perfdsl.nodes import Application, Condition, Num
+from perfdsl.nodes import Application, Condition, EndToEndEvidence, Num
+from perfdsl.plan_rules import slo_percentile
+from perfdsl.stats import probe_size
 
 
 def check_end_to_end(ctx: Context) -> None:
@@ -102,6 +105,7 @@ def _load_test(ctx: Context) -> None:
         )
     if evidence.slo is not None:
         check_slo(ctx, evidence.slo)
+    _probe_room(ctx, evidence)
     objective = ctx.study.workload.objective if ctx.study.workload else None
     if objective is None or objective.subject[-1].id != "latency":
         return
@@ -120,6 +124,40 @@ def _load_test(ctx: Context) -> None:
     bounds = (objective.bound, evidence.slo.bound) if evidence.slo else ()
     if bounds and all(isinstance(b, Num) and b.quantity.dimension == "time" for b in bounds):
         slo_agrees(ctx, objective, evidence.slo)
+
+
+def _probe_room(ctx: Context, evidence: EndToEndEvidence) -> None:
+    """A stated `requests` whose probe cap leaves a probe with no miss room to pass.
+
+    Each probe's test counts n / tau independent requests (`stats.probe_size`), so a
+    cap at the clean count passes a probe only while its tail is independent: with
+    `requests 500` and the sequential probe (cap 702, 644 needed), a service whose p99
+    was a seventh of its SLO stayed open at 702 of 702, and the goodput fell below
+    every rate that had passed. Every SLO the study states, its targets' included,
+    sets a percentile; the strictest one sizes the suggestion.
+    """
+    count = evidence.requests
+    slos = [evidence.slo, *(t.slo for t in ctx.study.target_expectations)]
+    loads = [evidence.load, *(t.load for t in ctx.study.target_expectations)]
+    if count is None or count.value < 1 or not any(loads) or not any(slos):
+        return  # no count, or one PD310 rejects; no load test, or no SLO to pass
+    probe = evidence.probe.id if evidence.probe else SEQUENTIAL
+    requests = int(count.value)
+    percentile = max(slo_percentile(slo) for slo in slos if slo is not None)
+    cap = probe_size.probe_cap(requests, probe, percentile)
+    clean = probe_size.clean_count(probe, percentile)
+    if cap >= probe_size.DEPENDENCE_ROOM * clean:
+        return
+    ctx.report(
+        "PD510",
+        f"a {probe} load probe of `requests {requests:g}` can pass only if its requests are independent",
+        count.span,
+        label=f"each probe stops at {cap} requests, and a p{100 * percentile:g} with no miss "
+        f"needs {clean} independent ones to pass",
+        help=f"write `requests {probe_size.requests_for_room(probe, percentile)}`, so that a probe "
+        f"far inside the SLO passes while its slow requests come in runs of up to "
+        f"{probe_size.DEPENDENCE_ROOM:g}",
+    )
 
 
 def _no_load_from_imports(ctx: Context) -> None:

@@ -14,7 +14,6 @@ study's own sweep.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -34,6 +33,7 @@ from perfdsl.bundle.stopping import FIXED, ProbeRule
 from perfdsl.runtime.contention import read_load
 from perfdsl.runtime.load_generator import LoadRun, run_open_loop
 from perfdsl.runtime.machine_state import Pinning
+from perfdsl.stats.probe_size import PROBE_CONFIDENCE, probe_cap
 
 LOAD_SEED = 20261129
 """The first repeat's schedule seed; repeat k at a rate uses LOAD_SEED + k."""
@@ -57,33 +57,10 @@ QUICK_LOAD_BUDGET_S = 60.0
 
 
 def probe_count(load: LoadPlan) -> tuple[int, int]:
-    """The most requests a probe measures (its cap) and the warm-up requests it discards before them.
-
-    The study's `requests` is the fixed probe's count (`probe fixed`): one binomial test
-    after that many, or after the fewest it can pass on, where the count is smaller.
-    Looking after every window costs evidence, so the sequential rule needs more requests
-    than the one-shot test to pass with the same misses: 644 against 459 with none, and
-    1.25 to 1.35 times as many with one to seven. Its cap is the stated count times the
-    largest of those ratios (no miss: 644 / 459), so a probe the fixed test would pass at
-    the stated count can still pass before the cap (with the count itself as the cap, a
-    rate the fixed probe passed with three misses stayed open, and an open probe is not
-    passed); probes far from the goodput stop long before it.
-    """
-    from perfdsl.stats.load import min_completions
-    from perfdsl.stats.sequential.proportion import pass_requests
-
+    """The most requests a probe measures (its cap, `stats.probe_size.probe_cap`) and the
+    warm-up requests it discards before them."""
     warmup = max(10, load.requests // 20)
-    one_shot = min_completions(0, load.slo_percentile, PROBE_CONFIDENCE)
-    if load.probe == FIXED:
-        # At least the fewest requests the one test can pass on (459 for p99): fewer could only fail.
-        return max(load.requests, one_shot), warmup
-    clean = pass_requests(load.slo_percentile, PROBE_CONFIDENCE)
-    count = max(math.ceil(load.requests * clean / one_shot), clean)
-    return count, warmup
-
-
-PROBE_CONFIDENCE = 0.99
-"""1 - each probe's false-pass rate (and false-fail rate), held under continuous monitoring."""
+    return probe_cap(load.requests, load.probe, load.slo_percentile), warmup
 
 
 def probe_rule(load: LoadPlan) -> ProbeRule | None:

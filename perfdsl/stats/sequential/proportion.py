@@ -29,7 +29,7 @@ with probability at most alpha; symmetrically "fail" when E_fail >= 1/alpha
 is a false failure with probability at most alpha. Reading the decision as a
 confidence sequence: pass is the sequence for q lying wholly below q0, fail
 wholly above. With no miss at all a pass of p99 needs 644 independent requests at 99 %
-(`pass_requests`; the fixed one-shot test's 459: 1.40x is what continuous
+(`stats.probe_size.sequential_clean`; the fixed one-shot test's 459: 1.40x is what continuous
 monitoring costs).
 
 Dependence. Requests under load are serially correlated (one slow request
@@ -156,25 +156,6 @@ def decide(latency: np.ndarray, slo: float, rule: ProbeRule) -> ProbeLook:
         if last.decision != "open":
             break
     return last
-
-
-def pass_requests(percentile: float, confidence: float) -> int:
-    """The fewest independent requests, none over the SLO, that the rule passes (644 for p99 at 99 %).
-
-    E_pass grows with each request that meets the SLO, so double then bisect.
-    """
-    threshold = math.log(1.0 / (1.0 - confidence))
-
-    def passes(n: int) -> bool:
-        return log_evidence(float(n), 0.0, 1.0 - percentile)[0] >= threshold
-
-    low, high = 0, 1
-    while not passes(high):
-        low, high = high, 2 * high
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if passes(mid) else (mid, high)
-    return high
 
 
 def rule_for(percentile: float, max_requests: int, confidence: float = 0.99) -> ProbeRule:
