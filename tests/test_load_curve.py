@@ -224,6 +224,59 @@ def test_two_goodputs_bounded_only_by_undecided_probes_say_so() -> None:
     )
     load = compare_arms(SLO, 0.99, arms)
     assert load.capacity is None
-    assert "the probes above the baseline and the change's stayed undecided at the cap" in (
+    assert (
+        "the baseline's probes at 800 rps stayed undecided at their cap; "
+        "the change's probes at 900 rps stayed undecided at their cap"
+    ) in (load.capacity_missing or "")
+
+
+def test_undecided_probes_under_rates_that_passed_are_named_with_them() -> None:
+    """A cap too short for a correlated service: open at the lowest rate, every higher one passed."""
+
+    def undecided(index: int, rate: float) -> CurvePoint:
+        point = probe(index, rate, p99=False)
+        return attrs.evolve(point, result=attrs.evolve(point.result, decision="open"))
+
+    higher = [probe(i, rate) for i, rate in enumerate((200, 300, 400, 500), start=2)]
+    arms = (
+        goodput("baseline", [probe(0, 50), probe(1, 50), undecided(6, 100), *higher]),
+        goodput("change", [probe(0, 50), probe(1, 50), undecided(6, 100), *higher]),
+    )
+    assert arms[0].passed_above == (200, 300, 400, 500) and not arms[0].confirmed
+    load = compare_arms(SLO, 0.99, arms)
+    assert "the baseline's probes at 100 rps stayed undecided at their cap, though 4 higher rates passed" in (
         load.capacity_missing or ""
     )
+
+
+def test_page_one_says_an_arm_misses_the_target_load_only_where_a_probe_failed() -> None:
+    from perfdsl.report.decision import _at_target
+
+    def undecided(index: int, rate: float) -> CurvePoint:
+        point = probe(index, rate, p99=False)
+        return attrs.evolve(point, result=attrs.evolve(point.result, decision="open"))
+
+    meets = goodput("change", [probe(0, 400), probe(1, 400), probe(2, 800, p99=False)])
+    failed = goodput("baseline", [probe(0, 50), probe(1, 50), probe(2, 100, p99=False)])
+    assert _at_target(100, failed, meets) == (
+        "the change meets the SLO; the baseline does not meet the SLO (a probe at or below that load failed)"
+    )
+    short = goodput("baseline", [probe(0, 50), probe(1, 50), undecided(2, 100), probe(3, 200)])
+    said = _at_target(100, short, meets)
+    assert "does not meet" not in said
+    assert (
+        "the baseline is not shown to meet the SLO or to miss it (the probes above its goodput stayed "
+        in said
+    )
+    inside = goodput("baseline", [probe(0, 50), probe(1, 50), probe(2, 200, p99=False)])
+    assert "between its goodput and 200 rps, which failed" in _at_target(100, inside, meets)
+
+
+def test_the_load_table_calls_an_open_probe_undecided_not_failed() -> None:
+    from perfdsl.report.workload import _verdict
+
+    point = probe(0, 100, p99=False)
+    assert _verdict(point.result) == "fails (p99)"
+    assert _verdict(attrs.evolve(point.result, decision="open")) == "undecided (p99 open at the cap)"
+    late = attrs.evolve(point.result, decision="open", lag_ok=False)
+    assert _verdict(late) == "fails (p99 undecided, generator lag)"

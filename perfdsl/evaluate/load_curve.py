@@ -41,7 +41,14 @@ import attrs
 import numpy as np
 
 from perfdsl.bundle.arms import ARMS
-from perfdsl.bundle.evaluation.load import CurvePoint, Goodput, LoadEvaluation, RateResult
+from perfdsl.bundle.evaluation.load import (
+    P99_UNDECIDED,
+    UNDECIDED,
+    CurvePoint,
+    Goodput,
+    LoadEvaluation,
+    RateResult,
+)
 from perfdsl.bundle.load import LoadProbeRecord, LoadRecord, read_probe_csv
 from perfdsl.bundle.stopping import ProbeRule
 from perfdsl.evaluate.inputs import BundleInputs
@@ -71,12 +78,8 @@ def compare_arms(slo: float, percentile: float, arms: tuple[Goodput, ...]) -> Lo
     elif change.goodput <= 0:
         missing = "the change passed at no rate: no load is served at the SLO"
     elif base.lower_bound and change.lower_bound:
-        undecided = [g.arm for g in (base, change) if P99_UNDECIDED in g.limited_by]
-        why = (
-            f": the probes above the {' and the '.join(undecided)}'s stayed undecided at the cap"
-            if undecided
-            else ""
-        )
+        undecided = [_undecided_above(g) for g in (base, change) if P99_UNDECIDED in g.limited_by]
+        why = f": {'; '.join(undecided)}" if undecided else ""
         missing = (
             "neither goodput is a capacity (no rate above either failed on the SLO or on "
             f"throughput{why}), so their ratio says nothing about the change"
@@ -88,14 +91,19 @@ def compare_arms(slo: float, percentile: float, arms: tuple[Goodput, ...]) -> Lo
     return LoadEvaluation(slo, percentile, arms, cap, missing, bound, interval)
 
 
+def _undecided_above(arm: Goodput) -> str:
+    """Where an arm's probes stayed open above its goodput, and how many higher rates passed:
+    an open probe under rates that passed is a probe short of evidence, not the arm's limit."""
+    rate = min(p.rate for p in arm.curve if p.rate > arm.goodput and not p.passed)
+    said = f"the {arm.arm}'s probes at {rate:g} rps stayed undecided at their cap"
+    higher = len(arm.passed_above)
+    if higher:
+        said += f", though {higher} higher rate{'s' if higher > 1 else ''} passed"
+    return said
+
+
 def _bracket(arm: Goodput) -> GoodputBracket:
     return GoodputBracket(arm.goodput, math.inf if arm.failing is None else arm.failing, arm.confirmed)
-
-
-UNDECIDED = "open"
-"""A sequential probe's decision when it reached its cap undecided (`stats.sequential.proportion`)."""
-P99_UNDECIDED = "p99 undecided"
-"""What limits a goodput whose next rate's probes reached their cap undecided."""
 
 
 def goodput(arm: str, points: list[CurvePoint]) -> Goodput:

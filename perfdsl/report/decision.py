@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from perfdsl.bundle.evaluation.end_to_end import straddle_note
 from perfdsl.bundle.evaluation.kernels import OperationResult
+from perfdsl.bundle.evaluation.load import P99_UNDECIDED, Goodput
 from perfdsl.bundle.evaluation.verdicts import PredictionResult
 from perfdsl.nodes import Study
 from perfdsl.report import formatting as fmt
@@ -242,12 +243,52 @@ def _capacity_sentence(ctx: ReportContext) -> str:
         shown += f": no capacity ratio ({fmt.message(load.capacity_missing)})"
     rate = target_rate(ctx)
     if rate is not None and base and change:
-        meets = [arm for arm, g in (("baseline", base), ("change", change)) if g.goodput >= rate]
-        verdict = (
-            " and ".join(meets) + (" meet" if len(meets) > 1 else " meets") if meets else "neither arm meets"
-        )
-        shown += f"; at the target load of {fmt.rate(rate)}, {verdict} the SLO"
+        shown += f"; at the target load of {fmt.rate(rate)}, {_at_target(rate, base, change)}"
     return f"Under load{against}, {shown}."
+
+
+def _at_target(rate: float, *arms: Goodput) -> str:
+    """Which arms meet the SLO at the objective's load, which were shown not to, and which neither.
+
+    An arm meets it when its goodput reaches the load, and misses it when a probe at
+    or below the load failed on the system's account (the bracket's failing end). A
+    goodput below the load with no such failure (the probes above it stayed open at
+    their cap, or the generator fell behind) shows neither, and saying "does not meet"
+    there would claim a failure that no probe showed.
+    """
+    groups: dict[str, list[str]] = {"meet": [], "miss": [], "open": []}
+    for g in arms:
+        missed = g.failing is not None and g.failing <= rate
+        groups["meet" if g.goodput >= rate else "miss" if missed else "open"].append(g.arm)
+    said = []
+    for state, names in groups.items():
+        if not names:
+            continue
+        both = len(names) > 1
+        who = " and the ".join(names)
+        if state == "meet":
+            said.append(f"the {who} {'meet' if both else 'meets'} the SLO")
+        elif state == "miss":
+            verb = "do" if both else "does"
+            said.append(f"the {who} {verb} not meet the SLO (a probe at or below that load failed)")
+        else:
+            said += [
+                f"the {g.arm} is not shown to meet the SLO or to miss it ({_unshown(g)})"
+                for g in arms
+                if g.arm in names
+            ]
+    return "; ".join(said)
+
+
+def _unshown(arm: Goodput) -> str:
+    """Why a goodput below the target load leaves the target's SLO question open."""
+    if arm.failing is not None:
+        return f"the load lies between its goodput and {fmt.rate(arm.failing)}, which failed"
+    if P99_UNDECIDED in arm.limited_by:
+        return "the probes above its goodput stayed undecided at their cap"
+    if arm.limited_by:
+        return f"the probes above its goodput failed on {' and '.join(arm.limited_by)}, not on the SLO"
+    return "no rate above its goodput was probed"
 
 
 def _kernel_sentence(ctx: ReportContext, op: OperationResult) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from perfdsl.bundle.evaluation.load import RateResult
+from perfdsl.bundle.evaluation.load import P99_UNDECIDED, UNDECIDED, RateResult
 from perfdsl.expectations import expectations
 from perfdsl.nodes import Study
 from perfdsl.report import formatting as fmt
@@ -149,13 +149,17 @@ def _verdict(result: RateResult) -> str:
     latency miss from a generator that fell behind."""
     if result.passed:
         return "passes"
+    # A sequential probe open at its cap did not show the p99 over the SLO: it is undecided.
+    p99 = P99_UNDECIDED if result.decision == UNDECIDED else "p99"
     failed = [
         name
         for ok, name in (
-            (result.p99_ok, "p99"),
+            (result.p99_ok, p99),
             (result.throughput_ok, "throughput"),
             (result.lag_ok, "generator lag"),
         )
         if not ok
     ]
+    if failed == [P99_UNDECIDED]:
+        return "undecided (p99 open at the cap)"
     return f"fails ({', '.join(failed)})" if failed else "fails"

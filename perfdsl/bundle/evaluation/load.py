@@ -30,6 +30,12 @@ class GeneratorLag:
     the p99 exceeds the budget otherwise; `on time` when it does not."""
 
 
+UNDECIDED = "open"
+"""A sequential probe's decision when it reached its cap undecided (`stats.sequential.proportion`)."""
+P99_UNDECIDED = "p99 undecided"
+"""What limits a goodput whose next rate's probes reached their cap undecided."""
+
+
 @attrs.frozen
 class RateResult:
     """One run at one offered rate, summarised; latencies from the scheduled arrival."""
