@@ -217,3 +217,30 @@ def test_history_chart_labels_a_tick_beyond_every_point_and_draws_its_interval(
     # Both ends of the interval are drawn (caps), below the lowest label's line at most.
     assert len(caps) == 2 and max(caps) <= lowest_tick_y
     assert "no ratio" in svg and "too few block pairs" in svg
+
+
+def test_compare_takes_limit_shapes_the_application_and_the_study_source(tmp_path: Path) -> None:
+    """Run B: the same study name from an edited file, the limit shape and the requests slower."""
+    a = make_bundle(tmp_path / "a", seed=1, limits={(32, 4096): 1.0}, app_ratio=0.9)
+    b = make_bundle(
+        tmp_path / "b",
+        seed=2,
+        limits={(32, 4096): 1.3},
+        app_ratio=1.05,
+        sections="  # edited between the runs\n",
+    )
+    result = compare_runs(read_run(a), read_run(b))
+    (op,) = result.operations
+    assert [s.label for s in op.limits] == ["32x4096"]
+    assert "op change at 32x4096" in result.slower
+    assert result.application is not None and "app change" in result.slower
+    assert "app baseline" not in result.slower
+    text = render_text(result)
+    assert "limit shapes (a `limit regression` names them" in text
+    assert "application app (request time)" in text
+    (source,) = [line for line in result.environment if line.startswith("study source (SHA-256): ")]
+    assert source.endswith("the runs ran different `planted` files")
+    assert text.index("study source") < text.index("operation op")
+    same = compare_runs(read_run(a), read_run(a))
+    assert not any(line.startswith("study source") for line in same.environment)
+    assert same.slower == ()

@@ -12,7 +12,7 @@ of it, which is why the environment's differences are listed before any number.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -114,8 +114,21 @@ class OperationAcross:
     combined: tuple[tuple[str, Combined], ...]
     """(arm, weighted B / A) for each arm every common shape could compare."""
     only_a: tuple[str, ...]
-    """Shapes run in A only (a quick run's shapes differ from a full one's)."""
+    """Shapes run in A only (a quick run's shapes differ from a full one's), limit shapes included."""
     only_b: tuple[str, ...]
+    limits: tuple[ShapeAcross, ...] = ()
+    """Shapes timed because a `limit regression` names them, in both runs: weight 0, so in no
+    weighted ratio, but each arm's B / A is a cross-run ratio like any other shape's."""
+
+
+@attrs.frozen
+class ApplicationAcross:
+    """The application's request time in both runs: each arm across runs, and each run's own verdict."""
+
+    name: str
+    arms: tuple[ArmAcross, ...]
+    within_a: Comparison | None
+    within_b: Comparison | None
 
 
 @attrs.frozen
@@ -133,17 +146,26 @@ class RunComparison:
     operations: tuple[OperationAcross, ...]
     only_a: tuple[str, ...]
     only_b: tuple[str, ...]
+    application: ApplicationAcross | None = None
+    """The application's request time across the runs; None when either run has none."""
 
     @property
     def slower(self) -> tuple[str, ...]:
-        """Every arm and shape that B runs slower than A, as `operation arm at shape`."""
-        return tuple(
+        """Every arm and shape (limit shapes too) and the application's request time that B runs
+        slower than A, as `operation arm at shape` and `application arm`."""
+        kernels = tuple(
             f"{op.name} {arm.arm} at {shape.label}"
             for op in self.operations
-            for shape in op.shapes
+            for shape in (*op.shapes, *op.limits)
             for arm in shape.arms
-            if arm.comparison is not None and arm.comparison.verdict == "slower"
+            if _slower(arm)
         )
+        app = self.application
+        return kernels + tuple(f"{app.name} {arm.arm}" for arm in (app.arms if app else ()) if _slower(arm))
+
+
+def _slower(arm: ArmAcross) -> bool:
+    return arm.comparison is not None and arm.comparison.verdict == "slower"
 
 
 class DifferentStudies(ValueError):
@@ -178,12 +200,33 @@ def compare_runs(a: Run, b: Run) -> RunComparison:
         operations=operations,
         only_a=tuple(n for n in names_a if n not in ops_b),
         only_b=tuple(n for n in ops_b if n not in names_a),
+        application=_application(a, b, ea.level, ea.threshold),
     )
+
+
+def _application(a: Run, b: Run, level: float, theta: float) -> ApplicationAcross | None:
+    """Each arm's request time B / A over the two runs' application blocks, as for a kernel shape."""
+    ea, eb = a.evaluation.end_to_end, b.evaluation.end_to_end
+    if ea is None or eb is None or ea.application != eb.application:
+        return None
+    why_not = ea.comparison_missing or eb.comparison_missing
+    arms = tuple(
+        _arm(name, (blocks_a, blocks_b), (_median(blocks_a), _median(blocks_b)), why_not, level, theta)
+        for name in ARMS
+        if (blocks_a := a.application_blocks.get(name)) and (blocks_b := b.application_blocks.get(name))
+    )
+    return ApplicationAcross(ea.application, arms, ea.comparison, eb.comparison)
+
+
+def _median(blocks: Sequence[float]) -> float:
+    return float(np.median(blocks))
 
 
 def _operation(a: OperationResult, b: OperationResult, level: float, theta: float) -> OperationAcross:
     shapes_b = {s.label: s for s in b.shapes}
     shapes = tuple(_shape(s, shapes_b[s.label], level, theta) for s in a.shapes if s.label in shapes_b)
+    limits_b = {s.label: s for s in b.limits}
+    limits = tuple(_shape(s, limits_b[s.label], level, theta) for s in a.limits if s.label in limits_b)
     combined = []
     for arm in ARMS:
         found = {s.label: x for s in shapes for x in s.arms if x.arm == arm and x.comparison is not None}
@@ -192,35 +235,56 @@ def _operation(a: OperationResult, b: OperationResult, level: float, theta: floa
             comparisons = {label: x.comparison for label, x in found.items() if x.comparison is not None}
             medians = {label: x.median_a_ns for label, x in found.items()}
             combined.append((arm, combine_shapes(comparisons, medians, weights, level=level, theta=theta)))
-    labels_a = [s.label for s in a.shapes]
+    labels_a = [s.label for s in (*a.shapes, *a.limits)]
+    labels_b = [s.label for s in (*b.shapes, *b.limits)]
     return OperationAcross(
         name=a.name,
         shapes=shapes,
         combined=tuple(combined),
-        only_a=tuple(label for label in labels_a if label not in shapes_b),
-        only_b=tuple(label for label in shapes_b if label not in labels_a),
+        only_a=tuple(label for label in labels_a if label not in labels_b),
+        only_b=tuple(label for label in labels_b if label not in labels_a),
+        limits=limits,
     )
 
 
 def _shape(a: ShapeResult, b: ShapeResult, level: float, theta: float) -> ShapeAcross:
     arms_a = {arm.arm: arm for arm in a.arms}
     arms_b = {arm.arm: arm for arm in b.arms}
-    across = []
-    for name in ARMS:
-        if name not in arms_a or name not in arms_b:
-            continue
-        xa, xb = arms_a[name], arms_b[name]
-        comparison, missing = None, None
-        if len(xa.block_medians_ns) < 2 or len(xb.block_medians_ns) < 2:
-            missing = "fewer than two blocks in a run"
-        elif not (a.evidence and b.evidence):
-            missing = a.missing or b.missing or "not evidence"
-        else:
-            comparison = compare(
-                list(xa.block_medians_ns), list(xb.block_medians_ns), level=level, min_effect=theta
-            )
-        across.append(ArmAcross(name, xa.median_ns, xb.median_ns, comparison, missing))
-    return ShapeAcross(a.label, a.weight, tuple(across), a.comparison, b.comparison)
+    why_not = None if a.evidence and b.evidence else a.missing or b.missing or "not evidence"
+    across = tuple(
+        _arm(
+            name,
+            (arms_a[name].block_medians_ns, arms_b[name].block_medians_ns),
+            (arms_a[name].median_ns, arms_b[name].median_ns),
+            why_not,
+            level,
+            theta,
+        )
+        for name in ARMS
+        if name in arms_a and name in arms_b
+    )
+    return ShapeAcross(a.label, a.weight, across, a.comparison, b.comparison)
+
+
+def _arm(
+    name: str,
+    blocks: tuple[Sequence[float], Sequence[float]],
+    medians: tuple[float, float],
+    why_not: str | None,
+    level: float,
+    theta: float,
+) -> ArmAcross:
+    """One arm's B / A over the two runs' block medians (unpaired); `why_not` says why the
+    runs' times are no evidence, None when they are."""
+    blocks_a, blocks_b = blocks
+    comparison, missing = None, None
+    if len(blocks_a) < 2 or len(blocks_b) < 2:
+        missing = "fewer than two blocks in a run"
+    elif why_not is not None:
+        missing = why_not
+    else:
+        comparison = compare(list(blocks_a), list(blocks_b), level=level, min_effect=theta)
+    return ArmAcross(name, *medians, comparison, missing)
 
 
 def render_text(result: RunComparison) -> str:
@@ -244,24 +308,41 @@ def render_text(result: RunComparison) -> str:
             f"  {'shape':<14} {'arm':<9} {'A median':>11} {'B median':>11}  B / A [interval]  verdict"
         )
         for shape in op.shapes:
-            for i, arm in enumerate(shape.arms):
-                label = shape.label if i == 0 else ""
-                shown = _comparison(arm.comparison) if arm.comparison else f"not evidence: {arm.missing}"
-                medians = f"{_ns(arm.median_a_ns):>11} {_ns(arm.median_b_ns):>11}"
-                lines.append(f"  {label:<14} {arm.arm:<9} {medians}  {shown}")
-            lines.append(
-                f"  {'':<14} change / baseline within each run: A {_within(shape.within_a)}; "
-                f"B {_within(shape.within_b)}"
-            )
+            lines += _rows(shape.label, shape.arms, shape.within_a, shape.within_b)
         for arm, c in op.combined:
             lines.append(f"  {'weighted':<14} {arm:<9} {'':>11} {'':>11}  {_comparison(c)}")
+        if op.limits:
+            lines.append("  limit shapes (a `limit regression` names them; weight 0, in no weighted ratio):")
+            for shape in op.limits:
+                lines += _rows(shape.label, shape.arms, shape.within_a, shape.within_b)
         if op.only_a or op.only_b:
             lines.append(f"  shapes not in both runs: {_only(op.only_a, op.only_b)}")
     if r.only_a or r.only_b:
         lines.append(f"operations not in both runs: {_only(r.only_a, r.only_b)}")
+    app = r.application
+    if app is not None:
+        lines.append(f"application {app.name} (request time)")
+        lines += _rows("requests", app.arms, app.within_a, app.within_b)
+    else:
+        lines.append("application: not compared (a run has no application request times)")
     slower = r.slower
     lines.append(f"slower in B: {'; '.join(slower)}" if slower else "slower in B: nothing")
     return "\n".join(lines)
+
+
+def _rows(
+    label: str, arms: tuple[ArmAcross, ...], within_a: Comparison | None, within_b: Comparison | None
+) -> list[str]:
+    """One shape's (or the application's) lines: each arm's B / A, then each run's own verdict."""
+    lines = []
+    for i, arm in enumerate(arms):
+        shown = _comparison(arm.comparison) if arm.comparison else f"not evidence: {arm.missing}"
+        medians = f"{_ns(arm.median_a_ns):>11} {_ns(arm.median_b_ns):>11}"
+        lines.append(f"  {label if i == 0 else '':<14} {arm.arm:<9} {medians}  {shown}")
+    lines.append(
+        f"  {'':<14} change / baseline within each run: A {_within(within_a)}; B {_within(within_b)}"
+    )
+    return lines
 
 
 def _comparison(c: Comparison | Combined) -> str:

@@ -14,8 +14,9 @@ import attrs
 
 from perfdsl.bundle.environment import EnvironmentRecord
 from perfdsl.bundle.evaluation.evaluation import Evaluation
+from perfdsl.bundle.opened import Bundle
 from perfdsl.evaluate.evaluation import evaluate
-from perfdsl.evaluate.inputs import EvaluateError, open_evaluated
+from perfdsl.evaluate.inputs import EvaluateError, inputs_of, open_evaluated, read_samples
 
 
 class RunsError(Exception):
@@ -30,6 +31,11 @@ class Run:
     evaluation: Evaluation
     environment: EnvironmentRecord | None
     environment_missing: str | None
+    study_hash: str
+    """The SHA-256 of the study source the run ran (plan.json): two runs of one study name may
+    have run two different files."""
+    application_blocks: dict[str, tuple[float, ...]] = attrs.field(factory=dict)
+    """Each arm's request-time block medians (ns), for the application's cross-run ratio."""
 
     @property
     def label(self) -> str:
@@ -43,9 +49,22 @@ def read_run(bundle: Path) -> Run:
     try:
         opened = open_evaluated(Path(bundle))
         evaluation = evaluate(opened)
+        application = _application_blocks(opened)
     except EvaluateError as error:
         raise RunsError(str(error)) from None
-    return Run(opened.path, evaluation, opened.environment, opened.environment_missing)
+    environment, missing = opened.environment, opened.environment_missing
+    return Run(opened.path, evaluation, environment, missing, opened.plan.study_hash, application)
+
+
+def _application_blocks(opened: Bundle) -> dict[str, tuple[float, ...]]:
+    """The application's block medians per arm, from its sample CSV (none without one)."""
+    app = opened.results.application
+    if app is None or not app.samples:
+        return {}
+    samples = read_samples(inputs_of(opened), app.samples)
+    return {
+        arm: tuple(float(x) for x in arm_samples.block_medians_ns) for arm, arm_samples in samples.items()
+    }
 
 
 def environment_changes(before: Run, after: Run) -> list[str]:
@@ -54,6 +73,11 @@ def environment_changes(before: Run, after: Run) -> list[str]:
 
     changes = []
     a, b = before.evaluation, after.evaluation
+    if before.study_hash != after.study_hash:
+        changes.append(
+            f"study source (SHA-256): {before.study_hash[:12]} -> {after.study_hash[:12]}: "
+            f"the runs ran different `{a.study}` files"
+        )
     if a.target != b.target:
         changes.append(f"target: {a.target} -> {b.target}")
     if a.quick != b.quick:
