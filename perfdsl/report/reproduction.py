@@ -119,7 +119,7 @@ def _environment_rows(env: EnvironmentRecord) -> list[list[str]]:
         ],
         ["Run started", fmt.text(env.captured or fmt.MISSING)],
     ]
-    # A distribution not installed reads "None", as the run recorded it.
-    rows += [[fmt.text(name), fmt.text(version)] for name, version in env.packages]
+    # The run records a distribution it could not find as no version (null in environment.json).
+    rows += [[fmt.text(name), fmt.text(version or "not installed")] for name, version in env.packages]
     rows += [[fmt.code(name), fmt.code(value)] for name, value in env.variables]
     return rows
