@@ -117,6 +117,12 @@ def test_a_byte_model_below_the_kernel_buffers_is_an_error():
         "modelled 8,192 bytes, below the 32,768 bytes of the inputs and outputs"
     )
     assert "(4x)" in finding.message
+    assert "it leaves out a buffer" in finding.message
+    (counted,) = check_compulsory_bytes(2.0 * 4096, 8 * 4096, "op", ("float32", 4), "x.perf:19")
+    assert "(`bytes` at x.perf:19)" in counted.message
+    assert "multiply it by the 4 bytes of one float32 element" in counted.message
+    (short,) = check_compulsory_bytes(1.0 * 4096, 8 * 4096, "op", ("float32", 4), "x.perf:19")
+    assert "multiply" not in short.message
 
 
 def test_an_elements_model_is_caught_at_evaluation(tmp_path):
@@ -126,8 +132,14 @@ def test_an_elements_model_is_caught_at_evaluation(tmp_path):
 
     clean = evaluate(open_evaluated(make_bundle(tmp_path / "clean")))
     assert not [f for op in clean.operations for s in op.shapes for f in s.findings if f.code == "PQ010"]
-    wrong = evaluate(open_evaluated(make_bundle(tmp_path / "wrong", modelled_bytes=(20.0, 2.0))))
+    bundle = make_bundle(tmp_path / "wrong", modelled_bytes=(20.0, 2.0))
+    wrong = evaluate(open_evaluated(bundle))
+    study = (bundle / "study.perf").read_text(encoding="utf-8").splitlines()
     for shape in wrong.operations[0].shapes:
         (finding,) = [f for f in shape.findings if f.code == "PQ010"]
         assert finding.subject == f"op {shape.label} change"
         assert shape.invalid is not None
+        # The line of the study's `bytes` model, as the run's study text has it.
+        line = next(i for i, text in enumerate(study, 1) if text.lstrip().startswith("bytes "))
+        assert f"(`bytes` at study.perf:{line})" in finding.message
+        assert "multiply it by the 4 bytes of one float32 element" in finding.message

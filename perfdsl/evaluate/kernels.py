@@ -109,7 +109,7 @@ def _shape(
         comparison = judged(comparison, stop)
     quantity_name = MECHANISM_MEASURES.get(mechanism or "")
     subject = f"{operation} {shape.label}"
-    findings = _findings(inputs, samples, shape, achieved, subject) if samples else ()
+    findings = _findings(inputs, samples, shape, achieved, operation) if samples else ()
     if stop is not None and stop.reason == DECIDED:
         # Few blocks are the rule's choice, and its interval already pays for them.
         findings = decided_early(findings, subject)
@@ -246,13 +246,32 @@ def arm_findings(
     return out
 
 
+def _element(dtype: str) -> tuple[str, int] | None:
+    """The dtype the run allocated its buffers in, and the bytes of one element (None: unknown to numpy)."""
+    try:
+        return dtype, np.dtype(dtype).itemsize
+    except TypeError:
+        return None
+
+
+def _model_line(inputs: BundleInputs, operation: str, quantity: str) -> str:
+    """`path:line` of an operation's model in the study as it ran, for a finding about it."""
+    op = inputs.study.operation(operation)
+    model = next((m for m in op.models if m.quantity.id == quantity), None) if op else None
+    if model is None:
+        return ""
+    line = inputs.study.source.position(model.span.start).line
+    return f"{inputs.plan.study_path or 'study.perf'}:{line}"
+
+
 def _findings(
     inputs: BundleInputs,
     samples: Mapping[str, ArmSamples],
     shape: ShapeRecord,
     achieved: tuple[Bandwidth, ...],
-    subject: str,
+    operation: str,
 ) -> tuple[quality.Finding, ...]:
+    subject = f"{operation} {shape.label}"
     out = arm_findings(samples, (*ARMS, *ROOF_ARMS), subject, inputs.results.timer_resolution_ns)
     out += _clock_findings(samples, shape.blocks, subject)
     out += quality.check_warmup(shape.warmups, subject)
@@ -260,7 +279,13 @@ def _findings(
     modelled, buffers = (shape.models or {}).get("bytes") or {}, shape.set_bytes
     for arm in ARMS:
         if isinstance(modelled.get(arm), int | float) and arm in buffers:
-            out += quality.check_compulsory_bytes(float(modelled[arm]), int(buffers[arm]), f"{subject} {arm}")
+            out += quality.check_compulsory_bytes(
+                float(modelled[arm]),
+                int(buffers[arm]),
+                f"{subject} {arm}",
+                _element(inputs.plan.dtype),
+                _model_line(inputs, operation, "bytes"),
+            )
     for arm in achieved:
         if arm.roof is not None and arm.roof_missing is None:
             # Above the roof for this arm's own mix, by more than the roof's own spread.

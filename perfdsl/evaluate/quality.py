@@ -249,22 +249,33 @@ def check_bandwidth(
     )
 
 
-def check_compulsory_bytes(modelled: float, buffers: int, subject: str) -> tuple[Finding, ...]:
+def check_compulsory_bytes(
+    modelled: float, buffers: int, subject: str, element: tuple[str, int] | None = None, where: str = ""
+) -> tuple[Finding, ...]:
     """PQ010 (error): a byte model below the bytes of the buffers the kernel is handed.
 
     `buffers` is one buffer set's inputs and outputs as the run allocated them
     (`set_bytes`): the traffic no kernel that reads each input and writes each
-    output can avoid. A model under it counts elements, or leaves a buffer out.
+    output can avoid. A model under it counts elements, or leaves a buffer out;
+    where the model times the element size (`element`: the dtype and its bytes)
+    would cover the buffers, it is almost surely the first, and the message says
+    so. `where` names the model's line ("studies/x.perf:27"), since `check`
+    cannot see the buffers and the error is found only here.
     """
     if buffers <= 0 or modelled >= buffers:
         return ()
+    dtype, size = element or ("", 0)
+    if size > 1 and modelled * size >= buffers:
+        fix = f"it looks like a count of elements: multiply it by the {size} bytes of one {dtype} element"
+    else:
+        fix = "it leaves out a buffer, or counts elements for part of it"
+    at = f" (`bytes` at {where})" if where else ""
     return (
         Finding(
             PQ.UNDER_BUFFERS,
             "error",
-            f"modelled {modelled:,.0f} bytes, below the {buffers:,} bytes of the inputs and outputs "
-            f"the kernel is handed ({buffers / max(modelled, 1.0):.3g}x): the byte model is wrong, "
-            "invalid result",
+            f"modelled {modelled:,.0f} bytes{at}, below the {buffers:,} bytes of the inputs and outputs "
+            f"the kernel is handed ({buffers / max(modelled, 1.0):.3g}x): {fix}; invalid result",
             subject,
         ),
     )
