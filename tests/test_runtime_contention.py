@@ -106,6 +106,18 @@ def test_short_blocks_are_judged_together_not_one_tick_at_a_time():
     assert check_contention(_records(short), "op s") == ()
 
 
+def test_short_blocks_too_short_together_to_resolve_are_not_called_contended():
+    # Eight 0.7 ms blocks (a quick run's): one tick of other work in each reads as 14 cores,
+    # more than the machine has; 5.6 ms in all is under one tick, so nothing can be told.
+    tiny = [_block("A", i, 0.0007, 0.01 / 0.0007) for i in range(8)]
+    readings = [contention(*_pieces(b)) for b in tiny]
+    assert sum(readings[1:], readings[0]).other_cores > 2  # type: ignore[arg-type, union-attr]
+    assert contended_blocks(readings) == [False] * 8  # type: ignore[arg-type]
+    # The same other work over blocks that together resolve it is contended.
+    longer = [_block("A", i, 0.03, 1.0) for i in range(8)]
+    assert contended_blocks([contention(*_pieces(b)) for b in longer]) == [True] * 8  # type: ignore[arg-type, misc]
+
+
 def test_contended_blocks_are_a_finding_and_the_summary_says_the_verdict_rests_on_them():
     blocks = [_block("baseline", 0, 1.0, 0.9), _block("change", 1, 1.0, 0.0), _block("copy", 2, 1.0, 0.0)]
     (finding,) = check_contention(_records(blocks), "normalize 4096x8192")

@@ -9,7 +9,7 @@ hypervisor's share given to other guests. A block is **contended** when other
 work averaged at least `CONTENDED_CORES` cores or steal took at least
 `CONTENDED_STEAL` of the CPU time. The tick is 10 ms, so a block shorter than
 `RESOLVED_S` is read coarsely: its reading is kept, and judged together with
-the arm's other short blocks.
+the arm's other short blocks, when together they are long enough to resolve.
 """
 
 from __future__ import annotations
@@ -90,8 +90,13 @@ def contended_blocks(readings: Sequence[Contention]) -> list[bool]:
 
     A block long enough for the tick to resolve is judged on its own reading; the
     shorter ones (a quick run's blocks last milliseconds, and one 10 ms tick would
-    read as several cores) are judged together, on the sum of their readings.
+    read as several cores) are judged together, on the sum of their readings, and
+    only where that sum is itself long enough to resolve: a quick run's eight blocks
+    of under a millisecond each read "3.46 cores of other processes" on a 2-core
+    machine, and "100 % stolen" from a single tick of steal, neither of which a
+    machine can do. Too short to resolve, they are not called contended.
     """
     short = [r for r in readings if not r.resolved]
-    together = sum(short[1:], short[0]).contended if short else False
+    total = sum(short[1:], short[0]) if short else None
+    together = total is not None and total.resolved and total.contended
     return [r.contended if r.resolved else together for r in readings]
