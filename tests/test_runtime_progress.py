@@ -105,7 +105,7 @@ def test_live_view_rewrites_one_line_and_quiet_says_nothing(tiny) -> None:
     text = out.getvalue()
     assert text.count("\r\x1b[K") == 5
     assert text.count("\n") == 1 and text.endswith("\r\x1b[K  writing manifest\n")
-    assert "block 2/2 (change), 2 done, about 0 s left" in text
+    assert "block 2/2 (change), 2 done, under 1 s left" in text
     quiet = io.StringIO()
     silent = RunProgress(quiet, quiet=True, live=False)
     silent("a step")

@@ -39,7 +39,10 @@ def stop_summary(stop: StopRecord) -> str:
 
 
 def duration(seconds: float) -> str:
-    """`45 s`, `12 min`, `1 h 05 min`: as precise as an estimate deserves."""
+    """`under 1 s`, `45 s`, `12 min`, `1 h 05 min`: as precise as an estimate deserves
+    (a quick run's whole timing can take under a second, which "0 s" misstates)."""
+    if seconds < 0.5:
+        return "under 1 s"
     if seconds < 90:
         return f"{max(seconds, 0):.0f} s"
     if seconds < 3600:
@@ -148,7 +151,8 @@ class RunProgress:
             planned = total if outlook is None else min(total, outlook[1] * per_pair)
             here = elapsed / done * max(planned - done, 0) if done else (estimated or 0.0) * self._scale
             later = sum(s for k, s in self._pending.items() if k != key) * self._scale
-            left = f"about {duration(here + later)} left"
+            remaining = duration(here + later)
+            left = f"{'' if remaining.startswith('under') else 'about '}{remaining} left"
             if outlook is not None:
                 current = outlook[0]
                 left = (
