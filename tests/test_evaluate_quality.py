@@ -58,6 +58,9 @@ def test_outliers_when_most_samples_tie():
     ties = np.array([10.0] * 8 + [10.0, 11.0, 50.0])
     (finding,) = check_outliers(ties, "arm")
     assert finding.message.startswith("1 of 11")
+    # Durations in nanoseconds, printed with their unit: no bare 5e+04.
+    (timed,) = check_outliers(ties * 1e4, "arm")
+    assert timed.message.endswith("(furthest 500 µs against median 100 µs)")
     assert check_outliers(np.full(10, 3.0), "arm") == ()
 
 
@@ -93,6 +96,10 @@ def test_bandwidth_above_roof_is_an_error():
     (finding,) = check_bandwidth(4200.0, 3350.0, "fused")
     assert (finding.code, finding.severity) == ("PQ006", "error")
     assert "invalid result" in finding.message
+    (gpu,) = check_bandwidth(4.235e12, 3.35e12, "fused")
+    assert gpu.message.startswith(
+        "achieved bandwidth 4,235 GB/s is 26.4% above the measured roof for its mix, 3,350 GB/s"
+    )
 
 
 def test_few_blocks():

@@ -21,6 +21,7 @@ from perfdsl.bundle.evaluation.verdicts import ContendedSummary
 from perfdsl.bundle.sampling import Block, LoadReading, Warmup
 from perfdsl.codes import CODES, Code
 from perfdsl.evaluate.contention import Contention, contended_blocks, contention
+from perfdsl.numbers import bandwidth, duration
 
 
 class PQ(StrEnum):
@@ -67,7 +68,7 @@ def check_spread(samples: np.ndarray, subject: str, limit: float = 0.10) -> tupl
 
 
 def check_outliers(samples: np.ndarray, subject: str, limit: float = 3.5) -> tuple[Finding, ...]:
-    """PQ002: samples with modified z-score 0.6745 (x - median) / MAD above `limit`.
+    """PQ002: samples (durations in ns) with modified z-score 0.6745 (x - median) / MAD above `limit`.
 
     Iglewicz and Hoaglin's rule. Where MAD is zero (more than half the samples
     equal), the mean absolute deviation scaled by 1.2533 stands in for it; where
@@ -94,7 +95,7 @@ def check_outliers(samples: np.ndarray, subject: str, limit: float = 3.5) -> tup
             PQ.OUTLIERS,
             "warning",
             f"{count} of {x.size} samples have a modified z-score above {limit} "
-            f"(furthest {worst:.4g} against median {med:.4g})",
+            f"(furthest {duration(worst)} against median {duration(med)})",
             subject,
         ),
     )
@@ -242,8 +243,8 @@ def check_bandwidth(
         Finding(
             PQ.ABOVE_ROOF,
             "error",
-            f"achieved bandwidth {achieved:.4g} is {achieved / roof - 1.0:.1%} above the "
-            f"measured roof for its mix {roof:.4g} (margin {margin:.1%}): invalid result",
+            f"achieved bandwidth {bandwidth(achieved)} is {achieved / roof - 1.0:.1%} above the "
+            f"measured roof for its mix, {bandwidth(roof)} (margin {margin:.1%}): invalid result",
             subject,
         ),
     )

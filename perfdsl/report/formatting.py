@@ -19,13 +19,18 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from perfdsl.numbers import MISSING as MISSING
+from perfdsl.numbers import bandwidth as bandwidth
+from perfdsl.numbers import data_size as data_size
+from perfdsl.numbers import duration as duration
+from perfdsl.numbers import seconds as seconds
+from perfdsl.numbers import sig as sig
+
 if TYPE_CHECKING:
     from perfdsl.bundle.evaluation.load import LoadEvaluation
     from perfdsl.nodes import Study
     from perfdsl.source import Span
 
-MISSING = "—"
-"""What a cell shows for a number that does not exist (the reason is given beside it)."""
 TIMES = "\N{MULTIPLICATION SIGN}"
 MINUS = "\N{MINUS SIGN}"
 RHO = "\N{GREEK SMALL LETTER RHO}"
@@ -33,28 +38,6 @@ RHO = "\N{GREEK SMALL LETTER RHO}"
 # Every character CommonMark gives meaning to inside a line (emphasis, code, links,
 # images, autolinks and raw HTML, entities, GFM table cells and strikethrough).
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|!~&])")
-
-
-def sig(x: float, digits: int = 3) -> str:
-    """`x` to `digits` significant figures, never in exponent form; thousands grouped.
-
-    Whole digits are never rounded away (12417.4 prints as 12,417), so a
-    number keeps its magnitude; below 1 the decimals grow with the leading zeros.
-    """
-    if not math.isfinite(x):
-        return MISSING
-    if x == 0:
-        return "0"
-    if abs(x) >= 1 and x == round(x):
-        # A whole number (a count, a weight of 1, 80 per token) has no significant decimals.
-        return f"{round(x):,}"
-    exponent = math.floor(math.log10(abs(x)))
-    decimals = max(0, digits - 1 - exponent)
-    shown = f"{x:,.{decimals}f}"
-    # Rounding can carry into a new digit (9.996 -> 10.00): recount once.
-    if decimals and len(shown.replace(",", "").replace("-", "").replace(".", "").lstrip("0")) > digits:
-        shown = f"{x:,.{decimals - 1}f}"
-    return shown
 
 
 def ratio(x: float | None) -> str:
@@ -77,38 +60,6 @@ def interval(low: float | None, high: float | None) -> str:
     if low is None:
         return MISSING
     return f"[{ratio(low)}, ∞)" if high is None or math.isnan(high) else f"[{ratio(low)}, {ratio(high)}]"
-
-
-def duration(ns: float | None) -> str:
-    """A time given in nanoseconds, in ns, µs, ms or s, three significant figures."""
-    if ns is None or not math.isfinite(ns):
-        return MISSING
-    for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
-        if abs(ns) >= scale:
-            return f"{sig(ns / scale)} {unit}"
-    return f"{sig(ns)} ns"
-
-
-def seconds(s: float | None) -> str:
-    """A time given in seconds, as `duration` prints it."""
-    return MISSING if s is None else duration(s * 1e9)
-
-
-def data_size(count: float | None) -> str:
-    """A byte count in decimal units (B, kB, MB, GB), three significant figures."""
-    if count is None or not math.isfinite(count):
-        return MISSING
-    for scale, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
-        if abs(count) >= scale:
-            return f"{sig(count / scale)} {unit}"
-    return f"{sig(count)} B"
-
-
-def bandwidth(bytes_per_s: float | None) -> str:
-    """A bandwidth in GB/s, three significant figures."""
-    if bytes_per_s is None or not math.isfinite(bytes_per_s):
-        return MISSING
-    return f"{sig(bytes_per_s / 1e9)} GB/s"
 
 
 def percent(fraction: float | None, digits: int = 3) -> str:
