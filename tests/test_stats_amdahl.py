@@ -117,6 +117,11 @@ def test_declared_share_against_measured_f():
     contradicted = check_declared_share(0.09, measured)
     assert not contradicted.compatible
     assert "contradicts" in contradicted.message
+    # In the study's own unit, and in words a reader needs no source code for.
+    assert contradicted.message == (
+        "the declared share 9% contradicts the measured f 30% [28%, 32%], widened by the 10% "
+        "rounding tolerance a one-figure share carries"
+    )
 
 
 def test_a_consistent_interval_across_the_band_edge_says_which_side_it_reaches() -> None:

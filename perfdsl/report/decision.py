@@ -359,29 +359,29 @@ def _amdahl_warnings(ctx: ReportContext) -> list[str]:
     r = amdahl.reconciliation
     if r is not None and amdahl.contradicted:
         out.append(
-            f"**End to end does not add up.** {fmt.message(r.message)}. Until it does, no value, "
+            f"**End to end does not add up.** {fmt.sentence(r.message)}. Until it does, no value, "
             "capacity attribution or decision rests on the end-to-end effect."
         )
     elif r is not None and r.cross_effect_loss:
         out.append(
-            f"**A cost outside the operation.** {fmt.message(r.message)}: the change makes "
+            f"**A cost outside the operation.** {fmt.sentence(r.message)}: the change makes "
             f"{fmt.code(end.application)} slower outside {fmt.code(end.operation or '')}, which the "
             "stated mechanism does not account for."
         )
     elif r is not None and r.status == "cross_effect":
         out.append(
-            f"**An effect outside the operation.** {fmt.message(r.message)}. The arms differ only by the "
+            f"**An effect outside the operation.** {fmt.sentence(r.message)}. The arms differ only by the "
             "change, so the effect is the change's, and the capacity figure stays attributed to it; but the "
             "stated mechanism does not explain this part: what does?"
         )
     if amdahl.s_fallback:
-        out.append(f"**s not at the operating point.** {fmt.message(amdahl.s_fallback)}.")
+        out.append(f"**s not at the operating point.** {fmt.sentence(amdahl.s_fallback)}.")
     if amdahl.power:
-        out.append(f"**Underpowered end to end.** {fmt.message(amdahl.power)}.")
+        out.append(f"**Underpowered end to end.** {fmt.sentence(amdahl.power)}.")
     check = amdahl.share_check
     if check is not None and not check.compatible:
         out.append(
-            f"**Declared share contradicted.** {fmt.message(check.message)}; the value section "
+            f"**Declared share contradicted.** {fmt.sentence(check.message)}; the value section "
             "says which share it extrapolates from."
         )
     return out
@@ -400,7 +400,7 @@ def _busy_machine_warnings(ctx: ReportContext) -> list[str]:
         )
     load = ctx.load
     if load is not None and load.service_mismatch:
-        out.append(f"**Capacity does not follow the request time.** {fmt.message(load.service_mismatch)}.")
+        out.append(f"**Capacity does not follow the request time.** {fmt.sentence(load.service_mismatch)}.")
     busy = [(g.arm, g.contended) for g in load.arms if g.contended] if load else []
     if busy:
         shown = "; ".join(f"{g} at {', '.join(fmt.rate(r) for r in rates)}" for g, rates in busy)
@@ -447,19 +447,19 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
     out: list[str] = _amdahl_warnings(ctx)
     if ctx.predict_edited and ctx.current is not None:
         out.append(
-            f"**Predictions edited after the run.** {fmt.message(ctx.current.message)}; the verdicts "
+            f"**Predictions edited after the run.** {fmt.sentence(ctx.current.message)}; the verdicts "
             "below judge the registered predictions, in the bundle's study."
         )
     registration = ev.registration
     if not registration.matches:
-        out.append(f"**Registration broken.** {fmt.message(registration.message)}.")
+        out.append(f"**Registration broken.** {fmt.sentence(registration.message)}.")
     decision = ev.decision
     out.extend(decision_changed(ctx.study, decision.declared))
     for finding in decision.findings:
-        out.append(f"**Decision contradicted.** {fmt.message(finding)}.")
+        out.append(f"**Decision contradicted.** {fmt.sentence(finding)}.")
     if ev.expectations_missing is not None and any(p.on is not None for p in ctx.study.predictions):
         out.append(
-            f"**No expectations for this target.** {fmt.message(ev.expectations_missing)}: nothing this "
+            f"**No expectations for this target.** {fmt.sentence(ev.expectations_missing)}: nothing this "
             f"run measured confirms or refutes a prediction; add `predict {ev.expectations_target} {{ }}` "
             "to the study to state what this target should show."
         )

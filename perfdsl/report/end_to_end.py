@@ -126,10 +126,10 @@ def _amdahl(end: EndToEnd) -> str:
         rows,
         numeric=(1,),
     )
-    notes = [f"**s borrowed.** {fmt.message(a.s_fallback)}."] if a.s_fallback else []
+    notes = [f"**s borrowed.** {fmt.sentence(a.s_fallback)}."] if a.s_fallback else []
     check = a.share_check
     if check and not check.compatible:
-        notes.append(f"**Declared share contradicted.** {fmt.message(check.message)}.")
+        notes.append(f"**Declared share contradicted.** {fmt.sentence(check.message)}.")
     if r is None:
         text = f"Reconciliation: not possible ({fmt.message(a.reconciliation_missing)})."
         return "\n\n".join([table, text, *([fmt.callout("WARNING", notes)] if notes else [])])

@@ -152,6 +152,13 @@ def message(value: object) -> str:
     )
 
 
+def sentence(value: object) -> str:
+    """An evaluation message as a sentence of its own, after a bold heading: `message`, its first
+    letter capitalised (the evaluation writes clauses, "the declared share ...", to be quoted)."""
+    shown = message(value)
+    return shown[:1].upper() + shown[1:]
+
+
 def code(value: object) -> str:
     """A code span that holds `value` literally, whatever backticks it contains."""
     body = " ".join(str(value).split())

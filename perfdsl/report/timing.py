@@ -21,7 +21,7 @@ def render_timing(ctx: ReportContext, out: Blocks) -> None:
     """Per-shape medians, ratio, interval, verdict and MDE; distributions; quality findings."""
     ev = ctx.evaluation
     if not ctx.timings_valid:
-        out.add(fmt.callout("WARNING", [f"**Timings are not evidence.** {fmt.message(ev.timings_note)}."]))
+        out.add(fmt.callout("WARNING", [f"**Timings are not evidence.** {fmt.sentence(ev.timings_note)}."]))
     if ctx.quick:
         out.add(
             fmt.callout(

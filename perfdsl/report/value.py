@@ -33,7 +33,7 @@ def render_value(ctx: ReportContext, out: Blocks) -> None:
             fmt.callout(
                 "WARNING",
                 [
-                    f"**No value is claimed.** {fmt.message(fleet.reason)}: it is not an effect to "
+                    f"**No value is claimed.** {fmt.sentence(fleet.reason)}: it is not an effect to "
                     "multiply a fleet by."
                 ],
             )

@@ -297,9 +297,15 @@ def check_declared_share(
         declared,
         measured,
         ok,
-        f"the declared share {declared:.3g} {verb} the measured f {_show(measured)}, widened by the "
-        f"{tolerance:.0%} rounding tolerance a one-figure share carries (perfdsl's SHARE_TOLERANCE)",
+        f"the declared share {_percent(declared)} {verb} the measured f {_percent(measured.value)} "
+        f"[{_percent(measured.low)}, {_percent(measured.high)}], widened by the "
+        f"{tolerance:.0%} rounding tolerance a one-figure share carries",
     )
+
+
+def _percent(fraction: float) -> str:
+    """A share as the study writes it: 0.25 is `25%`, 0.3802 `38.02%`."""
+    return f"{100.0 * fraction:.4g}%"
 
 
 def _show(e: Estimate) -> str:
