@@ -79,7 +79,9 @@ def test_a_step_below_the_practical_threshold_says_so() -> None:
 def test_too_few_runs_say_so() -> None:
     result = operation_steps("op", [(0.8, 0.79, 0.81, 0.95), None], [(), ()], threshold=0.01)
     assert result.steps == ()
-    assert describe(result, ["a", "b"]) == ["`op`: 1 runs with a ratio: a step needs 3 to be searched for"]
+    assert describe(result, ["a", "b"], [None, "every shape is invalid"]) == [
+        "`op`: 1 run with a ratio (run 2 b: every shape is invalid): a step needs 3 to be searched for"
+    ]
 
 
 def _series(root: Path, name: str, ratios: list[float], numba_from: int) -> list[Path]:

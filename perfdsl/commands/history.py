@@ -89,6 +89,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {output} ({len(runs)} runs)")
     labels = [entry.run.label for entry in timeline.entries]
     for steps in timeline.steps:
-        for line in describe(steps, labels):
+        for line in describe(steps, labels, timeline.missing_of(steps.operation)):
             print(line)
     return 0

@@ -73,7 +73,7 @@ def render_page(timeline: Timeline, title: str, generated: datetime) -> str:
         body.append(ratio_figure(t, operation, threshold))
         steps = t.steps_of(operation)
         if steps is not None:
-            body.append(_steps_note(steps, labels))
+            body.append(_steps_note(steps, labels, t.missing_of(operation)))
         body.append(_operation_table(t.entries, operation, steps))
     body.append(_predictions_table(t))
     body.append(_runs_table(t.entries))
@@ -93,7 +93,7 @@ def _verdict(verdict: str, colours: dict[str, str]) -> str:
     return f'<span class="verdict" style="color:{colours.get(verdict, "#57606a")}">{escape(verdict)}</span>'
 
 
-def _steps_note(steps: OperationSteps, labels: list[str]) -> str:
+def _steps_note(steps: OperationSteps, labels: list[str], missing: list[str | None]) -> str:
     """What the change-point search found, and the rate it was held to."""
     method = (
         f"Steps are found by binary segmentation of the log ratios, each run weighted by its own "
@@ -103,7 +103,7 @@ def _steps_note(steps: OperationSteps, labels: list[str]) -> str:
     )
     if steps.left_out:
         method += f" Left out (no ratio): runs {', '.join(str(i + 1) for i in steps.left_out)}."
-    found = "".join(f'<li class="step">{escape(line)}</li>' for line in describe(steps, labels))
+    found = "".join(f'<li class="step">{escape(line)}</li>' for line in describe(steps, labels, missing))
     return f'<p class="note">{escape(method)}</p><ul>{found}</ul>'
 
 

@@ -99,12 +99,19 @@ def operation_steps(
     )
 
 
-def describe(result: OperationSteps, label: Sequence[str]) -> list[str]:
-    """One line per step (or one saying there is none), each run named by `label[index]`."""
+def describe(result: OperationSteps, label: Sequence[str], missing: Sequence[str | None] = ()) -> list[str]:
+    """One line per step (or one saying there is none), each run named by `label[index]`;
+    `missing[index]` says why a run has no ratio, where the caller knows."""
     r = result
     rate = f"{r.false_alarm:.0%} false-alarm rate over the series"
     if len(r.series) < 3:
-        return [f"`{r.operation}`: {len(r.series)} runs with a ratio: a step needs 3 to be searched for"]
+        count = f"{len(r.series)} run{'' if len(r.series) == 1 else 's'} with a ratio"
+        why = [
+            f"run {i + 1} {label[i]}: {(missing[i] if i < len(missing) else None) or 'no finite interval'}"
+            for i in r.left_out
+        ]
+        left = f" ({'; '.join(why)})" if why else ""
+        return [f"`{r.operation}`: {count}{left}: a step needs 3 to be searched for"]
     if not r.steps:
         return [f"`{r.operation}`: no step over {len(r.series)} runs ({rate})"]
     lines = []

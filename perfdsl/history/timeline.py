@@ -67,6 +67,10 @@ class Timeline:
         """The change-point search over `operation`'s runs (None when it was not made)."""
         return next((s for s in self.steps if s.operation == operation), None)
 
+    def missing_of(self, operation: str) -> list[str | None]:
+        """Why each run has no weighted ratio for `operation` (None where it has one)."""
+        return [point.missing if (point := entry.point(operation)) else None for entry in self.entries]
+
     def regressions(self) -> list[tuple[str, str]]:
         """(operation, run label) of every run where a regression entered."""
         return [
