@@ -216,7 +216,7 @@ def test_no_value_capped_by_a_declared_share_the_measurement_contradicts(tmp_pat
         assert not v.established and v.value is None
         assert (v.reason or "").startswith("the declared share 8% is contradicted by the measured f 95.")
     page = _page(tmp_path / "page", **planted)
-    assert "**No value is claimed.** the declared share 8% is contradicted" in page
+    assert "**No value is claimed.** The declared share 8% is contradicted" in page
     assert "gpu_hours**" not in page
 
 

@@ -114,7 +114,7 @@ def test_a_gpu_only_expectation_set_is_not_applied_to_a_cpu_run(tmp_path: Path) 
     assert evaluation.predictions == ()
     assert evaluation.expectations_missing == "no expectations exist for target cpu"
     page = _page_one(bundle)
-    assert "**No expectations for this target.** no expectations exist for target cpu" in page
+    assert "**No expectations for this target.** No expectations exist for target cpu" in page
     assert "The study's predictions are stated for `cuda`" in page
     assert "registers no predictions" not in page
 
