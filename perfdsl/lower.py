@@ -56,6 +56,18 @@ from perfdsl.syntax import (
 )
 
 
+def _misspelt(word: str, schema: dict[str, Spec], section: Section) -> str | None:
+    """The one setting of `schema` that `word` is a near miss of (`repeat` for `repeats`) and that
+    the section does not set under its own name; None when there is no such single setting."""
+    import difflib
+
+    matches = difflib.get_close_matches(word, list(schema), n=2, cutoff=0.8)
+    if len(matches) != 1:
+        return None
+    stated = {_statement_key(item).id for item in section.items}
+    return matches[0] if matches[0] not in stated else None
+
+
 @attrs.define
 class _Lowering:
     """Reads one study; collects diagnostics instead of stopping at the first."""
@@ -87,6 +99,11 @@ class _Lowering:
                     label="unknown here",
                     help=suggest(key.id, schema) or _known(schema, where),
                 )
+                meant = _misspelt(key.id, schema, section)
+                if meant is not None:
+                    # Read as the setting it misspells, so that one typo is one error: `repeat 50`
+                    # is not also "no repeats", with a help that contradicts the one above.
+                    found.setdefault(meant, []).append(item)
                 continue
             previous = found.get(key.id)
             if previous and not schema[key.id].repeatable:

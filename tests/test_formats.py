@@ -171,4 +171,6 @@ def test_command_line_writes_sarif_and_keeps_the_exit_status() -> None:
     )
     assert done.returncode == 1
     log = json.loads(done.stdout)
-    assert {r["ruleId"] for r in log["runs"][0]["results"]} == {"PD004", "PD205"}
+    assert {r["ruleId"] for r in log["runs"][0]["results"]} == {
+        "PD004"
+    }  # one typo, one error: `warmpu` is read as `warmup`
