@@ -38,12 +38,13 @@ class Diagnostic:
         return (self.source.path, self.span.start, self.code)
 
 
-def suggest(word: str, options: Iterable[str]) -> str:
-    """`did you mean `a` or `b`?` for up to four close matches (as Elm does), or ""."""
+def suggest(word: str, options: Iterable[str], prefix: str = "") -> str:
+    """`did you mean `a` or `b`?` for up to four close matches (as Elm does), or "";
+    each match shown after `prefix` (`pkg.` for a submodule's siblings)."""
     import difflib  # here, as json below: a study that checks cleanly needs neither
 
     matches = difflib.get_close_matches(word, list(options), n=4, cutoff=0.6)
-    return "did you mean " + " or ".join(f"`{m}`" for m in matches) + "?" if matches else ""
+    return "did you mean " + " or ".join(f"`{prefix}{m}`" for m in matches) + "?" if matches else ""
 
 
 def count_errors(diagnostics: Iterable[Diagnostic]) -> int:

@@ -195,3 +195,17 @@ def test_a_missing_module_says_where_it_looked_and_what_it_found(tmp_path: Path,
         == f"no module named `{pkg}.softmax_online` (package `{pkg}` was found at {where}, which has none)"
     )
     assert raised.value.help.startswith(f"searched {studies.resolve()}, then sys.path (no pyproject.toml")
+
+
+def test_a_misspelt_reference_gets_the_name_it_near_misses(tmp_path, pkg):
+    root, studies = make_project(tmp_path)
+    write_package(root, pkg, "root", tmp_path / "m")
+    with pytest.raises(ResolveError) as attribute:
+        resolve(f"{pkg}.ops:fusd", Variant, studies)
+    assert attribute.value.help.startswith("did you mean `fused`? otherwise, define `fusd` in ")
+    with pytest.raises(ResolveError) as submodule:
+        resolve(f"{pkg}.opps:fused", Variant, studies)
+    assert submodule.value.help.startswith(f"did you mean `{pkg}.ops`? searched ")
+    with pytest.raises(ResolveError) as top:
+        resolve(f"{pkg}x.ops:fused", Variant, studies)
+    assert top.value.help.startswith(f"did you mean `{pkg}`")

@@ -35,6 +35,7 @@ from __future__ import annotations
 import importlib
 import importlib.machinery
 import os
+import pkgutil
 import re
 import sys
 from collections.abc import Iterator, Sequence
@@ -46,6 +47,7 @@ import attrs
 
 from perfdsl.bundle.arms import ARMS, ROOF_ARM
 from perfdsl.bundle.plan import OperationPlan, Plan
+from perfdsl.diagnostics import suggest
 from perfdsl.kernel import Reference, Variant
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -114,10 +116,12 @@ def resolve(
         try:
             value = getattr(value, part)
         except AttributeError as error:
+            near = suggest(part, [n for n in dir(value) if not n.startswith("_")])
             raise ResolveError(
                 reference,
                 f"module `{module_name}` has no attribute `{attr_path}`",
-                f"define `{attr_path}` in {_where(module)} or fix the name",
+                f"{near + ' otherwise, ' if near else ''}define `{attr_path}` in {_where(module)} "
+                "or fix the name",
             ) from error
     if not isinstance(value, expected):
         wanted = " or ".join(
@@ -141,10 +145,12 @@ def _import(reference: str, module_name: str, dirs: Sequence[Path]) -> Any:
             return importlib.import_module(module_name)
     except ModuleNotFoundError as error:
         if error.name is not None and (module_name + ".").startswith(error.name + "."):
+            near = _near_module(error.name, dirs)
             raise ResolveError(
                 reference,
                 f"no module named `{error.name}`{_found_instead(error.name)}",
-                f"{_searched(dirs)}; put `{module_name}` beside the study or at the project root",
+                f"{near + ' ' if near else ''}{_searched(dirs)}; put `{module_name}` beside the study "
+                "or at the project root",
             ) from error
         raise _import_raised(reference, module_name, error) from error
     except (Exception, SystemExit) as error:
@@ -187,6 +193,18 @@ def _searched(dirs: Sequence[Path]) -> str:
     if dirs and project_root(dirs[0]) is None:
         said += f" (no {' or '.join(_ROOT_MARKERS)} at or above {dirs[0]}, so no project root)"
     return said
+
+
+def _near_module(missing: str, dirs: Sequence[Path]) -> str:
+    """`did you mean `mykernels.variance`?` for a module name one typo from one that exists:
+    a submodule among its parent package's modules, a top-level one among the searched
+    directories' and sys.path's (as `suggest` phrases it), or ""."""
+    parent, _, name = missing.rpartition(".")
+    loaded = sys.modules.get(parent) if parent else None
+    where = getattr(loaded, "__path__", None) if parent else [*map(str, dirs), *sys.path]
+    if where is None:
+        return ""
+    return suggest(name, [m.name for m in pkgutil.iter_modules(list(where))], f"{parent}." if parent else "")
 
 
 def _found_instead(missing: str) -> str:
