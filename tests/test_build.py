@@ -239,3 +239,22 @@ def test_a_study_with_errors_is_not_built(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "error[" in done.stderr
     assert list(tmp_path.iterdir()) == [study]
+
+
+def test_build_run_hands_run_every_option_run_has(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`build --run` once built run's arguments by hand and lacked `--shape`'s: AttributeError."""
+    import argparse
+
+    from perfdsl.commands import build
+    from perfdsl.commands import run as run_command
+
+    handed: list[argparse.Namespace] = []
+    monkeypatch.setattr(run_command, "run", lambda args: handed.append(args) or 0)
+    args = argparse.Namespace(study="-odd name.perf", target="cpu", quick=True)
+    assert build._run_first(args) == 0
+    parser = argparse.ArgumentParser()
+    run_command.add_arguments(parser)
+    expected = vars(parser.parse_args(["x.perf"]))
+    (got,) = handed
+    assert set(vars(got)) == set(expected)
+    assert (got.study, got.target, got.quick, got.shapes) == ("-odd name.perf", "cpu", True, None)

@@ -110,19 +110,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_first(args: argparse.Namespace) -> int:
-    """`perfdsl run` with the passthrough options; its bundle is then the latest."""
+    """`perfdsl run` with the passthrough options; its bundle is then the latest.
+
+    The run's arguments are parsed by `run`'s own parser, so every option it has and
+    this command does not pass keeps `run`'s default (a hand-built namespace lacked
+    `--shape`'s, and `build --run` died with AttributeError).
+    """
     from perfdsl.commands import run as run_command
 
-    return run_command.run(
-        argparse.Namespace(
-            study=args.study,
-            target=args.target,
-            quick=args.quick,
-            artifacts=None,
-            quiet=False,
-            time_limit=run_command.DEFAULT_CALL_LIMIT_S,
-        )
-    )
+    parser = argparse.ArgumentParser(prog="perfdsl run")
+    run_command.add_arguments(parser)
+    passed = ["--target", args.target, *(["--quick"] if args.quick else []), "--", args.study]
+    return run_command.run(parser.parse_args(passed))
 
 
 def _latest(study: Study, shown: str) -> Path:
