@@ -257,7 +257,15 @@ def case_new(rng: random.Random, seeds: Seeds, where: Path) -> Case:
         taken = rng.choice([f"{name}.perf", f"{name}_kernels.py"])
         if "/" not in taken and len(taken) < 200 and name:
             (where / taken).write_text("mine\n", encoding="utf-8")
-    return Case("new", ("new", name), names=(f"`{name}`", f"{name}.perf", f"{name}_kernels.py"))
+    options: tuple[str, ...] = ()
+    if rng.random() < 0.3:
+        # A directory to write into: made when missing, refused when a file holds its name.
+        directory = rng.choice(["sub/dir", "with space", "a_file", "a_file/below", ""])
+        if directory.startswith("a_file"):
+            (where / "a_file").write_text("mine\n", encoding="utf-8")
+        options = ("--directory", directory)
+    names = (f"`{name}`", f"{name}.perf", f"{name}_kernels.py", *options[1:])
+    return Case("new", ("new", name, *options), names=names)
 
 
 def case_lsp(rng: random.Random, seeds: Seeds, where: Path) -> Case:

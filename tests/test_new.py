@@ -106,3 +106,18 @@ def test_a_name_the_file_system_refuses_is_one_line(tmp_path: Path) -> None:
     assert refused.stderr.count("\n") == 1
     assert "cannot write" in refused.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_new_writes_into_the_directory_it_is_given(tmp_path: Path) -> None:
+    made = _perfdsl(tmp_path, "new", "demo", "--directory", "studies/mine")
+    assert made.returncode == 0, made.stderr
+    assert sorted(p.name for p in (tmp_path / "studies" / "mine").iterdir()) == [
+        "demo.perf",
+        "demo_kernels.py",
+    ]
+    assert "next: cd studies/mine && perfdsl check demo.perf" in made.stdout
+    (tmp_path / "a_file").write_text("mine\n", encoding="utf-8")
+    refused = _perfdsl(tmp_path, "new", "demo", "-C", "a_file/below")
+    assert refused.returncode == 2
+    assert "a_file" in refused.stderr and "Traceback" not in refused.stderr
+    assert (tmp_path / "a_file").read_text(encoding="utf-8") == "mine\n"

@@ -1,4 +1,5 @@
-"""`perfdsl new NAME`: a study and its kernel module to start from, in the current directory.
+"""`perfdsl new NAME [--directory DIR]`: a study and its kernel module to start from, in the
+current directory or DIR (made if it does not exist).
 
 A new user edits a study that already checks and runs rather than a blank
 file: `NAME.perf` states every link of the chain, and `NAME_kernels.py` holds
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import errno
 import re
+import shlex
 import string
 from importlib import resources
 from pathlib import Path
@@ -26,6 +28,13 @@ _TEMPLATES = {"study.perf.tmpl": "{name}.perf", "kernels.py.tmpl": "{name}_kerne
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", help="the study's name: letters, digits and _, e.g. fused_scale")
+    parser.add_argument(
+        "--directory",
+        "-C",
+        metavar="DIR",
+        default=".",
+        help="write the two files into DIR (made if missing) instead of the current directory",
+    )
 
 
 def scaffold(name: str, directory: Path) -> list[Path]:
@@ -37,6 +46,7 @@ def scaffold(name: str, directory: Path) -> list[Path]:
         raise CommandError(f"`{name}` is not a study name; use letters, digits and _, not a leading digit")
     targets = {template: directory / pattern.format(name=name) for template, pattern in _TEMPLATES.items()}
     try:
+        directory.mkdir(parents=True, exist_ok=True)
         for path in targets.values():
             if path.exists():
                 raise FileExistsError(errno.EEXIST, "exists", str(path))
@@ -56,9 +66,13 @@ def scaffold(name: str, directory: Path) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    written = scaffold(args.name, Path.cwd())
+    directory = Path(args.directory)
+    written = scaffold(args.name, directory)
+    here = directory.resolve() == Path.cwd().resolve()
     for path in written:
-        print(f"wrote {path.name}")
+        print(f"wrote {path.name if here else path}")
     study = written[0].name
-    print(f"next: perfdsl check {study} && perfdsl run --target cpu --quick {study}")
+    # The study finds its kernel module from its own directory, so the commands run from there.
+    enter = "" if here else f"cd {shlex.quote(str(directory))} && "
+    print(f"next: {enter}perfdsl check {study} && perfdsl run --target cpu --quick {study}")
     return 0
