@@ -66,3 +66,8 @@ def bandwidth(bytes_per_s: float | None) -> str:
     if bytes_per_s is None or not math.isfinite(bytes_per_s):
         return MISSING
     return f"{sig(bytes_per_s / 1e9)} GB/s"
+
+
+def rate(per_s: float | None) -> str:
+    """A request rate: `450 rps`, `1,329 rps`."""
+    return MISSING if per_s is None else f"{sig(per_s)} rps"

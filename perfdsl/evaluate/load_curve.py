@@ -54,6 +54,7 @@ from perfdsl.bundle.stopping import ProbeRule
 from perfdsl.evaluate.inputs import BundleInputs
 from perfdsl.evaluate.quality import span_contended
 from perfdsl.evaluate.value import capacity
+from perfdsl.numbers import rate as fmt_rate
 from perfdsl.stats.capacity import GoodputBracket, capacity_interval
 from perfdsl.stats.load import summarize_rate
 
@@ -95,7 +96,7 @@ def _undecided_above(arm: Goodput) -> str:
     """Where an arm's probes stayed open above its goodput, and how many higher rates passed:
     an open probe under rates that passed is a probe short of evidence, not the arm's limit."""
     rate = min(p.rate for p in arm.curve if p.rate > arm.goodput and not p.passed)
-    said = f"the {arm.arm}'s probes at {rate:g} rps stayed undecided at their cap"
+    said = f"the {arm.arm}'s probes at {fmt_rate(rate)} stayed undecided at their cap"
     higher = len(arm.passed_above)
     if higher:
         said += f", though {higher} higher rate{'s' if higher > 1 else ''} passed"

@@ -23,6 +23,7 @@ from perfdsl.numbers import MISSING as MISSING
 from perfdsl.numbers import bandwidth as bandwidth
 from perfdsl.numbers import data_size as data_size
 from perfdsl.numbers import duration as duration
+from perfdsl.numbers import rate as rate
 from perfdsl.numbers import seconds as seconds
 from perfdsl.numbers import sig as sig
 
@@ -65,11 +66,6 @@ def interval(low: float | None, high: float | None) -> str:
 def percent(fraction: float | None, digits: int = 3) -> str:
     """A fraction as a percentage: 0.0847 -> `8.47%`."""
     return MISSING if fraction is None else f"{sig(100.0 * fraction, digits)}%"
-
-
-def rate(per_s: float | None) -> str:
-    """A request rate: `450 rps`."""
-    return MISSING if per_s is None else f"{sig(per_s)} rps"
 
 
 def capacity_ratio(load: LoadEvaluation) -> str:
