@@ -43,7 +43,7 @@ from perfdsl.plan_rules import (
     evaluate_formula,
     slo_percentile,
 )
-from perfdsl.stats.probe_size import probe_cap
+from perfdsl.probe_size import probe_cap
 
 # `--quick`: CI and the README's first command. Small enough for a 2-core machine,
 # large enough that every code path (rotation, blocks, interleaving) runs.
@@ -524,7 +524,7 @@ def quick_replacements(full: Plan, quick: Plan) -> tuple[str, ...]:
 def _quick_load(full: LoadPlan, quick: LoadPlan) -> list[str]:
     """What a quick run's load test does instead: no sweep at all (the goodput search starts at
     half the single-request capacity, `runtime.load_search`), and probes capped at the quick
-    count, raised to the fewest requests a probe can pass on (`stats.probe_size.probe_cap`).
+    count, raised to the fewest requests a probe can pass on (`probe_size.probe_cap`).
     Without an SLO there is no load test to shrink."""
     if quick.slo_seconds is None:
         return []

@@ -22,10 +22,10 @@ from perfdsl.bundle.load import LoadRecord, read_probe_csv
 from perfdsl.bundle.plan import LoadPlan
 from perfdsl.bundle.stopping import ProbeRule
 from perfdsl.evaluate.load_curve import evaluate_load
+from perfdsl.probe_size import sequential_clean
 from perfdsl.runtime import load_search
 from perfdsl.runtime.load_generator import run_open_loop
 from perfdsl.stats.load import sequential_stop, summarize_rate
-from perfdsl.stats.probe_size import sequential_clean
 from perfdsl.stats.sequential.proportion import decide, look_points, rule_for
 
 SLO = 0.025

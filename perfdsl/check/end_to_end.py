@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from perfdsl import probe_size
 from perfdsl import vocabulary as words
 from perfdsl.bundle.stopping import SEQUENTIAL
 from perfdsl.check.context import Context
@@ -10,7 +11,6 @@ from perfdsl.check.units import EPSILON, dimension, fraction
 from perfdsl.diagnostics import suggest
 from perfdsl.nodes import Application, Condition, EndToEndEvidence, Num
 from perfdsl.plan_rules import slo_percentile
-from perfdsl.stats import probe_size
 
 
 def check_end_to_end(ctx: Context) -> None:
@@ -129,7 +129,7 @@ def _load_test(ctx: Context) -> None:
 def _probe_room(ctx: Context, evidence: EndToEndEvidence) -> None:
     """A stated `requests` whose probe cap leaves a probe with no miss room to pass.
 
-    Each probe's test counts n / tau independent requests (`stats.probe_size`), so a
+    Each probe's test counts n / tau independent requests (`probe_size`), so a
     cap at the clean count passes a probe only while its tail is independent: with
     `requests 500` and the sequential probe (cap 702, 644 needed), a service whose p99
     was a seventh of its SLO stayed open at 702 of 702, and the goodput fell below

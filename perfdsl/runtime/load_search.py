@@ -30,10 +30,10 @@ from perfdsl.bundle.load import (
 from perfdsl.bundle.plan import LoadPlan
 from perfdsl.bundle.sampling import LoadReading
 from perfdsl.bundle.stopping import FIXED, ProbeRule
+from perfdsl.probe_size import PROBE_CONFIDENCE, probe_cap
 from perfdsl.runtime.contention import read_load
 from perfdsl.runtime.load_generator import LoadRun, run_open_loop
 from perfdsl.runtime.machine_state import Pinning
-from perfdsl.stats.probe_size import PROBE_CONFIDENCE, probe_cap
 
 LOAD_SEED = 20261129
 """The first repeat's schedule seed; repeat k at a rate uses LOAD_SEED + k."""
@@ -57,7 +57,7 @@ QUICK_LOAD_BUDGET_S = 60.0
 
 
 def probe_count(load: LoadPlan) -> tuple[int, int]:
-    """The most requests a probe measures (its cap, `stats.probe_size.probe_cap`) and the
+    """The most requests a probe measures (its cap, `probe_size.probe_cap`) and the
     warm-up requests it discards before them."""
     warmup = max(10, load.requests // 20)
     return probe_cap(load.requests, load.probe, load.slo_percentile), warmup

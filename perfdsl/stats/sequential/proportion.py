@@ -29,7 +29,7 @@ with probability at most alpha; symmetrically "fail" when E_fail >= 1/alpha
 is a false failure with probability at most alpha. Reading the decision as a
 confidence sequence: pass is the sequence for q lying wholly below q0, fail
 wholly above. With no miss at all a pass of p99 needs 644 independent requests at 99 %
-(`stats.probe_size.sequential_clean`; the fixed one-shot test's 459: 1.40x is what continuous
+(`probe_size.sequential_clean`; the fixed one-shot test's 459: 1.40x is what continuous
 monitoring costs).
 
 Dependence. Requests under load are serially correlated (one slow request

@@ -19,6 +19,9 @@ and each test counts n / tau of them (`stats.dependence.tail_dependence`), so a
 probe whose cap holds exactly the clean count passes only if tau is 1: a coin
 flip on the machine's drift, whatever the SLO's margin. `DEPENDENCE_ROOM` is the
 tau a probe's cap should leave room for.
+
+Beside `plan_rules`, not in `perfdsl.stats`: the plan and `check` need it, and a
+report built from an evaluated bundle loads no statistics.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from perfdsl.stats import probe_size
+from perfdsl import probe_size
 from perfdsl.stats.load import min_completions
 from perfdsl.stats.sequential.proportion import log_evidence
 
