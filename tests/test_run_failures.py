@@ -122,7 +122,9 @@ def test_bad_reference_names_the_study_line(tmp_path: Path) -> None:
     errors = [text for text in done.stderr.splitlines() if "error" in text]
     assert len(errors) == 1
     assert f"{study}:{line}:" in errors[0] and "fusd" in errors[0]
-    assert "; help: define `fusd` in" in errors[0], "the help says what to do, on the same line"
+    assert "; help: did you mean `fused` or `unfused`? otherwise, define `fusd` in" in errors[0], (
+        "the help says what to do, on the same line"
+    )
     assert bundle_dirs(artifacts, "rmsnorm_fusion") == []
 
 
