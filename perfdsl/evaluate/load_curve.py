@@ -80,10 +80,10 @@ def compare_arms(slo: float, percentile: float, arms: tuple[Goodput, ...]) -> Lo
         missing = "the change passed at no rate: no load is served at the SLO"
     elif base.lower_bound and change.lower_bound:
         undecided = [_undecided_above(g) for g in (base, change) if P99_UNDECIDED in g.limited_by]
-        why = f": {'; '.join(undecided)}" if undecided else ""
+        why = f" ({'; '.join(undecided)})" if undecided else ""
         missing = (
-            "neither goodput is a capacity (no rate above either failed on the SLO or on "
-            f"throughput{why}), so their ratio says nothing about the change"
+            "neither goodput is a capacity, so their ratio says nothing about the change: no rate "
+            f"above either failed on the SLO or on throughput{why}"
         )
     else:
         cap = capacity(base.goodput, change.goodput)
