@@ -30,3 +30,22 @@ def test_an_entry_without_a_size_reads_as_none_and_a_list_is_refused(tmp_path: P
     (tmp_path / MANIFEST).write_text(json.dumps([1, 2]))
     with pytest.raises(ValueError, match="not a JSON object"):
         Manifest.read(tmp_path)
+
+
+@pytest.mark.parametrize("number", ["1e999", "-Infinity", "NaN"])
+def test_a_manifest_holding_a_number_json_cannot_write_back_fails_verification(tmp_path: Path, number: str):
+    """Found by the command fuzzer: a manifest with `-1e999` in it verified, and rewriting it for
+    evaluation.json raised ValueError after evaluation.json had been replaced."""
+    from perfdsl.bundle.files import BundleError, replace_file, verify_bundle
+
+    with BundleWriter(tmp_path, "demo") as bundle:
+        bundle.write_text("study.perf", "study s {}\n")
+    text = (bundle.path / MANIFEST).read_text(encoding="utf-8")
+    planted = text.replace('"run_id":', f'"created_s": {number},\n  "run_id":', 1)
+    (bundle.path / MANIFEST).write_text(planted, encoding="utf-8")
+    (problem,) = verify_bundle(bundle.path)
+    assert problem.startswith(f"`{MANIFEST}` is unreadable: ")
+    with pytest.raises(BundleError):
+        replace_file(bundle.path, "evaluation.json", b"{}\n")
+    assert not (bundle.path / "evaluation.json").exists()
+    assert (bundle.path / MANIFEST).read_text(encoding="utf-8") == planted

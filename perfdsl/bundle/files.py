@@ -28,6 +28,7 @@ import datetime as dt
 import hashlib
 import io
 import json
+import math
 import os
 import re
 import secrets
@@ -173,6 +174,22 @@ def dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, indent=2, allow_nan=False, default=_plain) + "\n"
 
 
+def loads(text: str) -> Any:
+    """JSON as `dumps` writes it: NaN, Infinity and numbers too large for a float are refused
+    (ValueError), so whatever is read can be written back."""
+
+    def finite(literal: str) -> float:
+        number = float(literal)
+        if not math.isfinite(number):
+            raise ValueError(f"{literal} is not a finite number")
+        return number
+
+    def refused(literal: str) -> float:
+        raise ValueError(f"{literal} is not JSON")
+
+    return json.loads(text, parse_float=finite, parse_constant=refused)
+
+
 def _plain(value: Any) -> Any:
     if attrs.has(type(value)):
         return attrs.asdict(value, recurse=False)
@@ -226,7 +243,7 @@ def verify_bundle(path: Path) -> list[str]:
     if not path.is_dir():
         return [f"`{path}` is not a directory"]
     try:
-        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        manifest = loads((path / MANIFEST).read_text(encoding="utf-8"))
         listed: dict[str, dict[str, Any]] = manifest["files"]
     except FileNotFoundError:
         return [f"`{MANIFEST}` is missing"]
@@ -263,7 +280,7 @@ def replace_file(path: Path, relpath: str, data: bytes) -> Path:
     problems = [p for p in verify_bundle(path) if not p.startswith(f"`{relpath}`")]
     if problems:
         raise BundleError(f"`{path}` fails verification: {'; '.join(problems)}")
-    manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    manifest = loads((path / MANIFEST).read_text(encoding="utf-8"))
     for leftover in path.iterdir():
         if temporary_of(leftover.name) in (relpath, MANIFEST):
             leftover.unlink(missing_ok=True)
