@@ -68,7 +68,24 @@ def test_confirmed_rate_is_preferred_and_limit_read_above_it() -> None:
     )
     assert (g.goodput, g.confirmed) == (400, True)
     assert g.limited_by == ("generator lag",)  # the lowest failing rate above 400 is 600
-    assert g.lower_bound
+    # 600 is no evidence about the system; 800 failed its p99 on schedule and closes the bracket.
+    assert (g.failing, g.lower_bound) == (800, False)
+    only_lag = goodput("baseline", [probe(0, 400), probe(1, 400), probe(2, 600, lag=False)])
+    assert (only_lag.failing, only_lag.lower_bound) == (None, True)
+
+
+def test_a_failure_above_undecided_probes_closes_the_bracket() -> None:
+    """A sweep's failure at 4000 rps above probes open at their cap was read as "none failed"."""
+
+    def undecided(index: int, rate: float) -> CurvePoint:
+        point = probe(index, rate, p99=False)
+        return attrs.evolve(point, result=attrs.evolve(point.result, decision="open"))
+
+    g = goodput(
+        "baseline",
+        [probe(0, 200), probe(1, 200), undecided(2, 250), undecided(3, 2000), probe(4, 4000, p99=False)],
+    )
+    assert (g.goodput, g.limited_by, g.failing, g.lower_bound) == (200, ("p99 undecided",), 4000, False)
 
 
 def test_no_failure_above_the_goodput_leaves_it_a_lower_bound() -> None:

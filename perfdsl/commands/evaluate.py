@@ -205,14 +205,20 @@ def _end_to_end_lines(e: Evaluation) -> list[str]:
             lines.append(f"  Amdahl: {a.share_check.message}")
     else:
         lines.append(f"  Amdahl: {end.amdahl_missing}")
+    from perfdsl.bundle.evaluation.load import P99_UNDECIDED
+
     if e.load is None:
         lines.append(f"  load: {e.load_missing}")
     else:
         for arm in e.load.arms:
             note = ""
             if arm.lower_bound:
-                why = "the load generator fell behind" if "generator lag" in arm.limited_by else "none failed"
-                note = f" or more ({why} above it)"
+                why = "none failed above it"
+                if "generator lag" in arm.limited_by:
+                    why = "the load generator fell behind above it"
+                elif P99_UNDECIDED in arm.limited_by:
+                    why = "none failed above it; the probes above it stayed undecided at their cap"
+                note = f" or more ({why})"
             note += "" if arm.confirmed else " (unconfirmed)"
             lines.append(f"  goodput {arm.arm}: {arm.goodput:.1f} rps{note}")
         cap = e.load.capacity_range

@@ -109,11 +109,16 @@ def _bracket(arm: Goodput) -> GoodputBracket:
 
 def goodput(arm: str, points: list[CurvePoint]) -> Goodput:
     """The highest rate below the lowest failing one at which every probe passed (preferring
-    one that passed twice), and that failing rate, which closes its bracket.
+    one that passed twice), what the next rate above it failed, and the lowest rate above it
+    that failed on the system's account, which closes its bracket.
 
     A probe in which the generator fell behind is no evidence about the system, so a
     rate is judged by its other probes when it has any (the search runs such a rate
-    again); a rate with no other probe fails, on the generator's account.
+    again); a rate with no other probe fails, on the generator's account. The next rate
+    may be undecided rather than failed (open at its cap): the bracket is then closed by
+    a higher rate that did fail, where there is one. Read off the next rate alone, a
+    sweep's failure at 4000 rps above open probes at 250-3000 rps was reported as "no
+    rate above either failed".
     """
     curve = tuple(sorted(points, key=lambda p: (p.rate, p.index)))
     rates: dict[float, list[CurvePoint]] = {}
@@ -129,12 +134,13 @@ def goodput(arm: str, points: list[CurvePoint]) -> Goodput:
     above = next((r for r in judged if r > best and r not in passing), None)
     failed = [p for p in judged[above] if not p.passed] if above is not None else []
     limited_by = _criteria(failed)
-    closes = any(_system_failure(p) for p in failed)
-    failing = above if closes else None
+    closing = [r for r, runs in judged.items() if r > best and any(_system_failure(p) for p in runs)]
+    failing = min(closing, default=None)
     confirmed = bool(repeated) and not passed_above
-    deciding = {best, above}
+    deciding = {best, above, failing}
     contended = tuple(sorted({p.rate for p in curve if p.rate in deciding and p.contended}))
-    return Goodput(arm, best, failing, confirmed, curve, limited_by, not closes, passed_above, contended)
+    lower_bound = failing is None
+    return Goodput(arm, best, failing, confirmed, curve, limited_by, lower_bound, passed_above, contended)
 
 
 def _generator_limited(point: CurvePoint) -> bool:
