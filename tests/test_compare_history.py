@@ -244,3 +244,15 @@ def test_compare_takes_limit_shapes_the_application_and_the_study_source(tmp_pat
     same = compare_runs(read_run(a), read_run(a))
     assert not any(line.startswith("study source") for line in same.environment)
     assert same.slower == ()
+
+
+def test_compare_does_not_take_a_ratio_of_requests_of_different_application_shapes(tmp_path: Path) -> None:
+    """A quick run's smaller application against a full run's read as "4.1 x slower"."""
+    a = make_bundle(tmp_path / "a", seed=1)
+    b = make_bundle(tmp_path / "b", seed=2, app_shape={"M": 512, "N": 2048})
+    result = compare_runs(read_run(a), read_run(b))
+    assert result.application is not None
+    assert all(arm.comparison is None for arm in result.application.arms)
+    (why,) = {arm.missing for arm in result.application.arms}
+    assert why is not None and why.startswith("the runs served different application shapes (A M = ")
+    assert not any(s.startswith("app ") for s in result.slower)

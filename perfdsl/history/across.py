@@ -210,6 +210,10 @@ def _application(a: Run, b: Run, level: float, theta: float) -> ApplicationAcros
     if ea is None or eb is None or ea.application != eb.application:
         return None
     why_not = ea.comparison_missing or eb.comparison_missing
+    if ea.shape != eb.shape:
+        # A quick run's application is smaller: its requests against a full run's are no ratio of the code.
+        sizes = [" x ".join(f"{k} = {v}" for k, v in e.shape.items()) for e in (ea, eb)]
+        why_not = f"the runs served different application shapes (A {sizes[0]}, B {sizes[1]})"
     arms = tuple(
         _arm(name, (blocks_a, blocks_b), (_median(blocks_a), _median(blocks_b)), why_not, level, theta)
         for name in ARMS
