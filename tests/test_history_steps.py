@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import attrs
 import numpy as np
 import pytest
 from evaluate_fixtures import make_bundle, planted_environment
@@ -134,3 +135,19 @@ def test_the_false_alarm_rate_option_reads_a_rate_and_refuses_others() -> None:
     for bad in ("0", "0.9", "often", "-1%"):
         with pytest.raises(argparse.ArgumentTypeError, match="rate"):
             _rate(bad)
+
+
+def test_a_quick_run_is_left_out_of_a_series_of_full_runs(tmp_path: Path) -> None:
+    """Its smoke settings (other shapes, few blocks) against full runs' would read as a step."""
+    full = [
+        read_run(make_bundle(tmp_path / f"f{i}", seed=i, run_id=f"20261201T0{i}0000Z-aaaaa{i}"))
+        for i in (1, 2)
+    ]
+    quick = read_run(make_bundle(tmp_path / "q", seed=3, run_id="20261201T000000Z-cccccc"))
+    quick = attrs.evolve(quick, evaluation=attrs.evolve(quick.evaluation, quick=True))
+    timeline = build_timeline([quick, *full])
+    (steps,) = timeline.steps
+    assert steps.left_out == (0,)
+    assert timeline.missing_of("op")[0] == "a quick (smoke) run, left out of a series of full runs"
+    (line,) = describe(steps, [e.run.label for e in timeline.entries], timeline.missing_of("op"))
+    assert "left out of a series of full runs" in line

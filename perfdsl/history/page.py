@@ -102,7 +102,8 @@ def _steps_note(steps: OperationSteps, labels: list[str], missing: list[str | No
         f"with probability {steps.false_alarm:.0%}."
     )
     if steps.left_out:
-        method += f" Left out (no ratio): runs {', '.join(str(i + 1) for i in steps.left_out)}."
+        why = [f"run {i + 1} ({missing[i] or 'no finite interval'})" for i in steps.left_out]
+        method += f" Left out: {'; '.join(why)}."
     found = "".join(f'<li class="step">{escape(line)}</li>' for line in describe(steps, labels, missing))
     return f'<p class="note">{escape(method)}</p><ul>{found}</ul>'
 

@@ -68,8 +68,22 @@ class Timeline:
         return next((s for s in self.steps if s.operation == operation), None)
 
     def missing_of(self, operation: str) -> list[str | None]:
-        """Why each run has no weighted ratio for `operation` (None where it has one)."""
-        return [point.missing if (point := entry.point(operation)) else None for entry in self.entries]
+        """Why each run is not in `operation`'s series: no weighted ratio, or a run of another
+        kind than the newest (quick among full runs, or full among quick); None where it is."""
+        kind = self.entries[-1].run.evaluation.quick if self.entries else False
+        other = (
+            "a full run, left out of a series of quick runs"
+            if kind
+            else ("a quick (smoke) run, left out of a series of full runs")
+        )
+        return [
+            other
+            if entry.run.evaluation.quick != kind
+            else point.missing
+            if (point := entry.point(operation))
+            else None
+            for entry in self.entries
+        ]
 
     def regressions(self) -> list[tuple[str, str]]:
         """(operation, run label) of every run where a regression entered."""
@@ -117,10 +131,13 @@ def build_timeline(runs: list[Run], *, false_alarm: float = FALSE_ALARM) -> Time
 
 
 def _steps(operation: str, entries: list[Entry], false_alarm: float) -> OperationSteps:
+    """The change-point search over the runs of the newest run's kind: a quick run's smoke
+    settings (other shapes, few blocks) against full runs' would read as a step of the code."""
     points = []
+    kind = entries[-1].run.evaluation.quick if entries else False
     for entry in entries:
         point = entry.point(operation)
-        c = point.combined if point is not None else None
+        c = point.combined if point is not None and entry.run.evaluation.quick == kind else None
         points.append(None if c is None else (c.ratio, c.ci_low, c.ci_high, c.level))
     changes = [entry.changes for entry in entries]
     threshold = entries[-1].run.evaluation.threshold
