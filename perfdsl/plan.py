@@ -530,7 +530,8 @@ def _quick_load(full: LoadPlan, quick: LoadPlan) -> list[str]:
     caps = [probe_cap(plan.requests, plan.probe, plan.slo_percentile) for plan in (full, quick)]
     if caps[0] != caps[1]:
         stated = (
-            f" (`requests {quick.requests}`, raised to the fewest a probe can pass on)"
+            f" (a quick run's {quick.requests} requests, raised to the fewest a probe with no miss "
+            "can pass on: it passes only if its requests are independent, PD510)"
             if caps[1] > quick.requests
             else ""
         )

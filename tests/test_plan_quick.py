@@ -26,10 +26,9 @@ def test_quick_names_each_replaced_setting_with_both_values() -> None:
     # The quick run's probes: no sweep, and the cap each probe really stops at.
     start = "the goodput search starts at half the single-request capacity"
     assert f"load sweep 50, 100, ..., 800 rps (16 rates) -> none: {start}" in said
-    assert (
-        "load probe cap 2807 -> 644 requests (`requests 60`, raised to the fewest a probe can pass on)"
-        in said
-    )
+    raised = "a quick run's 60 requests, raised to the fewest a probe with no miss can pass on"
+    independent = "it passes only if its requests are independent, PD510"
+    assert f"load probe cap 2807 -> 644 requests ({raised}: {independent})" in said
     (shapes,) = [line for line in said if line.startswith("`normalize` shapes ")]
     assert shapes.split(" -> ")[0] == "`normalize` shapes " + ", ".join(
         s.label for s in full.operations[0].shapes

@@ -123,3 +123,13 @@ def test_probe_fixed_measures_the_stated_count_and_decides_nothing_early(monkeyp
 def test_a_fixed_probe_has_at_least_the_requests_its_test_can_pass_on() -> None:
     # 100 requests could never show p99 within the SLO at 99 %: the one-shot test needs 459.
     assert probe_count(LoadPlan("poisson", (50.0,), 100, 0.025, 0.99, probe="fixed")) == (459, 10)
+
+
+def test_the_run_says_how_long_a_probe_may_be_and_when_requests_was_raised() -> None:
+    from perfdsl.runtime.load_search import probe_summary
+
+    raised = probe_summary(sweep((50.0,), requests=100))
+    assert raised.startswith("load: each probe measures at most 644 requests after 10 warm-up ones")
+    assert "(`requests 100` raised to the fewest a probe with no miss can pass on)" in raised
+    assert "(from `requests 1000`)" in probe_summary(sweep((500.0,)))
+    assert "a quick run's 60 requests raised" in probe_summary(sweep((50.0,), requests=60), quick=True)

@@ -35,7 +35,14 @@ from perfdsl.bundle.plan import Plan, TimingPlan
 from perfdsl.bundle.sampling import ApplicationTiming
 from perfdsl.kernel import AppContext, Application, Variant
 from perfdsl.runtime.estimate import application_key
-from perfdsl.runtime.load_search import LOAD_SEED, probe_record, probe_rule, search_load, service_time_s
+from perfdsl.runtime.load_search import (
+    LOAD_SEED,
+    probe_record,
+    probe_rule,
+    probe_summary,
+    search_load,
+    service_time_s,
+)
 from perfdsl.runtime.machine_state import Pinning
 from perfdsl.runtime.progress import Progress
 from perfdsl.runtime.settings import SHARE_REQUESTS, request_settings, share_requests
@@ -277,6 +284,7 @@ def run_application(
             record,
             (),
         )
+    progress(probe_summary(plan.load, plan.quick))
     probes, stopped, searches = search_load(
         requests,
         plan.load,

@@ -30,7 +30,7 @@ from perfdsl.bundle.load import (
 from perfdsl.bundle.plan import LoadPlan
 from perfdsl.bundle.sampling import LoadReading
 from perfdsl.bundle.stopping import FIXED, ProbeRule
-from perfdsl.probe_size import PROBE_CONFIDENCE, probe_cap
+from perfdsl.probe_size import PROBE_CONFIDENCE, clean_count, probe_cap
 from perfdsl.runtime.contention import read_load
 from perfdsl.runtime.load_generator import LoadRun, run_open_loop
 from perfdsl.runtime.machine_state import Pinning
@@ -61,6 +61,23 @@ def probe_count(load: LoadPlan) -> tuple[int, int]:
     warm-up requests it discards before them."""
     warmup = max(10, load.requests // 20)
     return probe_cap(load.requests, load.probe, load.slo_percentile), warmup
+
+
+def probe_summary(load: LoadPlan, quick: bool = False) -> str:
+    """The run's line on how long each probe may be, said before the first: the study's `requests`
+    is the fixed probe's count, and the cap can be well above it (or raised to the fewest
+    requests a probe can pass on, which a study of `requests 100` would otherwise not learn)."""
+    count, warmup = probe_count(load)
+    rule = probe_rule(load)
+    how = (
+        "one test after them"
+        if rule is None
+        else f"decided sequentially, a look every {rule.window} requests"
+    )
+    raised = count > load.requests and count == clean_count(load.probe, load.slo_percentile)
+    stated = f"a quick run's {load.requests} requests" if quick else f"`requests {load.requests}`"
+    why = f"{stated} raised to the fewest a probe with no miss can pass on" if raised else f"from {stated}"
+    return f"load: each probe measures at most {count} requests after {warmup} warm-up ones ({why}), {how}"
 
 
 def probe_rule(load: LoadPlan) -> ProbeRule | None:
