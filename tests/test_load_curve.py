@@ -282,9 +282,14 @@ def test_page_one_says_an_arm_misses_the_target_load_only_where_a_probe_failed()
     said = _at_target(100, short, meets)
     assert "does not meet" not in said
     assert (
-        "the baseline is not shown to meet the SLO or to miss it (the probes above its goodput stayed "
-        in said
+        "the baseline is not shown to meet the SLO or to miss it (its probes up to the load stayed " in said
     )
+    # The worst undecided probe is quoted, so that a p99 far over the SLO does not read as close to it.
+    worst = "the worst, at 100 rps, had p99 100 ms against the SLO's 25 ms, 100 of 1,000 requests over it)"
+    assert worst in said
+    clustered = attrs.evolve(short.curve[2], result=attrs.evolve(short.curve[2].result, dependence=40.0))
+    runs = goodput("baseline", [*short.curve[:2], clustered, short.curve[3]])
+    assert "which came in runs and count as 25 independent ones)" in _at_target(100, runs, meets)
     inside = goodput("baseline", [probe(0, 50), probe(1, 50), probe(2, 200, p99=False)])
     assert "between its goodput and 200 rps, which failed" in _at_target(100, inside, meets)
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from perfdsl.bundle.evaluation.end_to_end import straddle_note
 from perfdsl.bundle.evaluation.kernels import OperationResult
-from perfdsl.bundle.evaluation.load import P99_UNDECIDED, Goodput
+from perfdsl.bundle.evaluation.load import P99_UNDECIDED, UNDECIDED, Goodput
 from perfdsl.bundle.evaluation.verdicts import PredictionResult
 from perfdsl.nodes import Study
 from perfdsl.report import formatting as fmt
@@ -273,15 +273,39 @@ def _at_target(rate: float, *arms: Goodput) -> str:
             said.append(f"the {who} {verb} not meet the SLO (a probe at or below that load failed)")
         else:
             said += [
-                f"the {g.arm} is not shown to meet the SLO or to miss it ({_unshown(g)})"
+                f"the {g.arm} is not shown to meet the SLO or to miss it ({_unshown(g, rate)})"
                 for g in arms
                 if g.arm in names
             ]
     return "; ".join(said)
 
 
-def _unshown(arm: Goodput) -> str:
-    """Why a goodput below the target load leaves the target's SLO question open."""
+def _unshown(arm: Goodput, target: float) -> str:
+    """Why a goodput below the target load leaves the target's SLO question open.
+
+    Where probes at or below the load stayed undecided, the worst of them is quoted: a p99
+    far over the SLO that the test still could not call (its slow requests came in long
+    runs, so they counted as few independent ones) must not read as a probe near the SLO.
+    """
+    undecided = [
+        p.result
+        for p in arm.curve
+        if arm.goodput < p.rate <= target and p.result is not None and p.result.decision == UNDECIDED
+    ]
+    if undecided:
+        worst = max(undecided, key=lambda r: r.p99)
+        independent = fmt.count(round(worst.n / worst.dependence))
+        runs = (
+            f", which came in runs and count as {independent} independent ones"
+            if worst.dependence > 1.0
+            else ""
+        )
+        over = f"{fmt.count(worst.misses)} of {fmt.count(worst.n)} requests over it"
+        return (
+            f"its probes up to the load stayed undecided at their cap; the worst, at "
+            f"{fmt.rate(worst.offered_rate)}, had p99 {fmt.seconds(worst.p99)} against the SLO's "
+            f"{fmt.seconds(worst.slo)}, {over}{runs}"
+        )
     if arm.failing is not None:
         return f"the load lies between its goodput and {fmt.rate(arm.failing)}, which failed"
     if P99_UNDECIDED in arm.limited_by:
