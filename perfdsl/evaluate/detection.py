@@ -77,4 +77,9 @@ def too_small(found: Detection, bound: float) -> str | None:
         if needed is not None
         else "no practical run would"
     )
-    return f"the predicted effect {effect:.2%} is smaller than this run can detect ({found.mde:.2%}); {more}"
+    # "Detect" is a rate, not a certainty: a run can still decide a smaller effect, so the sentence
+    # reads right beside "confirmed" as well as beside "inconclusive".
+    return (
+        f"the predicted effect {effect:.2%} is smaller than this run can detect ({found.mde:.2%}, "
+        f"the effect it calls in 80% of runs); {more} detect it as reliably"
+    )
