@@ -194,7 +194,8 @@ def _end_to_end_lines(e: Evaluation) -> list[str]:
     lines = [f"end-to-end {end.application}: {shown}"]
     if end.amdahl:
         a = end.amdahl
-        status = a.reconciliation.status if a.reconciliation else a.reconciliation_missing
+        # The status is a record's identifier (`cross_effect`); the terminal shows it in words.
+        status = a.reconciliation.status.replace("_", " ") if a.reconciliation else a.reconciliation_missing
         lines.append(
             f"  Amdahl: f={a.f.value:.3f} s={a.s:.3f} ({a.s_source}) time-ratio bound "
             f"{a.bound_time_ratio:.4f}: {status}"
