@@ -274,13 +274,15 @@ def _static_code(
     from perfdsl.runtime.static_code.cpu import inspect_cpu_function
     from perfdsl.runtime.static_code.cuda import inspect_cuda_kernel
 
-    progress("compiling kernels for static evidence (PTX, SASS, assembly)")
     variants = [v for r in resolved.values() for v in r.variants.values()]
     variants.extend(variant for _, variant in roof.values())
     # A kernel that several variants share is compiled once: each compilation of a
     # CUDA kernel gets a new mangled symbol, so two would look like two kernels.
     cuda_kernels = dict.fromkeys(k for v in variants for k in v.cuda_kernels)
     cpu_functions = dict.fromkeys(f for v in variants for f in v.cpu_kernels)
+    cuda = "cuda" in target.spec.archives and (cuda_kernels or any(v.cuda_code for v in variants))
+    kinds = [*(["PTX", "SASS"] if cuda else []), *(["assembly"] if cpu_functions else [])]
+    progress(f"compiling kernels for static evidence ({', '.join(kinds) or 'none to compile'})")
     records = []
     foreign: dict[str, tuple[str, ...]] = {}
     if "cuda" in target.spec.archives:
