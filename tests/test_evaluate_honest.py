@@ -580,3 +580,11 @@ def test_a_capacity_that_does_not_follow_the_request_time_is_a_finding(tmp_path:
         "probes": {"baseline": (300.0, 300.0, 450.0), "change": (330.0, 330.0, 500.0)},
     }
     assert _run(tmp_path / "matched", **matched).load.service_mismatch is None
+
+
+def test_page_one_says_when_the_mechanism_does_not_explain_the_time_change(tmp_path: Path) -> None:
+    """Arms far below their roof: bytes cannot be what the time follows, and page 1 must say so."""
+    page = _page_one(_page(tmp_path / "weak", copy_level=0.1))
+    assert "**The mechanism does not explain the time change** of `op` at 64x4096: " in page
+    assert "not bound by memory traffic" in page
+    assert "does not explain the time change" not in _page_one(_page(tmp_path / "bound"))

@@ -506,6 +506,7 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
     if ev.model_level.passed is False:
         out.append("**Correctness failed** for the application's output against its float64 run.")
     out.extend(prediction_warnings(ev.predictions))
+    out.extend(_mechanism_warnings(ctx))
     return out
 
 
@@ -519,6 +520,25 @@ def decision_changed(study: Study, at_run: str | None) -> list[str]:
         f"**Decision changed after the run**, from {fmt.code(at_run)} to "
         f"{fmt.code(declared)}: the check against the evidence is of {fmt.code(at_run)}."
     ]
+
+
+def _mechanism_warnings(ctx: ReportContext) -> list[str]:
+    """Shapes where the stated mechanism does not explain the time change (`evaluate.mechanism`).
+
+    The mechanism section says so at length; page 1 must too, since a confirmed time
+    prediction beside a mechanism that did not act is a gain the study does not explain.
+    """
+    out = []
+    for op in ctx.operations:
+        flagged = [s for s in op.shapes if s.evidence and s.mechanism.explanation.flagged]
+        if flagged:
+            where = "; ".join(
+                f"{fmt.text(s.label)}: {fmt.message(s.mechanism.explanation.message)}" for s in flagged
+            )
+            out.append(
+                f"**The mechanism does not explain the time change** of {fmt.code(op.name)} at {where}."
+            )
+    return out
 
 
 def prediction_warnings(
