@@ -154,10 +154,13 @@ def _end_to_end_sentence(ctx: ReportContext) -> str:
             else "within it, though the change also moved the rest of the request"
         )
     edge = straddle_note(r.measured, r.band_low, r.band_high) if r.status == "consistent" else ""
+    # Not the kernel's weighted ratio beside it: the operation timed inside the requests, unless
+    # it had to be borrowed from the kernel shapes (its own warning says so).
+    where = "from its kernel shapes" if amdahl.s_fallback else "inside the requests"
     return (
         f"{shown}; against Amdahl's bound on it, {fmt.ratio(amdahl.bound_time_ratio)} "
-        f"[{fmt.ratio(low)}, {fmt.ratio(high)}] (f = {fmt.percent(amdahl.f.value)}, operation "
-        f"time ratio {fmt.ratio(amdahl.op_ratio.value)}), it is **{status}**{fmt.text(edge)}. "
+        f"[{fmt.ratio(low)}, {fmt.ratio(high)}] (f = {fmt.percent(amdahl.f.value)}, the operation's "
+        f"time ratio {where} {fmt.ratio(amdahl.op_ratio.value)}), it is **{status}**{fmt.text(edge)}. "
         f"{_rest_sentence(ctx)}"
     ).rstrip()
 
