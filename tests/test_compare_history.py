@@ -256,3 +256,16 @@ def test_compare_does_not_take_a_ratio_of_requests_of_different_application_shap
     (why,) = {arm.missing for arm in result.application.arms}
     assert why is not None and why.startswith("the runs served different application shapes (A M = ")
     assert not any(s.startswith("app ") for s in result.slower)
+
+
+def test_compare_lists_each_arms_goodput_in_both_runs_without_a_verdict(tmp_path: Path) -> None:
+    """A goodput ten times higher in B went unmentioned: compare listed no load result at all."""
+    a = make_bundle(tmp_path / "a", seed=1)
+    b = make_bundle(tmp_path / "b", seed=2, capacities={"baseline": 400.0, "change": 300.0})
+    result = compare_runs(read_run(a), read_run(b))
+    (base, change) = result.goodputs
+    assert base.startswith("baseline: ") and change.startswith("change: ")
+    assert " -> " in change and change.split(" -> ")[0] != change.split(" -> ")[1]
+    text = render_text(result)
+    assert "goodput at the SLO (brackets of the rates each search tried; no interval, no verdict):" in text
+    assert not any("goodput" in s for s in result.slower)

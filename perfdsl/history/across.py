@@ -19,9 +19,11 @@ import numpy as np
 
 from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.kernels import Comparison, OperationResult, ShapeResult
+from perfdsl.bundle.evaluation.load import Goodput, LoadEvaluation
 from perfdsl.bundle.evaluation.verdicts import Verdict
 from perfdsl.evaluate.compare import compare
 from perfdsl.history.runs import Run, environment_changes
+from perfdsl.numbers import duration, rate
 from perfdsl.stats.verdict import classify
 
 NOT_INTERLEAVED = (
@@ -148,6 +150,9 @@ class RunComparison:
     only_b: tuple[str, ...]
     application: ApplicationAcross | None = None
     """The application's request time across the runs; None when either run has none."""
+    goodputs: tuple[str, ...] = ()
+    """Each arm's goodput in A and in B, as lines: brackets of rates tried, with no interval to
+    judge a change by, so they are listed, never given a verdict (empty without a load test)."""
 
     @property
     def slower(self) -> tuple[str, ...]:
@@ -201,7 +206,32 @@ def compare_runs(a: Run, b: Run) -> RunComparison:
         only_a=tuple(n for n in names_a if n not in ops_b),
         only_b=tuple(n for n in ops_b if n not in names_a),
         application=_application(a, b, ea.level, ea.threshold),
+        goodputs=_goodputs(ea.load, eb.load),
     )
+
+
+def _goodputs(a: LoadEvaluation | None, b: LoadEvaluation | None) -> tuple[str, ...]:
+    """`baseline: 242 rps (unconfirmed) -> 2,500 rps`, per arm, and the SLOs when they differ."""
+    if a is None or b is None:
+        return ()
+    lines = []
+    if (a.slo_seconds, a.percentile) != (b.slo_seconds, b.percentile):
+        lines.append(
+            f"the SLOs differ: A p{100 * a.percentile:g} <= {duration(a.slo_seconds * 1e9)}, "
+            f"B p{100 * b.percentile:g} <= {duration(b.slo_seconds * 1e9)}"
+        )
+    arms_b = {g.arm: g for g in b.arms}
+    for g in a.arms:
+        other = arms_b.get(g.arm)
+        if other is not None:
+            lines.append(f"{g.arm}: {_goodput(g)} -> {_goodput(other)}")
+    return tuple(lines)
+
+
+def _goodput(g: Goodput) -> str:
+    bracket = "" if g.failing is None else f", below {rate(g.failing)}"
+    more = " or more" if g.lower_bound else ""
+    return f"{rate(g.goodput)}{more}{bracket}{'' if g.confirmed else ' (unconfirmed)'}"
 
 
 def _application(a: Run, b: Run, level: float, theta: float) -> ApplicationAcross | None:
@@ -323,6 +353,9 @@ def render_text(result: RunComparison) -> str:
             lines.append(f"  shapes not in both runs: {_only(op.only_a, op.only_b)}")
     if r.only_a or r.only_b:
         lines.append(f"operations not in both runs: {_only(r.only_a, r.only_b)}")
+    if r.goodputs:
+        lines.append("goodput at the SLO (brackets of the rates each search tried; no interval, no verdict):")
+        lines += [f"  {line}" for line in r.goodputs]
     app = r.application
     if app is not None:
         lines.append(f"application {app.name} (request time)")
