@@ -150,3 +150,21 @@ def test_an_elements_model_is_caught_at_evaluation(tmp_path):
         line = next(i for i, text in enumerate(study, 1) if text.lstrip().startswith("bytes "))
         assert f"(`bytes` at study.perf:{line})" in finding.message
         assert "multiply it by the 4 bytes of one float32 element" in finding.message
+
+
+def test_the_summary_prints_a_limit_shapes_findings_as_well(tmp_path):
+    """A limit shape shown 'not evidence: PQ010 ...' had no error line that said what was wrong."""
+    from evaluate_fixtures import make_bundle
+
+    from perfdsl.commands.evaluate import summary
+    from perfdsl.evaluate.evaluation import evaluate
+
+    bundle = make_bundle(tmp_path / "b", limits={(32, 4096): 1.0})
+    evaluation = evaluate(open_evaluated(bundle))
+    (limit,) = evaluation.operations[0].limits
+    assert limit.findings and not [f for f in evaluation.quality if f.subject.startswith("op 32x4096")]
+    text = summary(evaluation)
+    for finding in limit.findings:
+        assert (
+            f"{finding.severity}[{finding.code}]: {finding.message} ({finding.subject}, limit shape)" in text
+        )

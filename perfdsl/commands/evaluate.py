@@ -183,6 +183,10 @@ def summary(evaluation: Evaluation) -> str:
     if e.registration.current and not e.registration.current.matches:
         lines.append(f"registration: {e.registration.current.message}")
     lines += [f"{f.severity}[{f.code}]: {f.message} ({f.subject})" for f in e.quality]
+    # A limit shape's findings are its own (they judge nothing of the workload's, so they are not
+    # in `quality`), but one that makes it invalid must be readable where the shape says so.
+    limits = [f for op in e.operations for s in op.limits for f in s.findings]
+    lines += [f"{f.severity}[{f.code}]: {f.message} ({f.subject}, limit shape)" for f in limits]
     return "\n".join(lines)
 
 
