@@ -131,6 +131,11 @@ def _bundle_of_probes(
     return bundle.path, load, [result for result, _ in probes]
 
 
+def rule_window(load: LoadRecord) -> int:
+    assert load.probe_rule is not None
+    return load.probe_rule.window
+
+
 def test_evaluate_recomputes_each_probe_decision_bit_for_bit(tmp_path: Path) -> None:
     path, load, results = _bundle_of_probes(tmp_path, 0.0, 1000.0, 1.0)
     read = LoadRecord.from_json(json.loads((path / "load.json").read_text()))
@@ -141,9 +146,14 @@ def test_evaluate_recomputes_each_probe_decision_bit_for_bit(tmp_path: Path) -> 
     for (index, result), run_result, record in zip(again, results, read.probes, strict=True):
         assert result == run_result, index  # every field, the floats to the bit
         assert (record.decision, record.decided_at) == (result.decision, result.decided_at)
-        assert result.decision == "pass" and result.decided_at == 700
+        # Far inside the SLO the probe passes at a look: the first it can (700 requests) when its
+        # latencies already hold enough independent stretches, a later one on a machine whose
+        # timing drifted (a fresh-clone run passed at 900). Which look is the machine's; that the
+        # evaluation reaches the same one, bit for bit, is the test.
+        assert result.decision == "pass" and result.decided_at is not None
+        assert result.decided_at >= 700 and result.decided_at % rule_window(read) == 0
         recorded = read_probe_csv(path / record.records)["scheduled_ns"].size
-        assert result.n == recorded >= 700  # those in flight at the deciding look too
+        assert result.n == recorded >= result.decided_at  # those in flight at the deciding look too
     assert evaluation.probe_rule == load.probe_rule
 
 
