@@ -14,9 +14,8 @@ import attrs
 
 from perfdsl.bundle.environment import EnvironmentRecord
 from perfdsl.bundle.evaluation.evaluation import Evaluation
-from perfdsl.bundle.opened import Bundle
 from perfdsl.evaluate.evaluation import evaluate
-from perfdsl.evaluate.inputs import EvaluateError, inputs_of, open_evaluated, read_samples
+from perfdsl.evaluate.inputs import BundleInputs, EvaluateError, inputs_of, open_evaluated, read_samples
 
 
 class RunsError(Exception):
@@ -48,20 +47,21 @@ def read_run(bundle: Path) -> Run:
     """Open and evaluate a bundle, with its environment (RunsError: not a bundle, or fails verification)."""
     try:
         opened = open_evaluated(Path(bundle))
-        evaluation = evaluate(opened)
-        application = _application_blocks(opened)
+        inputs = inputs_of(opened)  # the study parsed once, for the evaluation and the samples
+        evaluation = evaluate(opened, study=inputs.study)
+        application = _application_blocks(inputs)
     except EvaluateError as error:
         raise RunsError(str(error)) from None
     environment, missing = opened.environment, opened.environment_missing
     return Run(opened.path, evaluation, environment, missing, opened.plan.study_hash, application)
 
 
-def _application_blocks(opened: Bundle) -> dict[str, tuple[float, ...]]:
+def _application_blocks(inputs: BundleInputs) -> dict[str, tuple[float, ...]]:
     """The application's block medians per arm, from its sample CSV (none without one)."""
-    app = opened.results.application
+    app = inputs.results.application
     if app is None or not app.samples:
         return {}
-    samples = read_samples(inputs_of(opened), app.samples)
+    samples = read_samples(inputs, app.samples)
     return {
         arm: tuple(float(x) for x in arm_samples.block_medians_ns) for arm, arm_samples in samples.items()
     }
