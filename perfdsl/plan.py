@@ -194,6 +194,30 @@ def stopping_rule_text(study: Study) -> str:
     return "; ".join(settings)
 
 
+def time_bounds(expected: Expectations, subject: str) -> tuple[float, ...]:
+    """The numeric bounds of the run target's `<subject>.time ratio` predictions, in order.
+
+    Under the sequential rule a comparison these predictions rest on keeps measuring while
+    its interval straddles one of them (`StoppingRule.edges`): a verdict decided against
+    the band after 6 pairs, interval [0.34, 0.74], had left `time ratio <= 0.7`
+    inconclusive. An `amdahl` bound is measured in the run, so it is not known here.
+    """
+    return tuple(
+        sorted(
+            {
+                p.bound.quantity.base
+                for p in expected.predictions
+                if p.subject.id == subject
+                and p.quantity.id == "time"
+                and p.statistic.id == "ratio"
+                and isinstance(p.bound, Num)
+                and math.isfinite(p.bound.quantity.base)
+                and p.bound.quantity.base > 0
+            }
+        )
+    )
+
+
 def _line(study: Study, offset: int) -> int:
     return study.source.position(offset).line
 
@@ -252,6 +276,8 @@ def plan(study: Study, target: str, quick: bool, only: Sequence[Mapping[str, int
     extra = [limit.sizes for limit in limits if limit.sizes is not None and limit.sizes not in shapes]
     extra = [sizes for i, sizes in enumerate(extra) if sizes not in extra[:i]]
 
+    expected = expectations(study, target)
+    sequential = _timing(study, quick, simulated).stop == SEQUENTIAL
     operations = []
     for operation in study.operations:
         if not (operation.baseline and operation.change and operation.reference):
@@ -286,10 +312,10 @@ def plan(study: Study, target: str, quick: bool, only: Sequence[Mapping[str, int
                 },
                 shapes=shape_plans,
                 adversarial=tuple(adversarial),
+                stop_edges=time_bounds(expected, operation.name.id) if sequential else (),
             )
         )
 
-    expected = expectations(study, target)
     heaviest = shapes[max(range(len(shapes)), key=lambda i: weights[i] if i < len(weights) else 0)]
     if expected.application is not None and expected.application.shapes:
         heaviest = shape_dicts(expected.application)[0]
@@ -308,6 +334,7 @@ def plan(study: Study, target: str, quick: bool, only: Sequence[Mapping[str, int
                 if quick
                 else heaviest
             ),
+            time_bounds(expected, app.name.id) if sequential else (),
         )
 
     study_path = Path(study.source.path)

@@ -80,10 +80,12 @@ def test_a_shapes_timing_keeps_the_keys_of_results_8():
     assert written["regime"] == {"baseline": "mixed", "change": "cache"}
     assert written["buffer_bytes"] == {"baseline": 32 * 2_113_536, "change": 4096}
     assert written["full"] is True and written["settings"]["compared"] == ["baseline", "change"]
-    # Planned looks' schedule and boundaries are written only under `looks K`.
+    # Planned looks' schedule and boundaries are written only under `looks K`, a prediction's
+    # bounds only where the comparison has some.
     assert set(written["settings"]["stopping"]) == set(attrs.fields_dict(StoppingRule)) - {
         "looks",
         "boundaries",
+        "edges",
     }
 
 

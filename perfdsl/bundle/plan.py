@@ -72,6 +72,10 @@ class OperationPlan(Plain):
     """Study line of each reference, so a bad reference is reported where it is written."""
     shapes: tuple[ShapePlan, ...] = field(absent=EMPTY)
     adversarial: tuple[dict[str, int], ...] = field(absent=EMPTY)
+    stop_edges: tuple[float, ...] = field(default=(), absent=(), when=lambda op: bool(op.stop_edges))
+    """The numeric bounds of the run target's `<operation>.time ratio` predictions: under the
+    sequential rule each shape keeps measuring while its interval straddles one
+    (`StoppingRule.edges`). Not written when there are none."""
 
 
 def _in_range(plan: Any, _: Any, threshold: float) -> None:
@@ -141,6 +145,12 @@ class TimingPlan(Plain):
             self.boundaries,
         )
 
+    def stopping_for(self, edges: tuple[float, ...]) -> StoppingRule | None:
+        """`stopping` for one comparison, kept open while its interval straddles one of `edges`
+        (the predictions' bounds on its ratio: `OperationPlan.stop_edges`, `ApplicationPlan.stop_edges`)."""
+        rule = self.stopping
+        return None if rule is None else attrs.evolve(rule, edges=edges)
+
     @property
     def kernel_blocks(self) -> int:
         """The most blocks per arm a kernel shape or the application is given: the fixed count, or
@@ -164,6 +174,9 @@ class ApplicationPlan(Plain):
     uses: tuple[str, ...] = field(absent=EMPTY)
     shape: dict[str, int] = field(absent=EMPTY)
     """The operating point: the heaviest-weighted workload shape."""
+    stop_edges: tuple[float, ...] = field(default=(), absent=(), when=lambda app: bool(app.stop_edges))
+    """The numeric bounds of the run target's `<application>.time ratio` predictions, as an
+    operation's `stop_edges` are for its shapes (an `amdahl` bound is measured, not known before)."""
 
 
 @attrs.frozen

@@ -77,11 +77,19 @@ class StoppingRule(Plain):
     (and not written) for the confidence sequence, which looks after every pair."""
     boundaries: tuple[float, ...] = field(default=(), absent=(), when=lambda rule: bool(rule.looks))
     """Each planned look's two-sided critical value on its z scale, fixed when the plan was made."""
+    edges: tuple[float, ...] = field(default=(), absent=(), when=lambda rule: bool(rule.edges))
+    """The registered predictions' numeric bounds on this comparison's time ratio (`perfdsl.plan`):
+    a comparison whose verdict is decided keeps measuring while its interval straddles one, since
+    a prediction still depends on it. Empty (and not written) when none does."""
 
     @property
     def planned(self) -> bool:
         """Whether this is the group-sequential design (a few planned looks), not the confidence sequence."""
         return bool(self.looks)
+
+    def straddled(self, low: float, high: float) -> tuple[float, ...]:
+        """The prediction bounds strictly inside the interval [low, high]: those still undecided."""
+        return tuple(edge for edge in self.edges if low < edge < high)
 
 
 @attrs.frozen

@@ -18,7 +18,7 @@ RECORD_ERRORS = (ValueError, KeyError, TypeError, AttributeError, ArithmeticErro
 """What a record's `from_json` raises on a value of the wrong kind: a missing key, a string where an
 object was, `int()` of an infinity (OverflowError)."""
 
-RESULTS = "perfdsl.results/10"
+RESULTS = "perfdsl.results/11"
 """results.json's version. History:
 
 * `perfdsl.results/1`: the first layout.
@@ -62,6 +62,11 @@ RESULTS = "perfdsl.results/10"
   `method`; null for the fixed probe) and each probe what it decided (`decision`:
   pass, fail or open) and on how many requests (`decided_at`). Versions 1 to 9
   still read, as fixed probes.
+* `perfdsl.results/11`: a sequential rule (`timing.settings.stopping`, and each
+  `stop.rule`) may state `edges`, the registered predictions' numeric bounds on the
+  comparison's time ratio: a decided comparison kept measuring while its interval
+  straddled one, and a stop at the cap may carry a decided verdict. Written only
+  when there are edges; versions 1 to 10 still read, with none.
 """
 
 READABLE_RESULTS = (
@@ -74,10 +79,11 @@ READABLE_RESULTS = (
     "perfdsl.results/7",
     "perfdsl.results/8",
     "perfdsl.results/9",
+    "perfdsl.results/10",
     RESULTS,
 )
 
-PLAN = "perfdsl.plan/4"
+PLAN = "perfdsl.plan/5"
 """plan.json's version. History:
 
 * version 1 carried no `schema` key (it was `attrs.asdict` of the plan);
@@ -89,9 +95,13 @@ PLAN = "perfdsl.plan/4"
   `limits` lists every shape the study's `limit regression`s declare, with the sizes
   the run measures it at (`sizes`, shrunk under `--quick`) or why it does not
   (`missing`). Versions 1 to 3 still read, with no limit shapes.
+* `perfdsl.plan/5`: an operation and the application may state `stop_edges`, the
+  numeric bounds of the run target's `<name>.time ratio` predictions, which keep a
+  sequential comparison measuring while its interval straddles one (written only
+  when there are some). Versions 1 to 4 still read, with none.
 """
 
-READABLE_PLAN = (None, "perfdsl.plan/2", "perfdsl.plan/3", PLAN)
+READABLE_PLAN = (None, "perfdsl.plan/2", "perfdsl.plan/3", "perfdsl.plan/4", PLAN)
 
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""

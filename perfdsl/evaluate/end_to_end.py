@@ -64,7 +64,8 @@ def evaluate_end_to_end(
             level=level,
             min_effect=theta,
         )
-    rule = inputs.plan.timing.stopping
+    planned = inputs.plan.application
+    rule = inputs.plan.timing.stopping_for(planned.stop_edges if planned else ())
     stop = recompute(samples, rule) if rule is not None else None
     if comparison is not None and stop is not None:
         comparison = judged(comparison, stop)

@@ -103,7 +103,8 @@ def _shape(
             level=level,
             min_effect=theta,
         )
-    rule = inputs.plan.timing.stopping
+    planned = next((op for op in inputs.plan.operations if op.name == operation), None)
+    rule = inputs.plan.timing.stopping_for(planned.stop_edges if planned else ())
     stop = recompute(samples, rule) if rule is not None else None
     if comparison is not None and stop is not None:
         comparison = judged(comparison, stop)

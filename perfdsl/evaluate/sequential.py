@@ -73,14 +73,18 @@ def judged(comparison: Comparison, stop: StopRecord) -> Comparison:
 
 def pairs_the_cap_lacked(stop: StopRecord) -> int | None:
     """For a stop at the cap: the pairs whose interval, at the spread and ratio measured, would lie
-    wholly inside or wholly beyond the band (None when the ratio sits on the band's edge).
+    wholly inside or wholly beyond the band and clear of every prediction bound it straddled
+    (None when the ratio sits on such an edge).
 
     Under planned looks, at the final look's boundary: what a cap planned that large would
     about have needed (its boundaries would be recomputed, not much lower)."""
     if stop.reason != CAP:
         return None
-    band, distance = math.log1p(stop.rule.threshold), abs(math.log(stop.ratio))
-    room = abs(band - distance)
+    centre = math.log(stop.ratio)
+    rooms = [abs(centre - math.log(edge)) for edge in stop.rule.straddled(stop.low, stop.high)]
+    if stop.verdict == "inconclusive":
+        rooms.append(abs(math.log1p(stop.rule.threshold) - abs(centre)))
+    room = min(rooms, default=0.0)
     if not math.isfinite(stop.sd_log) or stop.sd_log <= 0 or room == 0:
         return None
     if stop.rule.planned:

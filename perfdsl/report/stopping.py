@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import attrs
 
 from perfdsl.bundle.evaluation.kernels import OperationResult
-from perfdsl.bundle.plan import TimingPlan
+from perfdsl.bundle.plan import Plan, TimingPlan
 from perfdsl.bundle.stopping import CAP, DECIDED, StoppingRule, StopRecord
 from perfdsl.report import formatting as fmt
 
@@ -29,8 +29,9 @@ _HELD = (
 )
 
 
-def rule_sentence(timing: TimingPlan) -> str:
-    """How the kernel comparisons decided when to stop, in one paragraph."""
+def rule_sentence(timing: TimingPlan, held_open: Sequence[str] = ()) -> str:
+    """How the kernel comparisons decided when to stop, in one paragraph; `held_open` names each
+    comparison a prediction's bound kept measuring and the bounds ("`normalize` shapes at 0.7")."""
     rule = timing.stopping
     if rule is None:
         return (
@@ -44,8 +45,15 @@ def rule_sentence(timing: TimingPlan) -> str:
         if timing.family > 1
         else ""
     )
+    bounds = (
+        " A decided comparison keeps measuring while its interval straddles the numeric bound of a "
+        "registered prediction that rests on it (" + "; ".join(held_open) + "), since that prediction "
+        "still depends on it."
+        if held_open
+        else ""
+    )
     if rule.planned:
-        return _planned_sentence(rule, band, shared)
+        return _planned_sentence(rule, band, shared) + bounds
     return (
         f"Stopping rule: sequential, registered with the predictions. After each block pair from pair "
         f"{rule.min_pairs} on, the {fmt.percent(rule.confidence, 4)} interval{shared} "
@@ -53,8 +61,19 @@ def rule_sentence(timing: TimingPlan) -> str:
         "is judged against the "
         f"practical band {band}: wholly below it is faster, wholly above slower, wholly inside no "
         f"meaningful change, and the shape's blocks stop there; at {rule.max_pairs} pairs they stop "
-        "inconclusive. The interval holds at every look at once, " + _HELD
+        "inconclusive. The interval holds at every look at once, " + _HELD + bounds
     )
+
+
+def held_open(plan: Plan) -> list[str]:
+    """Each comparison that registered predictions' bounds keep measuring, with the bounds:
+    "`normalize` shapes at 0.7", "`decode_step` request time at 0.9" (`rule_sentence`)."""
+    bounds = [(f"{fmt.code(op.name)} shapes", op.stop_edges) for op in plan.operations]
+    if plan.application is not None:
+        bounds.append((f"{fmt.code(plan.application.name)} request time", plan.application.stop_edges))
+    return [
+        f"{subject} at {' and '.join(_edge(edge) for edge in edges)}" for subject, edges in bounds if edges
+    ]
 
 
 def _planned_sentence(rule: StoppingRule, band: str, shared: str) -> str:
@@ -88,7 +107,14 @@ def describe_stop(stop: StopRecord, agrees: bool | None, needed: int | None = No
     `needed`, for a stop at the cap, the pairs that would have decided it at the spread measured."""
     interval = fmt.interval(stop.low, stop.high)
     if stop.reason == DECIDED:
-        said = f"decided **{stop.verdict}** after {stop.pairs} pairs, interval {interval}"
+        said = f"decided **{stop.verdict}** after {stop.pairs} pairs, interval {interval}{_clear(stop)}"
+    elif stop.reason == CAP and stop.verdict != "inconclusive":
+        said = (
+            f"reached the cap of {stop.pairs} pairs, interval {interval}: **{stop.verdict}** against "
+            f"the band, still across {_bounds(stop)}"
+        )
+        if needed is not None:
+            said += f"; at the spread measured about {needed} pairs would have cleared it"
     elif stop.reason == CAP:
         said = f"reached the cap of {stop.pairs} pairs **inconclusive**, interval {interval}"
         if needed is not None:
@@ -131,6 +157,29 @@ def stops_sentence(rule: StoppingRule, stopped: Sequence[Stopped]) -> str | None
     )
 
 
+def _edge(bound: float) -> str:
+    """A prediction's bound as the study states it: `0.7`, not `0.700`."""
+    return f"{bound:.4g}"
+
+
+def _straddled(stop: StopRecord) -> tuple[float, ...]:
+    return stop.rule.straddled(stop.low, stop.high)
+
+
+def _bounds(stop: StopRecord) -> str:
+    """`the prediction bound 0.7`, or `the prediction bounds 0.5 and 0.7`, that the interval straddles."""
+    edges = [_edge(edge) for edge in _straddled(stop)]
+    return f"the prediction bound{'s' if len(edges) > 1 else ''} {' and '.join(edges)}"
+
+
+def _clear(stop: StopRecord) -> str:
+    """For a decided stop whose rule had prediction bounds: that the interval cleared them."""
+    if not stop.rule.edges:
+        return ""
+    edges = [_edge(edge) for edge in stop.rule.edges]
+    return f", clear of the prediction bound{'s' if len(edges) > 1 else ''} {' and '.join(edges)}"
+
+
 def _brief(stopped: Stopped) -> str:
     """One comparison's stop, short: the pairs, why, and the verdict it carries."""
     stop = stopped.stop
@@ -138,8 +187,16 @@ def _brief(stopped: Stopped) -> str:
     if stop.reason == DECIDED:
         said = (
             f"after {stop.pairs} pairs, its interval {interval} wholly "
-            f"{_WHERE.get(stop.verdict, 'beyond')} the band: **{stop.verdict}**"
+            f"{_WHERE.get(stop.verdict, 'beyond')} the band{_clear(stop)}: **{stop.verdict}**"
         )
+    elif stop.reason == CAP and stop.verdict != "inconclusive":
+        said = (
+            f"at the cap, {stop.pairs} pairs, its interval {interval} wholly "
+            f"{_WHERE.get(stop.verdict, 'beyond')} the band but across {_bounds(stop)}: "
+            f"**{stop.verdict}**"
+        )
+        if stopped.needed is not None:
+            said += f" (about {stopped.needed} pairs would have cleared it)"
     elif stop.reason == CAP:
         said = (
             f"at the cap, {stop.pairs} pairs, its interval {interval} across an edge of the band: "

@@ -44,7 +44,7 @@ def render_timing(ctx: ReportContext, out: Blocks) -> None:
         f"medians of block medians (change / baseline) with {fmt.percent(ctx.level, 2)} {kind} "
         "intervals."
     )
-    out.add(stopping.rule_sentence(ctx.plan.timing))
+    out.add(stopping.rule_sentence(ctx.plan.timing, stopping.held_open(ctx.plan)))
     for op in ctx.operations:
         _timing_table(ctx, op, out)
         stops = stopping.stop_lines(op)

@@ -114,15 +114,18 @@ def time_requests(
     request_s: float,
     on_block: BlockHook | None = None,
     on_look: LookHook | None = None,
+    edges: tuple[float, ...] = (),
 ) -> Sampled:
     """Request time in interleaved blocks, every sample kept; `on_block` and `on_look` as the
     sampler's (progress).
 
     `request_s` is the slowest arm's time per request, which sizes the blocks (`request_repeats`).
-    Under a sequential rule the blocks stop as the kernels' do, when the rule decides or at its cap.
+    Under a sequential rule the blocks stop as the kernels' do, when the rule decides (and no
+    prediction bound in `edges` is straddled) or at its cap.
     """
     arms = [Arm(name, (call,)) for name, call in requests.items()]
-    return sample(target, arms, request_settings(timing, request_s), on_block=on_block, on_look=on_look)
+    settings = request_settings(timing, request_s, edges)
+    return sample(target, arms, settings, on_block=on_block, on_look=on_look)
 
 
 def measure_share(
@@ -269,6 +272,7 @@ def run_application(
         slowest,
         on_block=progress.blocks(key, block_order(list(requests), plan.timing.kernel_blocks)),
         on_look=lambda current, needed: progress.look(key, current, needed),
+        edges=app.stop_edges,
     )
     progress.finish_step(key, record.timing.stop)
     timing = ApplicationTiming(record.timing.blocks, record.timing.failures, record.timing.stop)

@@ -35,6 +35,13 @@ def stop_summary(stop: StopRecord) -> str:
     interval = f"interval [{stop.low:.4g}, {stop.high:.4g}]"
     if stop.reason == DECIDED:
         return f"decided {stop.verdict} after {stop.pairs} pairs, {interval}"
+    straddled = stop.rule.straddled(stop.low, stop.high)
+    if stop.verdict != "inconclusive" and straddled:
+        bounds = " and ".join(f"{edge:.4g}" for edge in straddled)
+        return (
+            f"{stop.verdict} at the cap of {stop.pairs} pairs, {interval}, "
+            f"still across the prediction bound {bounds}"
+        )
     return f"{stop.verdict} at the cap of {stop.pairs} pairs, {interval}"
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from perfdsl.bundle.arms import ARMS
-from perfdsl.bundle.plan import Plan, TimingPlan
+from perfdsl.bundle.plan import OperationPlan, Plan, TimingPlan
 from perfdsl.bundle.sampling import CAP_CALLS, CAP_MS, TimingSettings
 from perfdsl.runtime.warmup import QUICK_CAP
 
@@ -28,9 +28,10 @@ REQUEST_WARMUP_MS = 100.0
 """The application's warm-up floor in time, beside REQUEST_WARMUP_MIN's in calls."""
 
 
-def kernel_settings(plan: Plan) -> TimingSettings:
+def kernel_settings(plan: Plan, operation: OperationPlan | None = None) -> TimingSettings:
     """The sampler's settings for the plan's kernels: its warm-up floor, the settle rule's cap, its blocks
-    (the fixed count, or the sequential rule's cap and the rule)."""
+    (the fixed count, or the sequential rule's cap and the rule, held open for `operation`'s
+    prediction bounds)."""
     cap = QUICK_CAP if plan.quick else {}
     return TimingSettings(
         warmup_calls=plan.timing.warmup,
@@ -39,20 +40,21 @@ def kernel_settings(plan: Plan) -> TimingSettings:
         warmup_cap_ms=cap.get("cap_ms", CAP_MS),
         repeats=plan.timing.repeats,
         blocks=plan.timing.kernel_blocks,
-        stopping=plan.timing.stopping,
+        stopping=plan.timing.stopping_for(operation.stop_edges if operation else ()),
         compared=ARMS,
     )
 
 
-def request_settings(timing: TimingPlan, request_s: float) -> TimingSettings:
+def request_settings(timing: TimingPlan, request_s: float, edges: tuple[float, ...] = ()) -> TimingSettings:
     """The sampler's settings for the application's requests; `request_s` (the slowest arm's
-    seconds per request) sizes the blocks (`request_repeats`)."""
+    seconds per request) sizes the blocks (`request_repeats`), and the sequential rule stays open
+    while the interval straddles one of `edges` (`ApplicationPlan.stop_edges`)."""
     return TimingSettings(
         warmup_calls=max(REQUEST_WARMUP_MIN, timing.warmup // 2),
         warmup_ms=REQUEST_WARMUP_MS,
         repeats=request_repeats(timing.repeats, request_s),
         blocks=timing.kernel_blocks,
-        stopping=timing.stopping,
+        stopping=timing.stopping_for(edges),
     )
 
 

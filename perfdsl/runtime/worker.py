@@ -229,7 +229,7 @@ class _Server:
                     self.target, problem, [kernel], shape.sizes, plan.dtype, plan.timing.rotate
                 )
                 prepared.append(attrs.evolve(roof_arm, name=name))
-        settings = kernel_settings(plan)
+        settings = kernel_settings(plan, operation)
         marking: Any = _Marking(self.target, self.marker, prepared)
         key = step_key(operation.name, shape.label)
         shown = relay.blocks(key, block_order([a.name for a in prepared], settings.blocks))

@@ -4,9 +4,12 @@ At each look the confidence sequence (`boundary`) on the mean pair log-ratio
 is mapped back to a ratio interval and judged against the practical band by
 the one verdict rule every comparison uses (`perfdsl.stats.verdict.classify`):
 wholly below the band, faster; wholly above, slower; wholly inside, no
-meaningful change. The first look from `min_pairs` on that is decided stops
-the comparison; at `max_pairs` it stops inconclusive, with the interval it
-reached. Because the interval holds at every look at once, the error rate
+meaningful change. The first look from `min_pairs` on that is decided, and
+whose interval no registered prediction bound on the ratio still straddles
+(`StoppingRule.edges`: a prediction that depends on the comparison keeps it
+measuring), stops the comparison; at `max_pairs` it stops with the interval it
+reached (inconclusive, or decided against the band but not against a
+bound). Because the interval holds at every look at once, the error rate
 stated before the run holds whatever the data did and however early it
 stopped: an A/A comparison is called faster or slower with probability at
 most 1 - confidence.
@@ -96,7 +99,7 @@ def pairs_to_decide(current: Look, rule: StoppingRule) -> int:
     planned looks, the first planned look) whose half-width at the current
     standard deviation, about the current estimate, gives an interval `judge`
     calls decided, i.e. one that no longer straddles the band edge nearest the
-    estimate. At least one more
+    estimate, nor a prediction bound (`StoppingRule.edges`). At least one more
     pair (it is open now) and the rule's first look; at most its cap, which is
     also the answer when the spread is not known yet (one pair) or the estimate
     sits on an edge (no width separates it). The progress display multiplies
@@ -113,7 +116,8 @@ def pairs_to_decide(current: Look, rule: StoppingRule) -> int:
             width = planned.width_at(variance, t, rule.looks, rule.boundaries)
         else:
             width = scalar_half_width(variance, t, rule.confidence, rule.rho)
-        return judge(math.exp(centre - width), math.exp(centre + width), rule) != "inconclusive"
+        low, high = math.exp(centre - width), math.exp(centre + width)
+        return judge(low, high, rule) != "inconclusive" and not rule.straddled(low, high)
 
     if rule.planned:  # only a planned look can stop it
         return next((t for t in rule.looks if t > current.pairs and decided(t)), rule.max_pairs)
@@ -130,7 +134,7 @@ def settle(current: Look, rule: StoppingRule) -> StopRecord | None:
         return None
     if rule.planned and current.pairs not in rule.looks and current.pairs < rule.max_pairs:
         return None
-    if current.verdict != "inconclusive":
+    if current.verdict != "inconclusive" and not rule.straddled(current.low, current.high):
         return stop_record(current, rule, DECIDED)
     if current.pairs >= rule.max_pairs:
         return stop_record(current, rule, CAP)
