@@ -107,6 +107,12 @@ def test_a_slower_rest_of_the_request_is_a_cost_that_leads_page_one(tmp_path: Pa
     warnings = one.split("> [!WARNING]")[1]
     assert warnings.lstrip("\n> ").startswith("**A cost outside the operation.**")
     assert "**slower** beyond the 2% threshold" in one
+    # Every reason against the decision in one callout, each named once; the numbers are the
+    # callout above's and the prediction's own, not repeated in it.
+    assert one.count("**Decision contradicted.**") == 1
+    (contradicted,) = [line for line in one.splitlines() if "**Decision contradicted.**" in line]
+    assert contradicted.count("Adopt, but") == 1 and "; and the change costs time outside" in contradicted
+    assert "is refuted" in contradicted and "explained by the measured split" not in contradicted
 
 
 def test_the_same_effect_explained_by_the_operation_inside_the_app_is_consistent(tmp_path: Path) -> None:

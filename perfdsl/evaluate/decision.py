@@ -52,8 +52,10 @@ def check_decision(
         ]
         if model_level.passed is False:
             findings.append("adopt, but the application's output fails its model-level check")
+        # Each finding names its evidence without restating it: the prediction's own verdict
+        # carries its numbers, and page 1 prints every finding together.
         findings += [
-            f"adopt, but the prediction `{p.text}` is refuted ({p.message})"
+            f"adopt, but the prediction `{p.text}` (line {p.line}) is refuted"
             for p in predictions
             if p.verdict == "refuted" and p.target.endswith(".time")
         ]
@@ -68,7 +70,7 @@ def check_decision(
                 "a run on a target whose timings are evidence would supply it"
             )
         if r is not None and r.cross_effect_loss:
-            findings.append(f"adopt, but the change costs time outside the operation ({r.message})")
+            findings.append(f"adopt, but the change costs time outside the operation ({_rest(end_to_end)})")
         if broken:
             unsupported.append(
                 f"the end-to-end effect does not add up against Amdahl's bound, so it cannot be credited "
@@ -86,3 +88,12 @@ def check_decision(
         if correct and kernels_faster and e2e == "faster" and not broken:
             findings.append("reject, but the change is correct and faster for every operation and end to end")
     return DecisionCheck(declared, not findings, tuple(findings), tuple(unsupported))
+
+
+def _rest(end_to_end: EndToEnd | None) -> str:
+    """`the rest of the request's time ratio 1.15 [1.03, 1.28]`: the cost outside the operation."""
+    decomposition = end_to_end.amdahl.decomposition if end_to_end and end_to_end.amdahl else None
+    if decomposition is None:
+        return "the rest of the request got slower"
+    rest = decomposition.rest_ratio
+    return f"the rest of the request's time ratio {rest.value:.4g} [{rest.low:.4g}, {rest.high:.4g}]"

@@ -468,6 +468,18 @@ def _invalid_warnings(ctx: ReportContext) -> list[str]:
     return out
 
 
+def _contradictions(findings: Sequence[str]) -> str:
+    """Every finding against the declared decision in one sentence: "adopt, but X; Y; and Z".
+
+    Each finding is written to stand alone (the terminal and the machine formats list them
+    apart), so each opens with the decision; together they say it once."""
+    head, _, _ = findings[0].partition(", but ")
+    reasons = [f.partition(", but ")[2] or f for f in findings]
+    if len(reasons) == 1:
+        return findings[0]
+    return f"{head}, but {'; '.join(reasons[:-1])}; and {reasons[-1]}"
+
+
 def first_page_warnings(ctx: ReportContext) -> list[str]:
     """Every condition that changes how the result must be read, one paragraph each."""
     ev = ctx.evaluation
@@ -482,8 +494,8 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
         out.append(f"**Registration broken.** {fmt.sentence(registration.message)}.")
     decision = ev.decision
     out.extend(decision_changed(ctx.study, decision.declared))
-    for finding in decision.findings:
-        out.append(f"**Decision contradicted.** {fmt.sentence(finding)}.")
+    if decision.findings:
+        out.append(f"**Decision contradicted.** {fmt.sentence(_contradictions(decision.findings))}.")
     if ev.expectations_missing is not None and any(p.on is not None for p in ctx.study.predictions):
         out.append(
             f"**No expectations for this target.** {fmt.sentence(ev.expectations_missing)}: nothing this "
