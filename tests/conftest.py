@@ -5,8 +5,9 @@ a bundle of the same study: `quick_runs` makes each (study, target) once per
 session. A test that starts `perfdsl run`, itself or through `quick_runs`, is
 marked `slow`, as is one that takes seconds for another reason (the CUDA
 simulator, compiling kernels, a statistical calibration, the CLI started case
-by case), so that `pytest -m "not slow"` is the fast loop; run_support refuses
-to start a run from a test that is not marked.
+by case), so that `pytest -m "not slow"` is the fast loop (`-n 2` spreads it over
+two cores with pytest-xdist); run_support refuses to start a run from a test that
+is not marked.
 """
 
 from __future__ import annotations
