@@ -99,6 +99,12 @@ class CpuFunctionSummary(Plain):
     ir_vector_instructions: int | None = field(absent=EMPTY)
     tools: dict[str, str] = field(absent=EMPTY)
     files: tuple[str, ...] = ()
+    measured: tuple[str, ...] = field(default=(), absent=(), when=lambda cpu: cpu.as_measured is not None)
+    """The argument types the measuring workers compiled the function for, in Numba's words
+    (results/11; written where `as_measured` is known)."""
+    as_measured: bool | None = field(default=None, absent=None, when=lambda cpu: cpu.as_measured is not None)
+    """Whether `signature`, the archived code's, is one of `measured`: False, the counts describe
+    code that did not run; None, not known (a target that does not report it, or before results/11)."""
 
     @property
     def evidence(self) -> str:

@@ -66,7 +66,10 @@ RESULTS = "perfdsl.results/11"
   `stop.rule`) may state `edges`, the registered predictions' numeric bounds on the
   comparison's time ratio: a decided comparison kept measuring while its interval
   straddled one, and a stop at the cap may carry a decided verdict. Written only
-  when there are edges; versions 1 to 10 still read, with none.
+  when there are edges; versions 1 to 10 still read, with none. On a cpu target each
+  CPU function's static summary states the argument types the measuring workers
+  compiled it for (`measured`) and whether its archived signature is one of them
+  (`as_measured`); older bundles read with neither known.
 """
 
 READABLE_RESULTS = (
@@ -106,7 +109,7 @@ READABLE_PLAN = (None, "perfdsl.plan/2", "perfdsl.plan/3", "perfdsl.plan/4", PLA
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/14"
+EVALUATION = "perfdsl.evaluation/15"
 """evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
 not refused but evaluated again (it is derived from the other files), and one of a
 version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
@@ -178,6 +181,9 @@ alone costs a second of a fresh build).
   (with a sequential rule's `decision`) is a pass only where they number at least
   `bundle.stopping.MIN_STRETCHES_TO_PASS`: a probe that saw only a quiet stretch of a
   slowly drifting service time no longer passes as if it had seen the whole.
+* `perfdsl.evaluation/15`: a static count record (`static.<arm>[]`) may carry `missing`, with
+  no counts: the archived code of a CPU function is not what the measured calls compiled
+  (results/11's `as_measured` false), so nothing rests on its counts.
 """
 
 
@@ -195,6 +201,7 @@ SUPERSEDED_EVALUATION = (
     "perfdsl.evaluation/11",
     "perfdsl.evaluation/12",
     "perfdsl.evaluation/13",
+    "perfdsl.evaluation/14",
 )
 """Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 

@@ -226,8 +226,18 @@ def static_counts(static: StaticCode | None, variant: str) -> tuple[KernelCounts
         return ()
     names = static.variants[variant]
     out = [KernelCounts(k, "cuda", _cuda_counts(static.cuda[k])) for k in names.cuda if k in static.cuda]
-    out += [KernelCounts(f, "cpu", _cpu_counts(static.cpu[f])) for f in names.cpu if f in static.cpu]
+    out += [_cpu_kernel(static.cpu[f]) for f in names.cpu if f in static.cpu]
     return tuple(out)
+
+
+def _cpu_kernel(record: CpuFunctionSummary) -> KernelCounts:
+    """A CPU function's counts; none where the archived code is not what the measured calls ran,
+    so that no hypothesis rests on code nobody timed."""
+    if record.as_measured is False:
+        ran = ", ".join(record.measured) or "nothing (the measured calls never reached it)"
+        why = f"the archived code is compiled for {record.signature}, but the measured calls compiled {ran}"
+        return KernelCounts(record.name, "cpu", {}, why)
+    return KernelCounts(record.name, "cpu", _cpu_counts(record))
 
 
 def _cpu_counts(record: CpuFunctionSummary) -> dict[str, int]:

@@ -137,7 +137,10 @@ def _static(ctx: ReportContext, op: OperationResult) -> str:
                 for key, label in _STATIC_SHOWN.get(k.kind, ())
                 if key in counts
             ]
-            kernels.append(f"{arm} {fmt.code(k.kernel)} {', '.join(shown) or fmt.MISSING}")
+            counted = ", ".join(shown) or fmt.MISSING
+            kernels.append(
+                f"{arm} {fmt.code(k.kernel)} {f'not counted: {k.missing}' if k.missing else counted}"
+            )
     if not kernels:
         return missing("no static counts were recorded")
     return (

@@ -248,6 +248,9 @@ def _static(op: OperationResult, out: Blocks) -> None:
                 numeric=tuple(range(2, 2 + len(columns))),
             )
         )
+    for arm, k in kernels:
+        if k.missing:
+            out.add(f"No static counts for the {arm}'s {fmt.code(k.kernel)}: {fmt.message(k.missing)}.")
 
 
 def _static_cell(counts: Mapping[str, int], key: str) -> str:

@@ -48,7 +48,7 @@ from perfdsl.bundle.results import (
     WorkerFailure,
 )
 from perfdsl.bundle.sampling import SamplerFailure
-from perfdsl.bundle.static import StaticCode, VariantCode
+from perfdsl.bundle.static import CpuFunctionSummary, StaticCode, VariantCode
 from perfdsl.kernel import Application, KernelCode, Reference, Variant
 from perfdsl.ranges import format_ranges
 from perfdsl.runtime.correctness import Case, CorrectnessResult
@@ -210,11 +210,12 @@ def _measure(
             REGISTRATION, RegistrationRecord(plan.predict_hash, plan.study_hash, started).to_json()
         )
         bundle.write_json("environment.json", capture_environment(Path(plan.study_path), **machine))
+        found: Compiled = {}
         operations = [
-            _operation(plan, op, resolved[op.name], roof, target, bundle, progress, sessions[op.name])
+            _operation(plan, op, resolved[op.name], roof, target, bundle, progress, sessions[op.name], found)
             for op in plan.operations
         ]
-        static = _static_code(plan, resolved, roof, target, bundle, progress)
+        static = _static_code(plan, resolved, roof, target, bundle, progress, found)
         app_record, app_missing = None, "the study names no application entry"
         if None in sessions:
             passed = all(op.correctness.passed for op in operations)
@@ -268,8 +269,10 @@ def _static_code(
     target: Target,
     bundle: BundleWriter,
     progress: RunProgress,
+    compiled: Compiled,
 ) -> StaticCode:
-    """Compile every kernel of every variant to PTX/SASS (CUDA) and IR/assembly (CPU)."""
+    """Compile every kernel of every variant to PTX/SASS (CUDA) and IR/assembly (CPU); each CPU
+    function's summary says whether that code is what the measured calls compiled (`compiled`)."""
     from perfdsl.runtime.static_code.archive import write_compiled_code
     from perfdsl.runtime.static_code.cpu import inspect_cpu_function
     from perfdsl.runtime.static_code.cuda import inspect_cuda_kernel
@@ -297,8 +300,12 @@ def _static_code(
     for function, signature in cpu_functions:
         records.append(inspect_cpu_function(function, signature.replace("{dtype}", plan.dtype)))
     summary = write_compiled_code(bundle.tmp / "code", records)
+    cpu = {
+        name: _as_measured(function, compiled.get(name), progress) for name, function in summary.cpu.items()
+    }
     return attrs.evolve(
         summary,
+        cpu=cpu,
         variants={
             v.name: VariantCode(
                 cuda=tuple(sorted({_kernel_name(k) for k, _ in v.cuda_kernels} | {*foreign.get(v.name, ())})),
@@ -310,6 +317,24 @@ def _static_code(
         if "cuda" in target.spec.archives
         else "the simulator cannot compile PTX: run --target cpu or cuda for it",
     )
+
+
+def _as_measured(
+    function: CpuFunctionSummary, measured: tuple[tuple[str, ...], bool] | None, progress: RunProgress
+) -> CpuFunctionSummary:
+    """The summary with what the measured calls compiled; said on the console when it is not the
+    archived code, whose counts then describe code that did not run."""
+    if measured is None:
+        return function
+    signatures, ran = measured
+    if not ran:
+        what = ", ".join(signatures) or "nothing: the measured calls never reached it"
+        progress(
+            f"warning: the archived code of `{function.name}` is compiled for {function.signature}, but "
+            f"the measured calls compiled {what}; its static counts describe code that did not run "
+            "(declare the signature the arrays have, e.g. with `{dtype}`)"
+        )
+    return attrs.evolve(function, measured=signatures, as_measured=ran)
 
 
 def _kernel_name(kernel: Any) -> str:
@@ -340,14 +365,17 @@ def _operation(
     bundle: BundleWriter,
     progress: RunProgress,
     session: Session,
+    compiled: Compiled,
 ) -> OperationRecord:
-    """Correctness, then timing, of one operation, all of it in the operation's worker."""
+    """Correctness, then timing, of one operation, all of it in the operation's worker; on a cpu
+    target, what its CPU functions compiled for there goes into `compiled` (`_ask_compiled`)."""
     failures: list[WorkerFailure] = []
     try:
         correctness = _check_arms(plan, operation, resolved, target, session, failures, progress)
         passed = all(result.passed for result in correctness.values())
         roofs = tuple(arm for arm in ROOF_ARMS if arm in roof)
-        shapes = _time_shapes(plan, operation, roofs, session, failures, bundle, progress, passed)
+        asked = compiled if target.name == "cpu" else None
+        shapes = _time_shapes(plan, operation, roofs, session, failures, bundle, progress, passed, asked)
     finally:
         session.close()
     # Counted mechanism evidence (Nsight Compute), at the largest shape, on cuda only.
@@ -430,8 +458,10 @@ def _time_shapes(
     bundle: BundleWriter,
     progress: RunProgress,
     passed: bool,
+    compiled: Compiled | None = None,
 ) -> list[ShapeRecord]:
-    """Each shape's interleaved blocks; an arm whose code ends the worker is left out from then on."""
+    """Each shape's interleaved blocks; an arm whose code ends the worker is left out from then on.
+    After each shape its worker says what the CPU functions compiled for, into `compiled`."""
     # In the worker's order (measured arms, then roofs): a death's marker index names its arm here.
     live = [*ARMS, *roofs]
     dropped: list[SamplerFailure] = []
@@ -464,6 +494,8 @@ def _time_shapes(
             missing = missing or "not timed: every arm ended its worker"
             shapes.append(attrs.evolve(entry, samples_missing=missing))
             continue
+        if compiled is not None:
+            _ask_compiled(session, compiled)
         for raised in record.timing.failures:
             progress(f"{_arm_name(raised.arm)} failed at {shape.label} ({raised.phase}): {raised.message}")
         timing = attrs.evolve(record.timing, failures=(*dropped, *record.timing.failures))
@@ -471,6 +503,22 @@ def _time_shapes(
         bundle.write_csv(path, *record.rows())
         shapes.append(attrs.evolve(entry, samples=path, timing=timing))
     return shapes
+
+
+Compiled = dict[str, tuple[tuple[str, ...], bool]]
+"""CPU function name -> the argument types the measuring workers compiled it for, and whether its
+declared signature (the archived code's) was one of them (`static_code.signatures`)."""
+
+
+def _ask_compiled(session: Session, compiled: Compiled) -> None:
+    """Add what the worker that just timed a shape compiled each CPU function for."""
+    try:
+        answer: Compiled = session.call("compiled", ())
+    except WorkerDied:
+        return
+    for name, (signatures, ran) in answer.items():
+        seen, ran_before = compiled.get(name, ((), False))
+        compiled[name] = (tuple(dict.fromkeys((*seen, *signatures))), ran_before or ran)
 
 
 def _arm_name(arm: str) -> str:

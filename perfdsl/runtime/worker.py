@@ -244,6 +244,15 @@ class _Server:
 
         return sample(marking, prepared, settings, on_block=on_block, on_look=on_look)
 
+    def compiled(self) -> dict[str, tuple[tuple[str, ...], bool]]:
+        """What each Numba CPU function of this worker's arms (and roofs) was compiled for here,
+        and whether its declared signature, the archived code's, is among them
+        (`static_code.signatures`): asked after the shapes are timed."""
+        from perfdsl.runtime.static_code.signatures import compiled_for
+
+        variants = [*self.resolved.variants.values(), *(kernel for _, kernel in self.roof.values())]
+        return compiled_for(dict.fromkeys(k for v in variants for k in v.cpu_kernels), self.plan.dtype)
+
     def application(
         self, correctness_passed: bool, relay: _Relay
     ) -> tuple[Any, Sampled | None, tuple[ProbeRequests, ...]]:
@@ -297,6 +306,8 @@ def serve(connection: Any, job: Job, marker: Any) -> None:
                 answer = server.case(*args)
             elif kind == "time":
                 answer = server.time(*args, relay)
+            elif kind == "compiled":
+                answer = server.compiled()
             else:
                 answer = server.application(*args, relay)
         except MemoryError as error:

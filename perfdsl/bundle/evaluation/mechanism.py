@@ -7,6 +7,7 @@ from typing import Literal
 import attrs
 
 from perfdsl.bundle.evaluation.estimate import Estimate
+from perfdsl.bundle.plain import field
 
 Label = Literal["modelled", "counted"]
 Explained = Literal[
@@ -121,3 +122,5 @@ class KernelCounts:
     kernel: str
     kind: Literal["cuda", "cpu"]
     counts: dict[str, int]
+    missing: str | None = field(default=None, absent=None, when=lambda k: k.missing is not None)
+    """Why there are no counts (evaluation/15): the archived code is not what the measured calls ran."""
