@@ -43,10 +43,22 @@ def warnings_callout(warnings: list[str]) -> str:
 
 
 def render_decision(ctx: ReportContext, out: Blocks) -> None:
-    """Decision and quantified result in one paragraph, then the warnings, then the predictions."""
+    """Decision and quantified result in one paragraph, how its verdicts were reached in a second,
+    then the warnings, then the predictions."""
     out.add(" ".join(_headline(ctx)))
+    out.add(" ".join(_how_decided(ctx)))
     out.add(warnings_callout(first_page_warnings(ctx)))
     out.add(*_prediction_table(ctx))
+
+
+def _how_decided(ctx: ReportContext) -> list[str]:
+    """The second paragraph: the verdict rule and, under the sequential rule, where each comparison
+    stopped. Apart from the results, so that the first paragraph reads as the result."""
+    sentences = [_threshold_sentence(ctx)]
+    stops = _stops_sentence(ctx)
+    if stops:
+        sentences.append(stops)
+    return sentences
 
 
 def _headline(ctx: ReportContext) -> list[str]:
@@ -75,10 +87,6 @@ def _headline(ctx: ReportContext) -> list[str]:
     sentences.append(_capacity_sentence(ctx))
     sentences.extend(_kernel_sentence(ctx, op) for op in ctx.operations)
     sentences.append(_correctness_sentence(ctx))
-    sentences.append(_threshold_sentence(ctx))
-    stops = _stops_sentence(ctx)
-    if stops:
-        sentences.append(stops)
     return sentences
 
 
