@@ -443,6 +443,7 @@ def _timing(study: Study, quick: bool, simulated: bool = False) -> TimingPlan:
         stop=SEQUENTIAL if sequential else FIXED,
         **declared,
         **window,
+        winsorized=sequential,
     )
 
 
@@ -460,7 +461,10 @@ def _planned_looks(study: Study, timing: TimingPlan) -> TimingPlan:
 
     looks = planned.schedule(int(declared.value), timing.min_blocks, timing.max_blocks)
     return attrs.evolve(
-        timing, looks=looks, boundaries=planned.z_boundaries(looks, timing.comparison_confidence)
+        timing,
+        looks=looks,
+        boundaries=planned.z_boundaries(looks, timing.comparison_confidence),
+        winsorized=False,
     )
 
 

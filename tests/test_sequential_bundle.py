@@ -39,7 +39,10 @@ def test_evaluate_replays_the_runs_stop_bit_for_bit(tmp_path: Path) -> None:
     assert plan.timing.stop == SEQUENTIAL and plan.timing.stopping is not None
     recorded = {(op.name, s.label): s.stop for op in Results.read(bundle).operations for s in op.shapes}
     assert recorded
-    assert all(stop is not None and stop.rule == plan.timing.stopping for stop in recorded.values())
+    # Each shape stops by the plan's rule, held open for its operation's prediction bounds.
+    rules = {op.name: plan.timing.stopping_for(op.stop_edges) for op in plan.operations}
+    assert all(stop is not None and stop.rule == rules[name] for (name, _), stop in recorded.items())
+    assert all(stop.rule.winsorized for stop in recorded.values() if stop is not None)
     for op in Evaluation.read(bundle).operations:
         for shape in op.shapes:
             stop = recorded[(op.name, shape.label)]

@@ -16,7 +16,15 @@ import attrs
 
 from perfdsl.bundle import versions
 from perfdsl.bundle.plain import EMPTY, Plain, field
-from perfdsl.bundle.stopping import FIXED, METHOD, PLANNED_METHOD, RHO, SEQUENTIAL, StoppingRule
+from perfdsl.bundle.stopping import (
+    FIXED,
+    METHOD,
+    PLANNED_METHOD,
+    RHO,
+    SEQUENTIAL,
+    WINSORIZED_METHOD,
+    StoppingRule,
+)
 
 PLAN = "plan.json"
 
@@ -114,6 +122,10 @@ class TimingPlan(Plain):
     boundaries: tuple[float, ...] = field(default=(), absent=(), when=lambda timing: bool(timing.looks))
     """Each planned look's z boundary at `comparison_confidence`, computed by the planner and
     registered with the predictions before the run."""
+    winsorized: bool = field(default=False, absent=False, when=lambda timing: timing.winsorized)
+    """Whether the confidence sequence winsorizes the pairs at each look (`WINSORIZED_METHOD`):
+    every sequential plan from plan/5 on that has no planned looks; false, and not written, for
+    earlier plans, whose runs are replayed by the rule they ran."""
 
     @property
     def comparison_confidence(self) -> float:
@@ -133,7 +145,7 @@ class TimingPlan(Plain):
         """
         if self.stop != SEQUENTIAL:
             return None
-        method = PLANNED_METHOD if self.looks else METHOD
+        method = PLANNED_METHOD if self.looks else WINSORIZED_METHOD if self.winsorized else METHOD
         return StoppingRule(
             self.comparison_confidence,
             self.threshold,

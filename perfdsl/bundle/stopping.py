@@ -33,6 +33,12 @@ boundary is tightest at 8 pairs at 95 % (`perfdsl.stats.sequential.boundary` say
 with the records so that reading a rule loads no statistics."""
 
 METHOD = "normal-mixture confidence sequence, variance mixed out (Lai 1976), on pair log-ratios"
+"""The rule of plans before winsorizing (plan/3 and plan/4 sequential runs), replayed as it ran."""
+WINSORIZED_METHOD = (
+    "normal-mixture confidence sequence, variance mixed out (Lai 1976), on pair log-ratios "
+    "winsorized at their median +- 5 scaled MADs"
+)
+"""The rule of sequential plans from plan/5 on (`stats.sequential.winsorize`)."""
 PLANNED_METHOD = (
     "group-sequential design, O'Brien-Fleming boundaries at the planned looks, repeated confidence "
     "intervals at Student's t quantiles, on pair log-ratios"
@@ -86,6 +92,11 @@ class StoppingRule(Plain):
     def planned(self) -> bool:
         """Whether this is the group-sequential design (a few planned looks), not the confidence sequence."""
         return bool(self.looks)
+
+    @property
+    def winsorized(self) -> bool:
+        """Whether each look clips the pairs to their median +- 5 scaled MADs (`WINSORIZED_METHOD`)."""
+        return self.method == WINSORIZED_METHOD
 
     def straddled(self, low: float, high: float) -> tuple[float, ...]:
         """The prediction bounds strictly inside the interval [low, high]: those still undecided."""

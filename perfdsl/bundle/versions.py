@@ -101,7 +101,10 @@ PLAN = "perfdsl.plan/5"
 * `perfdsl.plan/5`: an operation and the application may state `stop_edges`, the
   numeric bounds of the run target's `<name>.time ratio` predictions, which keep a
   sequential comparison measuring while its interval straddles one (written only
-  when there are some). Versions 1 to 4 still read, with none.
+  when there are some); the timing's `winsorized` (true for every sequential plan
+  without planned looks) says each look clips the pair log-ratios to their median
+  +- 5 scaled MADs (`stats.sequential.winsorize`). Versions 1 to 4 still read, with
+  no edges and no winsorizing: their runs replay by the rule they ran.
 """
 
 READABLE_PLAN = (None, "perfdsl.plan/2", "perfdsl.plan/3", "perfdsl.plan/4", PLAN)

@@ -36,6 +36,7 @@ from perfdsl.bundle.stopping import CAP, DECIDED, OPEN, StoppingRule, StopRecord
 from perfdsl.stats.paired import pair_blocks
 from perfdsl.stats.sequential import planned
 from perfdsl.stats.sequential.boundary import fewest_pairs, half_width, moments, p_value, scalar_half_width
+from perfdsl.stats.sequential.winsorize import winsorized
 from perfdsl.stats.verdict import classify
 
 
@@ -69,9 +70,10 @@ class Look:
 
 
 def look(log_ratios: np.ndarray, rule: StoppingRule) -> Look:
-    """The look after every pair in `log_ratios` (at least one)."""
+    """The look after every pair in `log_ratios` (at least one), winsorized first where the rule
+    says (`winsorize`: one spoiled pair must not hold the interval open for hundreds more)."""
     t = len(log_ratios)
-    mean, variance = moments(log_ratios)
+    mean, variance = moments(winsorized(log_ratios) if rule.winsorized else log_ratios)
     if rule.planned:
         width = planned.width_at(variance, t, rule.looks, rule.boundaries)
         # Between planned looks no look is taken, so no evidence is claimed there.

@@ -10,7 +10,8 @@ total's interval is built from the shapes' own sequential intervals.
 The total's ratio is a weighted mean of the shapes' ratios,
 R = sum_s v_s rho_s, v_s the shape's share of the baseline's weighted total
 time (each shape's times are the geometric means of its paired block
-medians, so rho_s is its pair log-ratios' mean, exponentiated), and R rises
+medians, so rho_s is its pair log-ratios' mean, exponentiated: the mean of the
+winsorized ones where the rule winsorizes), and R rises
 with every rho_s. If every shape's ratio lies in its interval, R lies
 between the same mix of the intervals' ends. So the total's interval is the
 mix of the shapes' intervals as they stopped: by the union bound it holds
