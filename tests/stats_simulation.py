@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from perfdsl.bundle.stopping import StoppingRule, StopRecord
+from perfdsl.runtime.sequential import Watch
 from perfdsl.stats.paired import Pairs, pair_blocks
+from perfdsl.stats.sequential.rule import replay
 
 
 def abba_indices(rounds: int) -> tuple[np.ndarray, np.ndarray]:
@@ -35,3 +38,17 @@ def abba_pairs(
     change = level * ratio * np.exp(state + rng.normal(0.0, sd, rounds))
     bi, ci = abba_indices(rounds)
     return pair_blocks(base, bi, change, ci)
+
+
+def watched_and_replayed(rule: StoppingRule, log_ratios: np.ndarray) -> tuple[StopRecord, StopRecord]:
+    """The stop the sampler's `Watch` records over these pair log-ratios (fed as ABBA-free block
+    pairs, a 1 ms baseline then the change, looked at after each pair) and the evaluation's replay."""
+    watch = Watch(rule, "baseline", "change")
+    for index, ratio in enumerate(np.exp(log_ratios)):
+        watch.block("baseline", 2 * index, [1_000_000])
+        watch.block("change", 2 * index + 1, [round(1_000_000 * float(ratio))])
+        if watch.decided():
+            break
+    recorded, replayed = watch.record(), replay(watch._log_ratios(), rule)
+    assert recorded is not None and replayed is not None
+    return recorded, replayed

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import attrs
 import numpy as np
+from stats_simulation import watched_and_replayed
 
 from perfdsl.bundle.stopping import CAP, DECIDED, RHO, StoppingRule
 from perfdsl.evaluate.sequential import pairs_the_cap_lacked
@@ -23,7 +24,6 @@ from perfdsl.parse import parse
 from perfdsl.plan import plan
 from perfdsl.report.stopping import Stopped, describe_stop, held_open, rule_sentence, stops_sentence
 from perfdsl.runtime.progress import stop_summary
-from perfdsl.runtime.sequential import Watch
 from perfdsl.source import Source
 from perfdsl.stats.sequential.rule import look, pairs_to_decide, replay
 
@@ -83,17 +83,7 @@ def test_the_time_left_counts_the_pairs_the_bound_needs() -> None:
 
 
 def test_the_sampler_stops_where_the_evaluation_replays_it() -> None:
-    rule = _rule(edges=(0.7,))
-    d = _halved(100)
-    watch = Watch(rule, "baseline", "change")
-    for index, ratio in enumerate(np.exp(d)):
-        watch.block("baseline", 2 * index, [1_000_000])
-        watch.block("change", 2 * index + 1, [round(1_000_000 * float(ratio))])
-        if watch.decided():
-            break
-    recorded = watch.record()
-    replayed = replay(watch._log_ratios(), rule)
-    assert recorded is not None and replayed is not None
+    recorded, replayed = watched_and_replayed(_rule(edges=(0.7,)), _halved(100))
     assert recorded.to_json() == replayed.to_json() and "edges" in recorded.to_json()["rule"]
 
 

@@ -21,11 +21,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from robust_sequential import spoiled_log_ratios
+from stats_simulation import watched_and_replayed
 
 from perfdsl.bundle.stopping import METHOD, RHO, WINSORIZED_METHOD, StoppingRule
 from perfdsl.parse import parse
 from perfdsl.plan import plan
-from perfdsl.runtime.sequential import Watch
 from perfdsl.source import Source
 from perfdsl.stats.sequential.rule import look, replay
 from perfdsl.stats.sequential.winsorize import winsorized
@@ -75,16 +75,8 @@ def test_the_winsorized_sequence_covers_the_truth_at_every_look(tails: str) -> N
 
 
 def test_the_sampler_stops_where_the_evaluation_replays_it() -> None:
-    rule = _rule()
-    d = spoiled_log_ratios(11, 100, 1.05, 1, 10)
-    watch = Watch(rule, "baseline", "change")
-    for index, ratio in enumerate(np.exp(d)):
-        watch.block("baseline", 2 * index, [1_000_000])
-        watch.block("change", 2 * index + 1, [round(1_000_000 * float(ratio))])
-        if watch.decided():
-            break
-    recorded, replayed = watch.record(), replay(watch._log_ratios(), rule)
-    assert recorded is not None and replayed is not None and recorded.verdict == "slower"
+    recorded, replayed = watched_and_replayed(_rule(), spoiled_log_ratios(11, 100, 1.05, 1, 10))
+    assert recorded.verdict == "slower"
     assert recorded.to_json() == replayed.to_json() and recorded.rule.method == WINSORIZED_METHOD
 
 
