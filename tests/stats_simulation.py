@@ -41,8 +41,8 @@ def abba_pairs(
 
 
 def watched_and_replayed(rule: StoppingRule, log_ratios: np.ndarray) -> tuple[StopRecord, StopRecord]:
-    """The stop the sampler's `Watch` records over these pair log-ratios (fed as ABBA-free block
-    pairs, a 1 ms baseline then the change, looked at after each pair) and the evaluation's replay."""
+    """The stop the sampler's `Watch` records over these pair log-ratios (each fed as a 1 ms
+    baseline block, then the change's, looked at after each pair) and the evaluation's replay."""
     watch = Watch(rule, "baseline", "change")
     for index, ratio in enumerate(np.exp(log_ratios)):
         watch.block("baseline", 2 * index, [1_000_000])
