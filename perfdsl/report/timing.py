@@ -36,7 +36,9 @@ def render_timing(ctx: ReportContext, out: Blocks) -> None:
     # Each rule's own counts: the fixed count, or the sequential window.
     for key in ("blocks",) if ctx.plan.timing.stopping else ("min_blocks", "max_blocks"):
         settings.pop(key, None)
-    settings.pop("family", None)  # the stopping rule's sentence says what it does
+    # The stopping rule's sentence says what these do.
+    settings.pop("family", None)
+    settings.pop("winsorized", None)
     shown = ", ".join(f"{fmt.text(k)} {_setting(k, v)}" for k, v in sorted(settings.items()))
     kind = "bootstrap" if ctx.plan.timing.stopping is None else "anytime-valid (confidence sequence)"
     out.add(
