@@ -268,7 +268,8 @@ def test_a_result_above_the_measured_roof_is_excluded_everywhere(tmp_path: Path)
     assert all(s.invalid and "PQ006" in s.invalid for s in op.shapes)
     assert op.combined is None and "every shape is invalid" in (op.combined_missing or "")
     assert {p.text: p.verdict for p in ev.predictions} == {lines[0]: "invalid", lines[1]: "invalid"}
-    assert "byte model is physically impossible" in ev.predictions[1].message
+    assert "byte model is not the traffic that was timed" in ev.predictions[1].message
+    assert "a cache served some of them" in ev.predictions[1].message
     assert all(s.mechanism.explanation.status == "invalid" for s in op.shapes)
     assert ev.end_to_end.amdahl.s_fallback is None  # s comes from the in-app times, not the invalid kernels
     assert any("no valid timing" in u for u in ev.decision.unsupported)

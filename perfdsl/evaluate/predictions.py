@@ -285,8 +285,9 @@ def _operation_evidence(op: OperationResult, quantity: str) -> tuple[Evidence | 
         ]
         if impossible:
             raise Unusable(
-                "the byte model is physically impossible: modelled bytes over the measured time exceed "
-                f"the measured roof ({'; '.join(impossible)})"
+                "the byte model is not the traffic that was timed: modelled bytes over the measured time "
+                f"exceed the measured roof ({'; '.join(impossible)}), so either a cache served some of "
+                "them (a pass re-reading data it still holds) or the model is wrong (PQ006)"
             )
     per_shape = []
     for s in (s for s in op.shapes if not s.invalid):

@@ -170,9 +170,10 @@ def _bandwidth(op: OperationResult, shapes: Sequence[ShapeResult], out: Blocks) 
             fmt.callout(
                 "WARNING",
                 [
-                    "**Byte model physically impossible**: modelled bytes over the measured time exceed the "
-                    "roof measured in the same run, so these are no bandwidths and every prediction built "
-                    "on the byte model is invalid: " + "; ".join(impossible)
+                    "**Byte model not the traffic timed**: modelled bytes over the measured time exceed the "
+                    "roof measured in the same run, so a cache served some of them or the model is wrong; "
+                    "these are no bandwidths and every prediction built on the byte model is invalid: "
+                    + "; ".join(impossible)
                 ],
             )
         )
