@@ -7,7 +7,8 @@ The change arm is planted `--effects` slower by doing (1 + e) times the work
 (the seed draws the input data) it measures, by perfdsl's own sampler
 (`perfdsl.runtime.timing.sample`, interleaved ABBA blocks on the CPU target):
 
-* (a) the sequential rule (`perfdsl.stats.sequential`): pairs from `--min-pairs`
+* (a) the sequential rule (`perfdsl.stats.sequential`) as a study's `stop sequential`
+  runs it (plan/5 on, pairs winsorized at each look): pairs from `--min-pairs`
   until the confidence sequence is decided against the threshold, or `--cap`;
 * (a') the same rule with planned looks (`looks 5`, `stats.sequential.planned`):
   five O'Brien-Fleming looks up to a cap sized from the same pilot as (b), the
@@ -54,6 +55,7 @@ the table so the reader can judge.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import os
 import shutil
@@ -69,7 +71,7 @@ import numpy as np
 from verdict_kernels import Kernel, calls, compile_all, kernels, set_bytes
 
 from perfdsl.bundle.sampling import TimingSettings
-from perfdsl.bundle.stopping import PLANNED_METHOD, RHO, StoppingRule
+from perfdsl.bundle.stopping import PLANNED_METHOD, RHO, WINSORIZED_METHOD, StoppingRule
 from perfdsl.evaluate.compare import compare_blocks
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.timing import Arm, Sampled, sample
@@ -215,10 +217,13 @@ def main() -> None:
             SMOKE[k] for k in ("seeds", "effects", "cap", "scale")
         )
         pyperf_args = SMOKE["pyperf_args"]
+    if args.pyperf_seeds and importlib.util.find_spec("pyperf") is None:
+        parser.error("pyperf is not installed: `pip install pyperf` (imports-tools) or --pyperf-seeds 0")
     threshold = args.threshold / 100
     effects = [float(e) / 100 for e in args.effects.split(",")]
     base = TimingSettings(warmup_calls=5, warmup_ms=50.0, warmup_cap_calls=200, warmup_cap_ms=2000.0)
-    rule = StoppingRule(0.95, threshold, args.min_pairs, args.cap, RHO)
+    # The rule a study's `stop sequential` runs by (plan/5 on: pairs winsorized at each look).
+    rule = StoppingRule(0.95, threshold, args.min_pairs, args.cap, RHO, WINSORIZED_METHOD)
     compile_all()
     started = time.monotonic()
     print(
