@@ -34,28 +34,18 @@ clean either way, and with a spike in 0.038 (plain: 0.000).
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from stats_simulation import abba_pairs
+from stats_simulation import spoiled_log_ratios
 
 from perfdsl.bundle.stopping import METHOD, RHO, WINSORIZED_METHOD, StoppingRule
 from perfdsl.stats.sequential.rule import replay
 
 THRESHOLD = 0.01
-
-
-def spoiled_log_ratios(seed: int, pairs: int, ratio: float, spoiled: int, within: int) -> np.ndarray:
-    """A run's pair log-ratios with `spoiled` of its first `within` pairs hit by a 3x spike."""
-    rng = np.random.default_rng(seed)
-    d = abba_pairs(rng, pairs, ratio, 0.02, machine=rng.normal(0.0, 0.05, pairs)).log_ratios.copy()
-    hit = rng.choice(min(within, pairs), spoiled, replace=False)
-    d[hit] += np.where(rng.random(spoiled) < 0.5, math.log(3.0), -math.log(3.0))
-    return d
 
 
 def correct(verdict: str, ratio: float) -> bool:

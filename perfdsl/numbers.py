@@ -36,6 +36,12 @@ def sig(x: float, digits: int = 3) -> str:
     return shown
 
 
+def estimate(value: float, low: float, high: float) -> str:
+    """`1.15 [1.032, 1.281]`, four significant figures, the way the evaluation's messages quote a
+    value with its interval (a point, `low == high`, prints alone)."""
+    return f"{value:.4g}" if low == high else f"{value:.4g} [{low:.4g}, {high:.4g}]"
+
+
 def duration(ns: float | None) -> str:
     """A time given in nanoseconds, in ns, µs, ms or s, three significant figures."""
     if ns is None or not math.isfinite(ns):

@@ -277,7 +277,8 @@ def plan(study: Study, target: str, quick: bool, only: Sequence[Mapping[str, int
     extra = [sizes for i, sizes in enumerate(extra) if sizes not in extra[:i]]
 
     expected = expectations(study, target)
-    sequential = _timing(study, quick, simulated).stop == SEQUENTIAL
+    timing = _timing(study, quick, simulated)
+    sequential = timing.stop == SEQUENTIAL
     operations = []
     for operation in study.operations:
         if not (operation.baseline and operation.change and operation.reference):
@@ -350,9 +351,7 @@ def plan(study: Study, target: str, quick: bool, only: Sequence[Mapping[str, int
         quick=quick,
         dtype=workload.dtype.id if workload.dtype else "float32",
         operations=tuple(operations),
-        timing=_planned_looks(
-            study, attrs.evolve(_timing(study, quick, simulated), family=_family(operations, application))
-        ),
+        timing=_planned_looks(study, attrs.evolve(timing, family=_family(operations, application))),
         correctness=_correctness(study, quick, simulated),
         roof=str(roof) if roof else None,
         roof_line=_line(study, roof.span.start) if roof else 0,

@@ -8,6 +8,8 @@ change, and independent block noise.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from perfdsl.bundle.stopping import StoppingRule, StopRecord
@@ -38,6 +40,16 @@ def abba_pairs(
     change = level * ratio * np.exp(state + rng.normal(0.0, sd, rounds))
     bi, ci = abba_indices(rounds)
     return pair_blocks(base, bi, change, ci)
+
+
+def spoiled_log_ratios(seed: int, pairs: int, ratio: float, spoiled: int, within: int) -> np.ndarray:
+    """A run's pair log-ratios (2 % block noise, 5 % machine state per round) with `spoiled` of its
+    first `within` pairs hit by a 3x spike on one block, either arm."""
+    rng = np.random.default_rng(seed)
+    d = abba_pairs(rng, pairs, ratio, 0.02, machine=rng.normal(0.0, 0.05, pairs)).log_ratios.copy()
+    hit = rng.choice(min(within, pairs), spoiled, replace=False)
+    d[hit] += np.where(rng.random(spoiled) < 0.5, math.log(3.0), -math.log(3.0))
+    return d
 
 
 def watched_and_replayed(rule: StoppingRule, log_ratios: np.ndarray) -> tuple[StopRecord, StopRecord]:

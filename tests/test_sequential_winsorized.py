@@ -13,15 +13,11 @@ sequences.
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from robust_sequential import spoiled_log_ratios
-from stats_simulation import watched_and_replayed
+from stats_simulation import spoiled_log_ratios, watched_and_replayed
 
 from perfdsl.bundle.stopping import METHOD, RHO, WINSORIZED_METHOD, StoppingRule
 from perfdsl.parse import parse

@@ -25,6 +25,7 @@ from perfdsl.bundle.evaluation.correctness import ModelLevel
 from perfdsl.bundle.evaluation.end_to_end import EndToEnd
 from perfdsl.bundle.evaluation.kernels import OperationResult
 from perfdsl.bundle.evaluation.verdicts import DecisionCheck, PredictionResult
+from perfdsl.numbers import estimate
 
 
 def check_decision(
@@ -96,4 +97,4 @@ def _rest(end_to_end: EndToEnd | None) -> str:
     if decomposition is None:
         return "the rest of the request got slower"
     rest = decomposition.rest_ratio
-    return f"the rest of the request's time ratio {rest.value:.4g} [{rest.low:.4g}, {rest.high:.4g}]"
+    return f"the rest of the request's time ratio {estimate(rest.value, rest.low, rest.high)}"

@@ -40,6 +40,7 @@ from perfdsl.imports.evidence import Entry, ImportedEvidence, ImportFormatError
 from perfdsl.imports.registry import parse_import
 from perfdsl.imports.select import select_entry
 from perfdsl.nodes import Name, Num, Prediction, Study
+from perfdsl.numbers import estimate
 from perfdsl.parse import parse
 from perfdsl.plan import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD
 from perfdsl.source import Source
@@ -255,7 +256,7 @@ def _prediction(
         )
     verdict = judge(*ci, prediction.comparator, bound)
     lo, hi = ci
-    shown = f"{value:.4g}" if lo == hi else f"{value:.4g} [{lo:.4g}, {hi:.4g}]"
+    shown = estimate(value, lo, hi)
     message = (
         f"{basis} {prediction.target} ratio {shown} against {prediction.comparator} {bound:.4g}: "
         f"{verdict}{note}"

@@ -476,16 +476,16 @@ def _invalid_warnings(ctx: ReportContext) -> list[str]:
     return out
 
 
-def _contradictions(findings: Sequence[str]) -> str:
+def _contradictions(declared: str | None, findings: Sequence[str]) -> str:
     """Every finding against the declared decision in one sentence: "adopt, but X; Y; and Z".
 
     Each finding is written to stand alone (the terminal and the machine formats list them
-    apart), so each opens with the decision; together they say it once."""
-    head, _, _ = findings[0].partition(", but ")
-    reasons = [f.partition(", but ")[2] or f for f in findings]
-    if len(reasons) == 1:
+    apart), so each opens with "<decision>, but"; together they say it once."""
+    if len(findings) == 1:
         return findings[0]
-    return f"{head}, but {'; '.join(reasons[:-1])}; and {reasons[-1]}"
+    opening = f"{declared}, but "
+    *first, last = (f.removeprefix(opening) for f in findings)
+    return f"{opening}{'; '.join(first)}; and {last}"
 
 
 def first_page_warnings(ctx: ReportContext) -> list[str]:
@@ -503,7 +503,8 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
     decision = ev.decision
     out.extend(decision_changed(ctx.study, decision.declared))
     if decision.findings:
-        out.append(f"**Decision contradicted.** {fmt.sentence(_contradictions(decision.findings))}.")
+        against = _contradictions(decision.declared, decision.findings)
+        out.append(f"**Decision contradicted.** {fmt.sentence(against)}.")
     if ev.expectations_missing is not None and any(p.on is not None for p in ctx.study.predictions):
         out.append(
             f"**No expectations for this target.** {fmt.sentence(ev.expectations_missing)}: nothing this "

@@ -162,13 +162,9 @@ def _edge(bound: float) -> str:
     return f"{bound:.4g}"
 
 
-def _straddled(stop: StopRecord) -> tuple[float, ...]:
-    return stop.rule.straddled(stop.low, stop.high)
-
-
 def _bounds(stop: StopRecord) -> str:
     """`the prediction bound 0.7`, or `the prediction bounds 0.5 and 0.7`, that the interval straddles."""
-    edges = [_edge(edge) for edge in _straddled(stop)]
+    edges = [_edge(edge) for edge in stop.rule.straddled(stop.low, stop.high)]
     return f"the prediction bound{'s' if len(edges) > 1 else ''} {' and '.join(edges)}"
 
 
