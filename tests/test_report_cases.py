@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import attrs
@@ -39,7 +40,14 @@ RUN_ID = "20261129T000000Z-c0ffee"
 """Both bundles' run id as the report prints it: a run's own id holds its start time."""
 
 
+DERIVED_MANIFEST_LINE = re.compile(r"^[0-9a-f]{16}  +[0-9,]+  evaluation\.json$", re.MULTILINE)
+"""The manifest's line for evaluation.json. Its floats' last digits follow the CPU's SIMD path
+(numpy's AVX-512 sums round a p-value of 6e-24 one unit differently in the twelfth digit),
+so its hash and size are masked; every number the report prints from it stays compared."""
+
+
 def _matches_golden(markdown: str, name: str) -> None:
+    markdown = DERIVED_MANIFEST_LINE.sub("(hash and size of evaluation.json: CPU-dependent)", markdown)
     golden = CASES / name
     if UPDATE:
         golden.write_text(markdown, encoding="utf-8")
