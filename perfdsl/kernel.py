@@ -172,6 +172,9 @@ class Application:
     output as a host array (so the model-level comparison can read it). The
     operation must be called only through `ctx.op`: that is how the harness
     swaps baseline for change and measures the operation's share of time.
+    `prepare` is called again before each block, share round and load probe
+    (`runtime.preparation`: where the arrays land is noise within an arm, not a
+    difference between arms), so it must be repeatable: inputs from `ctx.rng`.
     """
 
     name: str

@@ -122,6 +122,11 @@ class ApplicationRecord(Plain):
     load: LoadRecord | None = None
     """The load test (`bundle.load`)."""
     load_missing: str | None = None
+    preparations: dict[str, int] = field(factory=dict, absent=EMPTY, when=lambda app: bool(app.preparations))
+    """How many times each arm's request was prepared over the request timing, the share pass
+    and the load test (results/12): afresh before each block, round and probe while preparing
+    took at most a quarter of the time (`runtime.preparation`). Empty: one preparation per arm,
+    as before results/12, or nothing was timed."""
 
     @property
     def blocks(self) -> tuple[Block, ...]:

@@ -18,7 +18,7 @@ RECORD_ERRORS = (ValueError, KeyError, TypeError, AttributeError, ArithmeticErro
 """What a record's `from_json` raises on a value of the wrong kind: a missing key, a string where an
 object was, `int()` of an infinity (OverflowError)."""
 
-RESULTS = "perfdsl.results/11"
+RESULTS = "perfdsl.results/12"
 """results.json's version. History:
 
 * `perfdsl.results/1`: the first layout.
@@ -70,6 +70,10 @@ RESULTS = "perfdsl.results/11"
   CPU function's static summary states the argument types the measuring workers
   compiled it for (`measured`) and whether its archived signature is one of them
   (`as_measured`); older bundles read with neither known.
+* `perfdsl.results/12`: the application's request is prepared afresh before each
+  request block, share round and load probe (`runtime.preparation`), and the
+  application record states each arm's count (`preparations`). Versions 1 to 11
+  still read, with one preparation per arm.
 """
 
 READABLE_RESULTS = (
@@ -83,6 +87,7 @@ READABLE_RESULTS = (
     "perfdsl.results/8",
     "perfdsl.results/9",
     "perfdsl.results/10",
+    "perfdsl.results/11",
     RESULTS,
 )
 

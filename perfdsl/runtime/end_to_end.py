@@ -17,6 +17,7 @@ Raw records go to the bundle; `perfdsl evaluate` recomputes every summary.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from typing import Any
@@ -44,6 +45,7 @@ from perfdsl.runtime.load_search import (
     service_time_s,
 )
 from perfdsl.runtime.machine_state import Pinning
+from perfdsl.runtime.preparation import PreparedRequest, renew
 from perfdsl.runtime.progress import Progress
 from perfdsl.runtime.settings import SHARE_REQUESTS, request_settings, share_requests
 from perfdsl.runtime.targets import Target
@@ -62,12 +64,12 @@ decides the p99 check, is."""
 class OpTimer:
     """Times the operation's calls inside one arm's requests while `on`; passes them through otherwise.
 
-    The request time, the share pass and the load test use the same prepared
-    requests, the timer switched on for the share pass only. Prepared twice, the
-    same arm's request differed by 1 % between preparations (where its arrays
-    landed in memory), which moved the request time ratio away from the f and r
-    the share pass measured on the other preparation by more than Amdahl's check
-    allows.
+    The request time, the share pass and the load test use the same requests,
+    the timer switched on for the share pass only, each renewed before its blocks,
+    rounds and probes (`runtime.preparation`). When the request time and the share
+    pass each ran on one preparation of their own, the request time ratio moved
+    away from the f and r of the other preparation by more than Amdahl's check
+    allows; renewed, both passes sample the same spread of preparations.
     """
 
     target: Target
@@ -96,15 +98,25 @@ def build_requests(
     dtype: Any,
     timers: dict[str, OpTimer] | None = None,
 ) -> dict[str, Callable[[], Any]]:
-    """One prepared `request()` per arm; with `timers`, each arm's operation goes through its timer."""
-    requests = {}
+    """One prepared `request()` per arm, which `renew` prepares afresh (`runtime.preparation`);
+    with `timers`, each arm's operation goes through its timer.
+
+    Every preparation of an arm draws the same inputs (the same seeded generator), so a
+    fresh one changes where the arrays are, not what the request computes."""
+    requests: dict[str, PreparedRequest] = {}
     for arm, variant in variants.items():
         op = target.op(variant)
         if timers is not None:
             op = timers.setdefault(arm, OpTimer(target)).wrap(op)
-        context = AppContext(target.name, op, shape, seeded_rng(0, shape, 7), np.dtype(dtype))
-        requests[arm] = application.prepare(context)
+        requests[arm] = PreparedRequest(functools.partial(_prepare, application, target, op, shape, dtype))
     return requests
+
+
+def _prepare(
+    application: Application, target: Target, op: Callable[..., None], shape: dict[str, int], dtype: Any
+) -> Callable[[], Any]:
+    context = AppContext(target.name, op, shape, seeded_rng(0, shape, 7), np.dtype(dtype))
+    return application.prepare(context)
 
 
 def time_requests(
@@ -123,7 +135,7 @@ def time_requests(
     Under a sequential rule the blocks stop as the kernels' do, when the rule decides (and no
     prediction bound in `edges` is straddled) or at its cap.
     """
-    arms = [Arm(name, (call,)) for name, call in requests.items()]
+    arms = [Arm(name, (call,), renew=functools.partial(renew, call)) for name, call in requests.items()]
     settings = request_settings(timing, request_s, edges)
     return sample(target, arms, settings, on_block=on_block, on_look=on_look)
 
@@ -138,7 +150,9 @@ def measure_share(
     `SHARE_ROUNDS` of them (fewer when there are fewer requests), so that r, the
     ratio of their operation times, does not compare two moments of a machine
     whose load drifts; each request's round is recorded, the unit the
-    statistics resample.
+    statistics resample. Each round runs on a fresh preparation of its arm
+    (`runtime.preparation`), so that the rounds resampled hold the spread of
+    where the arrays land, not one placement per arm.
     """
     totals: dict[str, list[int]] = {arm: [] for arm in requests}
     ops: dict[str, list[int]] = {arm: [] for arm in requests}
@@ -149,6 +163,9 @@ def measure_share(
     try:
         for turn in range(rounds):
             for arm, request in requests.items():
+                timers[arm].on = False  # a fresh preparation's warm-up calls are not the pass's
+                renew(request)
+                timers[arm].on = True
                 spent = timers[arm].spent
                 for _ in range(count * (turn + 1) // rounds - count * turn // rounds):
                     before = len(spent)
@@ -282,11 +299,13 @@ def run_application(
     entry = attrs.evolve(entry, samples="samples/application.csv", timing=timing, share=shares)
 
     if plan.load is None:
+        entry = attrs.evolve(entry, preparations=_preparations(requests))
         return attrs.evolve(entry, load_missing="the study declares no load"), record, ()
     if plan.load.slo_seconds is not None and slowest > plan.load.slo_seconds:
         return (
             attrs.evolve(
                 entry,
+                preparations=_preparations(requests),
                 load_missing=f"no rate can meet the SLO: one request alone takes {slowest * 1e3:.3g} ms "
                 f"> {plan.load.slo_seconds * 1e3:.3g} ms",
             ),
@@ -318,4 +337,8 @@ def run_application(
         searches=tuple(searches),
         probe_rule=probe_rule(plan.load),
     )
-    return attrs.evolve(entry, load=load), record, tuple(probe_requests)
+    return attrs.evolve(entry, load=load, preparations=_preparations(requests)), record, tuple(probe_requests)
+
+
+def _preparations(requests: dict[str, PreparedRequest]) -> dict[str, int]:
+    return {arm: request.preparations for arm, request in requests.items()}

@@ -34,6 +34,7 @@ from perfdsl.probe_size import PROBE_CONFIDENCE, clean_count, probe_cap
 from perfdsl.runtime.contention import read_load
 from perfdsl.runtime.load_generator import LoadRun, run_open_loop
 from perfdsl.runtime.machine_state import Pinning
+from perfdsl.runtime.preparation import renew
 
 LOAD_SEED = 20261129
 """The first repeat's schedule seed; repeat k at a rate uses LOAD_SEED + k."""
@@ -152,6 +153,7 @@ def search_load(
     probes, why an arm stopped when the load test's time budget ran out, and how
     each arm's search ended. `on_probe(arm, rate, lag, stop)` hears of each probe
     as it ends, `stop` saying where its rule stopped ("fail at 100 of 330 requests").
+    Each probe runs on a fresh preparation of its arm's request (`runtime.preparation`).
     """
     from perfdsl.bundle.evaluation.load import RateResult
     from perfdsl.stats.load import goodput_search, interleave, sequential_stop, summarize_rate
@@ -179,6 +181,7 @@ def search_load(
             return None
         repeat = sum(1 for p in probes if p.arm == arm and p.rate == rate)
         seed = schedule_seed(repeat)
+        renew(requests[arm])
         before = read_load()
         run = run_open_loop(
             requests[arm],

@@ -89,6 +89,10 @@ class Arm:
     """Where `read_share` comes from, in words, for the report."""
     scratch_bytes: int = 0
     """Scratch the variant reuses on every call (`Variant.scratch_bytes`), not rotated."""
+    renew: Callable[[], None] | None = None
+    """Called before each of this arm's blocks, outside the timed calls: an application's
+    request prepared afresh, so that where its arrays land is not the arm's for the whole
+    run (`runtime.preparation`)."""
 
 
 @attrs.frozen
@@ -226,6 +230,13 @@ def sample(
             if name in failed:
                 continue
             arm = by_name[name]
+            if arm.renew is not None:
+                try:
+                    arm.renew()
+                except Exception as error:
+                    failures.append(SamplerFailure(name, "block", index, None, describe_error(error)))
+                    failed.add(name)
+                    continue
             gc.collect()
             start = (on_block() if on_block else None) or NO_READING
             count = 0
