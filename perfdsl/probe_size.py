@@ -99,6 +99,10 @@ def clean_count(probe: str, percentile: float) -> int:
 def requests_for_room(probe: str, percentile: float) -> int:
     """The fewest `requests` whose cap lets a probe with no miss pass at a dependence of
     `DEPENDENCE_ROOM`, rounded up to a hundred for the suggestion a study can copy."""
-    needed = math.ceil(DEPENDENCE_ROOM * clean_count(probe, percentile))
+    return requests_for_cap(math.ceil(DEPENDENCE_ROOM * clean_count(probe, percentile)), probe, percentile)
+
+
+def requests_for_cap(needed: int, probe: str, percentile: float) -> int:
+    """The fewest `requests`, rounded up to a hundred, whose probe cap holds `needed` requests."""
     fewest = _fewest(lambda n: probe_cap(n, probe, percentile) >= needed)
     return 100 * math.ceil(fewest / 100)

@@ -302,3 +302,33 @@ def test_the_load_table_calls_an_open_probe_undecided_not_failed() -> None:
     assert _verdict(attrs.evolve(point.result, decision="open")) == "undecided (p99 open at the cap)"
     late = attrs.evolve(point.result, decision="open", lag_ok=False)
     assert _verdict(late) == "fails (p99 undecided, generator lag)"
+
+
+def test_open_probes_inside_a_bracket_say_what_would_decide_them() -> None:
+    """Near capacity requests come in runs: a probe's 1,404 requests held 1,404 / tau independent ones."""
+    from perfdsl.bundle.plan import LoadPlan
+    from perfdsl.probe_size import probe_cap
+    from perfdsl.report.end_to_end import open_bracket
+
+    def undecided(index: int, rate: float, tau: float) -> CurvePoint:
+        point = probe(index, rate)
+        result = attrs.evolve(
+            point.result, n=1404, p99_ok=False, decision="open", dependence=tau, stretches=30.0
+        )
+        return attrs.evolve(point, result=result)
+
+    plan = LoadPlan(arrivals="poisson", rates=(400.0,), requests=1000, slo_seconds=SLO, slo_percentile=0.99)
+    failed = probe(4, 1000, p99=False)
+    g = goodput(
+        "baseline", [probe(0, 400), probe(1, 400), undecided(2, 600, 50.0), undecided(3, 800, 90.0), failed]
+    )
+    said = open_bracket((g,), plan)
+    assert said is not None
+    assert "the baseline's at 600 rps to 800 rps" in said
+    assert "tau 50 to 90" in said and "28 to 16" not in said and "16 to 28 independent requests" in said
+    # 644 independent requests with no miss, at tau 50: 32,200 requests.
+    assert "about 32,000 requests, 53.7 s at that rate" in said
+    requests = int(said.split("`requests ")[1].split("`")[0])
+    assert probe_cap(requests, "sequential", 0.99) >= 32_200 > probe_cap(requests - 100, "sequential", 0.99)
+    # Nothing to say where the probes inside the bracket were decided.
+    assert open_bracket((goodput("baseline", [probe(0, 400), probe(1, 400), failed]),), plan) is None

@@ -9,11 +9,15 @@ arms, the SLO and the two goodputs.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Mapping, Sequence
 
 from perfdsl.bundle.evaluation.end_to_end import EndToEnd
 from perfdsl.bundle.evaluation.estimate import Estimate
-from perfdsl.bundle.evaluation.load import CurvePoint
+from perfdsl.bundle.evaluation.load import UNDECIDED, CurvePoint, Goodput
+from perfdsl.bundle.plan import LoadPlan
+from perfdsl.bundle.stopping import MIN_STRETCHES_TO_PASS
+from perfdsl.probe_size import clean_count, requests_for_cap
 from perfdsl.report import figures, load_rule
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext
@@ -218,6 +222,10 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
         )
     else:
         out.add(f"Capacity change: not computed ({fmt.message(load.capacity_missing)}).")
+    if ctx.plan.load is not None:
+        undecided = open_bracket(load.arms, ctx.plan.load)
+        if undecided:
+            out.add(undecided)
     if series:
         out.figure(
             "load",
@@ -225,6 +233,50 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
             "p99 latency against offered load (open loop, latency from the scheduled arrival), "
             "with the SLO and each arm's goodput",
         )
+
+
+def open_bracket(arms: Sequence[Goodput], plan: LoadPlan) -> str | None:
+    """Why a goodput's bracket is wide where probes inside it stayed open, and what would decide
+    the nearest: a sequential probe with no miss passes on `probe_size.clean_count` independent
+    requests, and its n requests count as n / tau of them (tau, their tail's dependence), so a
+    probe near capacity, where requests come in long runs, needs that many times more."""
+    clean = clean_count(plan.probe, plan.slo_percentile)
+    inside = [
+        (g.arm, p.rate, p.result)
+        for g in arms
+        for p in g.curve
+        if p.result is not None
+        and p.result.decision == UNDECIDED
+        and p.result.misses == 0
+        and g.goodput < p.rate < (g.failing if g.failing is not None else math.inf)
+    ]
+    if not inside:
+        return None
+    rates = ", ".join(
+        f"the {arm}'s at {fmt.rate(min(r for a, r, _ in inside if a == arm))}"
+        + (
+            f" to {fmt.rate(max(r for a, r, _ in inside if a == arm))}"
+            if len({r for a, r, _ in inside if a == arm}) > 1
+            else ""
+        )
+        for arm in dict.fromkeys(a for a, _, _ in inside)
+    )
+    taus = [result.dependence for _, _, result in inside]
+    held = [result.n / result.dependence for _, _, result in inside]
+    arm, rate, nearest = min(inside, key=lambda probe: probe[1])
+    needed = max(
+        math.ceil(clean * nearest.dependence),
+        math.ceil(MIN_STRETCHES_TO_PASS * nearest.n / max(nearest.stretches, 1e-9)),
+    )
+    requests = requests_for_cap(needed, plan.probe, plan.slo_percentile)
+    return (
+        f"Probes inside the brackets stayed open with no request over the SLO ({rates}): their requests "
+        f"came in runs (tau {fmt.sig(min(taus), 2)} to {fmt.sig(max(taus), 2)}), so each held only "
+        f"{fmt.sig(min(held), 2)} to {fmt.sig(max(held), 2)} independent requests, where a pass with "
+        f"no miss needs {clean:,}. Deciding the nearest ({arm}, {fmt.rate(rate)}) would take about "
+        f"{float(f'{needed:.2g}'):,.0f} requests, {fmt.seconds(needed / rate)} at that rate: "
+        f"`requests {requests}` in `evidence end_to_end`."
+    )
 
 
 def _generator(curve: Sequence[CurvePoint]) -> str:
