@@ -1,9 +1,9 @@
 """An arm's application request, prepared afresh between blocks, share rounds and load probes.
 
-A preparation of a request can be persistently fast or slow: where its arrays
-landed, relative to each other, to the cache's sets and to huge pages, stays
-with it for as long as it lives. With one preparation per arm, that draw is
-the arm's for the whole run, and no interval over blocks or rounds shows it.
+A preparation of a request can be persistently fast or slow, most likely by
+where its arrays landed in memory, and stays so for as long as it lives. With
+one preparation per arm, that draw is the arm's for the whole run, and no
+interval over blocks or rounds shows it.
 Measured in `perfdsl run` of the CPU demo (decode_step at 256 x 256 on one core
 of a 2-core EPYC): with one preparation per arm, one run's change had a rest of
 the request (its time outside the operation) 24 us slower than the baseline's
@@ -17,8 +17,12 @@ requests at 400-415 us, or at 460-485 us), in both arms; the rest ratio came out
 runs on a fresh preparation: the draw becomes block-to-block noise, which every
 interval over blocks or rounds then holds, instead of a bias none of them shows.
 (In a fresh process, with no run's allocations before it, two preparations of
-one arm timed within 1 % of each other: the draw depends on the process's
-history, which is why it is randomised rather than modelled.)
+one arm timed within 1 % of each other: the draw seems to depend on the
+process's history and the machine's state, which is why it is randomised
+rather than modelled. A kernel arm's rotated buffer sets can carry such a draw
+too, on some machine states (`benchmarks/allocation_aa.py`); they are not
+renewed, because allocating them afresh per block cost `make report` half as
+long again.)
 
 A preparation that is expensive (a model's weights loaded, a large input drawn)
 is not repeated before every block: `renew` prepares again only while the
