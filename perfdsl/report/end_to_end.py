@@ -252,14 +252,13 @@ def open_bracket(arms: Sequence[Goodput], plan: LoadPlan) -> str | None:
     ]
     if not inside:
         return None
+    by_arm: dict[str, list[float]] = {}
+    for arm, rate, _ in inside:
+        by_arm.setdefault(arm, []).append(rate)
     rates = ", ".join(
-        f"the {arm}'s at {fmt.rate(min(r for a, r, _ in inside if a == arm))}"
-        + (
-            f" to {fmt.rate(max(r for a, r, _ in inside if a == arm))}"
-            if len({r for a, r, _ in inside if a == arm}) > 1
-            else ""
-        )
-        for arm in dict.fromkeys(a for a, _, _ in inside)
+        f"the {arm}'s at {fmt.rate(min(found))}"
+        + (f" to {fmt.rate(max(found))}" if len(set(found)) > 1 else "")
+        for arm, found in by_arm.items()
     )
     taus = [result.dependence for _, _, result in inside]
     held = [result.n / result.dependence for _, _, result in inside]

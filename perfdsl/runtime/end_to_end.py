@@ -299,8 +299,8 @@ def run_application(
     entry = attrs.evolve(entry, samples="samples/application.csv", timing=timing, share=shares)
 
     if plan.load is None:
-        entry = attrs.evolve(entry, preparations=_preparations(requests))
-        return attrs.evolve(entry, load_missing="the study declares no load"), record, ()
+        missing = "the study declares no load"
+        return attrs.evolve(entry, preparations=_preparations(requests), load_missing=missing), record, ()
     if plan.load.slo_seconds is not None and slowest > plan.load.slo_seconds:
         return (
             attrs.evolve(
