@@ -198,6 +198,8 @@ def _formulas(ctx: Context) -> None:
                 # Unknown symbols (PD307) and what is not arithmetic (PD005) are reported elsewhere.
                 if not _arithmetic(formula) or any(name.id not in symbols for name in names_in(formula)):
                     continue
+                if not _divides(formula):
+                    continue  # only a division can leave an arithmetic formula without a value
                 for shapes, where, every in timed:
                     if {s.id for s in shapes.symbols} != set(symbols):
                         continue  # a limit over other symbols is PD304's
@@ -223,6 +225,13 @@ def _undefined_at(
                 help=f"write a formula that is defined at {every}",
             )
             return True
+    return False
+
+
+def _divides(expr: Expr) -> bool:
+    """Does an arithmetic formula hold a division anywhere?"""
+    if isinstance(expr, BinOp):
+        return expr.op == "/" or _divides(expr.left) or _divides(expr.right)
     return False
 
 
