@@ -44,7 +44,7 @@ from perfdsl.parser_tables import PARSER_OPTIONS, grammar_text, load_parser
 from perfdsl.quantity import Quantity, UnknownUnit, lookup_unit
 from perfdsl.source import Source, Span
 from perfdsl.syntax_errors import syntax_diagnostic
-from perfdsl.table_parse import TableParser, Unparsed
+from perfdsl.table_parse import TableParser, Unparsed, first_symbol
 
 # ---------------------------------------------------------------- statements
 
@@ -291,8 +291,40 @@ class _Inlined:
 Reduction = Callable[[list[Any]], Any]
 
 
-def _first_symbol(symbols: list[Any]) -> Any:
-    return symbols[0]
+def _between_tokens(symbols: list[Any]) -> tuple[int, int]:
+    """The reach of a rule that starts and ends with a terminal: from its first token to its last."""
+    return symbols[0].start_pos, symbols[-1].end_pos
+
+
+def _keep_symbols(symbols: list[Any]) -> list[Any]:
+    return symbols
+
+
+def _children_for(rule: Any, include: list[tuple[int, bool, int]], trailing: int) -> Reduction:
+    """The children a tree of `rule` would have, from its matched symbols (see `_child_plan`)."""
+    if include == [(index, False, 0) for index in range(len(rule.expansion))] and not trailing:
+        # Most rules keep every symbol, in order: the fresh list the parser hands over.
+        return _keep_symbols
+
+    def children_of(symbols: list[Any]) -> list[Any]:
+        children: list[Any] = []
+        for index, splice, nones in include:
+            if nones:
+                children += [None] * nones
+            if splice and children:
+                children += symbols[index].children
+            elif splice:
+                # Left recursion (`__body_star_0`): take over the list the previous
+                # reduction built, as Lark's own child filter does, not copy it
+                # (a copy per item made a long body's parse quadratic).
+                children = symbols[index].children
+            else:
+                children.append(symbols[index])
+        if trailing:
+            children += [None] * trailing
+        return children
+
+    return children_of
 
 
 class _StatementBuilder:
@@ -323,33 +355,42 @@ class _StatementBuilder:
         passes_through = bool(rule.options.expand1) and not rule.alias
         if passes_through and len(rule.expansion) == 1 and include == [(0, False, 0)] and not trailing:
             # `?sum: product`: the value, and the text it reaches, are its one symbol's.
-            return _first_symbol
+            return first_symbol
         inlined = name.startswith("_")
         method = None if inlined else getattr(self, name, None)
         if method is None and not inlined and not passes_through:
             raise LookupError(f"the grammar's rule `{name}` has no statement builder")
         extent = self._extent
-        reach_of = self._reach
-        # Most rules keep every symbol, in order: their children are the symbols themselves
-        # (a fresh list the parser hands over).
-        keeps_all = include == [(index, False, 0) for index in range(len(rule.expansion))] and not trailing
+        reach_of = self._reach_for(rule.expansion)
+        children_of = _children_for(rule, include, trailing)
+        # One closure per kind of rule, so that a reduction runs no test its rule settles
+        # once: a 20,000-line study makes half a million of them.
+        if inlined and not passes_through:
 
-        def reduce(symbols: list[Any]) -> Any:
+            def reduce_inlined(symbols: list[Any]) -> Any:
+                reach = reach_of(symbols)
+                value = _Inlined(children_of(symbols))
+                if reach is not None:
+                    extent[id(value)] = reach
+                return value
+
+            return reduce_inlined
+        if not passes_through:
+
+            def reduce_built(symbols: list[Any]) -> Any:
+                reach = reach_of(symbols)
+                value = method(Span(*reach) if reach is not None else Span(0, 0), children_of(symbols))
+                if reach is not None and not isinstance(value, Token):
+                    extent[id(value)] = reach
+                return value
+
+            return reduce_built
+
+        def reduce_passing(symbols: list[Any]) -> Any:
+            """A `?rule` of several symbols: its one child where one is kept (`"(" expr ")"`)."""
             reach = reach_of(symbols)
-            if keeps_all:
-                children = symbols
-            else:
-                children = []
-                for index, splice, nones in include:
-                    if nones:
-                        children += [None] * nones
-                    if splice:
-                        children += symbols[index].children
-                    else:
-                        children.append(symbols[index])
-                if trailing:
-                    children += [None] * trailing
-            if passes_through and len(children) == 1:
+            children = children_of(symbols)
+            if len(children) == 1:
                 value = children[0]
             elif inlined:
                 value = _Inlined(children)
@@ -361,7 +402,22 @@ class _StatementBuilder:
                 extent[id(value)] = reach
             return value
 
-        return reduce
+        return reduce_passing
+
+    def _reach_for(self, expansion: list[Any]) -> Callable[[list[Any]], tuple[int, int] | None]:
+        """`_reach`, or its shortcut where the rule starts (and ends) with a terminal: that
+        symbol is a token, whose position is its own."""
+        if not expansion or not expansion[0].is_term:
+            return self._reach
+        if expansion[-1].is_term:
+            return _between_tokens
+        end_of = self._end
+
+        def from_token(symbols: list[Any]) -> tuple[int, int] | None:
+            end = end_of(symbols)
+            return (symbols[0].start_pos, end) if end is not None else None
+
+        return from_token
 
     def _reach(self, symbols: list[Any]) -> tuple[int, int] | None:
         """From the start of the first positioned symbol to the end of the last."""
@@ -376,12 +432,18 @@ class _StatementBuilder:
                 break
         else:
             return None
+        end = self._end(symbols)
+        return (start, end) if end is not None else None
+
+    def _end(self, symbols: list[Any]) -> int | None:
+        """The end of the last positioned symbol."""
+        extent = self._extent
         for symbol in reversed(symbols):
             if isinstance(symbol, Token):
-                return start, symbol.end_pos
+                return symbol.end_pos
             found = extent.get(id(symbol))
             if found is not None:
-                return start, found[1]
+                return found[1]
         return None
 
     # -- top level

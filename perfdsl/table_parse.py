@@ -6,10 +6,11 @@ alternation per state, with the keywords a NAME may turn out to be) and keeps
 each token's line and column; the parser steps through one method call per
 token, ready to build an error from any state. On a 20,000-line study that
 bookkeeping was most of the parse. `TableParser` drives the same tables, the
-same per-state alternations and keyword callbacks and the same post-lexer in one
-loop, so a text that parses gives the same reductions of the same tokens at the
-same offsets, and leaves out what only an error needs (a token's line and
-column, the parser's state for a message). Anything else it stops on (`Unparsed`:
+same per-state alternations and keywords (a table where Lark's callback matches
+plain strings) and the same post-lexer in one loop, so a text that parses gives
+the same reductions of the same tokens at the same offsets, and leaves out what
+only an error needs (a token's line and column, the parser's state for a
+message). Anything else it stops on (`Unparsed`:
 a character no terminal matches, a token the state does not accept), and
 `perfdsl.syntax` parses the text again with Lark's own parser, so that every
 error is Lark's, with its positions, as before.
@@ -22,6 +23,7 @@ from itertools import chain
 from typing import Any
 
 from lark import Token
+from lark.lexer import PatternStr, UnlessCallback
 from lark.parser_frontends import PostLexConnector
 from lark.parsers.lalr_analysis import Shift
 
@@ -31,6 +33,11 @@ class Unparsed(Exception):
 
 
 Reduction = Callable[[list[Any]], Any]
+
+
+def first_symbol(symbols: list[Any]) -> Any:
+    """The reduction of a rule that passes its one symbol through; the loop applies it in place."""
+    return symbols[0]
 
 
 class TableParser:
@@ -46,7 +53,7 @@ class TableParser:
         self._postlexer = connector.postlexer
         contextual = connector.lexer
         self._by_state = {
-            state: (tuple(lexer.scanner._mres), lexer.ignore_types, dict(lexer.callback))
+            state: (tuple(lexer.scanner._mres), lexer.ignore_types, *_keywords_apart(lexer.callback))
             for state, lexer in contextual.lexers.items()
         }
         rules = sorted(
@@ -90,7 +97,15 @@ class TableParser:
         actions, end_state = self._actions, self._end_state
         state_stack = [self._start_state]
         value_stack: list[Any] = []
-        shapes = [(reductions[rule], len(rule.expansion), rule.origin.name) for rule in self.rules]
+        shapes = [
+            (
+                reductions[rule],
+                len(rule.expansion),
+                rule.origin.name,
+                reductions[rule] is first_symbol and len(rule.expansion) == 1,
+            )
+            for rule in self.rules
+        ]
         end = _token("$END", "", len(text), len(text))
         for token in chain(self._postlexer.process(self._tokens(text, state_stack)), (end,)):
             kind = token.type
@@ -105,7 +120,13 @@ class TableParser:
                     state_stack.append(arg)
                     value_stack.append(token)
                     break
-                reduce, size, origin = shapes[arg]
+                reduce, size, origin, passes = shapes[arg]
+                if passes:
+                    # `?sum: product`: the value stays where it is, only the state moves.
+                    state_stack[-1] = actions[state_stack[-2]][origin][1]
+                    if state_stack[-1] == end_state:
+                        return value_stack[-1]
+                    continue
                 symbols = value_stack[-size:] if size else []
                 if size:
                     del state_stack[-size:]
@@ -122,7 +143,7 @@ class TableParser:
         pos, end = 0, len(text)
         by_state = self._by_state
         while pos < end:
-            patterns, ignored, callbacks = by_state[state_stack[-1]]
+            patterns, ignored, keywords, callbacks = by_state[state_stack[-1]]
             for pattern in patterns:
                 match = pattern.match(text, pos, end)
                 if match:
@@ -131,10 +152,36 @@ class TableParser:
                 raise Unparsed(pos)
             kind, stop = match.lastgroup, match.end()
             if kind not in ignored:
-                token = _token(kind, match.group(), pos, stop)
-                callback = callbacks.get(kind)
+                value = match.group()
+                callback = callbacks.get(kind)  # by the matched terminal, as Lark looks it up
+                if kind in keywords:
+                    kind = keywords[kind].get(value, kind)
+                token = _token(kind, value, pos, stop)
                 yield callback(token) if callback is not None else token
             pos = stop
+
+
+def _keywords_apart(callbacks: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, Any]]:
+    """A state's lexer callbacks, with each keyword check as a table: {terminal: {text: keyword}}.
+
+    Lark retypes a NAME that spells a keyword (`load`) by matching it against the
+    keywords' patterns (`UnlessCallback`); where every such pattern is a plain string,
+    a dictionary of them gives the same type without a regular expression per name.
+    The rest of the callbacks are kept as they are.
+    """
+    keywords: dict[str, dict[str, str]] = {}
+    rest: dict[str, Any] = {}
+    for kind, callback in callbacks.items():
+        terminals = getattr(getattr(callback, "scanner", None), "terminals", None)
+        if (
+            isinstance(callback, UnlessCallback)
+            and terminals is not None
+            and all(isinstance(t.pattern, PatternStr) and not t.pattern.flags for t in terminals)
+        ):
+            keywords[kind] = {t.pattern.value: t.name for t in terminals}
+        else:
+            rest[kind] = callback
+    return keywords, rest
 
 
 _new_str = str.__new__
