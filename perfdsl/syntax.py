@@ -267,6 +267,8 @@ def _span(token: Token) -> Span:
 
 def _unescape(literal: str) -> str:
     body = literal[1:-1]
+    if "\\" not in body:
+        return body  # most strings escape nothing: no walk over their characters
     out: list[str] = []
     chars = iter(body)
     escapes = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}

@@ -94,3 +94,21 @@ def test_diagnostics_of_a_parse_that_fails_are_not_kept() -> None:
     text = "study s {\n  seeds 1e999\n  seeds 5 5\n}\n"
     _, diagnostics = syntax.parse_statements(Source("s.perf", text))
     assert [d.code for d in diagnostics] == ["PD001", "PD007"]
+
+
+@pytest.mark.parametrize(
+    "written, read",
+    [
+        ('"plain text, no escape"', "plain text, no escape"),
+        ('"a \\"quoted\\" word"', 'a "quoted" word'),
+        ('"two\\nlines\\tand a tab"', "two\nlines\tand a tab"),
+        ('"a backslash \\\\ kept once"', "a backslash \\ kept once"),
+        ('"an unknown \\q stays"', "an unknown \\q stays"),
+    ],
+)
+def test_a_string_reads_as_its_escapes_say(written: str, read: str) -> None:
+    text = f"study s {{\n  title {written}\n}}\n"
+    section, diagnostics = syntax.parse_statements(Source("s.perf", text))
+    assert not diagnostics
+    (title,) = section.items
+    assert title.values[0].value == read
