@@ -130,9 +130,19 @@ class Target:
         return last_level_cache_bytes()
 
     def rotation_bytes(self) -> int:
-        """How many bytes the rotated buffer sets must exceed together: twice the last-level
-        cache, since the private L2s add to it and replacement is not exact LRU (STREAM asks 4x)."""
-        return 2 * self.cache_bytes()
+        """How many bytes the rotated buffer sets must exceed together: four times the
+        last-level cache, as STREAM asks, since the private L2s add to it and replacement is
+        not LRU.
+
+        Twice was not enough. On a 2-core EPYC (32 MiB L3), batch norm at 2048 x 1024 over
+        4 sets of 16 MiB per arm (twice the L3): a block that followed the other arm's block
+        ran 1.5-16 % slower than one that followed its own arm's, in each of 8 A/A runs
+        (the cache kept part of the arm's own sets between its blocks), which left the ABBA
+        pairs' log-ratios alternating in sign with a spread of 0.10-0.18; 3 runs of
+        `planted_null` showed the same at that shape (8-12 %). Over 8 sets (four times) the
+        penalty was -0.8 to +1.5 % in 8 runs, and the pair spread 0.08-0.13; over 16 sets,
+        the same. `benchmarks/rotation_carryover.py` measures it."""
+        return 4 * self.cache_bytes()
 
     def to_device(self, host: Mapping[str, np.ndarray]) -> dict[str, Any]:
         """Copies of `host` the variant may read (fresh, contiguous, owned by the target)."""
