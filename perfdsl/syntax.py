@@ -44,7 +44,7 @@ from perfdsl.parser_tables import PARSER_OPTIONS, grammar_text, load_parser
 from perfdsl.quantity import Quantity, UnknownUnit, lookup_unit
 from perfdsl.source import Source, Span
 from perfdsl.syntax_errors import syntax_diagnostic
-from perfdsl.table_parse import TableParser, Unparsed, first_symbol
+from perfdsl.table_parse import Reduction, TableParser, Unparsed, first_symbol
 
 # ---------------------------------------------------------------- statements
 
@@ -288,9 +288,6 @@ class _Inlined:
 
     def __init__(self, children: list[Any]) -> None:
         self.children = children
-
-
-Reduction = Callable[[list[Any]], Any]
 
 
 def _between_tokens(symbols: list[Any]) -> tuple[int, int]:
