@@ -49,38 +49,49 @@ PAIRS = 60
 CALLS_PER_BLOCK = 10
 
 
-def _sets(rows: int, rng: np.random.Generator) -> list[dict[str, np.ndarray]]:
+def batchnorm_sets(rows: int, count: int, rng: np.random.Generator) -> list[dict[str, np.ndarray]]:
+    """`count` fresh buffer sets of batch norm at `rows` x COLUMNS float32: inputs and outputs."""
     from kernels import batchnorm
 
     shape = {"M": rows, "N": COLUMNS}
     made = []
-    for _ in range(SETS):
+    for _ in range(count):
         inputs = batchnorm._inputs(shape, rng, np.float32)
         outputs = {name: np.empty(size, np.float32) for name, size in batchnorm._outputs(shape).items()}
         made.append({**inputs, **outputs})
     return made
 
 
-def one_allocation(rows: int, rng: np.random.Generator) -> tuple[float, float, float]:
-    """The A/A ratio of one fresh allocation of both arms' sets, with its 95 % interval."""
+def abba_block_medians(
+    arms: dict[str, list[dict[str, np.ndarray]]], pairs: int, calls_per_block: int
+) -> list[tuple[str, float]]:
+    """Batch norm's fused loop timed in ABBA blocks over arms "a" and "b", each call on the arm's
+    next set: (arm, median call ns) of every block, in run order, after one call per set."""
     from kernels.batchnorm import fused
 
-    arms = {"a": _sets(rows, rng), "b": _sets(rows, rng)}
     for sets in arms.values():
         for arrays in sets:
             fused.cpu(**arrays)
-    medians: dict[str, list[float]] = {"a": [], "b": []}
     cursor = dict.fromkeys(arms, 0)
-    for pair in range(PAIRS):
+    blocks = []
+    for pair in range(pairs):
         for arm in ("a", "b") if pair % 2 == 0 else ("b", "a"):
             times = []
-            for _ in range(CALLS_PER_BLOCK):
-                arrays = arms[arm][cursor[arm] % SETS]
+            for _ in range(calls_per_block):
+                arrays = arms[arm][cursor[arm] % len(arms[arm])]
                 cursor[arm] += 1
                 start = time.perf_counter_ns()
                 fused.cpu(**arrays)
                 times.append(time.perf_counter_ns() - start)
-            medians[arm].append(statistics.median(times))
+            blocks.append((arm, statistics.median(times)))
+    return blocks
+
+
+def one_allocation(rows: int, rng: np.random.Generator) -> tuple[float, float, float]:
+    """The A/A ratio of one fresh allocation of both arms' sets, with its 95 % interval."""
+    arms = {"a": batchnorm_sets(rows, SETS, rng), "b": batchnorm_sets(rows, SETS, rng)}
+    blocks = abba_block_medians(arms, PAIRS, CALLS_PER_BLOCK)
+    medians = {arm: [m for a, m in blocks if a == arm] for arm in arms}
     logs = [math.log(b / a) for a, b in zip(medians["a"], medians["b"], strict=True)]
     mean, error = statistics.mean(logs), statistics.stdev(logs) / math.sqrt(len(logs))
     return math.exp(mean), math.exp(mean - 1.96 * error), math.exp(mean + 1.96 * error)

@@ -31,7 +31,6 @@ import math
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 # As `perfdsl run` sets it before numpy loads: one BLAS thread.
@@ -41,56 +40,29 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-COLUMNS = 1024
+from allocation_aa import COLUMNS, abba_block_medians, batchnorm_sets
+
 CALLS_PER_BLOCK = 20
 
 
-def _arm_sets(
-    rows: int, multiple: float, cache_bytes: int, rng: np.random.Generator
-) -> list[dict[str, np.ndarray]]:
-    """Fresh buffer sets for one arm, together just over `multiple` times the cache."""
-    from kernels import batchnorm
-
-    shape = {"M": rows, "N": COLUMNS}
-
-    def one() -> dict[str, np.ndarray]:
-        outputs = {name: np.empty(size, np.float32) for name, size in batchnorm._outputs(shape).items()}
-        return {**batchnorm._inputs(shape, rng, np.float32), **outputs}
-
-    first = one()
-    set_bytes = sum(array.nbytes for array in first.values())
-    return [first] + [one() for _ in range(int(multiple * cache_bytes) // set_bytes)]
-
-
 def one_run(rows: int, multiple: float, pairs: int, cache_bytes: int, rng: np.random.Generator) -> str:
-    """The carry-over and the pair spread of one A/A run at one rotation."""
-    from kernels.batchnorm import fused
-
-    arms = {arm: _arm_sets(rows, multiple, cache_bytes, rng) for arm in ("a", "b")}
-    for sets in arms.values():
-        for arrays in sets:
-            fused.cpu(**arrays)
-    order = [arm for pair in range(pairs) for arm in (("a", "b") if pair % 2 == 0 else ("b", "a"))]
-    cursor = dict.fromkeys(arms, 0)
-    log_medians = []
-    for arm in order:
-        times = []
-        for _ in range(CALLS_PER_BLOCK):
-            arrays = arms[arm][cursor[arm] % len(arms[arm])]
-            cursor[arm] += 1
-            start = time.perf_counter_ns()
-            fused.cpu(**arrays)
-            times.append(time.perf_counter_ns() - start)
-        log_medians.append(math.log(statistics.median(times)))
-    after_switch = [m for k, m in enumerate(log_medians) if k and order[k] != order[k - 1]]
-    after_same = [m for k, m in enumerate(log_medians) if k and order[k] == order[k - 1]]
-    carry_over = statistics.mean(after_switch) - statistics.mean(after_same)
-    starts = range(0, len(order), 2)
-    by_pair = [dict(zip(order[k : k + 2], log_medians[k : k + 2], strict=True)) for k in starts]
+    """The carry-over and the pair spread of one A/A run over fresh sets just over `multiple`
+    times the cache."""
+    set_bytes = sum(array.nbytes for array in batchnorm_sets(rows, 1, rng)[0].values())
+    count = int(multiple * cache_bytes) // set_bytes + 1
+    arms = {arm: batchnorm_sets(rows, count, rng) for arm in ("a", "b")}
+    blocks = abba_block_medians(arms, pairs, CALLS_PER_BLOCK)
+    logs = [math.log(median) for _, median in blocks]
+    switched = [k for k in range(1, len(blocks)) if blocks[k][0] != blocks[k - 1][0]]
+    stayed = [k for k in range(1, len(blocks)) if blocks[k][0] == blocks[k - 1][0]]
+    carry_over = statistics.mean(logs[k] for k in switched) - statistics.mean(logs[k] for k in stayed)
+    by_pair = [
+        dict(zip((arm for arm, _ in blocks[k : k + 2]), logs[k : k + 2], strict=True))
+        for k in range(0, len(blocks), 2)
+    ]
     spread = statistics.stdev(pair["b"] - pair["a"] for pair in by_pair)
-    set_mib = sum(a.nbytes for a in arms["a"][0].values()) / 2**20
     return (
-        f"  {multiple:g}x the cache, {len(arms['a'])} sets of {set_mib:.1f} MiB per arm: "
+        f"  {multiple:g}x the cache, {count} sets of {set_bytes / 2**20:.1f} MiB per arm: "
         f"carry-over {carry_over:+.3f}, pair spread {spread:.3f}"
     )
 
