@@ -348,3 +348,28 @@ def test_search_on_a_simulated_mm1_server():
     # sits below the analytic capacity (about 83 % of it here), never above it by much.
     assert 0.75 * capacity <= search.goodput <= 1.02 * capacity
     assert capacity_change(search.goodput, 1.1 * search.goodput) == pytest.approx(1.1)
+
+
+def test_a_rate_already_judged_not_passing_is_never_probed_again():
+    # A start rate that did not pass, a halving that did: the doubling would land on the
+    # start rate again, and a sweep rate that failed lies on the way. Neither is run again.
+    search = find_goodput(
+        planted({230.0: [False], 115.0: [True, True], 172.5: [False]}),
+        start_rate=230.0,
+        rel_tol=0.5,
+    )
+    assert [(p.rate, p.phase) for p in search.probes] == [
+        (230.0, "start"),
+        (115.0, "step down"),
+        (172.5, "bisect"),
+        (115.0, "confirm"),
+    ]
+    assert (search.goodput, search.failing, search.confirmed) == (115.0, 172.5, True)
+    swept = find_goodput(
+        planted({100.0: [True], 150.0: [True, True]}),
+        start_rate=100.0,
+        rel_tol=0.4,
+        prior=[(200.0, result_for(200.0, False))],
+    )
+    assert 200.0 not in [p.rate for p in swept.probes]
+    assert (swept.goodput, swept.failing) == (150.0, 200.0)

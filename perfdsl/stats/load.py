@@ -263,7 +263,10 @@ def goodput_search(
     saw fail is not confirmed by two passes here. A run in which the generator fell
     behind its schedule is no evidence about the system either way: it is run once
     more before the search moves on, and a rate is judged by its other runs when it
-    has any.
+    has any. A rate already judged not passing is never run again: no later pass
+    could change that judgement, so the search takes it as failed and moves on (the
+    doubling back to a start rate that did not pass, a sweep rate that failed; on a
+    slow host each such probe cost 7-10 s of a load test that held nothing else).
 
     At most `max_probes` runs; when they run out first, the result is unconfirmed
     and `reason` says how far the search got.
@@ -289,7 +292,14 @@ def goodput_search(
         judged = [r for r in runs.get(rate, []) if not r.generator_limited] or runs.get(rate, [])
         return len(judged) if judged and all(r.passed for r in judged) else 0
 
+    def sealed(rate: float) -> bool:
+        """A run at `rate` that the generator kept up with failed (or ended open): `passes` will
+        call the rate not passing whatever another run shows, so another run there is wasted."""
+        return any(not r.generator_limited and not r.passed for r in runs.get(rate, []))
+
     def probe(rate: float, phase: Phase) -> SearchSteps[bool]:
+        if sealed(rate):
+            return False
         yield from run(rate, phase)
         if probes[-1].result.generator_limited and budget():
             # The generator fell behind: the run says nothing about the system, so run it again.
