@@ -117,3 +117,32 @@ def test_both_page_ones_say_a_decision_edited_after_the_run(
     edited = _edited(imported, "decision investigate", "decision adopt")
     page_one = render_imported_markdown(edited, imported_evaluation, "b").split("## Workload")[0]
     _says_decision_changed(page_one, "investigate", "adopt")
+
+
+def _with_first_shape(evaluation: Evaluation, **changes: object) -> Evaluation:
+    """The evaluation with its first operation's first shape's comparison changed."""
+    operation = evaluation.operations[0]
+    shape = operation.shapes[0]
+    assert shape.comparison is not None
+    shape = attrs.evolve(shape, comparison=attrs.evolve(shape.comparison, **changes))
+    operation = attrs.evolve(operation, shapes=(shape, *operation.shapes[1:]))
+    return attrs.evolve(evaluation, operations=(operation, *evaluation.operations[1:]))
+
+
+def test_underpowered_is_said_only_beside_a_verdict_the_interval_left_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A shape decided faster far beyond the threshold rests on its interval, whatever the MDE:
+    # "3.00% (underpowered)" beside it read as if the verdict were in doubt.
+    study, evaluation, opened = _native(tmp_path, monkeypatch)
+    label = f"artifacts/{RUN_ID}"
+
+    def row(verdict: str) -> str:
+        planted = _with_first_shape(evaluation, underpowered=True, verdict=verdict)
+        markdown, _ = render_markdown(study, planted, opened, bundle_label=label)
+        return next(
+            line for line in markdown.splitlines() if line.startswith("| 64x4096 | 0.75 | 998 µs | 803 µs |")
+        )
+
+    assert row("faster").endswith("| faster | 3.00% |")
+    assert row("inconclusive").endswith("| **inconclusive** | 3.00% (underpowered) |")

@@ -11,7 +11,7 @@ import functools
 from collections.abc import Sequence
 
 from perfdsl.bundle.arms import ARMS
-from perfdsl.bundle.evaluation.kernels import Finding, OperationResult
+from perfdsl.bundle.evaluation.kernels import Comparison, Finding, OperationResult
 from perfdsl.report import figures, stopping
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext
@@ -76,6 +76,17 @@ def _setting(name: str, value: object) -> str:
     return fmt.sig(value) if isinstance(value, int | float) else fmt.text(value)
 
 
+def _mde(c: Comparison) -> str:
+    """The MDE, tagged underpowered only beside a verdict its interval left open.
+
+    A verdict of faster, slower or no meaningful change rests on where the whole
+    interval lies, whatever the design's power: "8.91% (underpowered)" beside a
+    shape decided twice as fast read as if that verdict were in doubt.
+    """
+    underpowered = c.underpowered and c.verdict == "inconclusive"
+    return fmt.percent(c.mde) + (" (underpowered)" if underpowered else "")
+
+
 def _timing_table(ctx: ReportContext, op: OperationResult, out: Blocks) -> None:
     rows, missing, excluded = [], [], []
     for shape in op.shapes:
@@ -98,7 +109,7 @@ def _timing_table(ctx: ReportContext, op: OperationResult, out: Blocks) -> None:
                 fmt.ratio(c.ratio),
                 fmt.interval(c.ci_low, c.ci_high),
                 "**invalid**" if invalid else _verdict(c.verdict),
-                fmt.percent(c.mde) + (" (underpowered)" if c.underpowered else ""),
+                _mde(c),
             ]
         rows.append(cells)
     combined = op.combined
