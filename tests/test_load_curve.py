@@ -178,8 +178,8 @@ def test_report_states_the_bound_and_why() -> None:
     baseline = Goodput("baseline", 663.0, None, False, curve, ("generator lag",), True)
     load = LoadEvaluation(0.025, 0.99, (baseline,), Capacity(3.797, 0.737), None, "at most", bracket)
     assert fmt.capacity_ratio(load) == (
-        "in the bracket [0, 3.797) of the rates the search tried (no confidence level), "
-        "unconfirmed (a goodput passed once, or above a failure)"
+        "in the bracket [0, 3.797) of the rates the search tried (no confidence level), which holds 1: "
+        "no capacity change is shown either way, unconfirmed (a goodput passed once, or above a failure)"
     )
     caveat = fmt.capacity_caveat(load) or ""
     assert "baseline's goodput is a lower bound" in caveat
@@ -190,6 +190,8 @@ def test_report_states_the_bound_and_why() -> None:
     assert fmt.capacity_ratio(attrs.evolve(load, capacity_range=confirmed)) == (
         "in the bracket [1.240, ∞) of the rates the search tried (no confidence level)"
     )
+    below = attrs.evolve(confirmed, low=0.62, high=0.97)
+    assert fmt.capacity_ratio(attrs.evolve(load, capacity_range=below)).endswith("(no confidence level)")
     assert fmt.capacity_caveat(attrs.evolve(load, capacity_bound="exact")) is None
     assert fmt.interval(3.797, None) == "[3.797, ∞)"
 

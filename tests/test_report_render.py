@@ -403,7 +403,7 @@ def test_figure_builders_reject_unusable_input() -> None:
     ("low", "high", "said"),
     [
         (0.02, 0.0769, "between 2% and 7.69% fewer machines"),
-        (-0.00962, 0.0769, "from 0.962% more to 7.69% fewer machines (the interval includes no change)"),
+        (-0.00962, 0.0769, "from 0.962% more to 7.69% fewer machines (the bracket includes no change)"),
         (-0.05, -0.01, "between 1% and 5% more machines"),
     ],
 )

@@ -77,7 +77,9 @@ def capacity_ratio(load: LoadEvaluation) -> str:
     the quotient of the two passing rates alone: that is one point of the
     bracket, picked for no reason. The upper end is open (∞) when the change's
     goodput has no failing rate above it; "unconfirmed" when either goodput
-    rests on a single pass or a non-monotone curve.
+    rests on a single pass or a non-monotone curve. A bracket that holds 1 says
+    so: "[0.1152, 9.539)" alone reads as a figure, where the searches' rates
+    show no capacity change either way.
     """
     found = load.capacity_range
     if found is None:
@@ -88,6 +90,8 @@ def capacity_ratio(load: LoadEvaluation) -> str:
         f"in the bracket [{ratio(found.low)}, {'∞' if not math.isfinite(high) else ratio(high)}) "
         "of the rates the search tried (no confidence level)"
     )
+    if found.low <= 1.0 and not high <= 1.0:
+        shown += ", which holds 1: no capacity change is shown either way"
     return shown if found.confirmed else f"{shown}, unconfirmed (a goodput passed once, or above a failure)"
 
 

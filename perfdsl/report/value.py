@@ -72,10 +72,11 @@ def not_computed(reason: str | None, source: str | None = None) -> str:
 
 
 def machines(low: float, high: float) -> str:
-    """The interval of the fleet fraction freed, in words whose direction matches its signs.
+    """The fleet fraction freed over the capacity bracket, in words whose direction matches its signs.
 
-    A negative fraction is machines added, so an interval across zero is "from
-    A more to B fewer", never "between -A to B fewer".
+    A negative fraction is machines added, so a bracket across zero is "from
+    A more to B fewer", never "between -A to B fewer". A bracket, not an
+    interval: its ends are rates the search tried (`formatting.capacity_ratio`).
     """
     if low >= 0:
         return f"between {fmt.percent(low)} and {fmt.percent(high)} fewer machines"
@@ -83,7 +84,7 @@ def machines(low: float, high: float) -> str:
         return f"between {fmt.percent(-high)} and {fmt.percent(-low)} more machines"
     return (
         f"from {fmt.percent(-low)} more to {fmt.percent(high)} fewer machines "
-        "(the interval includes no change)"
+        "(the bracket includes no change)"
     )
 
 
