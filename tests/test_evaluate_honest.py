@@ -226,6 +226,13 @@ def test_no_value_capped_by_a_declared_share_the_measurement_contradicts(tmp_pat
     assert "gpu_hours**" not in page
 
 
+def test_a_declared_share_is_quoted_as_declared(tmp_path: Path) -> None:
+    # Rounded to a whole percent, a declared 13.5 % read "14%" in the one sentence that names it.
+    planted = {"declared_share": "13.5%", "share": 0.054, "kernel_ratio": 0.55, "app_ratio": 0.976}
+    ev = _run(tmp_path, **planted)
+    assert "the declared share 13.5% is contradicted by the measured f 5.4%" in (ev.value.fleet.reason or "")
+
+
 def test_value_from_a_consistent_established_effect(tmp_path: Path) -> None:
     ev = _run(tmp_path, share=0.5, kernel_ratio=0.8, app_ratio=0.9)
     assert ev.end_to_end.amdahl.reconciliation.status == "consistent"

@@ -127,7 +127,7 @@ def _why_not(
     if share_check is not None and not share_check.compatible:
         f = share_check.measured
         reasons.append(
-            f"the declared share {share_check.declared:.0%} is contradicted by the measured f "
+            f"the declared share {100 * share_check.declared:.4g}% is contradicted by the measured f "
             f"{f.value:.1%} [{f.low:.1%}, {f.high:.1%}]"
         )
     return reasons
