@@ -602,3 +602,20 @@ def test_page_one_says_when_the_mechanism_does_not_explain_the_time_change(tmp_p
     assert "**The mechanism does not explain the time change** of `op` at 64x4096: " in page
     assert "not bound by memory traffic" in page
     assert "does not explain the time change" not in _page_one(_page(tmp_path / "bound"))
+
+
+def test_a_value_whose_whole_interval_the_cap_raised_is_called_the_cap(tmp_path: Path) -> None:
+    # f 22.5 % measured, 21 % declared (compatible within the rounding tolerance), the operation at
+    # 0.43: the application's whole interval lies below what 21 % allows, so the cap raises both
+    # ends and the "interval" printed was [483 µs, 483 µs].
+    planted = {"share": 0.225, "declared_share": "21%", "kernel_ratio": 0.43, "in_app_ratio": 0.43}
+    ev = _run(tmp_path, **planted, app_ratio=0.872)
+    saved = ev.value.per_unit.saved_time
+    assert ev.value.fleet.capped and saved is not None and saved.low == saved.high
+    page = _page(tmp_path / "page", **planted, app_ratio=0.872)
+    value = page.split("## Value")[1].split("## Limitations")[0]
+    assert value.count("the whole 95% interval lay past what Amdahl allows at the declared share") == 2
+    assert "interval of the saving [" not in value
+    # Where only the favourable end is capped, the interval stays an interval.
+    partly = _page(tmp_path / "partly", share=0.1, declared_share="10%", kernel_ratio=0.5, app_ratio=0.95)
+    assert "95% interval of the saving [" in partly and "the whole 95% interval" not in partly

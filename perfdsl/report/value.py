@@ -94,6 +94,7 @@ def _figures(value: ValueResult, per: Value, fleet: Value) -> list[str]:
     x = fmt.TIMES
     freq_unit, scale_unit = fmt.text(value.frequency_unit), fmt.text(value.scale_unit)
     capped = " (capped by Amdahl at the declared share)" if fleet.capped else ""
+    whole = fleet.capped and saved.low == saved.high
     split = []
     if fleet.explained is not None and fleet.cross_effect is not None:
         split.append(
@@ -105,10 +106,26 @@ def _figures(value: ValueResult, per: Value, fleet: Value) -> list[str]:
         )
     return [
         f"Per unit of work: {fmt.sig(value.frequency)} runs {freq_unit} {x} {fmt.seconds(saved.value)} "
-        f"saved a run = **{fmt.seconds(per.value.value)} {freq_unit}** ({level} interval of the saving "
-        f"[{fmt.seconds(saved.low)}, {fmt.seconds(saved.high)}]){capped}.",
+        f"saved a run = **{fmt.seconds(per.value.value)} {freq_unit}** "
+        f"({_interval(level, fmt.seconds(saved.low), fmt.seconds(saved.high), whole, ' of the saving')})"
+        f"{capped}.",
         f"At scale: {fmt.sig(value.scale)} {scale_unit} {x} (1 {fmt.MINUS} end-to-end ratio) = "
-        f"**{fmt.sig(fleet.value.value)} {scale_unit}** ({level} interval "
-        f"[{fmt.sig(fleet.value.low)}, {fmt.sig(fleet.value.high)}]){capped}.",
+        f"**{fmt.sig(fleet.value.value)} {scale_unit}** "
+        f"({_interval(level, fmt.sig(fleet.value.low), fmt.sig(fleet.value.high), whole)}){capped}.",
         *split,
     ]
+
+
+def _interval(level: str, low: str, high: str, capped_whole: bool, of: str = "") -> str:
+    """`95% interval [low, high]`, or what is left when the cap raised both ends of the interval.
+
+    Where the whole measured interval lay past what Amdahl allows at the declared
+    share, the cap alone remains: "[483 µs, 483 µs] (95% interval)" passed it off
+    as a measurement.
+    """
+    if capped_whole:
+        return (
+            f"the whole {level} interval lay past what Amdahl allows at the declared share: "
+            "the figure is that cap, not a measurement"
+        )
+    return f"{level} interval{of} [{low}, {high}]"
