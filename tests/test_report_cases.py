@@ -146,3 +146,21 @@ def test_underpowered_is_said_only_beside_a_verdict_the_interval_left_open(
 
     assert row("faster").endswith("| faster | 3.00% |")
     assert row("inconclusive").endswith("| **inconclusive** | 3.00% (underpowered) |")
+
+
+def test_a_rank_test_that_does_not_bear_out_a_verdict_is_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The specification's cross-check was computed, written to evaluation.json and never printed.
+    study, evaluation, opened = _native(tmp_path, monkeypatch)
+    label = f"artifacts/{RUN_ID}"
+    quiet, _ = render_markdown(study, evaluation, opened, bundle_label=label)
+    assert "The rank test of the same blocks" not in quiet
+    planted = _with_first_shape(evaluation, rank_disagrees=True, rank_p_value=0.094)
+    said, _ = render_markdown(study, planted, opened, bundle_label=label)
+    assert "more pairs would settle it: 64x4096 (faster, rank test p = 0.094)." in said
+    end = attrs.evolve(
+        evaluation.end_to_end, comparison=attrs.evolve(evaluation.end_to_end.comparison, rank_disagrees=True)
+    )
+    said, _ = render_markdown(study, attrs.evolve(evaluation, end_to_end=end), opened, bundle_label=label)
+    assert "more pairs would settle it: `app` (" in said

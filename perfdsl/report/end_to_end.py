@@ -52,6 +52,9 @@ def render_end_to_end(ctx: ReportContext, out: Blocks) -> None:
             f"ratio {fmt.ratio(c.ratio)} {fmt.interval(c.ci_low, c.ci_high)}, **{c.verdict}** "
             f"({c.n_baseline} and {c.n_change} blocks; rank test p = {fmt.sig(c.rank_p_value, 2)})."
         )
+        disagreement = fmt.rank_disagreement(app, c)
+        if disagreement:
+            out.add(fmt.RANK_CROSS_CHECK + disagreement + ".")
     if end.stop is not None:
         stopped = describe_stop(end.stop, end.stop_agrees)
         out.add(f"Its request blocks stopped by the sequential rule: {stopped}.")

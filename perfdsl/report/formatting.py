@@ -28,6 +28,7 @@ from perfdsl.numbers import seconds as seconds
 from perfdsl.numbers import sig as sig
 
 if TYPE_CHECKING:
+    from perfdsl.bundle.evaluation.kernels import Comparison
     from perfdsl.bundle.evaluation.load import LoadEvaluation
     from perfdsl.nodes import Study
     from perfdsl.source import Span
@@ -204,3 +205,24 @@ def bullets(items: Sequence[str]) -> str:
 def snippet(study: Study, span: Span) -> str:
     """The study's own text at `span`, on one line (a formula or condition as written)."""
     return " ".join(study.source.snippet(span).split())
+
+
+RANK_CROSS_CHECK = (
+    "The rank test of the same blocks (the cross-check) finds no difference at the study's level "
+    "where the interval decided a verdict; the interval rests on few pairs, a skewed spread or a "
+    "pair the winsorizing kept, and more pairs would settle it: "
+)
+
+
+def rank_disagreement(label: str, c: Comparison) -> str | None:
+    """`label` and the rank test's p where it does not bear out a faster or slower verdict; else None.
+
+    The verdict rests on where the interval lies; the rank test of the same pairs is
+    the cross-check the specification asks for. Where it finds no difference at the
+    study's level under a decided verdict, the interval rests on few pairs, on a
+    skewed spread, or on a pair the winsorizing kept: the reader is told, not left to
+    find `rank_disagrees` in evaluation.json.
+    """
+    if not c.rank_disagrees:
+        return None
+    return f"{label} ({c.verdict}, rank test p = {sig(c.rank_p_value, 2)})"

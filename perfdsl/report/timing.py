@@ -88,7 +88,7 @@ def _mde(c: Comparison) -> str:
 
 
 def _timing_table(ctx: ReportContext, op: OperationResult, out: Blocks) -> None:
-    rows, missing, excluded = [], [], []
+    rows, missing, excluded, unconfirmed = [], [], [], []
     for shape in op.shapes:
         arms = {a.arm: a for a in shape.arms}
         c = shape.comparison
@@ -105,6 +105,9 @@ def _timing_table(ctx: ReportContext, op: OperationResult, out: Blocks) -> None:
             invalid = shape.invalid
             if invalid:
                 excluded.append(f"{fmt.message(shape.label)}: {fmt.message(invalid)}")
+            disagreement = fmt.rank_disagreement(fmt.text(shape.label), c)
+            if disagreement and not invalid:
+                unconfirmed.append(disagreement)
             cells += [
                 fmt.ratio(c.ratio),
                 fmt.interval(c.ci_low, c.ci_high),
@@ -137,6 +140,8 @@ def _timing_table(ctx: ReportContext, op: OperationResult, out: Blocks) -> None:
     )
     if missing:
         out.add("Not evidence: " + "; ".join(missing) + ".")
+    if unconfirmed:
+        out.add(fmt.RANK_CROSS_CHECK + "; ".join(unconfirmed) + ".")
     if excluded:
         out.add(
             "Invalid, and left out of the weighted ratio, Amdahl's s, the predictions, the mechanism, "
