@@ -288,3 +288,25 @@ def test_a_worker_pins_itself_before_it_imports_the_measured_code() -> None:
     finally:
         worker.close()
     assert len(os.sched_getaffinity(0)) >= 2  # the harness itself stays where it was
+
+
+def test_the_kernel_timing_section_says_the_kernels_had_fewer_cores_than_the_run(tmp_path: Path) -> None:
+    # A new user's `parallel=True` gather ran at half its unpinned speed: the measuring worker had
+    # CPU 0 of two for the whole run, and only environment.json said so.
+    state = read_cpu_state(plant_cpu_tree(tmp_path / "cpu", "performance"))
+    bundle, _ = _evaluated(tmp_path / "pinned", state, PINNED)
+    study = parse(Source("study.perf", (bundle / "study.perf").read_text())).study
+    assert study is not None
+    markdown, _ = render_markdown(study, Evaluation.read(bundle), open_evaluated(bundle))
+    timing = markdown.split("## Kernel timing")[1].split("## End-to-end")[0]
+    assert "The kernels ran pinned to CPU 0, 1 of the 2 cores the run could use" in timing
+    assert "(the load generator kept CPU 1)" in timing
+    unpinned = {
+        **PINNED,
+        "measuring": [0, 1],
+        "generator": [],
+        "workers": {"op": [0, 1], "application": [0, 1]},
+    }
+    bundle, _ = _evaluated(tmp_path / "unpinned", state, unpinned)
+    markdown, _ = render_markdown(study, Evaluation.read(bundle), open_evaluated(bundle))
+    assert "The kernels ran pinned" not in markdown

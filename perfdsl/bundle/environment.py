@@ -95,6 +95,8 @@ class EnvironmentRecord:
     """(distribution, version) by name; None for one not installed."""
     variables: tuple[tuple[str, str], ...]
     """(name, value) by name: the environment variables that change the device or the compilation."""
+    machine: MachineState | None = None
+    """The CPU state and where the run put its workers (`bundle.machine`); None before it was recorded."""
 
     @property
     def short_commit(self) -> str:
@@ -117,7 +119,8 @@ class EnvironmentRecord:
         variables = data.get("environment_variables")
         if isinstance(variables, Mapping):
             facts += [(f"variable {name}", _text(value)) for name, value in sorted(variables.items())]
-        facts += _cpu_state_facts(MachineState.from_environment(data))
+        machine = MachineState.from_environment(data)
+        facts += _cpu_state_facts(machine)
         facts += _gpu_facts(data.get("gpu"))
         git = data.get("git") if isinstance(data.get("git"), Mapping) else {}
         commit = git.get("commit")
@@ -142,6 +145,7 @@ class EnvironmentRecord:
             gpu_missing=_optional_text(data.get("gpu_missing")),
             packages=tuple((str(name), _optional_text(v)) for name, v in sorted(packages.items())),
             variables=tuple((str(name), str(value)) for name, value in sorted(named.items())),
+            machine=machine,
         )
 
     @classmethod

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.kernels import Comparison, Finding, OperationResult
+from perfdsl.ranges import format_ranges
 from perfdsl.report import figures, stopping
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext
@@ -47,6 +48,9 @@ def render_timing(ctx: ReportContext, out: Blocks) -> None:
         "intervals."
     )
     out.add(stopping.rule_sentence(ctx.plan.timing, stopping.held_open(ctx.plan)))
+    cores = _where_kernels_ran(ctx)
+    if cores:
+        out.add(cores)
     for op in ctx.operations:
         _timing_table(ctx, op, out)
         stops = stopping.stop_lines(op)
@@ -68,6 +72,34 @@ def render_timing(ctx: ReportContext, out: Blocks) -> None:
                 "per arm, n blocks each (a curve further left is faster)",
             )
     _quality(ev.quality, out)
+
+
+def _where_kernels_ran(ctx: ReportContext) -> str | None:
+    """Which cores the kernels were timed on, where the run pinned them to fewer than it could use.
+
+    The measuring workers keep the cores apart from the load generator's for the
+    whole run, the kernels' timing included: on a two-core machine a kernel's
+    parallel loops then have one core. That halved a `parallel=True` kernel's
+    speed, and no page said so (the cores were in environment.json alone).
+    """
+    environment = ctx.environment
+    machine = environment.machine if environment else None
+    if machine is None or not machine.measuring or not ctx.operations:
+        return None
+    usable = environment.usable_cores if environment else None
+    if usable is None or len(machine.measuring) >= usable:
+        return None
+    n = len(machine.measuring)
+    on = f"CPU {format_ranges(machine.measuring)}, {n} of the {usable} cores the run could use"
+    generator = (
+        f" (the load generator kept CPU {format_ranges(machine.generator)})" if machine.generator else ""
+    )
+    those = "that core" if n == 1 else f"those {n} cores"
+    return (
+        f"The kernels ran pinned to {on}{generator}: a kernel's parallel loops had {those} alone, and "
+        "its times, like the roofs measured beside them, are those of that many cores "
+        "(`perfdsl run --no-pin` leaves every core to them)."
+    )
 
 
 def _setting(name: str, value: object) -> str:
