@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import runtime_fixtures as fx
@@ -73,9 +75,14 @@ def test_determinism_checked_bit_for_bit():
     assert relaxed.passed and all(c.deterministic is None for c in relaxed.cases)
 
 
+RAISED = fx.raising_cpu.__code__
+RAISED_AT = f"{os.path.relpath(RAISED.co_filename)}:{RAISED.co_firstlineno + 1} in raising_cpu"
+"""Where the raising fixture raises, as the failure names it: the study's own line, not perfdsl's."""
+
+
 def test_raising_variant_is_a_recorded_failure():
     result = check(fx.raising)
-    assert all(c.message == "raised RuntimeError: kernel exploded" for c in result.cases)
+    assert all(c.message == f"raised RuntimeError: kernel exploded (at {RAISED_AT})" for c in result.cases)
 
 
 def test_hung_variant_times_out_and_stops():
@@ -162,4 +169,17 @@ def test_application_level_comparison():
     broken = compare_application(
         fx.application, fx.reference, fx.raising, Target(), shape, 0, np.float32, {"rel_l2": 1e-5}
     )
-    assert broken.message == "with `raising`: raised RuntimeError: kernel exploded"
+    assert broken.message == f"with `raising`: raised RuntimeError: kernel exploded (at {RAISED_AT})"
+
+
+def test_a_reference_that_names_its_inputs_otherwise_says_which_names_it_gets():
+    def compute(x, weights):  # `inputs` returns `w`
+        return {"out": x * weights + 1.0}
+
+    reference = Reference("scale_shift", fx.reference.inputs, fx.reference.outputs, compute)
+    result = check_variant(reference, fx.good, Target(), WORKLOAD, [], [0], np.float32, TOL)
+    (case,) = result.cases
+    assert case.message.startswith(
+        "reference `scale_shift` failed: TypeError: compute() takes its arrays by the names `inputs` "
+        "gives them (`w`, `x`): "
+    )

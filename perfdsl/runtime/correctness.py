@@ -30,8 +30,9 @@ import numpy as np
 
 from perfdsl.bundle.application import ModelLevelArm, OutputRecord
 from perfdsl.kernel import AppContext, Application, Reference, Shape, Variant
+from perfdsl.runtime.errors import check_names, describe_error
 from perfdsl.runtime.targets import Target, is_poison
-from perfdsl.runtime.timing import describe_error, seeded_rng
+from perfdsl.runtime.timing import seeded_rng
 
 METRICS = ("rel_l2", "max_abs")
 DEFAULT_TIMEOUT_S = 120.0
@@ -239,7 +240,9 @@ def _reference_outputs(
     reference: Reference, shape: Shape, host: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """The reference's float64 answer, checked against the shapes it declares."""
-    result = reference.compute(**{k: np.asarray(v, dtype=np.float64) for k, v in host.items()})
+    inputs = {k: np.asarray(v, dtype=np.float64) for k, v in host.items()}
+    check_names(reference.compute, inputs, "compute()", "`inputs`")
+    result = reference.compute(**inputs)
     declared = reference.outputs(shape)
     out = {}
     for name, want in declared.items():

@@ -53,6 +53,7 @@ from perfdsl.kernel import Application, KernelCode, Reference, Variant
 from perfdsl.ranges import format_ranges
 from perfdsl.runtime.correctness import Case, CorrectnessResult
 from perfdsl.runtime.counters.attach import attach_counters
+from perfdsl.runtime.errors import describe_error
 from perfdsl.runtime.estimate import Calibration, RunEstimate, estimate_calibrated, step_key
 from perfdsl.runtime.isolation import Limits, Session, WorkerDied
 from perfdsl.runtime.machine_state import (
@@ -74,7 +75,6 @@ from perfdsl.runtime.resolve import (
     roof_reference,
 )
 from perfdsl.runtime.targets import Target
-from perfdsl.runtime.timing import describe_error
 from perfdsl.runtime.worker import Job
 
 

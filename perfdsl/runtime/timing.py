@@ -50,6 +50,7 @@ from perfdsl.bundle.sampling import (
 )
 from perfdsl.collector import collector_paused, survivors_frozen
 from perfdsl.kernel import Reference, Shape, Variant
+from perfdsl.runtime.errors import describe_error
 from perfdsl.runtime.sequential import Watch
 from perfdsl.runtime.targets import Target
 from perfdsl.runtime.warmup import WarmupPolicy, warm_up
@@ -324,9 +325,3 @@ def _overhead_block(
             out.append(Sample(EMPTY_ARM, index, position, buffer_set, result.duration_ns, result.valid))
     except Exception as error:
         failures.append(SamplerFailure(EMPTY_ARM, "overhead", index, None, describe_error(error)))
-
-
-def describe_error(error: BaseException) -> str:
-    """An exception as one line: its type and the first line of its message."""
-    first_line = (str(error).splitlines() or [""])[0]
-    return f"{type(error).__name__}: {first_line}" if first_line else type(error).__name__

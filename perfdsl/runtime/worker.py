@@ -321,7 +321,7 @@ def serve(connection: Any, job: Job, marker: Any) -> None:
 
 
 def _one_line(error: BaseException) -> str:
-    from perfdsl.runtime.timing import describe_error
+    from perfdsl.runtime.errors import describe_error
 
     return describe_error(error)
 
