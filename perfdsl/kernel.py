@@ -76,7 +76,8 @@ class Reference:
     outputs: Callable[[Shape], dict[str, tuple[int, ...]]]
     """outputs(shape) -> the shape of every output array (dtype is the workload's)."""
     compute: Callable[..., dict[str, Any]]
-    """compute(**inputs as float64) -> float64 outputs: the answer to compare against."""
+    """compute(**inputs) -> float64 outputs: the answer to compare against. Floating-point inputs
+    arrive as float64 (complex as complex128); integer and boolean ones (indices, masks) as drawn."""
 
 
 @attrs.frozen

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import runtime_fixtures as fx
 
-from perfdsl.kernel import Reference
+from perfdsl.kernel import Reference, Variant
 from perfdsl.runtime.correctness import LastAnswer, check_variant, compare_application, measure
 from perfdsl.runtime.targets import Target
 
@@ -170,6 +170,32 @@ def test_application_level_comparison():
         fx.application, fx.reference, fx.raising, Target(), shape, 0, np.float32, {"rel_l2": 1e-5}
     )
     assert broken.message == f"with `raising`: raised RuntimeError: kernel exploded (at {RAISED_AT})"
+
+
+def _gather_inputs(shape, rng, dtype):
+    return {
+        "table": rng.standard_normal(shape["N"]).astype(dtype),
+        "idx": rng.integers(0, shape["N"], shape["M"]).astype(np.int64),
+    }
+
+
+def _gather_compute(table, idx):
+    assert table.dtype == np.float64 and idx.dtype == np.int64
+    return {"out": table[idx]}
+
+
+def _gather_cpu(table, idx, out):
+    out[...] = table[idx]
+
+
+def test_integer_inputs_reach_the_reference_as_drawn():
+    # Widened to float64 with the rest, an index array cannot index: a new user's gather
+    # reference failed every case with "arrays used as indices must be of integer type".
+    gather = Reference("gather", _gather_inputs, lambda shape: {"out": (shape["M"],)}, _gather_compute)
+    result = check_variant(
+        gather, Variant("gather", cpu=_gather_cpu), Target(), [{"M": 8, "N": 64}], [], SEEDS, np.float32, TOL
+    )
+    assert result.passed, [c.message for c in result.failures]
 
 
 def test_a_reference_that_names_its_inputs_otherwise_says_which_names_it_gets():

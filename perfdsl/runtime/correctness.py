@@ -236,11 +236,29 @@ class LastAnswer:
         return self._last[1]
 
 
+def widened(inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The inputs as the reference computes on them: floating point as float64 (complex as
+    complex128), integer and boolean arrays as they are.
+
+    An index array widened to float64 cannot index: a new user's gather reference failed
+    on every case with "arrays used as indices must be of integer (or boolean) type".
+    """
+    out = {}
+    for name, value in inputs.items():
+        array = np.asarray(value)
+        if np.issubdtype(array.dtype, np.complexfloating):
+            array = array.astype(np.complex128, copy=False)
+        elif not np.issubdtype(array.dtype, np.integer) and array.dtype != np.bool_:
+            array = array.astype(np.float64, copy=False)
+        out[name] = array
+    return out
+
+
 def _reference_outputs(
     reference: Reference, shape: Shape, host: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """The reference's float64 answer, checked against the shapes it declares."""
-    inputs = {k: np.asarray(v, dtype=np.float64) for k, v in host.items()}
+    inputs = widened(host)
     check_names(reference.compute, inputs, "compute()", "`inputs`")
     result = reference.compute(**inputs)
     declared = reference.outputs(shape)
@@ -351,8 +369,7 @@ def _reference_op(reference: Reference, shape: Shape) -> Callable[..., None]:
     names = tuple(reference.outputs(shape))
 
     def op(**arrays: np.ndarray) -> None:
-        inputs = {k: np.asarray(v, dtype=np.float64) for k, v in arrays.items() if k not in names}
-        computed = reference.compute(**inputs)
+        computed = reference.compute(**widened({k: v for k, v in arrays.items() if k not in names}))
         for name in names:
             arrays[name][...] = computed[name]
 
