@@ -21,6 +21,7 @@ import attrs
 import pytest
 from evaluate_fixtures import CHECKED, make_bundle
 
+from perfdsl.bundle.evaluation.correctness import FailingCase, ModelArm, ModelLevel
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.evaluation.imported import ImportedEvaluation
 from perfdsl.bundle.files import dumps
@@ -164,3 +165,37 @@ def test_a_rank_test_that_does_not_bear_out_a_verdict_is_said(
     )
     said, _ = render_markdown(study, attrs.evolve(evaluation, end_to_end=end), opened, bundle_label=label)
     assert "more pairs would settle it: `app` (" in said
+
+
+def test_page_one_names_the_arms_that_fail_their_correctness_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A new user's application raised in both arms, and page 1 said "The change fails".
+    study, evaluation, opened = _native(tmp_path, monkeypatch)
+    label = f"artifacts/{RUN_ID}"
+
+    def first_paragraph(planted: Evaluation) -> str:
+        markdown, _ = render_markdown(study, planted, opened, bundle_label=label)
+        return markdown.split("## Decision and result")[1].split("\n\n")[1]
+
+    raised = ModelArm(False, None, None, "raised ValueError: batch too large")
+    both = attrs.evolve(
+        evaluation, model_level=ModelLevel(False, {"baseline": raised, "change": raised}, None)
+    )
+    assert "**The baseline and the change both fail their correctness checks**" in first_paragraph(both)
+    operation = evaluation.operations[0]
+    case = FailingCase("baseline", "unfused", {"M": 64, "N": 4096}, 0, False, None, None, "raised", ())
+    correctness = attrs.evolve(operation.correctness, passed=False, failing=(case,))
+    baseline = attrs.evolve(
+        evaluation, operations=(attrs.evolve(operation, correctness=correctness), *evaluation.operations[1:])
+    )
+    assert "**The baseline fails its correctness check**" in first_paragraph(baseline)
+    change = attrs.evolve(case, arm="change", variant="fused")
+    changed = attrs.evolve(
+        evaluation,
+        operations=(
+            attrs.evolve(operation, correctness=attrs.evolve(correctness, failing=(change,))),
+            *evaluation.operations[1:],
+        ),
+    )
+    assert "**The change fails its correctness check**" in first_paragraph(changed)

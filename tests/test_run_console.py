@@ -61,3 +61,25 @@ def test_an_application_worse_than_its_baseline_names_the_rule(tmp_path: Path) -
     )
     (line, _) = correctness_failures(bundle)
     assert "the change's error exceeds the baseline's (rel_l2 no worse than the baseline's)" in line
+
+
+def test_cases_that_failed_alike_are_one_line_and_the_advice_names_the_arms(tmp_path: Path) -> None:
+    """A reference that raised printed its error on seventeen lines, and "no timing of a failing
+    change" followed though both arms had failed."""
+    bundle = make_bundle(tmp_path)
+    results = json.loads((bundle / "results.json").read_text(encoding="utf-8"))
+    (case, _) = results["operations"][0]["correctness"]["cases"]
+    message = "reference `op` failed: TypeError: compute() takes its arrays by the names `inputs` gives them"
+    cases = [
+        {**case, "arm": arm, "variant": arm, "seed": seed, "passed": False, "message": message}
+        for arm in ("baseline", "change")
+        for seed in range(3)
+    ]
+    results["operations"][0]["correctness"].update({"passed": False, "cases": cases})
+    (bundle / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    *lines, advice = correctness_failures(bundle)
+    assert lines == [
+        f"correctness FAILED: `op` {arm} (`{arm}`) at M=3 x N=31, seed 0 and 2 more cases: {message}"
+        for arm in ("baseline", "change")
+    ]
+    assert advice.startswith("no timing of an arm that fails its check supports a decision")

@@ -183,24 +183,35 @@ def correctness_failures(bundle: Path) -> list[str]:
 
     results = Results.read(bundle)
     lines = []
+    failed_arms: set[str] = set()
     for op in results.operations:
+        # One line per arm and message: a reference that fails fails every case alike, and
+        # seventeen copies of its error hid the other lines.
+        alike: dict[tuple[str, str, str], list[str]] = {}
         for case in op.correctness.cases:
             if case.passed:
                 continue
             shape = " x ".join(f"{k}={v}" for k, v in case.shape.items()) or "its shape"
             seed = "" if case.seed is None else f", seed {case.seed}"
+            key = (case.arm, case.variant, case.message or "outside the tolerance")
+            alike.setdefault(key, []).append(f"{shape}{seed}")
+            failed_arms.add(case.arm)
+        for (arm, variant, message), where in alike.items():
+            more = f" and {len(where) - 1} more case{'s' if len(where) > 2 else ''}" if len(where) > 1 else ""
             lines.append(
-                f"correctness FAILED: `{op.name}` {case.arm} (`{case.variant}`) at {shape}{seed}: "
-                f"{case.message or 'outside the tolerance'}"
+                f"correctness FAILED: `{op.name}` {arm} (`{variant}`) at {where[0]}{more}: {message}"
             )
     app = results.application
     if app is not None and app.model_level is not None and not app.model_level.passed:
         # An application that raised says so per arm; one that ran is judged on its error.
-        raised = [f"{name}: {arm.message}" for name, arm in app.model_level.arms.items() if not arm.passed]
+        failing = [name for name, arm in app.model_level.arms.items() if not arm.passed]
+        raised = [f"{name}: {app.model_level.arms[name].message}" for name in failing]
         why = "; ".join(raised) or f"the change's error exceeds the baseline's ({app.model_level.rule})"
         lines.append(f"correctness FAILED: application `{app.name}`'s output against its float64 run: {why}")
+        failed_arms.update(failing or ["change"])
     if lines:
-        lines.append("no timing of a failing change supports a decision: fix it before reading the numbers")
+        which = "a failing change" if failed_arms <= {"change"} else "an arm that fails its check"
+        lines.append(f"no timing of {which} supports a decision: fix it before reading the numbers")
     return lines
 
 

@@ -71,10 +71,7 @@ def _headline(ctx: ReportContext) -> list[str]:
     if not decision.consistent:
         sentences.append("**The evidence contradicts it** (see the warning below).")
     elif wrong or ev.model_level.passed is False:
-        sentences.append(
-            "**The change fails its correctness check**, so none of its timings supports this or any "
-            "decision."
-        )
+        sentences.append(_failing_sentence(ctx))
     elif decision.unsupported:
         sentences.append(
             "**The evidence does not yet support it**: "
@@ -88,6 +85,27 @@ def _headline(ctx: ReportContext) -> list[str]:
     sentences.extend(_kernel_sentence(ctx, op) for op in ctx.operations)
     sentences.append(_correctness_sentence(ctx))
     return sentences
+
+
+def _failing_sentence(ctx: ReportContext) -> str:
+    """Page 1's second sentence when a correctness check failed, naming the arms that failed it.
+
+    "The change fails" was said whatever failed: a new user's application raised in
+    both arms, and page 1 blamed the change for it.
+    """
+    arms = {case.arm for op in ctx.operations if not op.correctness.passed for case in op.correctness.failing}
+    arms |= {arm for arm, result in ctx.evaluation.model_level.arms.items() if not result.passed}
+    if arms == {"baseline"}:
+        return (
+            "**The baseline fails its correctness check**, so no comparison with it supports this or "
+            "any decision."
+        )
+    if {"baseline", "change"} <= arms:
+        return (
+            "**The baseline and the change both fail their correctness checks**, so no timing of "
+            "either supports this or any decision."
+        )
+    return "**The change fails its correctness check**, so none of its timings supports this or any decision."
 
 
 def _stops_sentence(ctx: ReportContext) -> str | None:
