@@ -475,9 +475,12 @@ _ALL = [
         "a shape the run cannot hold",
         "Every size is at least 1, and one shape's buffers must fit in memory. The estimate is "
         "static (elements x bytes per element x buffers: each arm's rotated inputs and outputs, "
-        "their host copies and the float64 reference); above 64 GiB the run would fail to "
-        "allocate, so the shape is reported before it is tried. A `limit regression`'s shapes "
-        "are timed beside the workload's, so they are held to the same.",
+        "their host copies and the float64 reference), a buffer taken to hold the product of the "
+        "shape's sizes, or, where the study's `bytes` model says a call moves less (a gather of N "
+        "lookups into a table of T), the elements that model stands for; above 64 GiB the run "
+        "would fail to allocate, so the shape is reported before it is tried. The run estimates "
+        "again from the arrays the reference draws. A `limit regression`'s shapes are timed "
+        "beside the workload's, so they are held to the same.",
         "shapes (M, N) in [(64, 4096), (4096, 8192)]",
     ),
     _code(

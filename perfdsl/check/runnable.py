@@ -158,7 +158,11 @@ def _sizes(ctx: Context, shapes: ShapeSet | None, what: str) -> None:
                 help="every size is at least 1",
             )
             continue
-        needed = estimated_bytes(math.prod(shape.sizes), dtype, rotate)
+        elements = math.prod(shape.sizes)
+        modelled = _modelled_bytes(ctx, [s.id for s in shapes.symbols], shape.sizes)
+        if modelled is not None:
+            elements = min(elements, math.ceil(modelled / (2 * ITEM_BYTES.get(dtype, 1))))
+        needed = estimated_bytes(elements, dtype, rotate)
         if needed > MEMORY_LIMIT_BYTES:
             ctx.report(
                 "PD311",
@@ -167,6 +171,34 @@ def _sizes(ctx: Context, shapes: ShapeSet | None, what: str) -> None:
                 label=f"more than the {MEMORY_LIMIT_BYTES // 2**30} GiB a run may use",
                 help=f"use a smaller shape, or fewer rotated buffer sets than `rotate {rotate}`",
             )
+
+
+def _modelled_bytes(ctx: Context, symbols: list[str], sizes: tuple[int, ...]) -> float | None:
+    """The most bytes one call of any operation moves at this shape, by the study's own byte
+    models; None where no model has a value there.
+
+    `estimated_bytes` takes a buffer to hold the product of the shape's sizes, which is
+    each buffer of an elementwise kernel and none of a gather's: `(N, T)` with N lookups
+    into a table of T held 29 million GiB against the 0.6 GB the study models. A
+    call's modelled bytes are its inputs read once and its outputs written once, so
+    half of them, in elements, stands for one buffer where the product overstates it.
+    """
+    shape = dict(zip(symbols, sizes, strict=False))
+    found = []
+    for operation in ctx.study.operations:
+        for model in operation.models:
+            if model.quantity.id != "bytes":
+                continue
+            for formula in (model.baseline, model.change):
+                if not _arithmetic(formula) or any(name.id not in shape for name in names_in(formula)):
+                    continue
+                try:
+                    value = evaluate_formula(formula, shape)
+                except PlanError:
+                    continue
+                if math.isfinite(value) and value > 0:
+                    found.append(value)
+    return max(found, default=None)
 
 
 def _gib(size: int) -> str:
