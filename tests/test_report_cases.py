@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -120,14 +121,33 @@ def test_both_page_ones_say_a_decision_edited_after_the_run(
     _says_decision_changed(page_one, "investigate", "adopt")
 
 
+def _renderer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Evaluation, Callable[[Evaluation], str]]:
+    """The planted native bundle's evaluation, and its report's Markdown for any evaluation planted in
+    its place: a wording is tested from the records it reads, through the real renderer."""
+    study, evaluation, opened = _native(tmp_path, monkeypatch)
+
+    def render(planted: Evaluation) -> str:
+        markdown, _ = render_markdown(study, planted, opened, bundle_label=f"artifacts/{RUN_ID}")
+        return markdown
+
+    return evaluation, render
+
+
+def _with_first_operation(evaluation: Evaluation, **changes: object) -> Evaluation:
+    """The evaluation with its first operation's fields changed."""
+    operation = attrs.evolve(evaluation.operations[0], **changes)
+    return attrs.evolve(evaluation, operations=(operation, *evaluation.operations[1:]))
+
+
 def _with_first_shape(evaluation: Evaluation, **changes: object) -> Evaluation:
     """The evaluation with its first operation's first shape's comparison changed."""
     operation = evaluation.operations[0]
     shape = operation.shapes[0]
     assert shape.comparison is not None
     shape = attrs.evolve(shape, comparison=attrs.evolve(shape.comparison, **changes))
-    operation = attrs.evolve(operation, shapes=(shape, *operation.shapes[1:]))
-    return attrs.evolve(evaluation, operations=(operation, *evaluation.operations[1:]))
+    return _with_first_operation(evaluation, shapes=(shape, *operation.shapes[1:]))
 
 
 def test_underpowered_is_said_only_beside_a_verdict_the_interval_left_open(
@@ -135,12 +155,10 @@ def test_underpowered_is_said_only_beside_a_verdict_the_interval_left_open(
 ) -> None:
     # A shape decided faster far beyond the threshold rests on its interval, whatever the MDE:
     # "3.00% (underpowered)" beside it read as if the verdict were in doubt.
-    study, evaluation, opened = _native(tmp_path, monkeypatch)
-    label = f"artifacts/{RUN_ID}"
+    evaluation, render = _renderer(tmp_path, monkeypatch)
 
     def row(verdict: str) -> str:
-        planted = _with_first_shape(evaluation, underpowered=True, verdict=verdict)
-        markdown, _ = render_markdown(study, planted, opened, bundle_label=label)
+        markdown = render(_with_first_shape(evaluation, underpowered=True, verdict=verdict))
         return next(
             line for line in markdown.splitlines() if line.startswith("| 64x4096 | 0.75 | 998 µs | 803 µs |")
         )
@@ -153,49 +171,36 @@ def test_a_rank_test_that_does_not_bear_out_a_verdict_is_said(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The specification's cross-check was computed, written to evaluation.json and never printed.
-    study, evaluation, opened = _native(tmp_path, monkeypatch)
-    label = f"artifacts/{RUN_ID}"
-    quiet, _ = render_markdown(study, evaluation, opened, bundle_label=label)
-    assert "The rank test of the same blocks" not in quiet
-    planted = _with_first_shape(evaluation, rank_disagrees=True, rank_p_value=0.094)
-    said, _ = render_markdown(study, planted, opened, bundle_label=label)
+    evaluation, render = _renderer(tmp_path, monkeypatch)
+    assert "The rank test of the same blocks" not in render(evaluation)
+    said = render(_with_first_shape(evaluation, rank_disagrees=True, rank_p_value=0.094))
     assert "more pairs would settle it: 64x4096 (faster, rank test p = 0.094)." in said
-    end = attrs.evolve(
-        evaluation.end_to_end, comparison=attrs.evolve(evaluation.end_to_end.comparison, rank_disagrees=True)
-    )
-    said, _ = render_markdown(study, attrs.evolve(evaluation, end_to_end=end), opened, bundle_label=label)
-    assert "more pairs would settle it: `app` (" in said
+    comparison = evaluation.end_to_end.comparison
+    end = attrs.evolve(evaluation.end_to_end, comparison=attrs.evolve(comparison, rank_disagrees=True))
+    assert "more pairs would settle it: `app` (" in render(attrs.evolve(evaluation, end_to_end=end))
 
 
 def test_page_one_names_the_arms_that_fail_their_correctness_checks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A new user's application raised in both arms, and page 1 said "The change fails".
-    study, evaluation, opened = _native(tmp_path, monkeypatch)
-    label = f"artifacts/{RUN_ID}"
+    evaluation, render = _renderer(tmp_path, monkeypatch)
 
     def first_paragraph(planted: Evaluation) -> str:
-        markdown, _ = render_markdown(study, planted, opened, bundle_label=label)
-        return markdown.split("## Decision and result")[1].split("\n\n")[1]
+        return render(planted).split("## Decision and result")[1].split("\n\n")[1]
 
     raised = ModelArm(False, None, None, "raised ValueError: batch too large")
     both = attrs.evolve(
         evaluation, model_level=ModelLevel(False, {"baseline": raised, "change": raised}, None)
     )
     assert "**The baseline and the change both fail their correctness checks**" in first_paragraph(both)
-    operation = evaluation.operations[0]
+    correctness = evaluation.operations[0].correctness
     case = FailingCase("baseline", "unfused", {"M": 64, "N": 4096}, 0, False, None, None, "raised", ())
-    correctness = attrs.evolve(operation.correctness, passed=False, failing=(case,))
-    baseline = attrs.evolve(
-        evaluation, operations=(attrs.evolve(operation, correctness=correctness), *evaluation.operations[1:])
+    baseline = attrs.evolve(correctness, passed=False, failing=(case,))
+    assert "**The baseline fails its correctness check**" in first_paragraph(
+        _with_first_operation(evaluation, correctness=baseline)
     )
-    assert "**The baseline fails its correctness check**" in first_paragraph(baseline)
-    change = attrs.evolve(case, arm="change", variant="fused")
-    changed = attrs.evolve(
-        evaluation,
-        operations=(
-            attrs.evolve(operation, correctness=attrs.evolve(correctness, failing=(change,))),
-            *evaluation.operations[1:],
-        ),
+    change = attrs.evolve(baseline, failing=(attrs.evolve(case, arm="change", variant="fused"),))
+    assert "**The change fails its correctness check**" in first_paragraph(
+        _with_first_operation(evaluation, correctness=change)
     )
-    assert "**The change fails its correctness check**" in first_paragraph(changed)
