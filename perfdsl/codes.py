@@ -881,13 +881,18 @@ _ALL = [
         ERROR,
         "modelled bytes below the bytes of the kernel's own buffers",
         "An arm's `bytes` model at a shape is less than the bytes of the inputs and outputs "
-        "the run handed the kernel (each input read once, each output written once).",
+        "the run handed the kernel (each input read once, each output written once), less "
+        "the inputs its variant declares it reads only in part (`sparse_inputs`).",
         "No kernel that reads its inputs and writes its outputs moves fewer bytes than they "
         "hold: the model counts elements instead of bytes, or mixes the two, or leaves a "
         "buffer out. Its bandwidth and its bytes ratio are then wrong, and a bytes prediction "
-        "can be confirmed by a model that is not the kernel's. The result is invalid.",
+        "can be confirmed by a model that is not the kernel's. The result is invalid. A kernel "
+        "that reads an input only in part (a gather's table, a masked read) does move fewer "
+        "bytes than that input holds; the rule cannot see it from the buffers, so the variant says "
+        "so.",
         "Count every buffer in bytes (the dtype's size times its elements, e.g. `4*M*N` for "
-        "float32), at least once per input read and once per output written.",
+        "float32), at least once per input read and once per output written; name an input the "
+        "kernel reads only in part in its `Variant(sparse_inputs=(...))`.",
     ),
     _quality(
         "PQ011",

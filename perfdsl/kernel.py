@@ -141,6 +141,10 @@ class Variant:
     workspace, or its own output updated in place pass after pass. Not rotated like its buffers:
     where they fit in a cache that is not flushed between calls, part of its modelled traffic is
     cache traffic, and it is not held to a DRAM roof."""
+    sparse_inputs: tuple[str, ...] = ()
+    """Inputs the variant reads only in part (a gather's table, a masked or indexed read): their
+    bytes still count towards its working set, but not towards the traffic no call can avoid,
+    which its `bytes` model is held to (PQ010). Names are keys the reference's `inputs` returns."""
 
     def __attrs_post_init__(self) -> None:
         if self.cuda is not None and self.cuda_bind is not None:

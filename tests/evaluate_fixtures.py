@@ -187,6 +187,14 @@ def planted_environment(numba: str, commit: str, driver: str | None = None) -> d
     }
 
 
+def _sparse_rotation(unavoidable: float | None, mn: int) -> dict:
+    """A shape's `rotation` with the change arm's unavoidable bytes, or nothing."""
+    if unavoidable is None:
+        return {}
+    change = {"arm": "change", "sets": 4, "set_bytes": 8 * mn, "cache_target_bytes": 1}
+    return {"rotation": [{**change, "compulsory_bytes": int(unavoidable * mn)}]}
+
+
 def make_bundle(
     tmp: Path,
     *,
@@ -220,6 +228,7 @@ def make_bundle(
     busy: dict[str, tuple[float, ...]] | None = None,
     modelled_bytes: tuple[float, float] = (20.0, 8.0),
     limits: dict[tuple[int, int], float] | None = None,
+    change_unavoidable: float | None = None,
 ) -> Path:
     """Write a synthetic bundle with planted effects; returns its path.
 
@@ -231,6 +240,8 @@ def make_bundle(
     "application", that it did so during every request block).
     `valid=False` marks every sample invalid; `target="cudasim"` also makes the
     run's timings not evidence (`timings_valid` false), as the simulator does.
+    `change_unavoidable` (bytes per element of M x N) plants the change's rotation entry
+    with that `compulsory_bytes`, as a variant with `sparse_inputs` records it.
     `kernel_ratio` may be one ratio per shape. The share pass times `share_requests`
     requests per arm with 2 % noise: the operation holds `share` of the baseline's
     time and runs `in_app_ratio` (default `kernel_ratio`) times as long in the
@@ -301,6 +312,7 @@ def make_bundle(
                     "timing": {
                         "blocks": _clock_readings(clock_reasons, blocks * len(levels)),
                         "set_bytes": {"baseline": 8 * mn, "change": 8 * mn, "copy": 8 * mn},
+                        **_sparse_rotation(change_unavoidable, mn),
                     },
                     "counters": counters if not shapes else None,
                 }

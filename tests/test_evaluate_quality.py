@@ -168,3 +168,21 @@ def test_the_summary_prints_a_limit_shapes_findings_as_well(tmp_path):
         assert (
             f"{finding.severity}[{finding.code}]: {finding.message} ({finding.subject}, limit shape)" in text
         )
+
+
+def test_an_input_read_only_in_part_is_left_out_of_the_bytes_a_model_is_held_to(tmp_path):
+    """A new user's gather modelled the lookups it makes, far below its 256 MiB table, and PQ010
+    called the correct model a count of elements with no way to say the table is read in part."""
+    from evaluate_fixtures import make_bundle
+
+    from perfdsl.evaluate.evaluation import evaluate
+
+    def pq010(**planted):
+        ev = evaluate(open_evaluated(make_bundle(tmp_path / str(len(list(tmp_path.iterdir()))), **planted)))
+        return [f for op in ev.operations for s in op.shapes for f in s.findings if f.code == "PQ010"]
+
+    told = pq010(modelled_bytes=(20.0, 3.0))
+    assert told and all("name that input in the variant's `sparse_inputs`" in f.message for f in told)
+    assert pq010(modelled_bytes=(20.0, 3.0), change_unavoidable=3.0) == []
+    still = pq010(modelled_bytes=(20.0, 3.0), change_unavoidable=4.0)
+    assert still and "below the" in still[0].message

@@ -128,6 +128,14 @@ class ShapeRecord(Plain):
             raise ValueError(f"shape `{self.label}`: set_bytes of {arm} is {counts[arm]}, not a byte count")
         return counts
 
+    @property
+    def unavoidable_bytes(self) -> dict[str, float]:
+        """Bytes each arm must move per call whatever it does: its buffer set, less the inputs it
+        declares it reads only in part (`Rotation.unavoidable_bytes`); `set_bytes` where the
+        rotation does not say (a bundle before results/13 carries no sparse inputs)."""
+        known = {r.arm: float(r.unavoidable_bytes) for r in self.timing.rotation} if self.timing else {}
+        return {arm: known.get(arm, value) for arm, value in self.set_bytes.items()}
+
     def failure_of(self, arm: str) -> str | None:
         """Why `arm` stopped at this shape (its call raised, or its code ended the worker), if it did."""
         return self.timing.failure_of(arm) if self.timing else None

@@ -240,6 +240,16 @@ class Rotation(Plain):
     scratch_bytes: int = 0
     scratch_cached: bool = False
     """Whether that scratch fits in a cache that is not flushed between calls."""
+    compulsory_bytes: int | None = field(
+        default=None, when=lambda rotation: rotation.compulsory_bytes is not None
+    )
+    """`set_bytes` less the inputs the variant reads only in part (`Variant.sparse_inputs`, results/13):
+    the traffic no call can avoid. Written only where a variant declares some; None: all of `set_bytes`."""
+
+    @property
+    def unavoidable_bytes(self) -> int:
+        """The bytes no call of this arm can avoid moving: its buffers, less any it reads only in part."""
+        return self.set_bytes if self.compulsory_bytes is None else self.compulsory_bytes
 
     @property
     def exceeds_cache(self) -> bool:

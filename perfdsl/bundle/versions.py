@@ -18,7 +18,7 @@ RECORD_ERRORS = (ValueError, KeyError, TypeError, AttributeError, ArithmeticErro
 """What a record's `from_json` raises on a value of the wrong kind: a missing key, a string where an
 object was, `int()` of an infinity (OverflowError)."""
 
-RESULTS = "perfdsl.results/12"
+RESULTS = "perfdsl.results/13"
 """results.json's version. History:
 
 * `perfdsl.results/1`: the first layout.
@@ -74,6 +74,10 @@ RESULTS = "perfdsl.results/12"
   request block, share round and load probe (`runtime.preparation`), and the
   application record states each arm's count (`preparations`). Versions 1 to 11
   still read, with one preparation per arm.
+* `perfdsl.results/13`: a rotation entry of an arm whose variant reads inputs only in
+  part (`Variant.sparse_inputs`) states `compulsory_bytes`, its set's bytes less
+  theirs, which its byte model is held to (PQ010). Written only for such arms;
+  versions 1 to 12 still read, every input counted.
 """
 
 READABLE_RESULTS = (
@@ -88,6 +92,7 @@ READABLE_RESULTS = (
     "perfdsl.results/9",
     "perfdsl.results/10",
     "perfdsl.results/11",
+    "perfdsl.results/12",
     RESULTS,
 )
 

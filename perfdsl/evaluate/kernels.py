@@ -277,7 +277,7 @@ def _findings(
     out += _clock_findings(samples, shape.blocks, subject)
     out += quality.check_warmup(shape.warmups, subject)
     out += quality.check_contention(shape.blocks, subject)
-    modelled, buffers = (shape.models or {}).get("bytes") or {}, shape.set_bytes
+    modelled, buffers = (shape.models or {}).get("bytes") or {}, shape.unavoidable_bytes
     for arm in ARMS:
         if isinstance(modelled.get(arm), int | float) and arm in buffers:
             out += quality.check_compulsory_bytes(

@@ -255,13 +255,18 @@ def check_compulsory_bytes(
 ) -> tuple[Finding, ...]:
     """PQ010 (error): a byte model below the bytes of the buffers the kernel is handed.
 
-    `buffers` is one buffer set's inputs and outputs as the run allocated them
-    (`set_bytes`): the traffic no kernel that reads each input and writes each
-    output can avoid. A model under it counts elements, or leaves a buffer out;
-    where the model times the element size (`element`: the dtype and its bytes)
-    would cover the buffers, it is almost surely the first, and the message says
-    so. `where` names the model's line ("studies/x.perf:27"), since `check`
-    cannot see the buffers and the error is found only here.
+    `buffers` is one buffer set's inputs and outputs as the run allocated them,
+    less the inputs the variant declares it reads only in part
+    (`ShapeRecord.unavoidable_bytes`): the traffic no kernel that reads each
+    input and writes each output can avoid. A model under it counts elements,
+    or leaves a buffer out; where the model times the element size (`element`:
+    the dtype and its bytes) would cover the buffers, it is almost surely the
+    first, and the message says so. Either way it names the way out for a
+    kernel that does read an input only in part (a gather's table), which the
+    rule cannot tell from the buffers: a new user's correct gather model was
+    told only to multiply by the element size. `where` names the model's line
+    ("studies/x.perf:27"), since `check` cannot see the buffers and the error is
+    found only here.
     """
     if buffers <= 0 or modelled >= buffers:
         return ()
@@ -270,6 +275,10 @@ def check_compulsory_bytes(
         fix = f"it looks like a count of elements: multiply it by the {size} bytes of one {dtype} element"
     else:
         fix = "it leaves out a buffer, or counts elements for part of it"
+    fix += (
+        "; or, where the kernel reads an input only in part (a gather's table), name that input in "
+        "the variant's `sparse_inputs`"
+    )
     at = f" (`bytes` at {where})" if where else ""
     return (
         Finding(

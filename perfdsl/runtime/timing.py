@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -91,6 +91,8 @@ class Arm:
     """Where `read_share` comes from, in words, for the report."""
     scratch_bytes: int = 0
     """Scratch the variant reuses on every call (`Variant.scratch_bytes`), not rotated."""
+    compulsory_bytes: int | None = None
+    """The buffer set's bytes less its sparse inputs' (`Variant.sparse_inputs`); None: none declared."""
     renew: Callable[[], None] | None = None
     """Called before each of this arm's blocks, outside the timed calls: an application's
     request prepared afresh, so that where its arrays land is not the arm's for the whole
@@ -165,8 +167,23 @@ def prepare_arms(
             calls.append(target.bind(variant, arrays))
         share, source = _read_share(variant, read_bytes, set_bytes)
         scratch = int(variant.scratch_bytes(shape)) if variant.scratch_bytes else 0
-        arms.append(Arm(variant.name, tuple(calls), set_bytes, share, source, scratch))
+        compulsory = _compulsory_bytes(variant, first, set_bytes)
+        arms.append(Arm(variant.name, tuple(calls), set_bytes, share, source, scratch, compulsory))
     return tuple(arms)
+
+
+def _compulsory_bytes(variant: Variant, inputs: Mapping[str, Any], set_bytes: int) -> int | None:
+    """The set's bytes less those of the inputs the variant reads only in part; None where it
+    declares none. ValueError for a declared name the reference's `inputs` does not return."""
+    if not variant.sparse_inputs:
+        return None
+    unknown = [name for name in variant.sparse_inputs if name not in inputs]
+    if unknown:
+        raise ValueError(
+            f"`{variant.name}` declares sparse_inputs {', '.join(f'`{n}`' for n in unknown)}, which "
+            f"the reference's inputs() does not return (it returns {', '.join(f'`{n}`' for n in inputs)})"
+        )
+    return set_bytes - sum(np.asarray(inputs[name]).nbytes for name in set(variant.sparse_inputs))
 
 
 def _read_share(variant: Variant, read_bytes: int, set_bytes: int) -> tuple[float | None, str]:
@@ -274,6 +291,7 @@ def sample(
             a.read_share_source,
             a.scratch_bytes,
             scratch_cached=not target.flushes_cache and 0 < a.scratch_bytes <= target.cache_bytes(),
+            compulsory_bytes=a.compulsory_bytes,
         )
         for a in arms
     )
