@@ -619,3 +619,10 @@ def test_a_value_whose_whole_interval_the_cap_raised_is_called_the_cap(tmp_path:
     # Where only the favourable end is capped, the interval stays an interval.
     partly = _page(tmp_path / "partly", share=0.1, declared_share="10%", kernel_ratio=0.5, app_ratio=0.95)
     assert "95% interval of the saving [" in partly and "the whole 95% interval" not in partly
+
+
+def test_an_operation_with_every_shape_invalid_says_so_once(tmp_path: Path) -> None:
+    # Page 1 read "no weighted effect (every shape is invalid (262144): no weighted effect)".
+    one = _page_one(_page(tmp_path, copy_level=1.0))
+    assert "Kernel `op`: no weighted effect (every shape is invalid (64x4096, 256x1024))." in one
+    assert one.count("no weighted effect") == 1

@@ -204,3 +204,20 @@ def test_page_one_names_the_arms_that_fail_their_correctness_checks(
     assert "**The change fails its correctness check**" in first_paragraph(
         _with_first_operation(evaluation, correctness=change)
     )
+
+
+def test_the_stop_of_an_invalid_shape_says_it_is_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The stops listed "262144 after 6 pairs ...: slower" on the page that excluded 262144.
+    from perfdsl.bundle.stopping import DECIDED, RHO, StoppingRule, StopRecord
+    from perfdsl.report.stopping import stop_lines
+
+    evaluation, _ = _renderer(tmp_path, monkeypatch)
+    stop = StopRecord(StoppingRule(0.95, 0.01, 6, 100, RHO), 6, DECIDED, "slower", 1.3, 1.1, 1.5, 0.05)
+    operation = evaluation.operations[0]
+    first, second = (attrs.evolve(shape, stop=stop) for shape in operation.shapes[:2])
+    invalid = attrs.evolve(first, invalid="PQ010 modelled bytes below the bytes of the kernel's own buffers")
+    lines = stop_lines(attrs.evolve(operation, shapes=(invalid, second)))
+    assert lines[0].startswith("64x4096 (invalid: left out of every conclusion): decided **slower** after 6")
+    assert lines[1].startswith("256x1024: decided **slower**")

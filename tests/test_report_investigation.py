@@ -104,7 +104,7 @@ def evaluation(tmp_path_factory: pytest.TempPathFactory) -> Evaluation:
                 name="normalize",
                 shapes=shapes,
                 combined=None,
-                combined_missing="shape 64x4096 has no timing evidence: no weighted effect",
+                combined_missing="shape 64x4096 has no timing evidence",
                 static=STATIC,
             ),
         ),

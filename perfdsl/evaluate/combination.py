@@ -47,11 +47,11 @@ def combine(shapes: Sequence[ShapeInput], level: float) -> tuple[Combined | None
         return None, "no shapes were planned"
     lacking = [s.label for s in shapes if s.comparison is None]
     if lacking:
-        return None, f"shape {', '.join(lacking)} has no timing evidence: no weighted effect"
+        return None, f"shape {', '.join(lacking)} has no timing evidence"
     excluded = tuple(Exclusion(s.label, s.invalid) for s in shapes if s.invalid)
     valid = [s for s in shapes if not s.invalid]
     if not valid:
-        return None, f"every shape is invalid ({', '.join(e.shape for e in excluded)}): no weighted effect"
+        return None, f"every shape is invalid ({', '.join(e.shape for e in excluded)})"
     few = [
         f"shape {s.label}: {s.comparison.interval_missing}"
         for s in valid

@@ -115,7 +115,7 @@ def _stops_sentence(ctx: ReportContext) -> str | None:
         return None
     stopped = [
         stopping.Stopped(
-            f"{fmt.code(op.name)} {fmt.text(shape.label)}",
+            f"{fmt.code(op.name)} {fmt.text(shape.label)}{stopping.invalid_note(shape)}",
             shape.stop,
             shape.stop_agrees,
             shape.stop_pairs_needed,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from perfdsl.bundle.evaluation.kernels import OperationResult
+from perfdsl.bundle.evaluation.kernels import OperationResult, ShapeResult
 from perfdsl.bundle.plan import Plan, TimingPlan
 from perfdsl.bundle.stopping import CAP, DECIDED, StoppingRule, StopRecord
 from perfdsl.report import formatting as fmt
@@ -96,10 +96,20 @@ def _planned_sentence(rule: StoppingRule, band: str, shared: str) -> str:
 def stop_lines(op: OperationResult) -> list[str]:
     """One line per shape timed under the sequential rule: when and why it stopped."""
     return [
-        f"{fmt.text(shape.label)}: {describe_stop(shape.stop, shape.stop_agrees)}"
+        f"{fmt.text(shape.label)}{invalid_note(shape)}: {describe_stop(shape.stop, shape.stop_agrees)}"
         for shape in op.shapes
         if shape.stop
     ]
+
+
+def invalid_note(shape: ShapeResult) -> str:
+    """` (invalid: left out of every conclusion)` after a shape whose result is excluded, else "".
+
+    The rule stopped an invalid shape's blocks as it stops any other's, and its verdict
+    was listed among the stops on the same page that excluded the shape: "262144 after
+    6 pairs ...: slower" beside "Invalid results excluded ...: 262144".
+    """
+    return " (invalid: left out of every conclusion)" if shape.invalid else ""
 
 
 def describe_stop(stop: StopRecord, agrees: bool | None, needed: int | None = None) -> str:
