@@ -626,3 +626,14 @@ def test_an_operation_with_every_shape_invalid_says_so_once(tmp_path: Path) -> N
     one = _page_one(_page(tmp_path, copy_level=1.0))
     assert "Kernel `op`: no weighted effect (every shape is invalid (64x4096, 256x1024))." in one
     assert one.count("no weighted effect") == 1
+
+
+def test_a_value_wholly_below_zero_is_called_a_cost(tmp_path: Path) -> None:
+    # "The value may be zero or negative ... may save nothing, or cost" stood under an interval of
+    # [-1.20, -0.214] cpu_hours per day: a cost at this confidence, not a maybe.
+    planted = {"kernel_ratio": 1.14, "app_ratio": 1.07, "share": 0.5}
+    fleet = _run(tmp_path, **planted).value.fleet.value
+    assert fleet is not None and fleet.high < 0
+    value = _page(tmp_path / "page", **planted).split("## Value")[1]
+    assert "**The change costs.** Its whole interval lies below zero" in value
+    assert "may be zero or negative" not in value

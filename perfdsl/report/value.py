@@ -40,7 +40,14 @@ def render_value(ctx: ReportContext, out: Blocks) -> None:
         )
     else:
         out.add(fmt.bullets(_figures(value, per, fleet)))
-        if fleet.value.low <= 0:
+        if fleet.value.high < 0:
+            # "may save nothing, or cost" under an interval wholly below zero understated a cost.
+            said = (
+                "**The change costs.** Its whole interval lies below zero: at this confidence the "
+                "change adds time, and the figures above are what it costs."
+            )
+            out.add(fmt.callout("WARNING", [said]))
+        elif fleet.value.low <= 0:
             out.add(
                 fmt.callout(
                     "WARNING",
