@@ -221,3 +221,22 @@ def test_the_stop_of_an_invalid_shape_says_it_is_left_out(
     lines = stop_lines(attrs.evolve(operation, shapes=(invalid, second)))
     assert lines[0].startswith("64x4096 (invalid: left out of every conclusion): decided **slower** after 6")
     assert lines[1].startswith("256x1024: decided **slower**")
+
+
+def test_a_goodput_held_down_by_undecided_probes_is_not_read_as_a_capacity(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "goes from 138 rps to 77.4 rps" read as a capacity loss where the change's next probe up had
+    # only stayed undecided at its cap.
+    evaluation, render = _renderer(tmp_path, monkeypatch)
+    assert evaluation.load is not None
+    assert "highest rate its probes could show" not in render(evaluation)
+    arms = tuple(
+        attrs.evolve(g, limited_by=("p99 undecided",)) if g.arm == "change" else g
+        for g in evaluation.load.arms
+    )
+    said = render(attrs.evolve(evaluation, load=attrs.evolve(evaluation.load, arms=arms)))
+    page_one = said.split("## Workload")[0]
+    assert (
+        "(the change's goodput is the highest rate its probes could show: the next rate up stayed" in page_one
+    )

@@ -257,6 +257,7 @@ def _capacity_sentence(ctx: ReportContext) -> str:
         f"goodput at the SLO ({slo}) goes from {fmt.rate(base.goodput if base else None)} "
         f"to {fmt.rate(change.goodput if change else None)}"
     )
+    shown += _undecided_above(base, change)
     if load.capacity:
         shown += f": capacity ratio {fmt.capacity_ratio(load)}"
         caveat = fmt.capacity_caveat(load)
@@ -274,6 +275,23 @@ def _capacity_sentence(ctx: ReportContext) -> str:
     if rate is not None and base and change:
         shown += f"; at the target load of {fmt.rate(rate)}, {_at_target(rate, base, change)}"
     return f"Under load{against}, {shown}."
+
+
+def _undecided_above(*arms: Goodput | None) -> str:
+    """A clause for goodputs whose next rate up stayed undecided at its cap rather than failing.
+
+    Such a goodput is the highest rate the probes could show, not where the arm stops
+    meeting the SLO: "goes from 138 rps to 77.4 rps" read as a capacity loss where no
+    probe of the change had failed.
+    """
+    limited = [g.arm for g in arms if g is not None and P99_UNDECIDED in g.limited_by]
+    if not limited:
+        return ""
+    if len(limited) > 1:
+        said = "both goodputs are the highest rates their probes could show"
+    else:
+        said = f"the {limited[0]}'s goodput is the highest rate its probes could show"
+    return f" ({said}: the next rate up stayed undecided at its cap, which is no failure)"
 
 
 def _at_target(rate: float, *arms: Goodput) -> str:
