@@ -84,13 +84,21 @@ def test_each_planted_failure_is_the_change_arms_failure_with_its_cause(
     crashed: dict[str, Any], operation: str, cause: str, detail: str
 ) -> None:
     op = crashed["operations"][operation]
-    (failure,) = op["failures"]
-    assert (failure["arm"], failure["phase"], failure["cause"]) == ("change", "correctness", cause)
-    assert detail in failure["detail"]
+    # A first death at the memory limit spares the smaller shapes once: the leak ends a second
+    # worker at the adversarial N = 1000 too, and the checks of the arm stop there.
+    deaths = 2 if cause == "memory limit" else 1
+    assert len(op["failures"]) == deaths
+    for failure in op["failures"]:
+        assert (failure["arm"], failure["phase"], failure["cause"]) == ("change", "correctness", cause)
+        assert detail in failure["detail"]
     cases = op["correctness"]["cases"]
     assert all(c["passed"] for c in cases if c["arm"] == "baseline")
-    first, *rest = [c for c in cases if c["arm"] == "change"]
-    assert not first["passed"] and cause in first["message"] and detail in first["message"]
+    change = [c for c in cases if c["arm"] == "change"]
+    died = [c for c in change if cause in c["message"] and detail in c["message"]]
+    rest = [c for c in change if c not in died]
+    assert len(died) == deaths and change[0] is died[0] and not any(c["passed"] for c in died)
+    if deaths == 2:
+        assert dict(died[1]["shape"]) == {"N": 1000}
     # The code that ended one worker is not given the next: its other cases are not run.
     assert rest and all(not c["passed"] and c["message"].startswith("not run:") for c in rest)
     assert op["correctness"]["passed"] is False

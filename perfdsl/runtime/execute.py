@@ -26,6 +26,7 @@ leaves no bundle behind. Layout: docs/bundle.md.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,7 @@ from perfdsl.runtime.correctness import Case, CorrectnessResult
 from perfdsl.runtime.counters.attach import attach_counters
 from perfdsl.runtime.errors import describe_error
 from perfdsl.runtime.estimate import Calibration, RunEstimate, estimate_calibrated, step_key
-from perfdsl.runtime.isolation import Limits, Session, WorkerDied
+from perfdsl.runtime.isolation import MEMORY_LIMIT, Limits, Session, WorkerDied
 from perfdsl.runtime.machine_state import (
     Pinning,
     choose_pinning,
@@ -409,23 +410,32 @@ def _check_arms(
     The arms of a case are checked one after the other, so the worker draws the
     case's inputs and computes its float64 answer once (`correctness.LastAnswer`).
     After a death the arm's remaining cases are recorded as not run: the code that
-    ended one worker would end the next; the other arms go on in a fresh one.
+    ended one worker would end the next; the other arms go on in a fresh one. A
+    first death at the worker's memory limit spares the arm's smaller shapes, which a
+    fresh worker checks: a kernel out of memory at the largest workload shape had
+    every adversarial shape (1 x 1, 3 x 31) recorded as not run. A second death of
+    the arm (a leak that exhausts memory at any shape) ends its checks there.
     """
     variants = resolved.variants
     progress(f"correctness of {operation.name}: " + ", ".join(f"{a} `{v.name}`" for a, v in variants.items()))
     cases: dict[str, list[Case]] = {arm: [] for arm in variants}
-    died: dict[str, WorkerDied] = {}
+    died: dict[str, tuple[WorkerDied, int | None]] = {}
+    """Each arm's first death, and the elements of its case where smaller ones are still checked."""
     for kind, sizes, seed in _cases(plan, operation):
         key = tuple((k, int(sizes[k])) for k in sorted(sizes))
+        elements = math.prod(int(v) for v in sizes.values())
         for arm, variant in variants.items():
-            if arm in died:
-                message = f"not run: an earlier case of `{variant.name}` ended its worker ({died[arm].cause})"
+            if arm in died and _ends_again(died[arm][1], elements):
+                message = (
+                    f"not run: an earlier case of `{variant.name}` ended its worker ({died[arm][0].cause})"
+                )
                 cases[arm].append(Case(variant.name, key, kind, seed, False, (), None, message))
                 continue
             try:
                 cases[arm].append(session.call("case", (arm, kind, dict(sizes), seed), (arm,)))
             except WorkerDied as error:
-                died[arm] = error
+                first = arm not in died and error.cause == MEMORY_LIMIT
+                died[arm] = (died.get(arm, (error, None))[0], elements if first else None)
                 failure = error.failure("correctness")
                 failures.append(failure)
                 cases[arm].append(Case(variant.name, key, kind, seed, False, (), None, failure.message))
@@ -440,6 +450,12 @@ def _check_arms(
         )
         for arm, variant in variants.items()
     }
+
+
+def _ends_again(spared_below: int | None, elements: int) -> bool:
+    """Whether a case of `elements` is left unrun after the arm's death: every case, unless that was
+    a first death at the memory limit, which spares the cases smaller than its own (`spared_below`)."""
+    return spared_below is None or elements >= spared_below
 
 
 def _cases(plan: Plan, operation: OperationPlan) -> list[tuple[str, dict[str, int], int]]:

@@ -56,6 +56,10 @@ class Limits:
     call_s: float = DEFAULT_CALL_LIMIT_S
 
 
+MEMORY_LIMIT = "memory limit"
+"""The cause of a worker that met its own address-space limit (the measured code raised MemoryError)."""
+
+
 class WorkerDied(Exception):
     """The worker ended before answering: `cause` and `detail` as in WorkerFailure."""
 
@@ -135,7 +139,7 @@ class Worker:
                     return value
                 if status == "memory":
                     self._process.join(5)
-                    raise WorkerDied("memory limit", value, self._arm(arms))
+                    raise WorkerDied(MEMORY_LIMIT, value, self._arm(arms))
                 if kind == "starting":
                     raise WorkerError(f"a worker could not start: {value}")
                 # The measured code raised where nothing of the harness catches it.
