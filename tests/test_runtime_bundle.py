@@ -73,6 +73,18 @@ def test_exception_inside_writer_leaves_nothing(tmp_path):
     assert latest_bundle(tmp_path, "demo") is None
 
 
+def test_an_interrupt_while_the_writer_opens_leaves_nothing(tmp_path, monkeypatch):
+    # Between the temporary directory and the `with` body no __exit__ runs: a SIGINT sent as soon
+    # as the directory appeared left it behind.
+    def interrupted(self, text, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "write_text", interrupted)
+    with pytest.raises(KeyboardInterrupt), BundleWriter(tmp_path, "demo"):
+        pass
+    assert list((tmp_path / "demo").iterdir()) == []
+
+
 @pytest.mark.parametrize("bad", ["../escape.txt", "/tmp/abs.txt", "a/../../b", MANIFEST, "."])
 def test_writes_outside_the_bundle_are_refused(tmp_path, bad):
     with pytest.raises(BundleError), BundleWriter(tmp_path / "art", "demo") as bundle:

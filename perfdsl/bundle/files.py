@@ -86,8 +86,14 @@ class BundleWriter:
         remove_stale(self.study_dir)
         if self.path.exists():
             raise BundleError(f"bundle `{self.path}` already exists")
+        # An interrupt between the directory and the `with` body reaches no __exit__: a SIGINT
+        # sent as soon as the directory appeared left it behind, in one run of many.
         self.tmp.mkdir()
-        (self.tmp / OWNER).write_text(f"{socket.gethostname()} {os.getpid()}\n")
+        try:
+            (self.tmp / OWNER).write_text(f"{socket.gethostname()} {os.getpid()}\n")
+        except BaseException:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
         return self
 
     def __exit__(
