@@ -134,7 +134,7 @@ def test_raising_call_is_recorded_and_other_arm_continues():
     record = sample(Target(), arms, attrs.evolve(SMALL, warmup_ms=0.0, warmup_cap_calls=3))
     (failure,) = record.timing.failures
     assert failure.arm == "B" and failure.phase == "block"
-    assert failure.message == "RuntimeError: B failed"
+    assert failure.message.startswith("RuntimeError: B failed (at ") and failure.message.endswith(" in call)")
     b_samples = [s for s in record.samples if s.arm == "B"]
     warm_b = next(w for w in record.timing.warmup if w.arm == "B").calls
     assert len(b_samples) == 6 - 1 - warm_b  # the calls before the failing one are kept
