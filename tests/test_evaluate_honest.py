@@ -637,3 +637,13 @@ def test_a_value_wholly_below_zero_is_called_a_cost(tmp_path: Path) -> None:
     value = _page(tmp_path / "page", **planted).split("## Value")[1]
     assert "**The change costs.** Its whole interval lies below zero" in value
     assert "may be zero or negative" not in value
+
+
+def test_a_decided_end_to_end_verdict_carries_no_power_warning(tmp_path: Path) -> None:
+    # A request time decided faster at 18 pairs sat under "Underpowered end to end: the design
+    # cannot call the effect Amdahl allows": the interval had called it.
+    planted = {"share": 0.036, "kernel_ratio": 0.7, "app_ratio": 0.94, "noise": 0.03, "declared_share": "4%"}
+    ev = _run(tmp_path, **planted)
+    assert ev.end_to_end.comparison is not None and ev.end_to_end.comparison.verdict == "faster"
+    assert ev.end_to_end.amdahl.power is None
+    assert "Underpowered end to end" not in _page_one(_page(tmp_path / "page", **planted))
