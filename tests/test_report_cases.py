@@ -240,3 +240,19 @@ def test_a_goodput_held_down_by_undecided_probes_is_not_read_as_a_capacity(
     assert (
         "(the change's goodput is the highest rate its probes could show: the next rate up stayed" in page_one
     )
+
+
+def test_a_significant_comparison_left_inconclusive_is_explained(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "3 remain significant" beside a request time called inconclusive read as a contradiction.
+    evaluation, render = _renderer(tmp_path, monkeypatch)
+    assert evaluation.family is not None and "app" in evaluation.family.names
+    assert "which is not a verdict" not in render(evaluation)
+    comparison = attrs.evolve(evaluation.end_to_end.comparison, verdict="inconclusive")
+    planted = attrs.evolve(evaluation, end_to_end=attrs.evolve(evaluation.end_to_end, comparison=comparison))
+    said = render(planted)
+    assert (
+        "remain significant (a difference from ratio 1, which is not a verdict: `app` is significant yet"
+        in said
+    )

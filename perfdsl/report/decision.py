@@ -710,5 +710,40 @@ def _family(ctx: ReportContext) -> str:
     return (
         f'Many comparisons: Holm\'s adjustment over the family "{fmt.text(family.family)}" '
         f"({len(names)} tests, family-wise error {fmt.percent(family.alpha)}): "
-        f"{sum(rejected)} remain significant.{shown}"
+        f"{sum(rejected)} remain significant{_significant_yet_open(ctx)}.{shown}"
+    )
+
+
+def _significant_yet_open(ctx: ReportContext) -> str:
+    """A clause naming the comparisons Holm finds significant whose verdict is inconclusive.
+
+    "3 remain significant" beside a request time called inconclusive, its interval holding 1,
+    read as a contradiction. Significant is a difference from ratio 1; a verdict needs the
+    whole interval beyond the practical threshold; and Holm's step-down rejects where the
+    interval, which shares the error among the comparisons as Bonferroni's rule does, may
+    still hold 1.
+    """
+    family = ctx.evaluation.family
+    verdicts = {
+        f"{op.name} {shape.label}": shape.comparison.verdict
+        for op in ctx.operations
+        for shape in op.shapes
+        if shape.comparison is not None
+    }
+    end = ctx.end_to_end
+    if end is not None and end.comparison is not None:
+        verdicts[end.application] = end.comparison.verdict
+    open_ = [
+        n
+        for n, keep in zip(family.names, family.rejected, strict=True)
+        if keep and verdicts.get(n) == "inconclusive"
+    ]
+    if not open_:
+        return ""
+    return (
+        f" (a difference from ratio 1, which is not a verdict: {', '.join(fmt.code(n) for n in open_)} "
+        f"{'are' if len(open_) > 1 else 'is'} significant yet inconclusive, the interval not wholly "
+        "beyond the practical threshold; "
+        "Holm's step-down can reject where that interval, sharing the error among the comparisons "
+        "as Bonferroni's rule does, still holds 1)"
     )
