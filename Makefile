@@ -1,7 +1,7 @@
 # Entry points, each doing all of its own set-up on a fresh machine:
 #   make report   check the studies, run the CPU RMSNorm study with its own (evidence-grade)
-#                 settings and build its PDF; prints the wall time (at most 90 s on an idle 2-core
-#                 machine: the study stops each comparison when its verdict is decided)
+#                 settings and build its PDF; prints the wall time (60-70 s on the idle 2-core
+#                 machine the study is sized for, about 175 s on a slower one: README.md says why)
 #   make smoke    the same chain as a `--quick` smoke run: every code path, no evidence
 #   make test     the test suite (what .ci/run calls); first installs Debian's slurm-wlm, munge
 #                 and neovim where they are missing and we are root, for the real-client tests
