@@ -28,7 +28,7 @@ import attrs
 
 from perfdsl.bundle.evaluation.end_to_end import EndToEnd
 from perfdsl.bundle.evaluation.kernels import Combined, Comparison, OperationResult, ShapeResult
-from perfdsl.bundle.evaluation.verdicts import FamilyAdjustment
+from perfdsl.bundle.evaluation.verdicts import COMBINED, FamilyAdjustment, member
 from perfdsl.stats.bootstrap import DEFAULT_RESAMPLES
 from perfdsl.stats.multiple import holm
 
@@ -79,13 +79,13 @@ def adjust(
         for s in op.shapes:
             p = resolved_p(s.usable) if s.usable is not None else None
             if p is not None:
-                found.append((f"{op.name} {s.label}", p))
+                found.append((member(op.name, s.label), p))
         # A sequentially stopped total holds whenever its shapes' intervals do: its error is
         # theirs, already in the family (`stats.sequential.total`), and it spends none of it.
         sequential = op.combined is not None and op.combined.sequential
         p = resolved_p(op.combined) if op.combined is not None and not sequential else None
         if p is not None:
-            found.append((f"{op.name} (combined)", p))
+            found.append((member(op.name, COMBINED), p))
     e2e = end_to_end.comparison if end_to_end is not None else None
     p = resolved_p(e2e) if e2e is not None and e2e.interval_missing is None else None
     if end_to_end is not None and p is not None:
@@ -112,7 +112,7 @@ def adjust_limits(operations: tuple[OperationResult, ...], level: float) -> Fami
     not rest on.
     """
     found = [
-        (f"{op.name} {s.label}", p)
+        (member(op.name, s.label), p)
         for op in operations
         for s in op.limits
         if s.usable is not None and (p := resolved_p(s.usable)) is not None
@@ -147,7 +147,7 @@ def _judged(family: FamilyAdjustment, name: str, c: Judged) -> Judged:
 def _shape(family: FamilyAdjustment, op: OperationResult, s: ShapeResult) -> ShapeResult:
     if s.comparison is None or s.invalid:
         return s
-    return attrs.evolve(s, comparison=_judged(family, f"{op.name} {s.label}", s.comparison))
+    return attrs.evolve(s, comparison=_judged(family, member(op.name, s.label), s.comparison))
 
 
 def apply(
@@ -164,7 +164,7 @@ def apply(
         slower = tuple(s.label for s in shapes if s.usable and s.usable.verdict == "slower")
         combined = op.combined
         if combined is not None:
-            combined = _judged(family, f"{op.name} (combined)", combined)
+            combined = _judged(family, member(op.name, COMBINED), combined)
             still = tuple(r for r in combined.regressions if r in slower)
             combined = attrs.evolve(combined, regressions=still)
         out.append(attrs.evolve(op, shapes=shapes, combined=combined, regressions=slower))

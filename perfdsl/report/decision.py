@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from perfdsl.bundle.evaluation.end_to_end import straddle_note
 from perfdsl.bundle.evaluation.kernels import OperationResult
 from perfdsl.bundle.evaluation.load import P99_UNDECIDED, UNDECIDED, Goodput
-from perfdsl.bundle.evaluation.verdicts import PredictionResult
+from perfdsl.bundle.evaluation.verdicts import COMBINED, PredictionResult, member
 from perfdsl.nodes import Study
 from perfdsl.report import formatting as fmt
 from perfdsl.report import stopping
@@ -725,11 +725,12 @@ def _significant_yet_open(ctx: ReportContext) -> str:
     """
     family = ctx.evaluation.family
     verdicts = {
-        f"{op.name} {shape.label}": shape.comparison.verdict
+        member(op.name, shape.label): shape.comparison.verdict
         for op in ctx.operations
         for shape in op.shapes
         if shape.comparison is not None
     }
+    verdicts |= {member(op.name, COMBINED): op.combined.verdict for op in ctx.operations if op.combined}
     end = ctx.end_to_end
     if end is not None and end.comparison is not None:
         verdicts[end.application] = end.comparison.verdict

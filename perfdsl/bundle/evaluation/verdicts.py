@@ -74,6 +74,16 @@ class Registration:
     message: str
 
 
+COMBINED = "(combined)"
+"""What stands for the shape in an operation's combination over shapes, in `member`."""
+
+
+def member(operation: str, shape: str) -> str:
+    """A comparison's name in a family: `normalize 2048x4096`, or `normalize (combined)` for the
+    combination; the application's request time goes by the application's own name."""
+    return f"{operation} {shape}"
+
+
 @attrs.frozen
 class FamilyAdjustment:
     """A family of hypotheses, named, with Holm-adjusted p-values and decisions."""
