@@ -419,23 +419,27 @@ def _check_arms(
     variants = resolved.variants
     progress(f"correctness of {operation.name}: " + ", ".join(f"{a} `{v.name}`" for a, v in variants.items()))
     cases: dict[str, list[Case]] = {arm: [] for arm in variants}
-    died: dict[str, tuple[WorkerDied, int | None]] = {}
-    """Each arm's first death, and the elements of its case where smaller ones are still checked."""
+    died: dict[str, str] = {}
+    """The cause of each arm's first death."""
+    spared: dict[str, int] = {}
+    """After an arm's first death at the memory limit: the elements of that case, below which its
+    cases are still checked."""
     for kind, sizes, seed in _cases(plan, operation):
         key = tuple((k, int(sizes[k])) for k in sorted(sizes))
         elements = math.prod(int(v) for v in sizes.values())
         for arm, variant in variants.items():
-            if arm in died and _ends_again(died[arm][1], elements):
-                message = (
-                    f"not run: an earlier case of `{variant.name}` ended its worker ({died[arm][0].cause})"
-                )
+            if arm in died and elements >= spared.get(arm, 0):
+                message = f"not run: an earlier case of `{variant.name}` ended its worker ({died[arm]})"
                 cases[arm].append(Case(variant.name, key, kind, seed, False, (), None, message))
                 continue
             try:
                 cases[arm].append(session.call("case", (arm, kind, dict(sizes), seed), (arm,)))
             except WorkerDied as error:
-                first = arm not in died and error.cause == MEMORY_LIMIT
-                died[arm] = (died.get(arm, (error, None))[0], elements if first else None)
+                if arm not in died and error.cause == MEMORY_LIMIT:
+                    spared[arm] = elements
+                else:
+                    spared.pop(arm, None)
+                died.setdefault(arm, error.cause)
                 failure = error.failure("correctness")
                 failures.append(failure)
                 cases[arm].append(Case(variant.name, key, kind, seed, False, (), None, failure.message))
@@ -450,12 +454,6 @@ def _check_arms(
         )
         for arm, variant in variants.items()
     }
-
-
-def _ends_again(spared_below: int | None, elements: int) -> bool:
-    """Whether a case of `elements` is left unrun after the arm's death: every case, unless that was
-    a first death at the memory limit, which spares the cases smaller than its own (`spared_below`)."""
-    return spared_below is None or elements >= spared_below
 
 
 def _cases(plan: Plan, operation: OperationPlan) -> list[tuple[str, dict[str, int], int]]:
