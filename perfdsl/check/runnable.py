@@ -9,11 +9,12 @@ so that `perfdsl.plan` never meets a value it cannot use.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 from perfdsl.bundle.arms import ARMS
 from perfdsl.check.context import Context
 from perfdsl.check.names import names_in
-from perfdsl.nodes import BinOp, Expr, Load, Name, Num, ShapeSet
+from perfdsl.nodes import BinOp, Expr, Load, Model, Name, Num, ShapeSet
 from perfdsl.plan_rules import DEFAULT_TIMING, PlanError, evaluate_formula
 
 MAX_RATES = 1000
@@ -185,20 +186,26 @@ def _modelled_bytes(ctx: Context, symbols: list[str], sizes: tuple[int, ...]) ->
     """
     shape = dict(zip(symbols, sizes, strict=False))
     found = []
+    for model, formula in _arithmetic_formulas(ctx, symbols):
+        if model.quantity.id != "bytes":
+            continue
+        try:
+            value = evaluate_formula(formula, shape)
+        except PlanError:
+            continue
+        if math.isfinite(value) and value > 0:
+            found.append(value)
+    return max(found, default=None)
+
+
+def _arithmetic_formulas(ctx: Context, symbols: list[str]) -> Iterator[tuple[Model, Expr]]:
+    """Every operation's modelled formula that is arithmetic over `symbols` alone, with its model.
+    Unknown symbols (PD307) and what is not arithmetic (PD005) are reported elsewhere."""
     for operation in ctx.study.operations:
         for model in operation.models:
-            if model.quantity.id != "bytes":
-                continue
             for formula in (model.baseline, model.change):
-                if not _arithmetic(formula) or any(name.id not in shape for name in names_in(formula)):
-                    continue
-                try:
-                    value = evaluate_formula(formula, shape)
-                except PlanError:
-                    continue
-                if math.isfinite(value) and value > 0:
-                    found.append(value)
-    return max(found, default=None)
+                if _arithmetic(formula) and all(name.id in symbols for name in names_in(formula)):
+                    yield model, formula
 
 
 def _gib(size: int) -> str:
@@ -224,19 +231,14 @@ def _formulas(ctx: Context) -> None:
     timed += [
         (shapes, "a limit's shape", "every shape a `limit regression` names") for shapes in _timed_limits(ctx)
     ]
-    for operation in ctx.study.operations:
-        for model in operation.models:
-            for formula in (model.baseline, model.change):
-                # Unknown symbols (PD307) and what is not arithmetic (PD005) are reported elsewhere.
-                if not _arithmetic(formula) or any(name.id not in symbols for name in names_in(formula)):
-                    continue
-                if not _divides(formula):
-                    continue  # only a division can leave an arithmetic formula without a value
-                for shapes, where, every in timed:
-                    if {s.id for s in shapes.symbols} != set(symbols):
-                        continue  # a limit over other symbols is PD304's
-                    if _undefined_at(ctx, model.quantity.id, formula, shapes, where, every):
-                        break
+    for model, formula in _arithmetic_formulas(ctx, symbols):
+        if not _divides(formula):
+            continue  # only a division can leave an arithmetic formula without a value
+        for shapes, where, every in timed:
+            if {s.id for s in shapes.symbols} != set(symbols):
+                continue  # a limit over other symbols is PD304's
+            if _undefined_at(ctx, model.quantity.id, formula, shapes, where, every):
+                break
 
 
 def _undefined_at(
