@@ -84,10 +84,8 @@ def _where_kernels_ran(ctx: ReportContext) -> str | None:
     """
     environment = ctx.environment
     machine = environment.machine if environment else None
-    if machine is None or not machine.measuring or not ctx.operations:
-        return None
     usable = environment.usable_cores if environment else None
-    if usable is None or len(machine.measuring) >= usable:
+    if machine is None or usable is None or not ctx.operations or not 0 < len(machine.measuring) < usable:
         return None
     n = len(machine.measuring)
     on = f"CPU {format_ranges(machine.measuring)}, {n} of the {usable} cores the run could use"
