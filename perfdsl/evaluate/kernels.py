@@ -221,6 +221,8 @@ def why_not_evidence(
             return f"{samples[arm].invalid} `{arm}` samples are marked invalid"
         if samples[arm].block_medians_ns.size < 2:
             return f"`{arm}` has fewer than 2 blocks"
+        if np.any(samples[arm].block_medians_ns <= 0):
+            return f"`{arm}` has blocks of 0 ns: its calls are shorter than the clock resolves"
     return None
 
 

@@ -72,6 +72,8 @@ def bandwidths(
             if not len(block_medians_ns.get(arm, ())):
                 continue
             median = float(np.median(block_medians_ns[arm]))
+            if median <= 0:
+                continue  # calls the clock did not resolve have no rate (PQ003 says so)
             rate = moved / (median * 1e-9)
             share = shape.read_shares.get(arm)
             source = shape.read_share_sources.get(arm, "")

@@ -61,7 +61,10 @@ def check_spread(samples: np.ndarray, subject: str, limit: float = 0.10) -> tupl
     x = np.asarray(samples, dtype=float)
     if x.size < 2:
         return ()
-    rel = float(np.std(x, ddof=1) / np.mean(x))
+    mean = float(np.mean(x))
+    if mean <= 0:
+        return ()  # no spread relative to nothing: samples the clock could not resolve are PQ003's
+    rel = float(np.std(x, ddof=1)) / mean
     if rel < limit:
         return ()
     return (Finding(PQ.SPREAD, "warning", f"relative standard deviation is {rel:.1%}", subject),)
