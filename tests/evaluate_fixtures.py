@@ -229,6 +229,8 @@ def make_bundle(
     modelled_bytes: tuple[float, float] = (20.0, 8.0),
     limits: dict[tuple[int, int], float] | None = None,
     change_unavoidable: float | None = None,
+    app_level_ns: float = 4e6,
+    timer_resolution_ns: float | None = None,
 ) -> Path:
     """Write a synthetic bundle with planted effects; returns its path.
 
@@ -242,6 +244,8 @@ def make_bundle(
     run's timings not evidence (`timings_valid` false), as the simulator does.
     `change_unavoidable` (bytes per element of M x N) plants the change's rotation entry
     with that `compulsory_bytes`, as a variant with `sparse_inputs` records it.
+    `app_level_ns` is the baseline's request time; `timer_resolution_ns`, when given, the
+    clock's resolution the run records (else the target's).
     `kernel_ratio` may be one ratio per shape. The share pass times `share_requests`
     requests per arm with 2 % noise: the operation holds `share` of the baseline's
     time and runs `in_app_ratio` (default `kernel_ratio`) times as long in the
@@ -340,7 +344,7 @@ def make_bundle(
         bundle.write_csv(
             "samples/application.csv",
             SAMPLE_COLUMNS,
-            _rows(rng, {"baseline": 4e6, "change": 4e6 * app_ratio}, blocks, noise, valid),
+            _rows(rng, {"baseline": app_level_ns, "change": app_level_ns * app_ratio}, blocks, noise, valid),
         )
         load = None
         load_missing = f"no load test on {target}: its timings are not evidence"
@@ -419,6 +423,7 @@ def make_bundle(
                 "run_id": bundle.run_id,
                 "target": target,
                 "timings_valid": target != "cudasim",
+                **({"timer_resolution_ns": timer_resolution_ns} if timer_resolution_ns else {}),
                 "quick": False,
                 "dtype": "float32",
                 "operations": [

@@ -647,3 +647,33 @@ def test_a_decided_end_to_end_verdict_carries_no_power_warning(tmp_path: Path) -
     assert ev.end_to_end.comparison is not None and ev.end_to_end.comparison.verdict == "faster"
     assert ev.end_to_end.amdahl.power is None
     assert "Underpowered end to end" not in _page_one(_page(tmp_path / "page", **planted))
+
+
+def test_requests_the_clock_cannot_resolve_are_no_end_to_end_evidence(tmp_path: Path) -> None:
+    # Audit F12.b: PQ003 (samples shorter than the clock) was found on the application's requests
+    # and never applied: the request time still decided "faster", and the decision leant on it.
+    planted = {"app_level_ns": 300.0, "timer_resolution_ns": 500.0, "app_ratio": 0.5}
+    ev = _run(tmp_path, **planted)
+    assert any(f.code == "PQ003" and f.severity == "error" for f in ev.end_to_end.findings)
+    assert ev.end_to_end.comparison is None
+    assert "PQ003" in (ev.end_to_end.comparison_missing or "")
+    (why,) = (why for why in ev.decision.unsupported if "PQ003" in why)
+    assert why.endswith("a rerun whose request samples are evidence would supply it")
+    assert "PQ003" in _page_one(_page(tmp_path / "page", **planted))
+
+
+def test_requests_the_clock_resolves_are_end_to_end_evidence(tmp_path: Path) -> None:
+    ev = _run(tmp_path, app_level_ns=4e6, timer_resolution_ns=500.0, app_ratio=0.5)
+    assert not any(f.severity == "error" for f in ev.end_to_end.findings)
+    assert ev.end_to_end.comparison is not None and ev.end_to_end.comparison.verdict == "faster"
+
+
+def test_kernel_calls_shorter_than_the_clock_leave_the_shape_without_evidence(tmp_path: Path) -> None:
+    # The change's calls planted at 0.1 ns read back as 0 ns: evaluate divided by them (a traceback).
+    ev = _run(tmp_path, kernel_ratio=1e-7)
+    (operation,) = ev.operations
+    for shape in operation.shapes:
+        assert shape.comparison is None
+        assert "shorter than the clock resolves" in (shape.missing or "")
+        assert any(f.code == "PQ003" for f in shape.findings)
+        assert all(b.arm != "change" for b in shape.mechanism.bandwidth)

@@ -6,7 +6,7 @@ end-to-end verdict of "slower" or "no meaningful change", or a change that
 makes the rest of the request slower (a cost outside the operation). Evidence
 that is missing or does not add up leaves it unsupported instead, with what
 would supply it: no end-to-end timing (a target whose timings are not
-evidence), an inconclusive end-to-end verdict, an end-to-end effect that does
+evidence, or request samples that are not), an inconclusive end-to-end verdict, an end-to-end effect that does
 not add up against Amdahl's bound, an operation with no valid timing left. A
 gain outside the operation (the rest of the request got faster) neither
 contradicts nor supports more than the measured effect does.
@@ -36,6 +36,7 @@ def check_decision(
     predictions: tuple[PredictionResult, ...],
     *,
     end_to_end_missing: str | None = None,
+    timings_valid: bool = True,
 ) -> DecisionCheck:
     """The findings that contradict `declared` (adopt, reject or investigate), and what it lacks."""
     correct = all(op.correctness.passed for op in operations) and model_level.passed is not False
@@ -66,9 +67,13 @@ def check_decision(
             unsupported.append("the end-to-end verdict is inconclusive: more request blocks would decide it")
         elif e2e is None:
             why = end_to_end.comparison_missing if end_to_end else end_to_end_missing
+            remedy = (
+                "a rerun whose request samples are evidence would supply it"
+                if timings_valid
+                else "a run on a target whose timings are evidence would supply it"
+            )
             unsupported.append(
-                f"there is no end-to-end timing evidence ({why or 'the run has no application'}): "
-                "a run on a target whose timings are evidence would supply it"
+                f"there is no end-to-end timing evidence ({why or 'the run has no application'}): {remedy}"
             )
         if r is not None and r.cross_effect_loss:
             findings.append(f"adopt, but the change costs time outside the operation ({_rest(end_to_end)})")

@@ -31,7 +31,7 @@ from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.bundle.evaluation.kernels import Comparison, OperationResult
 from perfdsl.evaluate.compare import compare_blocks
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
-from perfdsl.evaluate.kernels import arm_findings, why_not_evidence
+from perfdsl.evaluate.kernels import arm_findings, invalid_reason, why_not_evidence
 from perfdsl.evaluate.quality import check_contention
 from perfdsl.evaluate.sequential import agrees, judged, recompute
 from perfdsl.nodes import Study
@@ -54,6 +54,12 @@ def evaluate_end_to_end(
         app.samples_missing or "no request times were recorded",
         samples,
     )
+    findings = tuple(arm_findings(samples, ARMS, app.name, inputs.results.timer_resolution_ns))
+    if missing is None:
+        # As a kernel shape's: an error-severity finding (requests shorter than the clock
+        # resolves) leaves no comparison for the decision, Amdahl or the value to lean on.
+        invalid = invalid_reason(findings, None, app.name)
+        missing = f"the request samples are invalid: {invalid}" if invalid else None
     comparison = None
     if missing is None:
         comparison, _ = compare_blocks(
@@ -93,8 +99,7 @@ def evaluate_end_to_end(
         share_missing=share_missing,
         amdahl=amdahl,
         amdahl_missing=amdahl_missing,
-        findings=tuple(arm_findings(samples, ARMS, app.name, inputs.results.timer_resolution_ns))
-        + check_contention(app.blocks, app.name),
+        findings=findings + check_contention(app.blocks, app.name),
         requests_per_block=_requests_per_block(samples) if comparison else None,
         stop=stop,
         stop_agrees=agrees(stop, app.stop) if stop is not None or app.stop is not None else None,

@@ -130,6 +130,7 @@ def _evaluated(inputs: BundleInputs, current_study: Path | None) -> Evaluation:
             end_to_end,
             predictions,
             end_to_end_missing=None if end_to_end else results.application_missing,
+            timings_valid=results.timings_valid,
         ),
         registration=check_registration(inputs.registration, inputs.study, current_study),
         quality=tuple(
