@@ -149,6 +149,8 @@ def _sizes(ctx: Context, shapes: ShapeSet | None, what: str) -> None:
         if timing and timing.rotate and math.isfinite(timing.rotate.value)
         else DEFAULT_TIMING["rotate"]
     )
+    symbols = [s.id for s in shapes.symbols]
+    byte_formulas: list[Expr] | None = None  # walked for the first shape the product would not fit
     for shape in shapes.shapes:
         if any(size < 1 for size in shape.sizes):
             ctx.report(
@@ -159,11 +161,15 @@ def _sizes(ctx: Context, shapes: ShapeSet | None, what: str) -> None:
                 help="every size is at least 1",
             )
             continue
-        elements = math.prod(shape.sizes)
-        modelled = _modelled_bytes(ctx, [s.id for s in shapes.symbols], shape.sizes)
-        if modelled is not None:
-            elements = min(elements, math.ceil(modelled / (2 * ITEM_BYTES.get(dtype, 1))))
-        needed = estimated_bytes(elements, dtype, rotate)
+        needed = estimated_bytes(math.prod(shape.sizes), dtype, rotate)
+        if needed > MEMORY_LIMIT_BYTES:
+            # The byte models can only lower the estimate: asked only where it does not fit.
+            if byte_formulas is None:
+                byte_formulas = [f for m, f in _arithmetic_formulas(ctx, symbols) if m.quantity.id == "bytes"]
+            modelled = _modelled_bytes(byte_formulas, symbols, shape.sizes)
+            if modelled is not None:
+                elements = min(math.prod(shape.sizes), math.ceil(modelled / (2 * ITEM_BYTES.get(dtype, 1))))
+                needed = estimated_bytes(elements, dtype, rotate)
         if needed > MEMORY_LIMIT_BYTES:
             ctx.report(
                 "PD311",
@@ -174,9 +180,9 @@ def _sizes(ctx: Context, shapes: ShapeSet | None, what: str) -> None:
             )
 
 
-def _modelled_bytes(ctx: Context, symbols: list[str], sizes: tuple[int, ...]) -> float | None:
-    """The most bytes one call of any operation moves at this shape, by the study's own byte
-    models; None where no model has a value there.
+def _modelled_bytes(formulas: list[Expr], symbols: list[str], sizes: tuple[int, ...]) -> float | None:
+    """The most bytes one call of any operation moves at this shape, by the study's byte
+    `formulas` (arithmetic over `symbols`); None where none has a value there.
 
     `estimated_bytes` takes a buffer to hold the product of the shape's sizes, which is
     each buffer of an elementwise kernel and none of a gather's: `(N, T)` with N lookups
@@ -186,9 +192,7 @@ def _modelled_bytes(ctx: Context, symbols: list[str], sizes: tuple[int, ...]) ->
     """
     shape = dict(zip(symbols, sizes, strict=False))
     found = []
-    for model, formula in _arithmetic_formulas(ctx, symbols):
-        if model.quantity.id != "bytes":
-            continue
+    for formula in formulas:
         try:
             value = evaluate_formula(formula, shape)
         except PlanError:
