@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from functools import cache
+from functools import cache, cached_property
 from typing import Any, Union
 
 import attrs
-from lark import Token
-from lark.exceptions import UnexpectedInput
-from lark.parse_tree_builder import ChildFilterLALR, maybe_create_child_filter
 
 from perfdsl import codes
 from perfdsl.collector import collector_paused
@@ -40,11 +37,18 @@ from perfdsl.nodes import (
     Text,
     TupleExpr,
 )
-from perfdsl.parser_tables import PARSER_OPTIONS, grammar_text, load_parser
+from perfdsl.parser_tables import (
+    PARSER_OPTIONS,
+    POSTLEX_ACCEPTS,
+    grammar_text,
+    load_parser,
+    parse_tables,
+    rule_shape,
+    shipped_parse_tables,
+)
 from perfdsl.quantity import Quantity, UnknownUnit, lookup_unit
 from perfdsl.source import Source, Span
-from perfdsl.syntax_errors import syntax_diagnostic
-from perfdsl.table_parse import Reduction, TableParser, Unparsed, first_symbol
+from perfdsl.table_parse import Reduction, RuleShape, TableParser, Token, Unparsed, first_symbol
 
 # ---------------------------------------------------------------- statements
 
@@ -121,7 +125,7 @@ Statement = Union[  # noqa: UP007
 # ---------------------------------------------------------------- the parser
 
 
-class _StatementBreaks:
+class StatementBreaks:
     """Post-lexer: newlines end statements only where a statement can end.
 
     Inside (), [] a newline is layout; right after `{` it is redundant; several
@@ -130,7 +134,7 @@ class _StatementBreaks:
     state that the previous token produced.
     """
 
-    always_accept = ("_NL",)
+    always_accept = POSTLEX_ACCEPTS
 
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
         depth = 0
@@ -148,39 +152,60 @@ class _StatementBreaks:
 
 
 class _Parser:
-    """The Lark parser, whose reductions build statements directly (`_StatementBuilder`),
-    driven by `perfdsl.table_parse` where the text parses.
+    """The one-loop parse (`perfdsl.table_parse`) where the text parses, Lark's own for its error.
 
-    Lark's own callbacks build a `Tree` per reduction, each with its positions worked
-    out from its children's (`propagate_positions`), for a walk to turn into statements
-    afterwards: on a 20,000-line study the trees, their positions and the walk took
-    longer than the LALR parse itself. The parse table calls whatever callbacks it
-    is given, one per rule, with the rule's matched symbols; so each parse hands it
-    the builder's, and no tree is made. A text that does not parse is parsed again
-    by Lark itself, so that its error is Lark's, lines and columns included.
+    Both call the statement builder's reductions, one per rule, with the rule's
+    matched symbols, so no tree is made: Lark's own callbacks build a `Tree` per
+    reduction, each with its positions worked out from its children's
+    (`propagate_positions`), for a walk to turn into statements afterwards; on a
+    20,000-line study that took longer than the LALR parse itself. The loop runs on
+    the shipped plain tables, so that a text that parses never imports Lark; Lark's
+    parser is loaded for a text that does not, so that its error is Lark's, lines
+    and columns included. Tables that are not current for the grammar are made
+    from a parser built from it (slower, and tests/test_parser_tables.py fails).
     """
 
     def __init__(self) -> None:
-        self.lark = load_parser(grammar_text(), PARSER_OPTIONS, _StatementBreaks())
-        self._table_parser = self.lark.parser.parser.parser
-        self._fast = TableParser(self.lark) if TableParser.repeats(self.lark) else None
+        tables = shipped_parse_tables(grammar_text(), PARSER_OPTIONS)
+        if tables is None:
+            tables = parse_tables(self.lark)
+        breaks = StatementBreaks()
+        self.fast = TableParser(tables, breaks.process) if tables is not None else None
+
+    @cached_property
+    def lark(self) -> Any:
+        """Lark's parser: for the errors, and where no plain tables can stand for it."""
+        return load_parser(grammar_text(), PARSER_OPTIONS, StatementBreaks())
 
     def parse(self, text: str, source: Source) -> tuple[Section, _StatementBuilder]:
         """The study's section and the builder that made it (with its diagnostics), or
-        Lark's `UnexpectedInput` for the first error."""
-        if self._fast is not None:
+        `SyntaxFailure` holding Lark's `UnexpectedInput` for the first error."""
+        if self.fast is not None:
             builder = _StatementBuilder(source)
             try:
-                return self._fast.parse(text, builder.callbacks(self._fast.rules)), builder
+                return self.fast.parse(text, builder.reductions(self.fast.rules)), builder
             except Unparsed:
                 pass
+        from lark.exceptions import UnexpectedInput
+
         builder = _StatementBuilder(source)
-        own = self._table_parser.callbacks
-        self._table_parser.callbacks = builder.callbacks(self.lark.rules)
+        table_parser = self.lark.parser.parser.parser
+        own = table_parser.callbacks
+        table_parser.callbacks = builder.lark_callbacks(self.lark.rules)
         try:
             return self.lark.parse(text), builder
+        except UnexpectedInput as error:
+            raise SyntaxFailure(error) from None
         finally:
-            self._table_parser.callbacks = own
+            table_parser.callbacks = own
+
+
+class SyntaxFailure(Exception):
+    """Lark's error for a text that does not parse (Lark's exceptions are imported only then)."""
+
+    def __init__(self, error: Any) -> None:
+        super().__init__(error)
+        self.error = error
 
 
 @cache
@@ -227,8 +252,10 @@ def parse_statements(source: Source) -> tuple[Section | None, list[Diagnostic]]:
         try:
             with collector_paused():
                 section, builder = _parser().parse(text, source)
-        except UnexpectedInput as error:
-            diagnostic = syntax_diagnostic(source, error)
+        except SyntaxFailure as failure:
+            from perfdsl.syntax_errors import syntax_diagnostic
+
+            diagnostic = syntax_diagnostic(source, failure.error)
             diagnostics.append(diagnostic)
             retry = _blank_line(text, diagnostic.span.start)
             ends_pass = diagnostic.code in ("PD003", "PD006") or len(diagnostics) >= _MAX_SYNTAX_ERRORS
@@ -241,24 +268,6 @@ def parse_statements(source: Source) -> tuple[Section | None, list[Diagnostic]]:
 
 
 # ---------------------------------------------------------------- the statements, built as the parser reduces
-
-
-def _child_plan(rule: Any) -> tuple[list[tuple[int, bool, int]], int]:
-    """Which of a rule's matched symbols become children, as Lark's tree builder decides it.
-
-    Each entry is (symbol index, splice an inlined rule's children, Nones for absent
-    optional parts before it); then the Nones after the last. Lark's own plan, read back
-    from the filter it would build, so that the children are exactly a tree's.
-    """
-    options = rule.options
-    plan = maybe_create_child_filter(rule.expansion, options.keep_all_tokens, False, options.empty_indices)
-    if plan is None:
-        return [(index, False, 0) for index in range(len(rule.expansion))], 0
-    if plan.func is ChildFilterLALR:
-        include, trailing = plan.args
-        return list(include), trailing
-    (include,) = plan.args
-    return [(index, splice, 0) for index, splice in include], 0
 
 
 def _span(token: Token) -> Span:
@@ -299,9 +308,10 @@ def _keep_symbols(symbols: list[Any]) -> list[Any]:
     return symbols
 
 
-def _children_for(rule: Any, include: list[tuple[int, bool, int]], trailing: int) -> Reduction:
-    """The children a tree of `rule` would have, from its matched symbols (see `_child_plan`)."""
-    if include == [(index, False, 0) for index in range(len(rule.expansion))] and not trailing:
+def _children_for(rule: RuleShape) -> Reduction:
+    """The children a tree of `rule` would have, from its matched symbols (`RuleShape.include`)."""
+    include, trailing = rule.include, rule.trailing
+    if include == tuple((index, False, 0) for index in range(len(rule.terms))) and not trailing:
         # Most rules keep every symbol, in order: the fresh list the parser hands over.
         return _keep_symbols
 
@@ -336,6 +346,8 @@ class _StatementBuilder:
     to the end of its last, where a symbol that a `?rule` passed through reaches as far
     as the text that rule matched (`(4 * M)` as a factor includes its parentheses).
     Reductions come bottom-up, left to right, so the diagnostics come in text order.
+    A matched symbol is a token exactly where it is a `str`: the loop's tokens and
+    Lark's both are, and no reduction builds one.
     """
 
     def __init__(self, source: Source) -> None:
@@ -344,15 +356,18 @@ class _StatementBuilder:
         self._extent: dict[int, tuple[int, int]] = {}
         """Each built value's reach in the text, by id: every value stays alive until the parse ends."""
 
-    def callbacks(self, rules: list[Any]) -> dict[Any, Reduction]:
-        """The reduction of each of the parser's rules."""
-        return {rule: self._reduction(rule) for rule in rules}
+    def reductions(self, rules: tuple[RuleShape, ...]) -> list[Reduction]:
+        """The reduction of each of the plain tables' rules, in their order."""
+        return [self._reduction(rule) for rule in rules]
 
-    def _reduction(self, rule: Any) -> Reduction:
-        name = rule.alias or rule.origin.name
-        include, trailing = _child_plan(rule)
-        passes_through = bool(rule.options.expand1) and not rule.alias
-        if passes_through and len(rule.expansion) == 1 and include == [(0, False, 0)] and not trailing:
+    def lark_callbacks(self, rules: list[Any]) -> dict[Any, Reduction]:
+        """The reduction of each of Lark's rules, as its parser's callbacks."""
+        return {rule: self._reduction(rule_shape(rule)) for rule in rules}
+
+    def _reduction(self, rule: RuleShape) -> Reduction:
+        name = rule.name
+        passes_through = rule.expand1
+        if passes_through and len(rule.terms) == 1 and rule.include == ((0, False, 0),) and not rule.trailing:
             # `?sum: product`: the value, and the text it reaches, are its one symbol's.
             return first_symbol
         inlined = name.startswith("_")
@@ -360,8 +375,8 @@ class _StatementBuilder:
         if method is None and not inlined and not passes_through:
             raise LookupError(f"the grammar's rule `{name}` has no statement builder")
         extent = self._extent
-        reach_of = self._reach_for(rule.expansion)
-        children_of = _children_for(rule, include, trailing)
+        reach_of = self._reach_for(rule.terms)
+        children_of = _children_for(rule)
         # One closure per kind of rule, so that a reduction runs no test its rule settles
         # once: a 20,000-line study makes half a million of them.
         if inlined and not passes_through:
@@ -379,7 +394,7 @@ class _StatementBuilder:
             def reduce_built(symbols: list[Any]) -> Any:
                 reach = reach_of(symbols)
                 value = method(Span(*reach) if reach is not None else Span(0, 0), children_of(symbols))
-                if reach is not None and not isinstance(value, Token):
+                if reach is not None and not isinstance(value, str):
                     extent[id(value)] = reach
                 return value
 
@@ -397,18 +412,18 @@ class _StatementBuilder:
                 raise LookupError(f"the grammar's rule `{name}` has no statement builder")
             else:
                 value = method(Span(*reach) if reach is not None else Span(0, 0), children)
-            if reach is not None and not isinstance(value, Token):
+            if reach is not None and not isinstance(value, str):
                 extent[id(value)] = reach
             return value
 
         return reduce_passing
 
-    def _reach_for(self, expansion: list[Any]) -> Callable[[list[Any]], tuple[int, int] | None]:
+    def _reach_for(self, terms: tuple[bool, ...]) -> Callable[[list[Any]], tuple[int, int] | None]:
         """`_reach`, or its shortcut where the rule starts (and ends) with a terminal: that
         symbol is a token, whose position is its own."""
-        if not expansion or not expansion[0].is_term:
+        if not terms or not terms[0]:
             return self._reach
-        if expansion[-1].is_term:
+        if terms[-1]:
             return _between_tokens
         end_of = self._end
 
@@ -422,7 +437,7 @@ class _StatementBuilder:
         """From the start of the first positioned symbol to the end of the last."""
         extent = self._extent
         for symbol in symbols:
-            if isinstance(symbol, Token):
+            if isinstance(symbol, str):
                 start = symbol.start_pos
                 break
             found = extent.get(id(symbol))
@@ -438,7 +453,7 @@ class _StatementBuilder:
         """The end of the last positioned symbol."""
         extent = self._extent
         for symbol in reversed(symbols):
-            if isinstance(symbol, Token):
+            if isinstance(symbol, str):
                 return symbol.end_pos
             found = extent.get(id(symbol))
             if found is not None:

@@ -11,7 +11,9 @@ import lark
 import pytest
 
 from perfdsl import parser_data, syntax
-from perfdsl.parser_tables import current, load_parser, table_key, tables_source
+from perfdsl.parser_tables import current, load_parser, shipped_parse_tables, table_key, tables_source
+from perfdsl.source import Source
+from perfdsl.table_parse import TableParser, Unparsed
 
 ROOT = Path(__file__).resolve().parent.parent
 GRAMMAR = syntax.grammar_text()
@@ -23,13 +25,13 @@ ONLY_CHANGED_READS = "study s {\n  slo p99 != 25\n}\n"
 
 def _tables(grammar: str, **replace: Any) -> types.ModuleType:
     module = types.ModuleType("planted_parser_data")
-    exec(tables_source(grammar, syntax.PARSER_OPTIONS), module.__dict__)
+    exec(tables_source(grammar, syntax.PARSER_OPTIONS, syntax.StatementBreaks()), module.__dict__)
     module.__dict__.update(replace)
     return module
 
 
 def _load(grammar: str, tables: types.ModuleType) -> Any:
-    return load_parser(grammar, syntax.PARSER_OPTIONS, syntax._StatementBreaks(), tables)
+    return load_parser(grammar, syntax.PARSER_OPTIONS, syntax.StatementBreaks(), tables)
 
 
 @pytest.fixture
@@ -76,10 +78,24 @@ def test_current_tables_are_loaded_not_rebuilt(no_building: None) -> None:
 def test_the_shipped_tables_parse_as_the_grammar_does(study: Path) -> None:
     """Trees and the positions every diagnostic's span is taken from, for every bundled study."""
     text = study.read_text(encoding="utf-8")
-    built = lark.Lark(GRAMMAR, postlex=syntax._StatementBreaks(), **syntax.PARSER_OPTIONS).parse(text)
+    built = lark.Lark(GRAMMAR, postlex=syntax.StatementBreaks(), **syntax.PARSER_OPTIONS).parse(text)
     shipped = _load(GRAMMAR, parser_data).parse(text)
     assert shipped == built
     spans = [(t.data, t.meta.start_pos, t.meta.end_pos) for t in built.iter_subtrees() if not t.meta.empty]
     assert [
         (t.data, t.meta.start_pos, t.meta.end_pos) for t in shipped.iter_subtrees() if not t.meta.empty
     ] == (spans)
+
+
+def _plain_parse(tables: Any, text: str) -> object:
+    parser = TableParser(tables, syntax.StatementBreaks().process)
+    return parser.parse(text, syntax._StatementBuilder(Source("s.perf", text)).reductions(parser.rules))
+
+
+def test_plain_tables_are_used_only_for_the_grammar_they_were_built_from() -> None:
+    assert shipped_parse_tables(GRAMMAR, syntax.PARSER_OPTIONS, parser_data) is not None
+    assert shipped_parse_tables(CHANGED, syntax.PARSER_OPTIONS, parser_data) is None
+    with pytest.raises(Unparsed):
+        _plain_parse(shipped_parse_tables(GRAMMAR, syntax.PARSER_OPTIONS, parser_data), ONLY_CHANGED_READS)
+    changed = shipped_parse_tables(CHANGED, syntax.PARSER_OPTIONS, _tables(CHANGED))
+    assert _plain_parse(changed, ONLY_CHANGED_READS) is not None

@@ -58,7 +58,7 @@ def _records(value: object) -> list[tuple[str, int, int]]:
 
 def _tree_nodes(text: str) -> list[tuple[str, int, int]]:
     """The same, read off the tree Lark builds with `propagate_positions`."""
-    tree = lark.Lark(syntax.grammar_text(), postlex=syntax._StatementBreaks(), **syntax.PARSER_OPTIONS).parse(
+    tree = lark.Lark(syntax.grammar_text(), postlex=syntax.StatementBreaks(), **syntax.PARSER_OPTIONS).parse(
         text
     )
     return sorted(

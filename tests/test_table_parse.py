@@ -12,8 +12,9 @@ from lark.exceptions import UnexpectedInput
 
 from perfdsl import syntax
 from perfdsl.cli import main
+from perfdsl.parser_tables import parse_tables
 from perfdsl.source import Source
-from perfdsl.table_parse import TableParser, Unparsed
+from perfdsl.table_parse import Unparsed
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY = ROOT / "studies" / "rmsnorm_fusion.perf"
@@ -21,20 +22,20 @@ STUDY = ROOT / "studies" / "rmsnorm_fusion.perf"
 
 def test_the_bundled_grammar_is_parsed_by_the_one_loop() -> None:
     """Where the loop could not stand for Lark's parse, every parse would be Lark's, slower."""
-    assert TableParser.repeats(syntax._parser().lark)
-    assert syntax._parser()._fast is not None
+    assert parse_tables(syntax._parser().lark) is not None
+    assert syntax._parser().fast is not None
 
 
 def test_the_loop_stops_where_lark_would_raise() -> None:
     parser = syntax._parser()
     builder = syntax._StatementBuilder(Source("s.perf", ""))
-    reductions = builder.callbacks(parser._fast.rules)
+    reductions = builder.reductions(parser.fast.rules)
     with pytest.raises(Unparsed):
-        parser._fast.parse("study s {\n  seeds 5 5\n}\n", reductions)  # a token the state refuses
+        parser.fast.parse("study s {\n  seeds 5 5\n}\n", reductions)  # a token the state refuses
     with pytest.raises(Unparsed):
-        parser._fast.parse("study s {\n  seeds 5 @\n}\n", reductions)  # a character no terminal takes
+        parser.fast.parse("study s {\n  seeds 5 @\n}\n", reductions)  # a character no terminal takes
     with pytest.raises(Unparsed):
-        parser._fast.parse("study s {\n  seeds 5\n", reductions)  # the text ends inside a block
+        parser.fast.parse("study s {\n  seeds 5\n", reductions)  # the text ends inside a block
 
 
 def test_an_error_is_lark_s_with_its_line_and_column() -> None:
@@ -64,19 +65,20 @@ def test_a_check_called_in_process_leaves_the_collector_as_it_was(capsys) -> Non
 class _PlainBuilder(syntax._StatementBuilder):
     """The builder with every reach found the general way, by walking the symbols."""
 
-    def _reach_for(self, expansion):
+    def _reach_for(self, terms):
         return self._reach
 
 
 def _lark_only(text: str, source: Source) -> object:
     """The section Lark's own parser builds, through the builder with no shortcut."""
     parser = syntax._parser()
-    own = parser._table_parser.callbacks
-    parser._table_parser.callbacks = _PlainBuilder(source).callbacks(parser.lark.rules)
+    table_parser = parser.lark.parser.parser.parser
+    own = table_parser.callbacks
+    table_parser.callbacks = _PlainBuilder(source).lark_callbacks(parser.lark.rules)
     try:
         return parser.lark.parse(text)
     finally:
-        parser._table_parser.callbacks = own
+        table_parser.callbacks = own
 
 
 CORPUS = sorted([*(ROOT / "studies").glob("*.perf"), *(ROOT / "tests" / "check_cases").glob("*.perf")])
@@ -105,8 +107,8 @@ def test_the_loop_builds_what_lark_builds(path: Path, text: str) -> None:
     newlines dropped where they are layout, each reach taken from a terminal where the rule
     starts or ends with one. A golden study that does not parse stops the loop too."""
     source = Source(str(path), text)
-    fast = syntax._parser()._fast
-    reductions = syntax._StatementBuilder(source).callbacks(fast.rules)
+    fast = syntax._parser().fast
+    reductions = syntax._StatementBuilder(source).reductions(fast.rules)
     try:
         expected = _lark_only(text, source)
     except UnexpectedInput:
