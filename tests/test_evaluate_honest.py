@@ -186,7 +186,7 @@ def test_a_declared_share_the_measurement_contradicts_is_a_finding(tmp_path: Pat
     ev = _run(tmp_path, declared_share="8%", share=0.5)
     check = ev.end_to_end.amdahl.share_check
     assert check is not None and not check.compatible
-    assert "declared production share 8.0%" in ev.value.share_basis
+    assert "declared production share 8%;" in ev.value.share_basis
     assert "CONTRADICTS the declared share" in ev.value.share_basis
     page = _page(tmp_path / "page", declared_share="8%", share=0.5)
     assert "**Declared share contradicted.**" in _page_one(page)
@@ -197,6 +197,18 @@ def test_a_declared_share_inside_the_measured_interval_is_no_finding(tmp_path: P
     ev = _run(tmp_path, declared_share="50%", share=0.5)
     assert ev.end_to_end.amdahl.share_check.compatible
     assert "compatible with it" in ev.value.share_basis
+
+
+def test_a_declared_share_compatible_only_through_the_tolerance_says_so(tmp_path: Path) -> None:
+    # The new user's 55 % beside a measured 58.9 % [58.7, 59.1] read "compatible with it": the
+    # 10 % tolerance that decided the word was never stated.
+    ev = _run(tmp_path, declared_share="55%", share=0.589)
+    f = ev.end_to_end.amdahl.f
+    assert ev.end_to_end.amdahl.share_check.compatible and not f.low <= 0.55 <= f.high
+    assert "only through the 10% rounding tolerance a one-figure share carries" in ev.value.share_basis
+    assert "only through the 10% rounding tolerance" in _page(
+        tmp_path / "page", declared_share="55%", share=0.589
+    )
 
 
 # ------------------------------------------------------------------ value
@@ -677,3 +689,17 @@ def test_kernel_calls_shorter_than_the_clock_leave_the_shape_without_evidence(tm
         assert "shorter than the clock resolves" in (shape.missing or "")
         assert any(f.code == "PQ003" for f in shape.findings)
         assert all(b.arm != "change" for b in shape.mechanism.bandwidth)
+
+
+def test_a_run_with_no_timing_evidence_leaves_the_decision_unsupported_not_contradicted(
+    tmp_path: Path,
+) -> None:
+    # A cudasim run of rmsnorm_fusion opened "Decision: adopt. The evidence contradicts it": the
+    # simulator's timings are no evidence, and missing evidence was counted against the decision.
+    planted = {"target": "cudasim", "valid": False}
+    ev = _run(tmp_path, **planted)
+    assert ev.decision.consistent and ev.decision.findings == ()
+    assert any("timings on `cudasim` are not evidence" in why for why in ev.decision.unsupported)
+    first = _page_one(_page(tmp_path / "page", **planted))
+    assert "**The evidence does not yet support it**" in first
+    assert "contradicts it" not in first

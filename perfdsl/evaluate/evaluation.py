@@ -48,6 +48,7 @@ from perfdsl.evaluate.quality import summarize_contention
 from perfdsl.evaluate.registration import check_registration
 from perfdsl.expectations import expectations
 from perfdsl.nodes import Study
+from perfdsl.stats.amdahl import SHARE_TOLERANCE, share_percent
 from perfdsl.stats.capacity import service_mismatch
 from perfdsl.stats.value import value
 
@@ -241,16 +242,32 @@ def _share_basis(end_to_end: EndToEnd) -> str:
     if amdahl is None:
         return f"no share: Amdahl's check was not possible ({end_to_end.amdahl_missing}), so no cap applies"
     f = amdahl.f
-    measured = f"the measured f is {f.value:.1%} [{f.low:.1%}, {f.high:.1%}] in the test application"
+    # Four figures, as the share check words it: "50.0%" rounded from 50.009 % would read as
+    # holding a declared 50 % that the check found just outside.
+    measured = (
+        f"the measured f is {share_percent(f.value)} [{share_percent(f.low)}, {share_percent(f.high)}] "
+        "in the test application"
+    )
     check = amdahl.share_check
     if check is None:
         return (
             f"the measured effect of the test application, uncapped (the study declares no share); {measured}"
         )
-    verdict = "compatible with it" if check.compatible else "which CONTRADICTS the declared share"
+    inside = f.low <= check.declared <= f.high
+    if not check.compatible:
+        verdict = "which CONTRADICTS the declared share"
+    elif inside:
+        verdict = "compatible with it"
+    else:
+        # A word the tolerance decided says so: 55 % beside a measured [58.7, 59.1] reads as a
+        # contradiction unless the reader is told what widened the interval.
+        verdict = (
+            f"compatible with it only through the {SHARE_TOLERANCE:.0%} rounding tolerance a one-figure "
+            "share carries (perfdsl's, not a study setting)"
+        )
     return (
         f"the test application's measured effect, capped by Amdahl at the declared production share "
-        f"{check.declared:.1%}; {measured}, {verdict}"
+        f"{share_percent(check.declared)}; {measured}, {verdict}"
     )
 
 

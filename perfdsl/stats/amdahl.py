@@ -297,13 +297,13 @@ def check_declared_share(
         declared,
         measured,
         ok,
-        f"the declared share {_percent(declared)} {verb} the measured f {_percent(measured.value)} "
-        f"[{_percent(measured.low)}, {_percent(measured.high)}], widened by the "
+        f"the declared share {share_percent(declared)} {verb} the measured f {share_percent(measured.value)} "
+        f"[{share_percent(measured.low)}, {share_percent(measured.high)}], widened by the "
         f"{tolerance:.0%} rounding tolerance a one-figure share carries",
     )
 
 
-def _percent(fraction: float) -> str:
+def share_percent(fraction: float) -> str:
     """A share as the study writes it: 0.25 is `25%`, 0.3802 `38.02%`."""
     return f"{100.0 * fraction:.4g}%"
 
