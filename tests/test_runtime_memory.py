@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import attrs
 import pytest
 import runtime_fixtures
 from evaluate_fixtures import study_text
@@ -64,6 +65,25 @@ def test_the_refusal_and_the_workers_limit_take_one_estimate(planned, roof) -> N
     assert refused is not None
     margins = worker.MARGIN_BYTES + worker.ARENA_BYTES * (os.cpu_count() or 1)
     assert limit == 1000 + 2 * refused.peak_bytes + margins
+
+
+def test_a_shape_the_study_cannot_build_is_left_out_of_the_estimate(planned) -> None:
+    """A generator that raises at one shape ended `run` with a traceback from the estimate; the
+    shape's own case reports the error instead."""
+    (operation,) = planned.operations
+    refused = {"M": 64, "N": 4096}
+
+    def inputs(shape, rng, dtype):
+        if dict(shape) == refused:
+            raise ValueError("this generator needs M >= N")
+        return runtime_fixtures.reference.inputs(shape, rng, dtype)
+
+    picky = attrs.evolve(runtime_fixtures.reference, inputs=inputs)
+    counted = memory.operation_cost(planned, operation, picky, {}, CACHE)
+    every = memory.operation_cost(planned, operation, runtime_fixtures.reference, {}, CACHE)
+    assert counted is not None and every is not None
+    assert every.shape == "op 64x4096" and counted.shape == "op 256x1024"
+    assert counted.peak_bytes < every.peak_bytes
 
 
 def test_a_plan_with_more_arms_costs_more(planned) -> None:

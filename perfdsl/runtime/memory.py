@@ -116,12 +116,21 @@ def operation_cost(
     roof: Mapping[str, tuple[Reference, Any]],
     rotation_bytes: int,
 ) -> BufferCost | None:
-    """The operation's largest shape and what its buffers take (None: no shape at all)."""
+    """The operation's largest shape and what its buffers take (None: no shape at all).
+
+    The estimate calls the study's own `inputs` and `outputs`, in the parent, before any
+    worker starts. A shape they raise at (a generator that cannot build an adversarial
+    shape) is left out of it: that shape cannot allocate what it cannot build, and its
+    case, run in a worker, fails and says why, as any case whose reference raises does.
+    """
     shapes = [(s.sizes, s.label, True) for s in operation.shapes]
     shapes += [(sizes, "x".join(str(v) for v in sizes.values()), False) for sizes in operation.adversarial]
     worst: BufferCost | None = None
     for sizes, label, timed in shapes:
-        cost, sets = shape_cost(plan, reference, roof, sizes, rotation_bytes, timed=timed)
+        try:
+            cost, sets = shape_cost(plan, reference, roof, sizes, rotation_bytes, timed=timed)
+        except Exception:
+            continue
         if worst is None or cost > worst.peak_bytes:
             worst = BufferCost(cost, f"{operation.name} {label}", sets)
     return worst
