@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 
 import attrs
 import numpy as np
@@ -17,7 +18,7 @@ from numba import cuda, float32, njit, prange
 from perfdsl.runtime.static_code import toolchain
 from perfdsl.runtime.static_code.archive import write_compiled_code
 from perfdsl.runtime.static_code.counts import by_width, count_ptx, count_sass, total
-from perfdsl.runtime.static_code.cpu import inspect_cpu_function
+from perfdsl.runtime.static_code.cpu import counted_asm, inspect_cpu_function
 from perfdsl.runtime.static_code.cuda import StaticKernel, inspect_cuda_kernel
 
 
@@ -247,6 +248,29 @@ def test_a_parallel_function_is_counted_with_its_loop_body():
     assert loop and f.ir_vector_instructions > 0
     launcher = inspect_cpu_function(cpu_scale_add, VEC)  # a plain function: nothing more is counted
     assert "__numba_parfor_gufunc" not in launcher.asm
+
+
+@njit(parallel=True)
+def cpu_csr_row_sums(indptr, indices, data, x, y):
+    for i in prange(y.size):
+        acc = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            acc += data[k] * x[indices[k]]
+        y[i] = acc
+
+
+CSR = "void(int64[::1], int32[::1], float64[::1], float64[::1], float64[::1])"
+_FLOAT64_ADD = re.compile(r"^\tv?(addsd|addpd|fmadd\w*[sp]d)\b")
+
+
+def test_a_loop_body_inlined_into_its_gufunc_wrapper_is_counted():
+    """A CSR row loop's body has no listing of its own where LLVM inlined it into the gufunc
+    wrapper: only the launcher was counted, and its adds were not."""
+    f = inspect_cpu_function(cpu_csr_row_sums, CSR)
+    assert f.missing is None
+    launcher = f.asm.split(f"{f.symbol}:", 1)[1].split(".Lfunc_end", 1)[0].splitlines()
+    assert not any(_FLOAT64_ADD.match(line) for line in launcher)
+    assert any(_FLOAT64_ADD.match(line) for line in counted_asm(f.symbol, f.asm))
 
 
 def test_cpu_function_that_does_not_type_is_a_reason():
