@@ -55,3 +55,11 @@ def test_the_table_prints_the_evaluations_counts() -> None:
 
 def test_an_arm_the_evaluation_has_no_readings_for_prints_none() -> None:
     assert "| 64x64 | change | — | DRAM | 1.02 kB | — |" in _table((ArmContention("baseline", 4, 1),))
+
+
+def test_blocks_too_short_to_read_are_not_printed_as_quiet() -> None:
+    table = _table((ArmContention("baseline", 6, 0, 6), ArmContention("change", 6, 1, 2)))
+    assert (
+        "| 64x64 | baseline | — | DRAM | 1.02 kB | not read: 6 blocks too short for the 10 ms tick |" in table
+    )
+    assert "| 64x64 | change | — | DRAM | 1.02 kB | 1 of 6 (2 too short to read) |" in table

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from perfdsl.bundle.sampling import Block, LoadReading
-from perfdsl.evaluate.contention import contended_blocks, contention
+from perfdsl.evaluate.contention import contended_blocks, contention, unresolved_blocks
 from perfdsl.evaluate.quality import check_contention, summarize_contention
 from perfdsl.runtime.contention import parse_proc_stat, read_load
 
@@ -116,6 +116,17 @@ def test_short_blocks_too_short_together_to_resolve_are_not_called_contended():
     # The same other work over blocks that together resolve it is contended.
     longer = [_block("A", i, 0.03, 1.0) for i in range(8)]
     assert contended_blocks([contention(*_pieces(b)) for b in longer]) == [True] * 8  # type: ignore[arg-type, misc]
+
+
+def test_blocks_too_short_to_resolve_are_counted_as_unread_not_as_quiet():
+    # A quick run's six blocks of 0.7 ms: "0 of 6 contended" called them quiet while another
+    # process shared the core; the tick could not tell.
+    tiny = [contention(*_pieces(_block("A", i, 0.0007, 0.0))) for i in range(6)]
+    assert unresolved_blocks(tiny) == 6  # type: ignore[arg-type]
+    longer = [contention(*_pieces(_block("A", i, 0.03, 0.0))) for i in range(8)]
+    assert unresolved_blocks(longer) == 0  # type: ignore[arg-type]
+    one_long = [*tiny, contention(*_pieces(_block("A", 6, 1.0, 0.0)))]
+    assert unresolved_blocks(one_long) == 6  # type: ignore[arg-type]
 
 
 def test_contended_blocks_are_a_finding_and_the_summary_says_the_verdict_rests_on_them():

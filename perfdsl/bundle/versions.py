@@ -122,7 +122,7 @@ READABLE_PLAN = (None, "perfdsl.plan/2", "perfdsl.plan/3", "perfdsl.plan/4", PLA
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/15"
+EVALUATION = "perfdsl.evaluation/16"
 """evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
 not refused but evaluated again (it is derived from the other files), and one of a
 version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
@@ -197,6 +197,9 @@ alone costs a second of a fresh build).
 * `perfdsl.evaluation/15`: a static count record (`static.<arm>[]`) may carry `missing`, with
   no counts: the archived code of a CPU function is not what the measured calls compiled
   (results/11's `as_measured` false), so nothing rests on its counts.
+* `perfdsl.evaluation/16`: a shape's `contention` per arm may carry `unresolved`, written only
+  where it is not 0: the blocks too short, alone and together, for the clock tick to say
+  whether other work competed (counted in `read`, never in `contended`).
 """
 
 
@@ -215,6 +218,7 @@ SUPERSEDED_EVALUATION = (
     "perfdsl.evaluation/12",
     "perfdsl.evaluation/13",
     "perfdsl.evaluation/14",
+    "perfdsl.evaluation/15",
 )
 """Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 

@@ -100,3 +100,11 @@ def contended_blocks(readings: Sequence[Contention]) -> list[bool]:
     total = sum(short[1:], short[0]) if short else None
     together = total is not None and total.resolved and total.contended
     return [r.contended if r.resolved else together for r in readings]
+
+
+def unresolved_blocks(readings: Sequence[Contention]) -> int:
+    """How many of one arm's blocks `contended_blocks` could not judge: too short to resolve
+    alone, and too short together. They read as not contended, which they are not shown to be."""
+    short = [r for r in readings if not r.resolved]
+    total = sum(short[1:], short[0]) if short else None
+    return len(short) if total is not None and not total.resolved else 0

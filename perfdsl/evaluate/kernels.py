@@ -38,6 +38,7 @@ from perfdsl.codes import CODES
 from perfdsl.evaluate import quality
 from perfdsl.evaluate.combination import ShapeInput, combine
 from perfdsl.evaluate.compare import compare_blocks
+from perfdsl.evaluate.contention import unresolved_blocks
 from perfdsl.evaluate.correctness import summarize_correctness
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.mechanism import bandwidths, explain_change, preferred, quantities, static_counts
@@ -144,7 +145,9 @@ def _shape(
         stop_agrees=agrees(stop, shape.stop) if stop is not None or shape.stop is not None else None,
         stop_pairs_needed=pairs_the_cap_lacked(stop) if stop is not None else None,
         contention=tuple(
-            ArmContention(arm, len(judged), sum(flag for _, flag in judged))
+            ArmContention(
+                arm, len(judged), sum(flag for _, flag in judged), unresolved_blocks([c for c, _ in judged])
+            )
             for arm, judged in quality.block_contention(shape.blocks).items()
         ),
     )

@@ -11,7 +11,7 @@ import functools
 from collections.abc import Sequence
 
 from perfdsl.bundle.arms import ARMS
-from perfdsl.bundle.evaluation.kernels import Comparison, Finding, OperationResult
+from perfdsl.bundle.evaluation.kernels import ArmContention, Comparison, Finding, OperationResult
 from perfdsl.ranges import format_ranges
 from perfdsl.report import figures, stopping
 from perfdsl.report import formatting as fmt
@@ -216,7 +216,7 @@ def _steady_state(ctx: ReportContext, op: OperationResult, out: Blocks) -> None:
                         regime, fmt.text(regime)
                     ),
                     fmt.data_size(shape.buffer_bytes.get(arm, 0)),
-                    f"{arm_busy.contended} of {arm_busy.read}" if arm_busy else fmt.MISSING,
+                    _contended_cell(arm_busy) if arm_busy else fmt.MISSING,
                 ]
             )
     if not rows:
@@ -243,6 +243,15 @@ def _steady_state(ctx: ReportContext, op: OperationResult, out: Blocks) -> None:
                 ],
             )
         )
+
+
+def _contended_cell(busy: ArmContention) -> str:
+    """`1 of 6`, and how many of them were too short to read: a quick run's blocks last
+    milliseconds, under the 10 ms tick, and "0 of 6" would call them quiet."""
+    if busy.unresolved >= busy.read:
+        return f"not read: {busy.read} blocks too short for the 10 ms tick"
+    short = f" ({busy.unresolved} too short to read)" if busy.unresolved else ""
+    return f"{busy.contended} of {busy.read}{short}"
 
 
 def _verdict(verdict: str) -> str:

@@ -117,12 +117,16 @@ class ArmSummary:
 
 @attrs.frozen
 class ArmContention:
-    """How many of one arm's blocks at a shape read the machine's load, and how many of
-    them competed with other work (`evaluate.contention.contended_blocks`)."""
+    """How many of one arm's blocks at a shape read the machine's load, how many of them
+    competed with other work (`evaluate.contention.contended_blocks`), and how many were
+    too short for the clock tick to say either way."""
 
     arm: str
     read: int
     contended: int
+    unresolved: int = field(default=0, absent=0, when=lambda arm: arm.unresolved > 0)
+    """Blocks too short, alone and with the arm's other short ones, for the 10 ms tick to
+    resolve other work: counted in `read`, never in `contended`, and not shown quiet either."""
 
 
 @attrs.frozen
