@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from perfdsl.statement_breaks import POSTLEX_ACCEPTS
 from perfdsl.table_parse import ParseTables, RuleShape, StateLexer
 
 DATA_MODULE = Path(__file__).with_name("parser_data.py")
@@ -49,8 +50,6 @@ PARSER_OPTIONS = {
     "maybe_placeholders": True,
 }
 """How `perfdsl.syntax` parses: LALR with a contextual lexer, every node keeping its position."""
-POSTLEX_ACCEPTS = ("_NL",)
-"""The terminals `perfdsl.syntax`'s post-lexer takes in every parser state (a newline it may drop)."""
 
 
 def grammar_text() -> str:
@@ -245,7 +244,7 @@ def tables_source(grammar: str, options: Mapping[str, Any], postlex: Any) -> str
 def main() -> None:
     """Rebuild `parser_data.py` from the grammar the package holds."""
     from perfdsl.atomic import replacing
-    from perfdsl.syntax import StatementBreaks
+    from perfdsl.statement_breaks import StatementBreaks
 
     with replacing(DATA_MODULE) as handle:
         handle.write(tables_source(grammar_text(), PARSER_OPTIONS, StatementBreaks()).encode("utf-8"))

@@ -11,7 +11,7 @@ Nothing after this module sees a Lark object.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import cache, cached_property
 from typing import Any, Union
 
@@ -39,7 +39,6 @@ from perfdsl.nodes import (
 )
 from perfdsl.parser_tables import (
     PARSER_OPTIONS,
-    POSTLEX_ACCEPTS,
     grammar_text,
     load_parser,
     parse_tables,
@@ -48,6 +47,7 @@ from perfdsl.parser_tables import (
 )
 from perfdsl.quantity import Quantity, UnknownUnit, lookup_unit
 from perfdsl.source import Source, Span
+from perfdsl.statement_breaks import StatementBreaks
 from perfdsl.table_parse import Reduction, RuleShape, TableParser, Token, Unparsed, first_symbol
 
 # ---------------------------------------------------------------- statements
@@ -123,32 +123,6 @@ Statement = Union[  # noqa: UP007
 ]
 
 # ---------------------------------------------------------------- the parser
-
-
-class StatementBreaks:
-    """Post-lexer: newlines end statements only where a statement can end.
-
-    Inside (), [] a newline is layout; right after `{` it is redundant; several
-    in a row are one. Tokens are passed on at once, never held back, because
-    the contextual lexer chooses the next token's terminals from the parser
-    state that the previous token produced.
-    """
-
-    always_accept = POSTLEX_ACCEPTS
-
-    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
-        depth = 0
-        previous: str | None = None
-        for token in stream:
-            kind = token.type
-            if kind == "_NL" and (depth > 0 or previous in (None, "LBRACE", "_NL")):
-                continue
-            if kind in ("LPAR", "LSQB"):
-                depth += 1
-            elif kind in ("RPAR", "RSQB"):
-                depth = max(0, depth - 1)
-            previous = kind
-            yield token
 
 
 class _Parser:
