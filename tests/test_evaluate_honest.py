@@ -117,7 +117,8 @@ def test_a_slower_rest_of_the_request_is_a_cost_that_leads_page_one(tmp_path: Pa
 
 def test_the_same_effect_explained_by_the_operation_inside_the_app_is_consistent(tmp_path: Path) -> None:
     # The share pass measured the operation 0.3x inside the application: B = 0.65, measured 0.65.
-    ev = _run(tmp_path, kernel_ratio=1.1, in_app_ratio=0.3, app_ratio=0.65, predictions=(AMDAHL,))
+    planted = {"kernel_ratio": 1.1, "in_app_ratio": 0.3, "app_ratio": 0.65, "share_requests": 200}
+    ev = _run(tmp_path, **planted, predictions=(AMDAHL,))
     amdahl = ev.end_to_end.amdahl
     assert amdahl.s_source.startswith("the operation's time inside the application")
     assert amdahl.s_fallback is None
@@ -139,12 +140,14 @@ def test_the_same_effect_explained_by_the_operation_inside_the_app_is_consistent
 def test_amdahl_prediction_is_a_two_sided_consistency_test(
     tmp_path: Path, app_ratio: float, rest_ratio: float, status: str, verdict: str
 ) -> None:
+    # 200 requests a round: enough for the share pass to show an unchanged rest unchanged.
     ev = _run(
         tmp_path,
         kernel_ratio=0.5,
         share=0.5,
         app_ratio=app_ratio,
         rest_ratio=rest_ratio,
+        share_requests=200,
         predictions=(AMDAHL,),
     )
     amdahl = ev.end_to_end.amdahl

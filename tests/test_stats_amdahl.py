@@ -12,6 +12,7 @@ from perfdsl.stats.amdahl import (
     judge_throughput,
     reconcile,
     throughput_as_time_ratio,
+    untested_premise,
 )
 
 P = Estimate.point
@@ -57,8 +58,9 @@ def test_quick_run_with_s_from_the_application_is_consistent():
     ("measured", "status", "verdict"),
     [
         (_around(0.55, 0.01), "beyond_bound", "inconclusive"),  # unexplained: never confirmed
-        (_around(0.75, 0.005), "consistent", "confirmed"),
-        (_around(0.85, 0.01), "consistent", "confirmed"),  # short, but within the allowance
+        # Inside the band, yet the rest of the request was not measured: Amdahl's premise untested.
+        (_around(0.75, 0.005), "consistent", "inconclusive"),
+        (_around(0.85, 0.01), "consistent", "inconclusive"),  # short, but within the allowance
         (_around(0.90, 0.01), "shortfall", "refuted"),  # realises 40 % of the allowed gain
         (_around(0.87, 0.03), "consistent", "inconclusive"),
         (_around(0.80, 0.10), "not_established", "inconclusive"),
@@ -133,8 +135,10 @@ def test_a_consistent_interval_across_the_band_edge_says_which_side_it_reaches()
         crossing.message
     )
     inside = reconcile(f, op, Estimate(0.95, 0.945, 0.955, 0.95), theta=0.01)
-    assert inside.status == "consistent" and judge_prediction(inside) == "confirmed"
-    assert inside.message.endswith(": consistent")
+    assert inside.status == "consistent" and inside.message.endswith(": consistent")
+    # Inside the band, but with the rest unmeasured the premise is untested: not yet confirmed.
+    assert judge_prediction(inside) == "inconclusive"
+    assert "untested" in (untested_premise(inside) or "")
 
 
 def _split(f, r, rho, d, rounds=10) -> Decomposition:
@@ -189,3 +193,14 @@ def test_a_consistent_result_with_the_rest_shown_unchanged():
     assert found.status == "consistent" and found.rest == "unchanged"
     assert "unchanged within the 0.01 threshold" in found.message
     assert judge_prediction(found) == "confirmed"
+
+
+def test_a_band_an_uncertain_split_widened_confirms_nothing_while_the_rest_is_open():
+    # A quick run: 1.009 [0.991, 1.027] inside [0.756, 1.143], the rest anywhere in [0.79, 1.27],
+    # was "confirmed".
+    f, r = Estimate(0.679, 0.631, 0.730, 0.95), Estimate(0.881, 0.687, 1.131, 0.95)
+    d = _split(f, r, Estimate(1.003, 0.793, 1.27, 0.95), Estimate(1.0, 0.9, 1.1, 0.95))
+    found = reconcile(f, r, Estimate(1.009, 0.991, 1.027, 0.95), theta=0.02, decomposition=d)
+    assert found.status == "consistent" and found.rest == "undetermined"
+    assert judge_prediction(found) == "inconclusive"
+    assert "not shown unchanged" in (untested_premise(found) or "")

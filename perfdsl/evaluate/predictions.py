@@ -21,8 +21,8 @@ What each subject is judged against:
 * `<app>.time <= amdahl`: "consistent with Amdahl", judged by
   `stats.amdahl.judge_prediction` on the reconciliation, whose premise (the
   rest of the request unchanged) is measured: a cost outside the operation or
-  a shortfall refutes it; a gain outside it, numbers that do not add up, or a
-  straddle of the band leave it inconclusive;
+  a shortfall refutes it; a gain outside it, numbers that do not add up, a
+  straddle of the band, or a rest not shown unchanged leave it inconclusive;
 * `<app>.throughput >= amdahl` (or goodput): the capacity bracket, one-sided
   (`stats.amdahl.judge_throughput`): goodput under a latency SLO may exceed
   1 / B, so only a shortfall refutes it;
@@ -49,7 +49,7 @@ from perfdsl.evaluate.detection import detectable_ratio, detection, too_small
 from perfdsl.evaluate.end_to_end import ci_containing
 from perfdsl.evaluate.mechanism import preferred
 from perfdsl.nodes import Name, Num, Prediction, Study
-from perfdsl.stats.amdahl import judge_prediction, judge_throughput
+from perfdsl.stats.amdahl import judge_prediction, judge_throughput, untested_premise
 from perfdsl.stats.mechanism import ShapeQuantity, combine_quantity
 from perfdsl.vocabulary import AMDAHL
 
@@ -250,6 +250,9 @@ def _amdahl(
             "ratio from below (`throughput ratio >= amdahl`)",
         )
     verdict = judge_prediction(r)
+    untested = untested_premise(r) if r.status == "consistent" else None
+    if verdict == "inconclusive" and untested:
+        note += f" ({untested})"
     message = f"{shown_as}: {r.message}: {verdict}{note}"
     return PredictionResult(
         **base,

@@ -220,11 +220,30 @@ def _split(d: Decomposition, rest: RestState, theta: float) -> str:
     )
 
 
+def untested_premise(reconciliation: Reconciliation) -> str | None:
+    """Why a result inside the band does not yet confirm `<= amdahl`: Amdahl's bound holds only
+    with the rest of the request unchanged, and that is shown, not assumed; None where it is."""
+    rest = reconciliation.rest
+    if rest == "unmeasured":
+        return (
+            "the rest of the request was not measured, so Amdahl's premise (the rest unchanged) is untested"
+        )
+    if rest == "undetermined":
+        return (
+            "the rest of the request is not shown unchanged within the threshold, which Amdahl's bound "
+            "assumes"
+        )
+    return None
+
+
 def judge_prediction(reconciliation: Reconciliation) -> PredictionVerdict:
     """A `<= amdahl` (time) prediction: "consistent with Amdahl", the operation explaining the whole.
 
-    Confirmed only when the reconciliation is consistent and the whole measured
-    interval lies inside the band. Refuted when the evidence points against it:
+    Confirmed only when the reconciliation is consistent, the whole measured
+    interval lies inside the band, and the rest of the request is shown unchanged
+    (`untested_premise`): a band widened by an uncertain f or r holds almost any
+    ratio, and a quick run's 1.009 inside [0.756, 1.143], with the rest anywhere in
+    [0.79, 1.27], was "confirmed". Refuted when the evidence points against it:
     short of the bound, of the opposite sign, or a cross-effect that made the
     rest of the request slower (a cost the operation does not explain).
     Inconclusive otherwise, including a cross-effect gain (the application did
@@ -235,7 +254,8 @@ def judge_prediction(reconciliation: Reconciliation) -> PredictionVerdict:
     r = reconciliation
     if r.status in ("shortfall", "opposite_sign") or r.cross_effect_loss:
         return "refuted"
-    if r.status == "consistent" and r.band_low <= r.measured.low and r.measured.high <= r.band_high:
+    inside = r.band_low <= r.measured.low and r.measured.high <= r.band_high
+    if r.status == "consistent" and inside and untested_premise(r) is None:
         return "confirmed"
     return "inconclusive"
 
