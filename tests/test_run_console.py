@@ -83,3 +83,15 @@ def test_cases_that_failed_alike_are_one_line_and_the_advice_names_the_arms(tmp_
         for arm in ("baseline", "change")
     ]
     assert advice.startswith("no timing of an arm that fails its check supports a decision")
+
+
+def test_a_failing_case_is_named_in_the_study_s_order_of_its_symbols(tmp_path: Path) -> None:
+    """results.json keeps a shape's keys sorted: a study declaring `(N, M)` read "M=3 x N=31"
+    on the console beside "31x3" in the timing table."""
+    bundle = make_bundle(tmp_path)
+    results = json.loads((bundle / "results.json").read_text(encoding="utf-8"))
+    (case, _) = results["operations"][0]["correctness"]["cases"]
+    results["operations"][0]["correctness"].update({"passed": False, "cases": [{**case, "passed": False}]})
+    (bundle / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    (line, _) = correctness_failures(bundle, ("N", "M"))
+    assert " at N=31 x M=3, seed " in line

@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from perfdsl import targets
 from perfdsl.commands import CommandError
 from perfdsl.commands.check import checked_study
 from perfdsl.nodes import Study
+from perfdsl.shape_order import declared_order, shape_words
 
 DEFAULT_CALL_LIMIT_S = 120.0
 """The default of --time-limit; perfdsl/runtime/isolation.py's, kept here so that building
@@ -165,19 +167,20 @@ def run(args: argparse.Namespace) -> int:
         # its temporary directory, so nothing of the bundle is left.
         where = error.filename or artifacts
         raise CommandError(f"{where}: cannot write the bundle: {error.strerror or error}") from None
-    for line in correctness_failures(bundle):
+    for line in correctness_failures(bundle, declared_order(study)):
         print(f"perfdsl run: {line}", file=sys.stderr)
     print(bundle)
     return 0
 
 
-def correctness_failures(bundle: Path) -> list[str]:
+def correctness_failures(bundle: Path, order: Sequence[str] = ()) -> list[str]:
     """One line per failing correctness case of the run, for the console.
 
     A change that fails its correctness check is not a result: its timings say
     how fast a wrong answer is. The run still succeeds (the failure is
     evidence, recorded in the bundle), but the person who ran it must see it
-    before they read any number.
+    before they read any number. `order` is the study's order of its shape symbols
+    (`shape_order.declared_order`); results.json keeps them sorted.
     """
     from perfdsl.bundle.results import Results
 
@@ -191,7 +194,7 @@ def correctness_failures(bundle: Path) -> list[str]:
         for case in op.correctness.cases:
             if case.passed:
                 continue
-            shape = " x ".join(f"{k}={v}" for k, v in case.shape.items()) or "its shape"
+            shape = shape_words(case.shape, order, " x ", "=") or "its shape"
             seed = "" if case.seed is None else f", seed {case.seed}"
             key = (case.arm, case.variant, case.message or "outside the tolerance")
             alike.setdefault(key, []).append(f"{shape}{seed}")

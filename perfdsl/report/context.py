@@ -27,7 +27,9 @@ from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import Results
 from perfdsl.expectations import expectations
 from perfdsl.nodes import Condition, Study
+from perfdsl.report import formatting as fmt
 from perfdsl.report.html import Figure
+from perfdsl.shape_order import declared_order, shape_words
 
 
 @attrs.frozen
@@ -116,3 +118,8 @@ def draw_figures(drawings: Mapping[str, FigureDrawing]) -> dict[str, Figure]:
 def run_objective(ctx: ReportContext) -> Condition | None:
     """The objective this run is held to: its target's own (`target cpu { objective }`), else the study's."""
     return expectations(ctx.study, ctx.evaluation.target).objective
+
+
+def shape_text(ctx: ReportContext, sizes: Mapping[str, int] | None) -> str:
+    """A shape in the report's words, `M = 256` times `K = 64`, its symbols in the study's order."""
+    return shape_words(sizes or {}, declared_order(ctx.study), f" {fmt.TIMES} ") or "as planned"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import attrs
 
@@ -20,10 +19,12 @@ from perfdsl.bundle.results import CorrectnessCase
 from perfdsl.report import figures
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext
+from perfdsl.shape_order import declared_order, shape_label
 
 
 def render_correctness(ctx: ReportContext, out: Blocks) -> None:
     """Per arm and shape, the worst errors over seeds against the tolerance; failing cases."""
+    order = declared_order(ctx.study)
     for op in ctx.operations:
         correctness = op.correctness
         tolerances = correctness.tolerances
@@ -48,15 +49,15 @@ def render_correctness(ctx: ReportContext, out: Blocks) -> None:
             )
         recorded = ctx.results.operation(op.name)
         cases = list(recorded.correctness.cases) if recorded else []
-        out.add(_case_table(op.name, cases, tolerances))
+        out.add(_case_table(op.name, cases, tolerances, order))
         if "rel_l2" not in tolerances:
             # The figure plots relative L2 against its tolerance; another metric is in the table.
             out.add("No error figure: the tolerance is not on relative L2 error; the table has every error.")
             plotted = []
         else:
             plotted = [
-                (_shape_label(c.shape), c.rel_l2, float(tolerances["rel_l2"]), c.adversarial)
-                for c in _worst_per_shape(cases, "change")
+                (shape_label(c.shape, order) or "?", c.rel_l2, float(tolerances["rel_l2"]), c.adversarial)
+                for c in _worst_per_shape(cases, "change", order)
             ]
         if plotted:
             out.figure(
@@ -73,7 +74,7 @@ def render_correctness(ctx: ReportContext, out: Blocks) -> None:
                     [
                         [
                             f.arm,
-                            fmt.text(_shape_label(f.shape)),
+                            fmt.text(shape_label(f.shape, order) or "?"),
                             str(f.seed),
                             "yes" if f.adversarial else "no",
                             fmt.sci(f.rel_l2),
@@ -88,12 +89,14 @@ def render_correctness(ctx: ReportContext, out: Blocks) -> None:
     out.add(_model_level(ctx))
 
 
-def _case_table(name: str, cases: list[CorrectnessCase], tolerances: Mapping[str, float]) -> str:
+def _case_table(
+    name: str, cases: list[CorrectnessCase], tolerances: Mapping[str, float], order: Sequence[str]
+) -> str:
     if not cases:
         return "No correctness cases were recorded."
     groups: dict[tuple[str, str], list[CorrectnessCase]] = {}
     for case in cases:
-        groups.setdefault((case.arm, _shape_label(case.shape)), []).append(case)
+        groups.setdefault((case.arm, shape_label(case.shape, order) or "?"), []).append(case)
     rows = []
     for (arm, label), group in groups.items():
         adversarial = any(c.adversarial for c in group)
@@ -135,7 +138,7 @@ def _shown(error: float | None) -> str:
     return "non-finite" if error is not None and math.isinf(error) else fmt.sci(error)
 
 
-def _worst_per_shape(cases: list[CorrectnessCase], arm: str) -> list[CorrectnessCase]:
+def _worst_per_shape(cases: list[CorrectnessCase], arm: str, order: Sequence[str]) -> list[CorrectnessCase]:
     """The worst case (by relative L2) of each shape for one arm, in first-seen order.
 
     A case without a relative L2 error (the kernel raised) counts as infinitely wrong.
@@ -144,7 +147,7 @@ def _worst_per_shape(cases: list[CorrectnessCase], arm: str) -> list[Correctness
     for case in cases:
         if case.arm != arm:
             continue
-        label = _shape_label(case.shape)
+        label = shape_label(case.shape, order)
         error = float(case.rel_l2) if isinstance(case.rel_l2, int | float) else float("inf")
         kept = worst.get(label)
         if kept is None or error > (kept.rel_l2 if kept.rel_l2 is not None else float("inf")):
@@ -181,7 +184,3 @@ def _model_level(ctx: ReportContext) -> str:
             + table
         )
     return table
-
-
-def _shape_label(sizes: Mapping[str, Any]) -> str:
-    return "x".join(str(v) for v in sizes.values()) if sizes else "?"

@@ -27,6 +27,7 @@ from perfdsl.nodes import Study
 from perfdsl.report import formatting as fmt
 from perfdsl.report import stopping
 from perfdsl.report.context import Blocks, ReportContext, run_objective
+from perfdsl.shape_order import declared_order, shape_words
 
 COMPARATORS = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
 """How a prediction's comparator is printed."""
@@ -397,7 +398,7 @@ def _correctness_sentence(ctx: ReportContext) -> str:
     adversarial = sum(a.adversarial_cases for op in ctx.operations for a in op.correctness.arms)
     model = ctx.evaluation.model_level.passed
     if failed or model is False:
-        what = [f"{fmt.code(op.name)}: {_failing_cases(op)}" for op in failed]
+        what = [f"{fmt.code(op.name)}: {_failing_cases(op, declared_order(ctx.study))}" for op in failed]
         if model is False:
             what.append("the application's output fails its model-level check")
         return f"Correctness: **FAILED** ({'; '.join(what)})."
@@ -406,14 +407,14 @@ def _correctness_sentence(ctx: ReportContext) -> str:
     return f"Correctness: **passed**, {shown}{application}."
 
 
-def _failing_cases(op: OperationResult) -> str:
+def _failing_cases(op: OperationResult, order: Sequence[str]) -> str:
     """Each failing case named: variant, shape, seed and what went wrong."""
     failing = op.correctness.failing
     if not failing:
         return "its correctness check failed"
     shown = []
     for case in failing:
-        shape = f" {fmt.TIMES} ".join(f"{k} = {v}" for k, v in case.shape.items())
+        shape = shape_words(case.shape, order, f" {fmt.TIMES} ")
         kinds = ", ".join(case.kinds or ["tolerance"])
         seed = "no seed" if case.seed is None else f"seed {case.seed}"
         shown.append(f"{fmt.code(case.variant or case.arm)} at {shape or 'its shape'}, {seed}: {kinds}")
@@ -559,7 +560,8 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
         )
     for op in ctx.operations:
         if not op.correctness.passed:
-            out.append(f"**Correctness failed** for {fmt.code(op.name)}: {_failing_cases(op)}.")
+            failing = _failing_cases(op, declared_order(ctx.study))
+            out.append(f"**Correctness failed** for {fmt.code(op.name)}: {failing}.")
     out.extend(_invalid_warnings(ctx))
     out.extend(_busy_machine_warnings(ctx))
     out.extend(_machine_state_warnings(ctx))

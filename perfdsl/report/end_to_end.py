@@ -20,7 +20,7 @@ from perfdsl.bundle.stopping import MIN_STRETCHES_TO_PASS
 from perfdsl.probe_size import clean_count, requests_for_cap
 from perfdsl.report import figures, load_rule
 from perfdsl.report import formatting as fmt
-from perfdsl.report.context import Blocks, ReportContext
+from perfdsl.report.context import Blocks, ReportContext, shape_text
 from perfdsl.report.stopping import describe_stop
 
 
@@ -46,7 +46,7 @@ def render_end_to_end(ctx: ReportContext, out: Blocks) -> None:
         out.add(f"Request time of {app}: not evidence ({fmt.message(end.comparison_missing)}).")
     else:
         out.add(
-            f"Request time of {app} at shape {fmt.text(_sizes(end.shape))}: baseline median "
+            f"Request time of {app} at shape {fmt.text(shape_text(ctx, end.shape))}: baseline median "
             f"{fmt.duration(c.baseline_dispersion.median)}, "
             f"change {fmt.duration(c.change_dispersion.median)}; "
             f"ratio {fmt.ratio(c.ratio)} {fmt.interval(c.ci_low, c.ci_high)}, **{c.verdict}** "
@@ -293,7 +293,3 @@ def _generator(curve: Sequence[CurvePoint]) -> str:
         return f"behind at {fmt.rate(rate)} (backlog grew {fmt.seconds(lag.backlog_growth)})"
     worst = max(lag.p99 for _, lag in lags)
     return f"kept up (issue-lag p99 up to {fmt.seconds(worst)})"
-
-
-def _sizes(sizes: Mapping[str, int] | None) -> str:
-    return f" {fmt.TIMES} ".join(f"{k} = {v}" for k, v in (sizes or {}).items()) or "as planned"

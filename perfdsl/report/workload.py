@@ -6,14 +6,12 @@ way in an imported study's report; the operating point is this run's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from perfdsl.bundle.evaluation.load import P99_UNDECIDED, UNDECIDED, RateResult
 from perfdsl.expectations import expectations
 from perfdsl.nodes import Study
 from perfdsl.report import formatting as fmt
 from perfdsl.report import load_rule
-from perfdsl.report.context import Blocks, ReportContext
+from perfdsl.report.context import Blocks, ReportContext, shape_text
 
 
 def render_workload(ctx: ReportContext, out: Blocks) -> None:
@@ -88,7 +86,7 @@ def _baseline_operating_point(ctx: ReportContext) -> list[str]:
         d = end.comparison.baseline_dispersion
         parts.append(
             f"Baseline operating point of {fmt.code(end.application)} at shape "
-            f"{fmt.text(_sizes(end.shape))}: median request time {fmt.duration(d.median)} "
+            f"{fmt.text(shape_text(ctx, end.shape))}: median request time {fmt.duration(d.median)} "
             f"(interquartile range {fmt.percent(d.iqr_rel)} of the median) over "
             f"{end.comparison.n_baseline} blocks, one request at a time."
         )
@@ -138,10 +136,6 @@ def _baseline_operating_point(ctx: ReportContext) -> list[str]:
         )
     )
     return parts
-
-
-def _sizes(sizes: Mapping[str, int] | None) -> str:
-    return f" {fmt.TIMES} ".join(f"{k} = {v}" for k, v in (sizes or {}).items()) or "as planned"
 
 
 def _verdict(result: RateResult) -> str:
