@@ -593,7 +593,8 @@ _ALL = [
         "a prediction cannot be evaluated with the evidence collected",
         "A prediction on a quantity nobody measures or models stays unverified forever: a "
         "mechanism quantity must be measured or modelled, and an application's throughput or "
-        "goodput needs a load sweep.",
+        "goodput needs a load sweep. `measure` counts with Nsight Compute, on cuda only: on "
+        "the cpu and cudasim targets a quantity is evidence only as the operation models it.",
         "evidence mechanism { measure bytes }\npredict { normalize.bytes ratio <= 0.45 }",
     ),
     _code(

@@ -24,6 +24,9 @@ class TargetSpec:
     """The compiled code it archives: `cuda` (PTX, cubin, SASS) and/or `cpu` (LLVM IR, assembly)."""
     timings_are_evidence: bool
     """False where the timings are recorded but never judged (the simulator's)."""
+    counts: bool
+    """Whether a run counts the mechanism's quantities (`evidence mechanism { measure ... }`,
+    with Nsight Compute): where it does not, a quantity is evidence only as the operation models it."""
 
 
 CUDA = TargetSpec(
@@ -33,6 +36,7 @@ CUDA = TargetSpec(
     resolution_ns=500.0,
     archives=("cuda", "cpu"),
     timings_are_evidence=True,
+    counts=True,
 )
 CPU = TargetSpec(
     name="cpu",
@@ -41,6 +45,7 @@ CPU = TargetSpec(
     resolution_ns=1.0,
     archives=("cuda", "cpu"),
     timings_are_evidence=True,
+    counts=False,
 )
 CUDASIM = TargetSpec(
     name="cudasim",
@@ -49,6 +54,7 @@ CUDASIM = TargetSpec(
     # The simulator cannot compile PTX, so only the CPU functions are archived.
     archives=("cpu",),
     timings_are_evidence=False,
+    counts=False,
 )
 
 TARGETS = (CUDA, CPU, CUDASIM)

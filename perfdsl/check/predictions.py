@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from perfdsl import targets
 from perfdsl import vocabulary as words
 from perfdsl.check.context import Context
 from perfdsl.check.evidence import observed
@@ -175,7 +176,9 @@ def _swept(ctx: Context, prediction: Prediction) -> None:
 
 
 def _observed(ctx: Context, prediction: Prediction, operation: Operation) -> None:
-    """A mechanism quantity is predicted only if it is measured or modelled."""
+    """A mechanism quantity is predicted only if it is measured or modelled, on a target that
+    can measure it: `measure dependency_stalls` counts nothing on cpu, and a `predict cpu`
+    on it checked clean and came back "not evidence" from every run."""
     quantity = prediction.quantity.id
     if not observed(ctx.study, operation, quantity):
         ctx.report(
@@ -185,6 +188,30 @@ def _observed(ctx: Context, prediction: Prediction, operation: Operation) -> Non
             label="nothing will observe this",
             help=f"add `{quantity}` to `evidence mechanism {{ measure ... }}`",
         )
+        return
+    if any(m.quantity.id == quantity for m in operation.models):
+        return
+    on = [prediction.on.id] if prediction.on is not None else _study_targets(ctx)
+    known = [name for name in on if name in targets.BY_NAME]
+    if known and not any(targets.BY_NAME[name].counts for name in known):
+        counting = ", ".join(t.name for t in targets.TARGETS if t.counts)
+        ctx.report(
+            "PD407",
+            f"`{prediction.target}` is measured only where a run counts it, and {_names(known)} does not",
+            prediction.quantity.span,
+            label=f"nothing on {_names(known)} will observe this",
+            help=f"model it in `operation {operation.name.id}` (`{quantity} baseline <formula>, change "
+            f"<formula>`), or predict it for a target that counts it ({counting})",
+        )
+
+
+def _study_targets(ctx: Context) -> list[str]:
+    workload = ctx.study.workload
+    return [t.id for t in workload.targets] if workload is not None else []
+
+
+def _names(names: list[str]) -> str:
+    return " or ".join(f"`{name}`" for name in names)
 
 
 def _amdahl(
@@ -259,10 +286,15 @@ def _coverage(ctx: Context) -> None:
     mechanism = study.change.mechanism if study.change else None
     measure = words.MECHANISM_MEASURES.get(mechanism.id) if mechanism else None
     if measure and not any(p.quantity.id == measure for p in on_operations):
+        known = [name for name in _study_targets(ctx) if name in targets.BY_NAME]
+        counted = not known or any(targets.BY_NAME[name].counts for name in known)
         ctx.report(
             "PD506",
             f"no prediction on `{measure}`, the quantity `{mechanism.id}` changes",
             span,
             label="mechanism quantity unpredicted",
-            help=f"add `<operation>.{measure} ratio <= <bound>`",
+            help=f"add `<operation>.{measure} ratio <= <bound>`"
+            + (
+                "" if counted else f", and model `{measure}` in the operation: {_names(known)} counts nothing"
+            ),
         )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from perfdsl import targets
 from perfdsl.bundle.results import ShapeRecord
 from perfdsl.runtime.counters.names import foreign_kernel_names, variant_kernel_names
 from perfdsl.runtime.counters.ncu import TIMEOUT_S, CounterRequest, collect
@@ -49,7 +50,8 @@ def attach_counters(
     # The workload's largest shape: a limit's shape is timed to test the limit, not counted.
     workload = [i for i, s in enumerate(operation.shapes) if not s.limit] or range(len(operation.shapes))
     largest = max(workload, key=lambda i: math.prod(operation.shapes[i].sizes.values()))
-    reason = NOT_CUDA if target != "cuda" else None if passed else NOT_PASSED
+    spec = targets.BY_NAME.get(target)
+    reason = NOT_CUDA if spec is None or not spec.counts else None if passed else NOT_PASSED
     result = None
     if reason is None:
         shape = operation.shapes[largest]
