@@ -184,3 +184,18 @@ def test_timings_that_are_not_evidence_give_no_timed_numbers(evaluation: Evaluat
     assert "`decode_step.time`: missing from this run" in occupancy
     assert "0.6481" not in occupancy and "91%" not in occupancy
     assert "registers 28" in occupancy  # compiled code does not depend on timings
+
+
+def test_the_cubin_s_shared_memory_note_is_given_only_where_a_cuda_kernel_was_counted(
+    evaluation: Evaluation,
+) -> None:
+    """A study of CPU functions alone read "shared memory per block as the cubin allocates it,
+    including the 1 KiB sm_90 reserves" beside its assembly counts."""
+    occupancy, _, _ = _render(evaluation)
+    assert "sm_90 reserves" in occupancy
+    (op,) = evaluation.operations
+    cpu_only = {arm: tuple(k for k in kernels if k.kind == "cpu") for arm, kernels in STATIC.items()}
+    cpu = attrs.evolve(evaluation, operations=(attrs.evolve(op, static=cpu_only),))
+    occupancy, _, _ = _render(cpu)
+    assert "static counts (compiled, not run): change `rmsnorm_fused_cpu` instructions 132" in occupancy
+    assert "cubin" not in occupancy and "sm_90" not in occupancy
