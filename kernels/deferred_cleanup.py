@@ -218,6 +218,9 @@ synchronous = Variant(
     # y and the V zeroes (2K + V), which dominate at V >> K.
     read_share=0.1,
     scratch_bytes=lambda shape: 4 * key_space(shape),
+    # `gain` holds V entries, and a call reads the K its keys name: its 64 MiB is no traffic a
+    # call must move, and the byte model (7K streams) is right not to count it (PQ010).
+    sparse_inputs=("gain",),
 )
 
 deferred = Variant(
@@ -225,6 +228,7 @@ deferred = Variant(
     cpu=_deferred_cpu,
     cpu_kernels=((group_totals, _SIG_TOTALS),),
     scratch_bytes=lambda shape: 4 * key_space(shape),
+    sparse_inputs=("gain",),
 )
 
 

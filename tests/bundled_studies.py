@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NAMES = (
     "batchnorm_imported",
     "batchnorm_numpy",
+    "deferred_cleanup",
     "planted_null",
     "planted_slower",
     "reduction_chains",

@@ -262,3 +262,21 @@ def test_numpy_baseline_runs_as_a_plain_callable(runs: dict) -> None:
         _, rows = read_csv(path / shape["samples"])
         timed = Counter(row["arm"] for row in rows if row["valid"] == "1")
         assert timed["baseline"] > 0 and timed["change"] > 0
+
+
+def test_no_bundled_byte_model_is_below_the_traffic_its_buffers_force(bundle: tuple[str, Path]) -> None:
+    """PQ010 is the study's defect, whatever the machine: deferred_cleanup's kernels read a table of
+    V gains through K keys, and without `sparse_inputs` every one of its shapes was left out."""
+    from perfdsl.evaluate.evaluation import evaluate
+    from perfdsl.evaluate.inputs import open_evaluated
+
+    _, path = bundle
+    evaluation = evaluate(open_evaluated(path))
+    found = [
+        f"{s.label}: {f.message}"
+        for op in evaluation.operations
+        for s in op.shapes
+        for f in s.findings
+        if f.code == "PQ010"
+    ]
+    assert found == []
