@@ -706,3 +706,11 @@ def test_a_run_with_no_timing_evidence_leaves_the_decision_unsupported_not_contr
     first = _page_one(_page(tmp_path / "page", **planted))
     assert "**The evidence does not yet support it**" in first
     assert "contradicts it" not in first
+
+
+def test_the_report_says_why_the_split_and_the_verdict_use_different_estimands(tmp_path: Path) -> None:
+    # f, r and the rest are ratios of means, the request-time verdict a ratio of block medians:
+    # the Amdahl table named each, and never said why they differ.
+    page = _page(tmp_path, kernel_ratio=0.5, share=0.5, app_ratio=0.75)
+    assert "Two estimands, on purpose. The split is of mean times per request, because only means add" in page
+    assert "The verdict on request time is of block medians" in page
