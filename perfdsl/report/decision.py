@@ -44,9 +44,15 @@ def warnings_callout(warnings: list[str]) -> str:
 
 
 def render_decision(ctx: ReportContext, out: Blocks) -> None:
-    """Decision and quantified result in one paragraph, how its verdicts were reached in a second,
-    then the warnings, then the predictions."""
+    """Decision and quantified result in one paragraph, the load test in a second, how the
+    verdicts were reached in a third, then the warnings, then the predictions.
+
+    The load test has a paragraph of its own: its sentence is the longest on the page, and
+    between the request time and the kernel it left the kernel verdict ninth of the first
+    paragraph's sentences.
+    """
     out.add(" ".join(_headline(ctx)))
+    out.add(_capacity_sentence(ctx))
     out.add(" ".join(_how_decided(ctx)))
     out.add(warnings_callout(first_page_warnings(ctx)))
     out.add(*_prediction_table(ctx))
@@ -63,7 +69,7 @@ def _how_decided(ctx: ReportContext) -> list[str]:
 
 
 def _headline(ctx: ReportContext) -> list[str]:
-    """The sentences of the first paragraph: decision, end to end, capacity, kernel, correctness."""
+    """The sentences of the first paragraph: decision, end to end, kernel, correctness."""
     ev = ctx.evaluation
     decision = ev.decision
     declared = ctx.study.decision.id if ctx.study.decision else decision.declared
@@ -82,7 +88,6 @@ def _headline(ctx: ReportContext) -> list[str]:
     else:
         sentences.append("The evidence below does not contradict it.")
     sentences.append(_end_to_end_sentence(ctx))
-    sentences.append(_capacity_sentence(ctx))
     sentences.extend(_kernel_sentence(ctx, op) for op in ctx.operations)
     sentences.append(_correctness_sentence(ctx))
     return sentences
