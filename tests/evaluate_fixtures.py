@@ -157,16 +157,17 @@ def _app_blocks(blocks: int, busy: bool) -> list[dict[str, object]]:
 
 
 def _load_rows(
-    rng: np.random.Generator, rate: float, capacity: float, behind: bool, n: int = 500
+    rng: np.random.Generator, rate: float, capacity: float, behind: bool, n: int = 500, fails: bool = False
 ) -> list[tuple]:
-    """A probe at `rate`: 1 ms latency below `capacity`, 50 ms (over the SLO) at or above it.
+    """A probe at `rate`: 1 ms latency below `capacity`, 50 ms (over the SLO) at or above it, or
+    wherever it `fails`.
 
     `behind`: the generator falls behind its schedule, its issue lag growing to 20 ms
     by the last request (the service time after issue is unchanged)."""
     gaps = rng.exponential(1e9 / rate, n)
     scheduled = np.cumsum(gaps).astype(np.int64)
     lag = np.linspace(0, 20e6 if behind else 0, n).astype(np.int64)
-    latency = int(1e6 if rate < capacity else 50e6)
+    latency = int(1e6 if rate < capacity and not fails else 50e6)
     return [
         (int(s), int(s + d), int(s + d), int(s + d) + latency, 1) for s, d in zip(scheduled, lag, strict=True)
     ]
@@ -231,6 +232,7 @@ def make_bundle(
     change_unavoidable: float | None = None,
     app_level_ns: float = 4e6,
     timer_resolution_ns: float | None = None,
+    fails_at: dict[str, tuple[float, ...]] | None = None,
 ) -> Path:
     """Write a synthetic bundle with planted effects; returns its path.
 
@@ -245,7 +247,8 @@ def make_bundle(
     `change_unavoidable` (bytes per element of M x N) plants the change's rotation entry
     with that `compulsory_bytes`, as a variant with `sparse_inputs` records it.
     `app_level_ns` is the baseline's request time; `timer_resolution_ns`, when given, the
-    clock's resolution the run records (else the target's).
+    clock's resolution the run records (else the target's). `fails_at` names, per arm, probe
+    rates that fail below its capacity too (the first probe at each): a curve that is not monotone.
     `kernel_ratio` may be one ratio per shape. The share pass times `share_requests`
     requests per arm with 2 % noise: the operation holds `share` of the baseline's
     time and runs `in_app_ratio` (default `kernel_ratio`) times as long in the
@@ -351,13 +354,19 @@ def make_bundle(
         if valid:
             written = []
             for arm, rates in probes.items():
-                for rate in rates:
+                for index_in_arm, rate in enumerate(rates):
                     index = len(written)
                     path = f"load/{arm}-{index:03d}.csv"
                     bundle.write_csv(
                         path,
                         PROBE_COLUMNS,
-                        _load_rows(rng, rate, capacities[arm], rate in (behind or {}).get(arm, ())),
+                        _load_rows(
+                            rng,
+                            rate,
+                            capacities[arm],
+                            rate in (behind or {}).get(arm, ()),
+                            fails=rate in (fails_at or {}).get(arm, ()) and rate not in rates[:index_in_arm],
+                        ),
                     )
                     written.append(
                         {

@@ -714,3 +714,24 @@ def test_the_report_says_why_the_split_and_the_verdict_use_different_estimands(t
     page = _page(tmp_path, kernel_ratio=0.5, share=0.5, app_ratio=0.75)
     assert "Two estimands, on purpose. The split is of mean times per request, because only means add" in page
     assert "The verdict on request time is of block medians" in page
+
+
+def test_a_goodput_is_never_confirmed_above_a_rate_that_failed(tmp_path: Path) -> None:
+    # Audit F3, through the bundle: the baseline's first probe at 200 rps failed, and the old rule
+    # confirmed 300 rps above it (it had passed twice), for a capacity ratio printed as exact.
+    planted = {"fails_at": {"baseline": (200.0,)}}
+    ev = _run(tmp_path, **planted)
+    (baseline,) = [g for g in ev.load.arms if g.arm == "baseline"]
+    assert baseline.goodput == 100.0 and baseline.failing == 200.0
+    assert not baseline.confirmed and 300.0 in baseline.passed_above
+    assert not ev.value.capacity.confirmed
+    assert "unconfirmed" in _page_one(_page(tmp_path / "page", **planted))
+
+
+def test_an_application_slower_than_a_slower_operation_explains_is_a_cost_outside_it(tmp_path: Path) -> None:
+    # Audit F9, through the bundle: the operation 20 % slower (B = 1.1) and the request 30 % slower,
+    # with the share pass showing the rest 40 % slower, was "another bottleneck absorbs it".
+    planted = {"kernel_ratio": 1.2, "share": 0.5, "app_ratio": 1.3, "rest_ratio": 1.4, "share_requests": 200}
+    r = _run(tmp_path, **planted, predictions=(AMDAHL,)).end_to_end.amdahl.reconciliation
+    assert r.status == "cross_effect" and r.rest == "slower" and r.cross_effect_loss
+    assert "absorbs" not in r.message and "(its time outside the operation) got" in r.message
