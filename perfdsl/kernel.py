@@ -70,6 +70,7 @@ class Reference:
     """
 
     name: str
+    """How messages name it: "reference `rmsnorm` failed: ..."."""
     inputs: Callable[[Shape, Any, Any], dict[str, Any]]
     """inputs(shape, rng: numpy.random.Generator, dtype: numpy.dtype) -> host arrays.
     Never zeros: draw from rng so each seed gives fresh data."""
@@ -101,6 +102,7 @@ class KernelCode:
     name: str
     """The kernel's entry symbol, as the cubin, nvdisasm and Nsight Compute name it."""
     ptx: str | None = None
+    """The kernel's PTX, where the compiler gives it: archived, and assembled where no cubin is."""
     cubin: bytes | None = None
     """The binary that runs, where the compiler gives it (Triton's `asm["cubin"]`); without it the
     PTX is assembled with nvJitLink for the static evidence."""
@@ -117,7 +119,10 @@ class Variant:
     name: str
     """Distinct across a study: it labels samples, kernels and compiled code."""
     cpu: Callable[..., None] | None = None
+    """`cpu(**inputs, **outputs)`: runs to completion on host arrays, writing every output in place."""
     cuda: Callable[..., None] | None = None
+    """`cuda(stream, **inputs, **outputs)`: enqueues its Numba launches on `stream` on device arrays;
+    the harness synchronises and times."""
     cuda_bind: Callable[..., Callable[[], None]] | None = None
     """For implementations beyond Numba: `cuda_bind(stream, **inputs, **outputs) -> call`,
     called once per buffer set (see the module docstring). A variant gives `cuda` or
@@ -165,7 +170,9 @@ class AppContext:
     shape: Shape
     """The operating point: the workload shape with the most production traffic."""
     rng: Any
+    """A `numpy.random.Generator` seeded for this preparation: draw the request's inputs from it."""
     dtype: Any
+    """The workload's element type, as a `numpy.dtype`."""
 
 
 @attrs.frozen
@@ -183,4 +190,6 @@ class Application:
     """
 
     name: str
+    """How the report and messages name the application."""
     prepare: Callable[[AppContext], Callable[[], Any]]
+    """`prepare(ctx) -> request`: allocates what a request needs and returns `request()`."""
