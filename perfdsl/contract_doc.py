@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from perfdsl import kernel
+from perfdsl.language_doc import write_reference
 
 _HEADER = """# The kernel contract
 
@@ -71,13 +72,8 @@ def render_contract() -> str:
 
 
 def main(argv: list[str]) -> int:
-    """Write the reference to the path given (stdout without one)."""
-    text = render_contract()
-    if len(argv) > 1:
-        Path(argv[1]).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
-    return 0
+    """Write the contract's reference to the path given (stdout without one)."""
+    return write_reference(render_contract(), argv)
 
 
 if __name__ == "__main__":

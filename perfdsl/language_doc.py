@@ -161,14 +161,18 @@ def render_language() -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str]) -> int:
-    """Write the reference to the path given (stdout without one)."""
-    text = render_language()
+def write_reference(text: str, argv: list[str]) -> int:
+    """Write a generated reference to the path `argv` gives (stdout without one)."""
     if len(argv) > 1:
         Path(argv[1]).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
     return 0
+
+
+def main(argv: list[str]) -> int:
+    """Write the language reference to the path given (stdout without one)."""
+    return write_reference(render_language(), argv)
 
 
 if __name__ == "__main__":
