@@ -96,8 +96,7 @@ def contended_blocks(readings: Sequence[Contention]) -> list[bool]:
     machine, and "100 % stolen" from a single tick of steal, neither of which a
     machine can do. Too short to resolve, they are not called contended.
     """
-    short = [r for r in readings if not r.resolved]
-    total = sum(short[1:], short[0]) if short else None
+    total = _short_together(readings)
     together = total is not None and total.resolved and total.contended
     return [r.contended if r.resolved else together for r in readings]
 
@@ -105,6 +104,11 @@ def contended_blocks(readings: Sequence[Contention]) -> list[bool]:
 def unresolved_blocks(readings: Sequence[Contention]) -> int:
     """How many of one arm's blocks `contended_blocks` could not judge: too short to resolve
     alone, and too short together. They read as not contended, which they are not shown to be."""
+    total = _short_together(readings)
+    return sum(not r.resolved for r in readings) if total is not None and not total.resolved else 0
+
+
+def _short_together(readings: Sequence[Contention]) -> Contention | None:
+    """The readings too short to resolve alone, summed (None: there are none)."""
     short = [r for r in readings if not r.resolved]
-    total = sum(short[1:], short[0]) if short else None
-    return len(short) if total is not None and not total.resolved else 0
+    return sum(short[1:], short[0]) if short else None

@@ -81,12 +81,13 @@ def _bodies(text: str, symbols: list[str], start: str, end: re.Pattern[str]) -> 
     return lines or text.splitlines()
 
 
-def counted_asm(symbol: str, asm: str) -> list[str]:
-    """The assembly lines the counts cover: the function's and its parallel loop bodies'."""
-    return _bodies(asm, _counted_symbols(symbol, asm), r"^{}:", _ASM_END)
-
-
 _ASM_END = re.compile(r"^\.Lfunc_end\d+:")
+
+
+def counted_asm(symbol: str, asm: str, counted: list[str] | None = None) -> list[str]:
+    """The assembly lines the counts cover: the function's and its parallel loop bodies'
+    (`counted`, where the caller has them already)."""
+    return _bodies(asm, counted or _counted_symbols(symbol, asm), r"^{}:", _ASM_END)
 
 
 def inspect_cpu_function(dispatcher: Any, signature: str, *, name: str | None = None) -> StaticCpuFunction:
@@ -123,7 +124,7 @@ def inspect_cpu_function(dispatcher: Any, signature: str, *, name: str | None = 
     tools["llvm"] = ".".join(map(str, llvm.llvm_version_info))
     tools["target-cpu"] = config.CPU_NAME or llvm.get_host_cpu_name()
     counted = _counted_symbols(symbol, asm)
-    body = counted_asm(symbol, asm)
+    body = counted_asm(symbol, asm, counted)
     instructions = [line for line in body if _ASM_INSTRUCTION.match(line)]
     simd: Counter[str] = Counter()
     for line in instructions:
