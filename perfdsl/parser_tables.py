@@ -81,14 +81,19 @@ def load_parser(
     """
     import lark
 
-    if tables is None:
-        try:
-            from perfdsl import parser_data as tables
-        except ImportError:  # a source tree whose tables were never built
-            tables = None
+    tables = tables or _shipped()
     if tables is not None and current(tables, grammar, options, lark.__version__):
         return lark.Lark._load_from_dict(tables.DATA, tables.MEMO, postlex=postlex)
     return lark.Lark(grammar, postlex=postlex, **options)
+
+
+def _shipped() -> types.ModuleType | None:
+    """`perfdsl.parser_data`, or None in a source tree whose tables were never built."""
+    try:
+        from perfdsl import parser_data
+    except ImportError:
+        return None
+    return parser_data
 
 
 def shipped_parse_tables(
@@ -100,11 +105,7 @@ def shipped_parse_tables(
     grammar into the same language, so only the key decides. `tables` stands in for
     `perfdsl.parser_data`.
     """
-    if tables is None:
-        try:
-            from perfdsl import parser_data as tables
-        except ImportError:  # a source tree whose tables were never built
-            return None
+    tables = tables or _shipped()
     literal = getattr(tables, "PARSE_TABLES", None)
     if literal is None or getattr(tables, "KEY", None) != table_key(grammar, options):
         return None
