@@ -191,15 +191,14 @@ def _observed(ctx: Context, prediction: Prediction, operation: Operation) -> Non
         return
     if any(m.quantity.id == quantity for m in operation.models):
         return
-    on = [prediction.on.id] if prediction.on is not None else _study_targets(ctx)
-    known = [name for name in on if name in targets.BY_NAME]
-    if known and not any(targets.BY_NAME[name].counts for name in known):
+    uncounted = _none_counts([prediction.on.id] if prediction.on is not None else _study_targets(ctx))
+    if uncounted:
         counting = ", ".join(t.name for t in targets.TARGETS if t.counts)
         ctx.report(
             "PD407",
-            f"`{prediction.target}` is measured only where a run counts it, and {_names(known)} does not",
+            f"`{prediction.target}` is measured only where a run counts it, and {_names(uncounted)} does not",
             prediction.quantity.span,
-            label=f"nothing on {_names(known)} will observe this",
+            label=f"nothing on {_names(uncounted)} will observe this",
             help=f"model it in `operation {operation.name.id}` (`{quantity} baseline <formula>, change "
             f"<formula>`), or predict it for a target that counts it ({counting})",
         )
@@ -208,6 +207,13 @@ def _observed(ctx: Context, prediction: Prediction, operation: Operation) -> Non
 def _study_targets(ctx: Context) -> list[str]:
     workload = ctx.study.workload
     return [t.id for t in workload.targets] if workload is not None else []
+
+
+def _none_counts(names: list[str]) -> list[str]:
+    """These targets (the known ones) where none of them counts the mechanism's quantities;
+    empty where one does, or none is known (an unknown target is reported where it is named)."""
+    known = [name for name in names if name in targets.BY_NAME]
+    return [] if any(targets.BY_NAME[name].counts for name in known) else known
 
 
 def _names(names: list[str]) -> str:
@@ -286,8 +292,7 @@ def _coverage(ctx: Context) -> None:
     mechanism = study.change.mechanism if study.change else None
     measure = words.MECHANISM_MEASURES.get(mechanism.id) if mechanism else None
     if measure and not any(p.quantity.id == measure for p in on_operations):
-        known = [name for name in _study_targets(ctx) if name in targets.BY_NAME]
-        counted = not known or any(targets.BY_NAME[name].counts for name in known)
+        uncounted = _none_counts(_study_targets(ctx))
         ctx.report(
             "PD506",
             f"no prediction on `{measure}`, the quantity `{mechanism.id}` changes",
@@ -295,6 +300,8 @@ def _coverage(ctx: Context) -> None:
             label="mechanism quantity unpredicted",
             help=f"add `<operation>.{measure} ratio <= <bound>`"
             + (
-                "" if counted else f", and model `{measure}` in the operation: {_names(known)} counts nothing"
+                f", and model `{measure}` in the operation: {_names(uncounted)} counts nothing"
+                if uncounted
+                else ""
             ),
         )

@@ -120,6 +120,7 @@ def run_objective(ctx: ReportContext) -> Condition | None:
     return expectations(ctx.study, ctx.evaluation.target).objective
 
 
-def shape_text(ctx: ReportContext, sizes: Mapping[str, int] | None) -> str:
-    """A shape in the report's words, `M = 256` times `K = 64`, its symbols in the study's order."""
-    return shape_words(sizes or {}, declared_order(ctx.study), f" {fmt.TIMES} ") or "as planned"
+def shape_text(ctx: ReportContext, sizes: Mapping[str, int] | None, empty: str = "as planned") -> str:
+    """A shape in the report's words, `M = 256` times `K = 64`, its symbols in the study's order;
+    `empty` where it has no sizes."""
+    return shape_words(sizes or {}, declared_order(ctx.study), f" {fmt.TIMES} ") or empty

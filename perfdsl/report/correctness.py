@@ -56,7 +56,7 @@ def render_correctness(ctx: ReportContext, out: Blocks) -> None:
             plotted = []
         else:
             plotted = [
-                (shape_label(c.shape, order) or "?", c.rel_l2, float(tolerances["rel_l2"]), c.adversarial)
+                (_shape_label(c.shape, order), c.rel_l2, float(tolerances["rel_l2"]), c.adversarial)
                 for c in _worst_per_shape(cases, "change", order)
             ]
         if plotted:
@@ -74,7 +74,7 @@ def render_correctness(ctx: ReportContext, out: Blocks) -> None:
                     [
                         [
                             f.arm,
-                            fmt.text(shape_label(f.shape, order) or "?"),
+                            fmt.text(_shape_label(f.shape, order)),
                             str(f.seed),
                             "yes" if f.adversarial else "no",
                             fmt.sci(f.rel_l2),
@@ -96,7 +96,7 @@ def _case_table(
         return "No correctness cases were recorded."
     groups: dict[tuple[str, str], list[CorrectnessCase]] = {}
     for case in cases:
-        groups.setdefault((case.arm, shape_label(case.shape, order) or "?"), []).append(case)
+        groups.setdefault((case.arm, _shape_label(case.shape, order)), []).append(case)
     rows = []
     for (arm, label), group in groups.items():
         adversarial = any(c.adversarial for c in group)
@@ -147,7 +147,7 @@ def _worst_per_shape(cases: list[CorrectnessCase], arm: str, order: Sequence[str
     for case in cases:
         if case.arm != arm:
             continue
-        label = shape_label(case.shape, order)
+        label = _shape_label(case.shape, order)
         error = float(case.rel_l2) if isinstance(case.rel_l2, int | float) else float("inf")
         kept = worst.get(label)
         if kept is None or error > (kept.rel_l2 if kept.rel_l2 is not None else float("inf")):
@@ -184,3 +184,8 @@ def _model_level(ctx: ReportContext) -> str:
             + table
         )
     return table
+
+
+def _shape_label(sizes: Mapping[str, int], order: Sequence[str]) -> str:
+    """`4096x64`, in the study's order of its symbols; `?` for a case recorded without a shape."""
+    return shape_label(sizes, order) or "?"

@@ -26,8 +26,7 @@ from perfdsl.bundle.evaluation.verdicts import COMBINED, PredictionResult, membe
 from perfdsl.nodes import Study
 from perfdsl.report import formatting as fmt
 from perfdsl.report import stopping
-from perfdsl.report.context import Blocks, ReportContext, run_objective
-from perfdsl.shape_order import declared_order, shape_words
+from perfdsl.report.context import Blocks, ReportContext, run_objective, shape_text
 
 COMPARATORS = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
 """How a prediction's comparator is printed."""
@@ -403,7 +402,7 @@ def _correctness_sentence(ctx: ReportContext) -> str:
     adversarial = sum(a.adversarial_cases for op in ctx.operations for a in op.correctness.arms)
     model = ctx.evaluation.model_level.passed
     if failed or model is False:
-        what = [f"{fmt.code(op.name)}: {_failing_cases(op, declared_order(ctx.study))}" for op in failed]
+        what = [f"{fmt.code(op.name)}: {_failing_cases(ctx, op)}" for op in failed]
         if model is False:
             what.append("the application's output fails its model-level check")
         return f"Correctness: **FAILED** ({'; '.join(what)})."
@@ -412,17 +411,17 @@ def _correctness_sentence(ctx: ReportContext) -> str:
     return f"Correctness: **passed**, {shown}{application}."
 
 
-def _failing_cases(op: OperationResult, order: Sequence[str]) -> str:
+def _failing_cases(ctx: ReportContext, op: OperationResult) -> str:
     """Each failing case named: variant, shape, seed and what went wrong."""
     failing = op.correctness.failing
     if not failing:
         return "its correctness check failed"
     shown = []
     for case in failing:
-        shape = shape_words(case.shape, order, f" {fmt.TIMES} ")
+        shape = shape_text(ctx, case.shape, "its shape")
         kinds = ", ".join(case.kinds or ["tolerance"])
         seed = "no seed" if case.seed is None else f"seed {case.seed}"
-        shown.append(f"{fmt.code(case.variant or case.arm)} at {shape or 'its shape'}, {seed}: {kinds}")
+        shown.append(f"{fmt.code(case.variant or case.arm)} at {shape}, {seed}: {kinds}")
     return f"{len(failing)} failing case{'s' if len(failing) != 1 else ''} ({'; '.join(shown)})"
 
 
@@ -565,8 +564,7 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
         )
     for op in ctx.operations:
         if not op.correctness.passed:
-            failing = _failing_cases(op, declared_order(ctx.study))
-            out.append(f"**Correctness failed** for {fmt.code(op.name)}: {failing}.")
+            out.append(f"**Correctness failed** for {fmt.code(op.name)}: {_failing_cases(ctx, op)}.")
     out.extend(_invalid_warnings(ctx))
     out.extend(_busy_machine_warnings(ctx))
     out.extend(_machine_state_warnings(ctx))
