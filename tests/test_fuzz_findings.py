@@ -87,6 +87,16 @@ def test_a_sample_cell_that_is_not_a_number_is_named_with_its_line(tmp_path: Pat
     _refused(fuzz.invoke(["evaluate", str(bundle)], tmp_path), f"{samples}:3", "`duration_ns` is '1e999'")
 
 
+def test_a_sample_row_cut_short_is_named_with_its_line(tmp_path: Path) -> None:
+    bundle = _bundle(tmp_path)
+    samples = bundle / "samples" / "op" / "64x4096.csv"
+    lines = samples.read_text().splitlines()
+    lines[3] = lines[3].rsplit(",", 1)[0]
+    samples.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fuzz.reseal(bundle)
+    _refused(fuzz.invoke(["evaluate", str(bundle)], tmp_path), f"{samples}:4", "`valid` is missing")
+
+
 def test_a_sample_csv_that_is_not_utf8_is_named(tmp_path: Path) -> None:
     bundle = _bundle(tmp_path)
     samples = bundle / "samples" / "op" / "64x4096.csv"

@@ -46,8 +46,8 @@ class ProbeRequests:
 
 def read_probe_csv(path: Path) -> dict[str, np.ndarray]:
     """A probe CSV's columns by name, as int64 arrays."""
-    rows = read_typed_csv(path, dict.fromkeys(PROBE_COLUMNS, int))
-    return {n: np.array([r[n] for r in rows], dtype=np.int64) for n in PROBE_COLUMNS}
+    columns = read_typed_csv(path, dict.fromkeys(PROBE_COLUMNS, int))
+    return {n: np.array(columns[n], dtype=np.int64) for n in PROBE_COLUMNS}
 
 
 def _lag_missing(probe: Mapping[str, Any]) -> str | None:

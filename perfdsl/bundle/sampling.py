@@ -1,7 +1,7 @@
 """The sampler's records: what `perfdsl.runtime.timing.sample` builds and results.json holds.
 
 Every timed call is one `Sample`, a row of `samples/<operation>/<shape>.csv`
-(or `samples/application.csv`) under SAMPLE_COLUMNS; `read_sample_csv` reads
+(or `samples/application.csv`) under SAMPLE_COLUMNS; `read_sample_columns` reads
 them back. Everything else the sampler measured is one `TimingRecord`, a
 shape's `timing` in results.json (the application's request blocks keep
 `ApplicationTiming`, its block log): its settings, warm-ups, blocks with the
@@ -65,66 +65,67 @@ class Sample:
         return (self.arm, self.block, self.position, self.buffer_set, self.duration_ns, int(self.valid))
 
 
-def read_sample_csv(path: Path) -> tuple[Sample, ...]:
-    """Every row of a sample CSV, in the order written (BundleFormatError for a row that is not one)."""
-    columns = dict(zip(SAMPLE_COLUMNS, (str, int, int, int, int, str), strict=True))
-    return tuple(
-        Sample(
-            arm=row["arm"],
-            block=row["block"],
-            position=row["position"],
-            buffer_set=row["buffer_set"],
-            duration_ns=row["duration_ns"],
-            valid=row["valid"] == "1",
-        )
-        for row in read_typed_csv(path, columns)
-    )
+def read_sample_columns(path: Path) -> dict[str, list[Any]]:
+    """A sample CSV's columns by SAMPLE_COLUMNS' names, each cell converted (`valid` as a bool),
+    rows in the order written (BundleFormatError for a row that is not one)."""
+    columns = read_typed_csv(path, dict(zip(SAMPLE_COLUMNS, (str, int, int, int, int, str), strict=True)))
+    columns["valid"] = [cell == "1" for cell in columns["valid"]]
+    return columns
 
 
-def read_typed_csv(path: Path, columns: Mapping[str, Callable[[str], Any]]) -> list[dict[str, Any]]:
-    """Every row of a bundle CSV with each named column converted, or BundleFormatError naming the line.
+def read_typed_csv(path: Path, columns: Mapping[str, Callable[[str], Any]]) -> dict[str, list[Any]]:
+    """The named columns of a bundle CSV, each cell converted, or BundleFormatError naming the line.
 
     A bundle's CSVs are read long after the run wrote them: a truncated, edited
     or garbled file is told apart here, with the line to look at, rather than
-    as whatever a conversion deep in the evaluation happens to raise.
+    as whatever a conversion deep in the evaluation happens to raise. Column by
+    column, because an evaluation reads a million cells: a record per row was
+    most of the time it spent reading.
     """
     with open(path, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
+        reader = csv.reader(handle)
         try:
-            return _typed_rows(path, reader, columns)
+            header = next(reader, [])
+            rows = [row for row in reader if row]
         except (UnicodeDecodeError, csv.Error) as error:
             raise BundleFormatError(
                 f"{path}:{reader.line_num + 1}: not the CSV the run wrote ({error}): run the study again"
             ) from None
-
-
-def _typed_rows(
-    path: Path, reader: csv.DictReader[str], columns: Mapping[str, Callable[[str], Any]]
-) -> list[dict[str, Any]]:
-    """`read_typed_csv`'s rows: the header names every column, and every cell converts."""
-    missing = [name for name in columns if name not in (reader.fieldnames or ())]
+    missing = [name for name in columns if name not in header]
     if missing:
         raise BundleFormatError(
             f"{path}:1: no column {', '.join(f'`{m}`' for m in missing)} in the header; "
             "the file is not the one the run wrote: run the study again"
         )
-    rows = []
-    for row in reader:
-        try:
-            rows.append({name: convert(row[name]) for name, convert in columns.items()})
-        except (TypeError, ValueError):
-            bad = next(n for n in columns if not _converts(columns[n], row[n]))
-            raise BundleFormatError(
-                f"{path}:{reader.line_num}: `{bad}` is {row[bad]!r}, not a {columns[bad].__name__}; "
-                "the file is not the one the run wrote: run the study again"
-            ) from None
-    return rows
+    where = {name: index for index, name in enumerate(header)}
+    try:
+        return {name: [convert(row[where[name]]) for row in rows] for name, convert in columns.items()}
+    except (TypeError, ValueError, IndexError):
+        raise _first_bad_cell(path, columns) from None
+
+
+def _first_bad_cell(path: Path, columns: Mapping[str, Callable[[str], Any]]) -> BundleFormatError:
+    """The error naming the first cell of the file that is missing or does not convert, and its
+    line: the file read again row by row, which only a file that fails to convert pays for."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        for row in reader:
+            bad = next((n for n in columns if not _converts(columns[n], row[n])), None)
+            if bad is not None:
+                said = "missing" if row[bad] is None else f"{row[bad]!r}, not a {columns[bad].__name__}"
+                return BundleFormatError(
+                    f"{path}:{reader.line_num}: `{bad}` is {said}; "
+                    "the file is not the one the run wrote: run the study again"
+                )
+    return BundleFormatError(f"{path}: not the CSV the run wrote: run the study again")
 
 
 def _converts(convert: Callable[[str], Any], cell: str | None) -> bool:
+    if cell is None:
+        return False
     try:
-        convert(cell)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+        convert(cell)
+    except ValueError:
         return False
     return True
 

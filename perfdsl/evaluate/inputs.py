@@ -20,7 +20,7 @@ from perfdsl.bundle.opened import STUDY_FILE, Bundle, BundleRefused, open_bundle
 from perfdsl.bundle.plan import Plan
 from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.bundle.results import Results
-from perfdsl.bundle.sampling import read_sample_csv
+from perfdsl.bundle.sampling import read_sample_columns
 from perfdsl.bundle.versions import BundleFormatError
 from perfdsl.nodes import Study
 from perfdsl.parse import parse
@@ -85,13 +85,16 @@ def inputs_of(bundle: Bundle, study: Study | None = None) -> BundleInputs:
 
 def read_samples(inputs: BundleInputs, relpath: str) -> dict[str, ArmSamples]:
     """Each arm's samples and block medians from a sample CSV (`bundle.sampling.Sample` rows)."""
+    columns = read_sample_columns(inputs.path / relpath)
     durations: dict[str, list[int]] = defaultdict(list)
     blocks: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
     invalid: dict[str, int] = defaultdict(int)
-    for sample in read_sample_csv(inputs.path / relpath):
-        durations[sample.arm].append(sample.duration_ns)
-        blocks[sample.arm][sample.block].append(sample.duration_ns)
-        invalid[sample.arm] += not sample.valid
+    for arm, block, duration, valid in zip(
+        columns["arm"], columns["block"], columns["duration_ns"], columns["valid"], strict=True
+    ):
+        durations[arm].append(duration)
+        blocks[arm][block].append(duration)
+        invalid[arm] += not valid
     return {
         arm: ArmSamples(
             durations_ns=np.asarray(values, dtype=float),
