@@ -212,61 +212,111 @@ def from_plain(kind: type[T], data: Any, **unwritten: Any) -> T:
     return _record(kind, data, kind.__name__, unwritten)
 
 
-def _structure(hint: Any, data: Any, where: str, null: float = math.nan) -> Any:
+Reader = Callable[[Any, str], Any]
+"""Reads one value of a type hint from a file's `data`, `where` naming its key for an error."""
+
+
+@functools.cache
+def _reader(hint: Any, null: float = math.nan) -> Reader:
+    """The reader of one type hint, worked out once per hint: a results.json holds tens of
+    thousands of values of a few dozen hints, and asking `typing` of each value was most of
+    the time a bundle took to open."""
     if hint is Any:
-        return data
+        return lambda data, where: data
     if attrs.has(hint):
-        return _record(hint, data, where, {})
+        return lambda data, where: _record(hint, data, where, {})
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin in (types.UnionType, typing.Union):
-        if data is None and type(None) in args:
-            return None
-        options = [a for a in args if a is not type(None)]
-        if len(options) != 1:
-            raise ValueError(f"{where}: no single type to read a union of {options} as")
-        return _structure(options[0], data, where, null)
+        return _union_reader(args, null)
     if origin is Literal:
-        if data not in args:
-            raise ValueError(f"{where}: {data!r} is not one of {args}")
-        return data
+        return functools.partial(_literal, args)
     if origin is tuple:
-        items = _expect(data, list, where)
         if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_structure(args[0], v, f"{where}[{i}]") for i, v in enumerate(items))
-        if len(items) != len(args):
-            raise ValueError(f"{where}: {len(items)} items where {len(args)} belong")
-        return tuple(
-            _structure(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, items, strict=True))
-        )
+            return functools.partial(_many, _reader(args[0]))
+        return functools.partial(_fixed, tuple(_reader(a) for a in args))
     if origin in (dict, Mapping):
-        key, value = args
-        mapping = _expect(data, dict, where)
-        return {_structure(key, k, where): _structure(value, v, f"{where}.{k}") for k, v in mapping.items()}
+        return functools.partial(_mapping, _reader(args[0]), _reader(args[1]))
     if hint is float:
-        if data is None:
-            return null
-        # An int is a float's value too (PEP 484); kept as it was written so it writes back the same.
-        if isinstance(data, bool) or not isinstance(data, int | float):
-            raise ValueError(f"{where}: {data!r} is not a number")
-        return data
+        return functools.partial(_float, null)
     if hint in (bool, int, str):
-        if type(data) is not hint:
-            raise ValueError(f"{where}: {data!r} is not {_NAMES[hint]}")
-        return data
-    raise TypeError(f"{where}: cannot read a {hint!r} from a bundle file")
+        return functools.partial(_exactly, hint)
+    raise TypeError(f"cannot read a {hint!r} from a bundle file")
+
+
+def _union_reader(args: tuple[Any, ...], null: float) -> Reader:
+    options = [a for a in args if a is not type(None)]
+    if len(options) != 1:
+
+        def refuse(data: Any, where: str) -> Any:
+            if data is None and type(None) in args:
+                return None
+            raise ValueError(f"{where}: no single type to read a union of {options} as")
+
+        return refuse
+    inner = _reader(options[0], null)
+    if type(None) not in args:
+        return inner
+    return lambda data, where: None if data is None else inner(data, where)
+
+
+_UNNAMED = "?"
+"""The `where` of an item read before any item failed: the names of a list's thousand items
+are made only when one fails, by reading them again (the readers have no side effects)."""
+
+
+def _many(item: Reader, data: Any, where: str) -> tuple[Any, ...]:
+    items = _expect(data, list, where)
+    try:
+        return tuple([item(v, _UNNAMED) for v in items])
+    except ValueError:
+        return tuple([item(v, f"{where}[{i}]") for i, v in enumerate(items)])
+
+
+def _fixed(readers: tuple[Reader, ...], data: Any, where: str) -> tuple[Any, ...]:
+    items = _expect(data, list, where)
+    if len(items) != len(readers):
+        raise ValueError(f"{where}: {len(items)} items where {len(readers)} belong")
+    return tuple(r(v, f"{where}[{i}]") for i, (r, v) in enumerate(zip(readers, items, strict=True)))
+
+
+def _mapping(key: Reader, value: Reader, data: Any, where: str) -> dict[Any, Any]:
+    mapping = _expect(data, dict, where)
+    try:
+        return {key(k, _UNNAMED): value(v, _UNNAMED) for k, v in mapping.items()}
+    except ValueError:
+        return {key(k, where): value(v, f"{where}.{k}") for k, v in mapping.items()}
+
+
+def _literal(allowed: tuple[Any, ...], data: Any, where: str) -> Any:
+    if data not in allowed:
+        raise ValueError(f"{where}: {data!r} is not one of {allowed}")
+    return data
+
+
+def _float(null: float, data: Any, where: str) -> Any:
+    if data is None:
+        return null
+    # An int is a float's value too (PEP 484); kept as it was written so it writes back the same.
+    if isinstance(data, bool) or not isinstance(data, int | float):
+        raise ValueError(f"{where}: {data!r} is not a number")
+    return data
+
+
+def _exactly(kind: type, data: Any, where: str) -> Any:
+    if type(data) is not kind:
+        raise ValueError(f"{where}: {data!r} is not {_NAMES[kind]}")
+    return data
 
 
 def _record(kind: type, data: Any, where: str, unwritten: Mapping[str, Any]) -> Any:
     mapping = _expect(data, dict, where)
     hints = _hints(kind)
-    fields = attrs.fields(kind)
-    taken = {f.name for f in fields if not f.metadata.get(_FLAT)} | set(_derived(kind))
     values = dict(unwritten)
     for f in _written(kind):
         here = f"{where}.{f.name}"
         if f.metadata.get(_FLAT):
-            value = _flat(hints[f.name], mapping, taken, here)
+            value = _flat(hints[f.name], mapping, _taken(kind), here)
         elif f.name in mapping:
             value = _value(f, hints[f.name], mapping[f.name], here)
         elif _ABSENT in f.metadata:
@@ -284,7 +334,7 @@ def _record(kind: type, data: Any, where: str, unwritten: Mapping[str, Any]) -> 
 def _value(f: attrs.Attribute, hint: Any, data: Any, where: str) -> Any:
     if f.metadata.get(_INSIDE) and data is not None:
         data = _expect(data, dict, where).get(f.metadata[_INSIDE])
-    return _structure(hint, data, where, f.metadata.get(_NULL, math.nan))
+    return _reader(hint, f.metadata.get(_NULL, math.nan))(data, where)
 
 
 def whole(kind: type[T], data: Any) -> T | None:
@@ -299,13 +349,13 @@ def whole(kind: type[T], data: Any) -> T | None:
         return None
 
 
-def _flat(hint: Any, mapping: Mapping[str, Any], taken: set[str], where: str) -> Any:
+def _flat(hint: Any, mapping: Mapping[str, Any], taken: frozenset[str], where: str) -> Any:
     """A flattened field from its parent's keys: a record where all its keys are there (else
     None), or a mapping of every key no other field takes."""
     kind = _concrete(hint)
     if attrs.has(kind):
         return whole(kind, mapping)
-    return _structure(hint, {k: v for k, v in mapping.items() if k not in taken}, where)
+    return _reader(hint)({k: v for k, v in mapping.items() if k not in taken}, where)
 
 
 def _absent(absent: Any, hint: Any, mapping: Mapping[str, Any]) -> Any:
@@ -329,8 +379,17 @@ def _expect(data: Any, kind: type, where: str) -> Any:
     return data
 
 
+@functools.cache
 def _written(kind: type) -> tuple[attrs.Attribute, ...]:
     return tuple(f for f in attrs.fields(kind) if f.metadata.get(WRITTEN, True))
+
+
+@functools.cache
+def _taken(kind: type) -> frozenset[str]:
+    """The keys of a record's file that its fields and derived keys take: a flattened mapping
+    holds the others."""
+    own = {f.name for f in attrs.fields(kind) if not f.metadata.get(_FLAT)}
+    return frozenset(own | set(_derived(kind)))
 
 
 @functools.cache
