@@ -63,6 +63,9 @@ def _imports_in(tree: ast.AST, modules: Mapping[str, Path]) -> Imports:
 
     def visit(node: ast.AST, in_function: bool) -> None:
         for child in ast.iter_child_nodes(node):
+            # An import is a statement: expressions hold none, and walking them was most of the time.
+            if not isinstance(child, ast.stmt | ast.excepthandler | ast.match_case):
+                continue
             if isinstance(child, ast.Import | ast.ImportFrom):
                 (function_level if in_function else module_level).update(_named(child, modules))
             inside = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
