@@ -35,7 +35,8 @@ def _run(tmp: Path, **planted: Any) -> Evaluation:
 def _page(tmp: Path, **planted: Any) -> str:
     """The report's Markdown for a planted bundle, rendered from its evaluation.json."""
     bundle = make_bundle(tmp, **planted)
-    write_evaluation(open_evaluated(bundle), evaluate(open_evaluated(bundle)))
+    opened = open_evaluated(bundle)
+    write_evaluation(opened, evaluate(opened))
     study = parse(Source("study.perf", (bundle / "study.perf").read_text())).study
     assert study is not None
     markdown, _ = render_markdown(study, Evaluation.read(bundle), open_evaluated(bundle))
