@@ -47,6 +47,7 @@ def test_a_shape_the_workload_does_not_declare_is_refused() -> None:
         plan(study(), "cpu", False, [{"M": 3, "N": 4}])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("shape", "says"), [("M=3,N=4", "is not among"), ("M=x", "give a shape as NAME=SIZE")]
 )

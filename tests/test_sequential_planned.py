@@ -50,6 +50,7 @@ def test_with_many_pairs_the_band_constant_is_the_published_obrien_fleming_const
     assert planned.band_constant(schedule, 0.05) == pytest.approx(published, abs=0.012)
 
 
+@pytest.mark.slow
 def test_few_pairs_widen_the_band_beyond_the_known_spread_constant() -> None:
     """The spread estimated from 6-12 pairs: the textbook t conversion alone would undercover."""
     assert planned.band_constant((6, 8, 10, 12), 0.05) > planned.band_constant(
@@ -97,7 +98,7 @@ def test_repeated_intervals_cover_the_truth_at_every_planned_look_in_95_percent(
     assert missed.mean() <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / 20_000)
 
 
-@pytest.mark.parametrize(("max_pairs", "looks"), [(12, 4), (40, 5)])
+@pytest.mark.parametrize(("max_pairs", "looks"), [pytest.param(12, 4, marks=pytest.mark.slow), (40, 5)])
 def test_an_aa_comparison_is_called_changed_at_the_stated_rate_and_the_textbook_conversion_is_not(
     max_pairs: int, looks: int
 ) -> None:

@@ -83,6 +83,7 @@ def test_the_total_interval_covers_the_true_total_in_95_percent_of_stopped_runs(
         assert np.mean(equal) < 0.5
 
 
+@pytest.mark.slow
 def test_the_p_value_is_below_alpha_exactly_when_the_total_interval_excludes_no_change() -> None:
     runs = _stopped_runs(60, (0.993, 0.99), 0.02, 5)
     for stops in runs:

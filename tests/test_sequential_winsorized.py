@@ -39,6 +39,7 @@ def _slower_share(method: str, spoiled: int, seeds: int = 150) -> float:
     return sum(1 for stop in stops if stop is not None and stop.verdict == "slower") / seeds
 
 
+@pytest.mark.slow
 def test_one_spoiled_pair_no_longer_holds_a_five_percent_slowdown_open() -> None:
     assert _slower_share(METHOD, 1) < 0.7  # the plain sequence: 0.558 over 1000 seeds
     assert _slower_share(WINSORIZED_METHOD, 1) >= 0.95

@@ -113,6 +113,7 @@ def test_intervals_over_rounds_cover_with_serially_correlated_requests():
         assert 0.93 <= share <= 0.97, (name, coverage)
 
 
+@pytest.mark.slow
 def test_treating_correlated_requests_as_independent_under_covers():
     """The check above can fail: the same passes, requests taken as independent units."""
     coverage = _coverage(_as_if_independent, n=300)

@@ -103,6 +103,7 @@ def _queue_passes(p99_over_slo: float, seeds: int) -> tuple[float, float]:
     return plain / seeds, dependent / seeds
 
 
+@pytest.mark.slow
 def test_a_queue_near_saturation_holds_the_stated_one_percent() -> None:
     """An M/M/1 at 91 % utilisation whose true p99 is 2 % above the SLO: 1000 requests hold a
     few busy periods. The plain check passes most probes. With the near-SLO level at half the
@@ -118,7 +119,7 @@ def test_a_queue_well_inside_the_slo_still_passes() -> None:
     assert dependent >= 0.5
 
 
-@pytest.mark.parametrize("phi", [0.99, 0.995])
+@pytest.mark.parametrize("phi", [0.99, pytest.param(0.995, marks=pytest.mark.slow)])
 def test_a_service_time_drifting_very_slowly_holds_the_stated_one_percent(phi: float) -> None:
     """Log-AR(1) latencies at lag-1 0.99 (0.995) and a true p99 just above the SLO: about five
     (2.5) independent stretches in 1000 requests. None of 300 probes pass; without the
