@@ -51,6 +51,23 @@ def test_duration_bounds_the_run():
     assert run.scheduled_ns.max() <= 50_000_000
 
 
+def test_each_request_served_is_heard_after_its_completion_time():
+    # A probe at a low rate outlasts the harness's time limit (1,404 requests at 12.5 rps took
+    # two minutes and ended the application's worker): each request served is its progress.
+    served: list[int] = []
+    run = run_open_loop(
+        lambda: time.sleep(0.001),
+        400.0,
+        count=40,
+        warmup=5,
+        duration_s=5.0,
+        seed=1,
+        on_served=lambda: served.append(1),
+    )
+    assert len(served) == 45 == run.completed_ns.size + run.warmup
+    assert np.all(run.completed_ns >= 0)
+
+
 def test_failures_and_unfinished_requests_are_recorded():
     count = iter(range(100))
 

@@ -162,3 +162,32 @@ def test_an_exception_under_the_simulator_is_a_recorded_failure(tmp_path: Path) 
     built = run("build", "--md", str(study), "--results", str(bundle), "-o", str(report), timeout=300)
     assert built.returncode == 0, built.stderr[-3000:]
     assert "raised IndexError" in report.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def died_under_load(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A run whose operation is healthy and whose application's request segfaults under load."""
+    artifacts = tmp_path_factory.mktemp("load_death")
+    study = FIXTURES / "load_death.perf"
+    done = run("run", str(study), "--target", "cpu", "--quick", NO_PIN, "--artifacts", str(artifacts))
+    assert done.returncode == 0, done.stderr[-3000:]
+    bundle = Path(done.stdout.strip().splitlines()[-1])
+    return {"bundle": bundle, "stderr": done.stderr, "results": read_json(bundle / "results.json")}
+
+
+def test_a_death_under_load_costs_the_load_test_and_keeps_the_application_s_other_evidence(
+    died_under_load: dict[str, Any],
+) -> None:
+    # A new user's application outlasted the time limit in its load search, and the request time
+    # and share already measured were lost with the worker: page 1 said "the run has no application".
+    results = died_under_load["results"]
+    app = results["application"]
+    assert results["application_missing"] is None and app is not None
+    assert app["samples"] == "samples/application.csv" and app["share"] and app["load"] is None
+    _, rows = read_csv(died_under_load["bundle"] / app["samples"])
+    assert {"baseline", "change"} <= {row["arm"] for row in rows}
+    said = "the measured code ended its worker during load test: signal (SIGSEGV"
+    assert app["load_missing"].startswith(said)
+    stderr = died_under_load["stderr"]
+    assert f"warning: {said}" in stderr and "the run has no load test" in stderr and "Traceback" not in stderr
+    assert run("verify", str(died_under_load["bundle"]), timeout=120).returncode == 0

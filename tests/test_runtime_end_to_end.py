@@ -75,12 +75,13 @@ class _Quiet:
 def test_the_application_hands_back_its_request_samples_as_a_kernel_shape_does() -> None:
     # The samples come back as the bundle's records for the caller to write, as `sample` returns a
     # shape's, and so would the load probes' records (there is no load here, so there are none).
+    # The load test is asked for apart, of the requests the application prepared.
     import attrs
 
     from perfdsl.bundle.sampling import SAMPLE_COLUMNS
     from perfdsl.parse import parse
     from perfdsl.plan import plan
-    from perfdsl.runtime.end_to_end import run_application
+    from perfdsl.runtime.end_to_end import run_application, run_load
     from perfdsl.runtime.resolve import resolve_operation, resolve_reference
     from perfdsl.source import Source
 
@@ -91,10 +92,13 @@ def test_the_application_hands_back_its_request_samples_as_a_kernel_shape_does()
     assert app is not None
     (operation,) = (op for op in planned.operations if op.name in app.uses)
     application = resolve_reference(app.entry, Application, planned, app.line)
-    record, sampled, probes = run_application(
+    record, sampled, load_input = run_application(
         planned, application, resolve_operation(planned, operation), make_target("cpu"), _Quiet(), True
     )
-    assert probes == ()
+    assert load_input is not None and set(load_input.requests) == {"baseline", "change"}
+    outcome = run_load(planned, load_input, _Quiet())
+    assert (outcome.load, outcome.missing, outcome.probes) == (None, "the study declares no load", ())
+    assert outcome.preparations == record.preparations
     assert sampled is not None and record.samples == "samples/application.csv"
     assert sampled.rows()[0] == SAMPLE_COLUMNS and {s.arm for s in sampled.samples} == {"baseline", "change"}
     assert record.timing is not None and record.timing.blocks == sampled.timing.blocks

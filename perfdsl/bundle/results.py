@@ -74,7 +74,7 @@ class WorkerFailure(Plain):
     arm: str | None
     """The arm whose code was running, or None when it cannot be told (the application)."""
     phase: str
-    """What the worker was doing: "correctness", "timing <shape>" or "application"."""
+    """What the worker was doing: "correctness", "timing <shape>", "application" or "load test"."""
     cause: str
     """"signal", "exit", "time limit", "memory limit", "out of memory" (the kernel's killer)
     or "exception" (raised where the harness does not catch it: the application)."""

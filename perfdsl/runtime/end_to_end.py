@@ -232,14 +232,14 @@ def run_application(
     target: Target,
     progress: Progress,
     correctness_passed: bool,
-    pinning: Pinning | None = None,
-) -> tuple[ApplicationRecord, Sampled | None, tuple[ProbeRequests, ...]]:
-    """All end-to-end evidence for the plan's application, its request samples (None: not
-    timed) and the load probes' per-request records.
+) -> tuple[ApplicationRecord, Sampled | None, LoadInput | None]:
+    """The application's evidence before its load test, its request samples (None: not timed)
+    and the prepared requests the load test then serves (None: not timed, and the record
+    says why in its `load_missing` too).
 
-    The samples and the probes' records come back as the kernels' samples do, the
-    bundle's records for the caller to write at the paths the record names.
-    `pinning` puts the load generator's thread on its own core (`runtime.machine_state`).
+    The samples come back as the kernels' samples do, the bundle's records for the
+    caller to write at the paths the record names. The load test is `run_load`, asked
+    apart, so that measured code ending its worker there leaves this evidence whole.
     """
     from perfdsl.runtime.correctness import compare_application
 
@@ -275,7 +275,7 @@ def run_application(
         reason = f"not timed on {target.name}: its timings are not evidence"
     if reason is not None:
         missing = attrs.evolve(entry, samples_missing=reason, share_missing=reason, load_missing=reason)
-        return missing, None, ()
+        return missing, None, None
 
     progress(f"application `{app.name}`: request time")
     timers: dict[str, OpTimer] = {}
@@ -297,21 +297,49 @@ def run_application(
     progress(f"application `{app.name}`: the operation's share of time")
     shares = measure_share(requests, timers, share_requests(slowest, plan.quick))
     entry = attrs.evolve(entry, samples="samples/application.csv", timing=timing, share=shares)
+    return attrs.evolve(entry, preparations=_preparations(requests)), record, LoadInput(requests, slowest)
 
+
+@attrs.frozen
+class LoadInput:
+    """The application's prepared requests, as its load test takes them."""
+
+    requests: dict[str, PreparedRequest]
+    slowest_s: float
+    """The slower arm's median request time: no rate can meet an SLO below it."""
+
+
+@attrs.frozen
+class LoadOutcome:
+    """What the load test adds to the application's record: the test or why there is none, the
+    probes' per-request records, and each arm's preparations counted once it ended."""
+
+    load: LoadRecord | None
+    missing: str | None
+    probes: tuple[ProbeRequests, ...]
+    preparations: dict[str, int]
+
+
+def run_load(
+    plan: Plan,
+    served: LoadInput,
+    progress: Progress,
+    pinning: Pinning | None = None,
+    on_served: Callable[[], None] | None = None,
+) -> LoadOutcome:
+    """The open-loop load test of the prepared requests (`run_application`'s), as the plan
+    declares it. `pinning` puts the load generator's thread on its own core
+    (`runtime.machine_state`); `on_served` hears of every request served (the worker's progress).
+    """
+    requests, slowest = served.requests, served.slowest_s
     if plan.load is None:
-        missing = "the study declares no load"
-        return attrs.evolve(entry, preparations=_preparations(requests), load_missing=missing), record, ()
+        return LoadOutcome(None, "the study declares no load", (), _preparations(requests))
     if plan.load.slo_seconds is not None and slowest > plan.load.slo_seconds:
-        return (
-            attrs.evolve(
-                entry,
-                preparations=_preparations(requests),
-                load_missing=f"no rate can meet the SLO: one request alone takes {slowest * 1e3:.3g} ms "
-                f"> {plan.load.slo_seconds * 1e3:.3g} ms",
-            ),
-            record,
-            (),
+        missing = (
+            f"no rate can meet the SLO: one request alone takes {slowest * 1e3:.3g} ms "
+            f"> {plan.load.slo_seconds * 1e3:.3g} ms"
         )
+        return LoadOutcome(None, missing, (), _preparations(requests))
     progress(probe_summary(plan.load, plan.quick))
     probes, stopped, searches = search_load(
         requests,
@@ -322,6 +350,7 @@ def run_application(
             f"(issue lag p99 {lag.p99 * 1e3:.2f} ms, backlog growth {lag.backlog_growth * 1e3:.2f} ms)"
         ),
         pinning=pinning,
+        on_served=on_served,
     )
     from perfdsl.stats.load import CONFIRMATION_RULE
 
@@ -337,7 +366,7 @@ def run_application(
         searches=tuple(searches),
         probe_rule=probe_rule(plan.load),
     )
-    return attrs.evolve(entry, load=load, preparations=_preparations(requests)), record, tuple(probe_requests)
+    return LoadOutcome(load, None, tuple(probe_requests), _preparations(requests))
 
 
 def _preparations(requests: dict[str, PreparedRequest]) -> dict[str, int]:

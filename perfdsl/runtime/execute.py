@@ -220,7 +220,7 @@ def _measure(
         app_record, app_missing = None, "the study names no application entry"
         if None in sessions:
             passed = all(op.correctness.passed for op in operations)
-            app_record, app_missing = _application(sessions[None], bundle, passed)
+            app_record, app_missing = _application(sessions[None], bundle, passed, progress)
         results = Results(
             schema=versions.RESULTS,
             study=plan.study,
@@ -244,23 +244,39 @@ def _measure(
     return bundle.path
 
 
-def _application(session: Session, bundle: BundleWriter, passed: bool) -> tuple[Any, str | None]:
+def _application(
+    session: Session, bundle: BundleWriter, passed: bool, progress: RunProgress
+) -> tuple[Any, str | None]:
     """The application's evidence from its own worker, or why there is none.
 
     Its request samples are written as a kernel shape's are, from the bundle's
     records the worker returns, and so are the load probes' per-request records.
+    The load test is asked for apart: code that ends the worker under load costs
+    the load test, never the request time and share measured before it.
     """
     try:
-        record, sampled, probes = session.call("application", (passed,))
-    except WorkerDied as died:
-        return None, died.failure("application").message
+        try:
+            record, sampled = session.call("application", (passed,))
+        except WorkerDied as died:
+            progress(f"warning: {died.failure('application').message}: the run has no end-to-end evidence")
+            return None, died.failure("application").message
+        if sampled is not None:
+            bundle.write_csv(record.samples, *sampled.rows())
+        if record.load_missing is not None:
+            return record, None
+        try:
+            outcome = session.call("load", ())
+        except WorkerDied as died:
+            missing = died.failure("load test").message
+            progress(f"warning: {missing}: the run has no load test")
+            return attrs.evolve(record, load_missing=missing), None
     finally:
         session.close()
-    if sampled is not None:
-        bundle.write_csv(record.samples, *sampled.rows())
-    for probe in probes:
+    for probe in outcome.probes:
         bundle.write_csv(probe.path, *probe.rows())
-    return record, None
+    return attrs.evolve(
+        record, load=outcome.load, load_missing=outcome.missing, preparations=outcome.preparations
+    ), None
 
 
 def _static_code(

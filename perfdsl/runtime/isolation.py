@@ -19,9 +19,10 @@ arms (the dead worker's samples of that shape died with it), and later shapes
 leave the arm out.
 
 The time limit watches progress, not the whole request: a correctness case must
-answer within it, and while a shape is sampled or calibrated the call count in
-the shared marker must advance within it. A hung kernel (one that holds the GIL included)
-is stopped with SIGKILL, which no code can ignore.
+answer within it, and while a shape is sampled or calibrated, or a load probe
+serves requests, the call count in the shared marker must advance within it. A
+hung kernel (one that holds the GIL included) is stopped with SIGKILL, which no
+code can ignore.
 """
 
 from __future__ import annotations

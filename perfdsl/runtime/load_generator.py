@@ -122,6 +122,7 @@ def run_open_loop(
     server_cores: Collection[int] = (),
     window: int = 0,
     stop: StopAsk | None = None,
+    on_served: Callable[[], None] | None = None,
 ) -> LoadRun:
     """Issue `warmup + count` requests at Poisson arrivals of `rate` per second.
 
@@ -135,7 +136,10 @@ def run_open_loop(
     `server_cores` (`runtime.machine_state.choose_pinning`), so the
     generator's spinning never takes a core from the code it measures.
     With `stop` and `window`, a monitor on the generator's cores asks `stop`
-    after every `window` measured requests (the module docstring).
+    after every `window` measured requests (the module docstring). `on_served`
+    hears of each request as it ends, after its completion time is taken: a
+    probe at a low rate runs for minutes, and the harness watching the worker
+    counts each request served as its progress.
     """
     if workers < 1 or warmup < 0 or count < 0 or duration_s <= 0:
         raise ValueError("need workers >= 1, warmup >= 0, count >= 0, duration_s > 0")
@@ -163,6 +167,8 @@ def run_open_loop(
             else:
                 ok[i] = True
             completed[i] = time.perf_counter_ns() - t0
+            if on_served is not None:
+                on_served()
 
     halt = threading.Event()
     issuing = threading.Event()

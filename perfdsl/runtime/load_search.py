@@ -142,6 +142,7 @@ def search_load(
     quick: bool,
     on_probe: Callable[[str, float, GeneratorLagRecord, str], None] | None = None,
     pinning: Pinning | None = None,
+    on_served: Callable[[], None] | None = None,
 ) -> tuple[list[LoadProbe], list[str], list[GoodputSearchRecord]]:
     """The declared sweep (full runs only), then the goodput searches, the arms taking turns.
 
@@ -153,7 +154,8 @@ def search_load(
     probes, why an arm stopped when the load test's time budget ran out, and how
     each arm's search ended. `on_probe(arm, rate, lag, stop)` hears of each probe
     as it ends, `stop` saying where its rule stopped ("fail at 100 of 330 requests").
-    Each probe runs on a fresh preparation of its arm's request (`runtime.preparation`).
+    Each probe runs on a fresh preparation of its arm's request (`runtime.preparation`);
+    `on_served` hears of every request served (`runtime.load_generator.run_open_loop`).
     """
     from perfdsl.bundle.evaluation.load import RateResult
     from perfdsl.stats.load import goodput_search, interleave, sequential_stop, summarize_rate
@@ -194,6 +196,7 @@ def search_load(
             server_cores=pinning.measuring if pinning else (),
             window=rule.window if rule is not None else 0,
             stop=stop,
+            on_served=on_served,
         )
         after = read_load()
         scheduled, issued, _, completed = run.seconds()

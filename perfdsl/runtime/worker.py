@@ -10,8 +10,10 @@ code itself, and keeps its warm-up. It then answers requests one at a time:
 * `case`: one correctness case (one arm, shape and seed);
 * `time`: one shape's interleaved blocks of the arms it is given (the sampler
   runs here, so the samples never include the process boundary);
-* `application`: the application's end-to-end evidence, its files returned to
-  the parent to write.
+* `application`: the application's end-to-end evidence but its load test, its
+  files returned to the parent to write;
+* `load`: the application's load test, asked apart so that code that ends the
+  worker under load leaves the rest of the application's evidence with the parent.
 
 While it samples, the worker relays its progress to the parent: `blocks` when
 a step's blocks start (its key and block order), `block` at each block's start
@@ -39,12 +41,11 @@ from __future__ import annotations
 import os
 import resource
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from perfdsl.bundle.arms import ARMS, ROOF_ARMS
-from perfdsl.bundle.load import ProbeRequests
 from perfdsl.bundle.plan import OperationPlan, Plan
 from perfdsl.bundle.sampling import BlockReading
 from perfdsl.bundle.stopping import StopRecord
@@ -62,6 +63,10 @@ from perfdsl.runtime.timing import (
     sample,
 )
 from perfdsl.stats.sequential.rule import Look
+
+if TYPE_CHECKING:
+    from perfdsl.bundle.results import ApplicationRecord
+    from perfdsl.runtime.end_to_end import LoadInput, LoadOutcome
 
 MARGIN_BYTES = 2 * 1024**3
 """Address space beyond the buffers: compilation, thread stacks and allocator arenas."""
@@ -159,6 +164,8 @@ class _Server:
         self.limit_bytes: int | None = None
         if self.target.name == "cpu":
             self.limit_bytes = self._limit_memory()
+        self._load_input: LoadInput | None = None
+        """The application's prepared requests, from `application` to `load`."""
 
     def _limit_memory(self) -> int:
         """Cap the address space at what is in use now, plus the buffers' estimate, plus margins."""
@@ -255,24 +262,32 @@ class _Server:
 
     def application(
         self, correctness_passed: bool, relay: _Relay
-    ) -> tuple[Any, Sampled | None, tuple[ProbeRequests, ...]]:
-        """The application's end-to-end evidence, its request samples (as `time` returns a shape's)
-        and the load probes' per-request records."""
+    ) -> tuple[ApplicationRecord, Sampled | None]:
+        """The application's end-to-end evidence but its load test, and its request samples (as
+        `time` returns a shape's); its prepared requests stay here for `load`."""
         from perfdsl.kernel import Application
         from perfdsl.runtime.end_to_end import run_application
 
         app_plan = self.plan.application
         assert app_plan is not None
         application = resolve_reference(app_plan.entry, Application, self.plan, app_plan.line)
-        return run_application(
-            self.plan,
-            application,
-            self.resolved,
-            self.target,
-            relay,
-            correctness_passed,
-            self.job.pinning,
+        record, sampled, self._load_input = run_application(
+            self.plan, application, self.resolved, self.target, relay, correctness_passed
         )
+        return record, sampled
+
+    def load(self, relay: _Relay) -> LoadOutcome:
+        """The load test of the requests `application` prepared: asked apart, so that code that
+        ends the worker here leaves the application's other evidence with the parent."""
+        from perfdsl.runtime.end_to_end import run_load
+
+        assert self._load_input is not None, "`load` follows an `application` that timed requests"
+        return run_load(self.plan, self._load_input, relay, self.job.pinning, on_served=self._served)
+
+    def _served(self) -> None:
+        """A load probe's request ended: progress for the harness's time limit, which a probe
+        at a low rate outlasts (1,404 requests at 12.5 rps take two minutes)."""
+        self.marker[1] += 1
 
 
 def serve(connection: Any, job: Job, marker: Any) -> None:
@@ -308,6 +323,8 @@ def serve(connection: Any, job: Job, marker: Any) -> None:
                 answer = server.time(*args, relay)
             elif kind == "compiled":
                 answer = server.compiled()
+            elif kind == "load":
+                answer = server.load(relay)
             else:
                 answer = server.application(*args, relay)
         except MemoryError as error:

@@ -15,7 +15,10 @@ variant is right in what it computes but fails the way real kernels fail:
   the calibration calls and the correctness check), then the segfault: it ends
   its worker while the shape is being timed;
 * `unguarded` (CUDA): the kernel lacks its bounds guard, so the threads of the
-  last, partial block index past the end; the simulator raises for them.
+  last, partial block index past the end; the simulator raises for them;
+* the application's request: right when called to be timed, the segfault when
+  a load probe serves it (told by the load generator's thread name), so that it
+  ends its worker after the request time and the share are measured.
 
 Not under kernels/: these exist only to be caught by perfdsl's tests.
 """
@@ -23,6 +26,8 @@ Not under kernels/: these exist only to be caught by perfdsl's tests.
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -133,6 +138,10 @@ def _compute(x: np.ndarray) -> dict[str, np.ndarray]:
     return {"y": 2 * x}
 
 
+LOAD_THREADS = "perfdsl-load-"
+"""The names of the threads that serve a load probe's requests (`perfdsl.runtime.load_generator`)."""
+
+
 def _prepare(ctx: AppContext) -> Callable[[], np.ndarray]:
     host = ctx.rng.standard_normal(ctx.shape["N"]).astype(ctx.dtype)
     if ctx.target == "cpu":
@@ -147,6 +156,8 @@ def _prepare(ctx: AppContext) -> Callable[[], np.ndarray]:
             return y.copy_to_host()
 
     def request() -> np.ndarray:
+        if threading.current_thread().name.startswith(LOAD_THREADS):
+            os.kill(os.getpid(), signal.SIGSEGV)
         ctx.op(x=x, y=y)
         return fetch()
 
