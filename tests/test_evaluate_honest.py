@@ -736,3 +736,26 @@ def test_an_application_slower_than_a_slower_operation_explains_is_a_cost_outsid
     r = _run(tmp_path, **planted, predictions=(AMDAHL,)).end_to_end.amdahl.reconciliation
     assert r.status == "cross_effect" and r.rest == "slower" and r.cross_effect_loss
     assert "absorbs" not in r.message and "(its time outside the operation) got" in r.message
+
+
+def test_an_application_that_ended_its_worker_is_named_wherever_its_evidence_is_missing(
+    tmp_path: Path,
+) -> None:
+    # A new user's page 1 said "the run has no application" and "the run has no load test" of a
+    # study that has both: its application's worker had died, and only the decision said so.
+    import json
+
+    import command_fuzz
+
+    bundle = make_bundle(tmp_path, predictions=(AMDAHL,))
+    results = json.loads((bundle / "results.json").read_text(encoding="utf-8"))
+    died = "the measured code ended its worker during application: signal (SIGSEGV: Segmentation fault)"
+    results.update(application=None, application_missing=died)
+    (bundle / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    command_fuzz.reseal(bundle)
+    ev = evaluate(open_evaluated(bundle))
+    assert ev.end_to_end_missing == died and ev.load_missing == died
+    assert _verdict(ev, AMDAHL) == "not evidence"
+    (amdahl,) = (p for p in ev.predictions if p.text == AMDAHL)
+    assert amdahl.message == f"no Amdahl bound: {died}"
+    assert ev.value is None and ev.value_missing == f"no measured end-to-end effect: {died}"

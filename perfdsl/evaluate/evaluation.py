@@ -43,7 +43,7 @@ from perfdsl.evaluate.inputs import BundleInputs, EvaluateError, inputs_of
 from perfdsl.evaluate.kernels import evaluate_operations
 from perfdsl.evaluate.load_curve import evaluate_load
 from perfdsl.evaluate.machine import summarize_machine
-from perfdsl.evaluate.predictions import evaluate_predictions
+from perfdsl.evaluate.predictions import NO_APPLICATION, evaluate_predictions
 from perfdsl.evaluate.quality import summarize_contention
 from perfdsl.evaluate.registration import check_registration
 from perfdsl.expectations import expectations
@@ -87,9 +87,12 @@ def _evaluated(inputs: BundleInputs, current_study: Path | None) -> Evaluation:
     load, load_missing = _load(inputs)
     load = _check_service(load, end_to_end)
     expected = expectations(inputs.study, results.target)
-    predictions = evaluate_predictions(inputs.study, expected.predictions, operations, end_to_end, load)
+    no_application = results.application_missing or NO_APPLICATION
+    predictions = evaluate_predictions(
+        inputs.study, expected.predictions, operations, end_to_end, load, no_application
+    )
     model_level = summarize_model_level(results.application)
-    worth, worth_missing = _value(inputs, end_to_end, load)
+    worth, worth_missing = _value(inputs, end_to_end, load, no_application)
     valid = results.timings_valid
     machine = summarize_machine(
         read_machine_state(inputs.path),
@@ -114,9 +117,7 @@ def _evaluated(inputs: BundleInputs, current_study: Path | None) -> Evaluation:
         operations=operations,
         model_level=model_level,
         end_to_end=end_to_end,
-        end_to_end_missing=None
-        if end_to_end
-        else (results.application_missing or "the run has no application"),
+        end_to_end_missing=None if end_to_end else no_application,
         load=load,
         load_missing=load_missing,
         expectations_target=expected.target,
@@ -175,7 +176,8 @@ def _check_service(load: LoadEvaluation | None, end_to_end: EndToEnd | None) -> 
 def _load(inputs: BundleInputs) -> tuple[LoadEvaluation | None, str | None]:
     app = inputs.results.application
     if app is None or app.load is None:
-        return None, (app.load_missing if app else None) or "the run has no load test"
+        why = app.load_missing if app else inputs.results.application_missing
+        return None, why or "the run has no load test"
     if not inputs.results.timings_valid:
         return None, f"load timings on `{inputs.results.target}` are not evidence"
     if app.load.slo_seconds is None:
@@ -184,13 +186,13 @@ def _load(inputs: BundleInputs) -> tuple[LoadEvaluation | None, str | None]:
 
 
 def _value(
-    inputs: BundleInputs, end_to_end: EndToEnd | None, load: LoadEvaluation | None
+    inputs: BundleInputs, end_to_end: EndToEnd | None, load: LoadEvaluation | None, no_application: str
 ) -> tuple[ValueResult | None, str | None]:
     declared = inputs.study.value
     if declared is None or declared.frequency is None or declared.scale is None:
         return None, "the study states no frequency and scale"
     if end_to_end is None or end_to_end.comparison is None or not end_to_end.baseline_median_ns:
-        reason = end_to_end.comparison_missing if end_to_end else "the run has no application"
+        reason = end_to_end.comparison_missing if end_to_end else no_application
         return None, f"no measured end-to-end effect: {reason}"
     c = end_to_end.comparison
     amdahl = end_to_end.amdahl

@@ -73,6 +73,10 @@ class NoInterval(Exception):
     """The evidence is valid but has no interval (too few block pairs): nothing can be decided."""
 
 
+NO_APPLICATION = "the run has no application"
+"""Why there is no end-to-end evidence, where the results name no other reason."""
+
+
 def judge(low: float, high: float, comparator: str, bound: float) -> PredictionVerdict:
     """Confirmed if all of [low, high] satisfies `comparator bound`, refuted if none does."""
     holds = {
@@ -96,10 +100,15 @@ def evaluate_predictions(
     operations: tuple[OperationResult, ...],
     end_to_end: EndToEnd | None,
     load: LoadEvaluation | None,
+    no_application: str = NO_APPLICATION,
 ) -> tuple[PredictionResult, ...]:
-    """Judge the run target's predictions (`perfdsl.expectations`), in the order written."""
+    """Judge the run target's predictions (`perfdsl.expectations`), in the order written;
+    `no_application` says why there is no end-to-end evidence where `end_to_end` is None."""
     ops = {op.name: op for op in operations}
-    return tuple(_detected(p, _one(study, p, ops, end_to_end, load), ops, end_to_end) for p in predictions)
+    return tuple(
+        _detected(p, _one(study, p, ops, end_to_end, load, no_application), ops, end_to_end)
+        for p in predictions
+    )
 
 
 def _detected(
@@ -127,6 +136,7 @@ def _one(
     ops: dict[str, OperationResult],
     end_to_end: EndToEnd | None,
     load: LoadEvaluation | None,
+    no_application: str,
 ) -> PredictionResult:
     subject, quantity = prediction.subject.id, prediction.quantity.id
     base = {
@@ -138,7 +148,7 @@ def _one(
     bound = prediction.bound
     try:
         if isinstance(bound, Name) and bound.id == AMDAHL:
-            return _amdahl(base, quantity, end_to_end, load)
+            return _amdahl(base, quantity, end_to_end, load, no_application)
         if not isinstance(bound, Num):
             return _none(
                 base, None, "unreadable", "not evidence", "the bound is neither a number nor `amdahl`"
@@ -151,7 +161,7 @@ def _one(
         if subject in ops:
             evidence, missing = _operation_evidence(ops[subject], quantity)
         else:
-            evidence, missing = _application_evidence(quantity, end_to_end, load)
+            evidence, missing = _application_evidence(quantity, end_to_end, load, no_application)
     except Unusable as invalid:
         stated = bound.quantity.base if isinstance(bound, Num) else None
         source = "stated" if isinstance(bound, Num) else AMDAHL
@@ -205,12 +215,16 @@ _AMDAHL_SOURCE = "amdahl (B = (1 - f) + f r from measured f and r)"
 
 
 def _amdahl(
-    base: dict[str, Any], quantity: str, end_to_end: EndToEnd | None, load: LoadEvaluation | None
+    base: dict[str, Any],
+    quantity: str,
+    end_to_end: EndToEnd | None,
+    load: LoadEvaluation | None,
+    no_application: str,
 ) -> PredictionResult:
     """`<app>.time <= amdahl` or `<app>.throughput >= amdahl`: consistent with Amdahl's bound?"""
     amdahl = end_to_end.amdahl if end_to_end else None
     if amdahl is None:
-        reason = end_to_end.amdahl_missing if end_to_end else "the run has no application"
+        reason = end_to_end.amdahl_missing if end_to_end else no_application
         return _none(base, None, AMDAHL, "not evidence", f"no Amdahl bound: {reason}")
     comparator, bound = base["comparator"], amdahl.bound_time_ratio
     if quantity == "time" and comparator in ("<=", "<"):
@@ -319,11 +333,11 @@ def _excluded_note(excluded: tuple[Exclusion, ...]) -> str:
 
 
 def _application_evidence(
-    quantity: str, end_to_end: EndToEnd | None, load: LoadEvaluation | None
+    quantity: str, end_to_end: EndToEnd | None, load: LoadEvaluation | None, no_application: str
 ) -> tuple[Evidence | None, str | None]:
     if quantity == "time":
         if end_to_end is None or end_to_end.comparison is None:
-            return None, end_to_end.comparison_missing if end_to_end else "the run has no application"
+            return None, end_to_end.comparison_missing if end_to_end else no_application
         c = end_to_end.comparison
         if c.interval_missing:
             raise NoInterval(f"no interval to judge: {c.interval_missing}")
