@@ -759,3 +759,15 @@ def test_an_application_that_ended_its_worker_is_named_wherever_its_evidence_is_
     (amdahl,) = (p for p in ev.predictions if p.text == AMDAHL)
     assert amdahl.message == f"no Amdahl bound: {died}"
     assert ev.value is None and ev.value_missing == f"no measured end-to-end effect: {died}"
+
+
+def test_page_one_calls_a_ratio_inside_amdahl_s_band_consistent_only_with_the_rest_shown_unchanged(
+    tmp_path: Path,
+) -> None:
+    # A new user's page 1 said "it is consistent" beside a table whose `<= amdahl` was
+    # inconclusive: the rest of the request was left open, which the bound assumes unchanged.
+    open_rest = _page_one(_page(tmp_path / "open", predictions=(AMDAHL,), share_requests=40))
+    assert "it is **not contradicted**, but not yet shown consistent" in open_rest
+    assert "it is **consistent**" not in open_rest
+    shown = _page_one(_page(tmp_path / "shown", predictions=(AMDAHL,), share_requests=200))
+    assert "it is **consistent**" in shown and "not yet shown consistent" not in shown
