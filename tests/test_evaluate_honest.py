@@ -771,3 +771,30 @@ def test_page_one_calls_a_ratio_inside_amdahl_s_band_consistent_only_with_the_re
     assert "it is **consistent**" not in open_rest
     shown = _page_one(_page(tmp_path / "shown", predictions=(AMDAHL,), share_requests=200))
     assert "it is **consistent**" in shown and "not yet shown consistent" not in shown
+
+
+def _as_quick(bundle: Path, app_shape: dict[str, int]) -> Path:
+    """The planted bundle as a quick run that timed its application at `app_shape`."""
+    import json
+
+    import command_fuzz
+
+    results = json.loads((bundle / "results.json").read_text(encoding="utf-8"))
+    results["quick"] = True
+    results["application"]["shape"] = app_shape
+    (bundle / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    command_fuzz.reseal(bundle)
+    return bundle
+
+
+def test_a_quick_run_that_shrank_the_application_does_not_judge_the_declared_share(tmp_path: Path) -> None:
+    # A new user's quick run measured f = 52.8 % at 16384 of the 262144 elements the share was
+    # declared for, and page 1 led with "Declared share contradicted".
+    planted = {"declared_share": "20%", "predictions": (AMDAHL,)}
+    full = make_bundle(tmp_path / "full", **planted)
+    shape = dict(evaluate(open_evaluated(full)).end_to_end.shape)
+    shrunk = _as_quick(make_bundle(tmp_path / "shrunk", **planted), {k: 8 for k in shape})
+    same = _as_quick(make_bundle(tmp_path / "same", **planted), shape)
+    assert evaluate(open_evaluated(full)).end_to_end.amdahl.share_check.compatible is False
+    assert evaluate(open_evaluated(same)).end_to_end.amdahl.share_check.compatible is False
+    assert evaluate(open_evaluated(shrunk)).end_to_end.amdahl.share_check is None

@@ -34,7 +34,6 @@ from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.kernels import arm_findings, invalid_reason, why_not_evidence
 from perfdsl.evaluate.quality import check_contention
 from perfdsl.evaluate.sequential import agrees, judged, recompute
-from perfdsl.nodes import Study
 from perfdsl.stats.amdahl import check_declared_share, reconcile
 from perfdsl.stats.decomposition import DecompositionError, decompose, share_of_time
 from perfdsl.stats.power import pairs_needed
@@ -81,7 +80,7 @@ def evaluate_end_to_end(
         inputs.results.timings_valid,
         operation,
         app,
-        _declared_share(inputs.study, app.name),
+        _declared_share(inputs, app),
         comparison,
         missing,
         share_missing,
@@ -144,10 +143,26 @@ def measured_effect(comparison: Comparison) -> Estimate:
     return Estimate(comparison.ratio, low, high, comparison.level)
 
 
-def _declared_share(study: Study, application: str) -> float | None:
-    declared = study.application(application)
+def _declared_share(inputs: BundleInputs, app: ApplicationRecord) -> float | None:
+    """The share the study declares for the application, where the run measured f at the shape
+    it was declared for. A quick run that shrank the application's shape measures another split:
+    a new user's declared 70 % was "contradicted" by 52.8 % at 16384 of its 262144 elements."""
+    declared = inputs.study.application(app.name)
     share = declared.share if declared is not None else None
-    return share.quantity.base if share is not None else None
+    if share is None or (inputs.results.quick and dict(app.shape) != _full_shape(inputs)):
+        return None
+    return share.quantity.base
+
+
+def _full_shape(inputs: BundleInputs) -> dict[str, int] | None:
+    """The application's shape in a full run of the study on the run's target (None: no such plan)."""
+    from perfdsl.plan import PlanError, plan
+
+    try:
+        full = plan(inputs.study, inputs.results.target, quick=False).application
+    except PlanError:
+        return None
+    return dict(full.shape) if full is not None else None
 
 
 def _borrowed_ratio(operation: OperationResult, shape: Mapping[str, int]) -> tuple[Estimate, str] | None:
