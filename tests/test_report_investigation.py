@@ -199,3 +199,15 @@ def test_the_cubin_s_shared_memory_note_is_given_only_where_a_cuda_kernel_was_co
     occupancy, _, _ = _render(cpu)
     assert "static counts (compiled, not run): change `rmsnorm_fused_cpu` instructions 132" in occupancy
     assert "cubin" not in occupancy and "sm_90" not in occupancy
+
+
+def test_a_cpu_function_s_counts_say_how_wide_its_vector_instructions_are(evaluation: Evaluation) -> None:
+    """A new user's rejected "only the change is vectorised" quoted 179 against 187 instructions,
+    which cannot tell a vectorised loop from a scalar one."""
+    (op,) = evaluation.operations
+    counts = {"instructions": 187, "simd_zmm": 0, "simd_ymm": 50, "simd_xmm": 54}
+    static = {"change": (KernelCounts("estrin_cpu", "cpu", counts),)}
+    occupancy, _, _ = _render(attrs.evolve(evaluation, operations=(attrs.evolve(op, static=static),)))
+    widths = "of which by the widest vector register they name: zmm 0, ymm 50, xmm 54"
+    said = f"`estrin_cpu` instructions 187, {widths}"
+    assert said in occupancy
