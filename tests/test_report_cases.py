@@ -256,3 +256,17 @@ def test_a_significant_comparison_left_inconclusive_is_explained(
         "remain significant (a difference from ratio 1, which is not a verdict: `app` is significant yet"
         in said
     )
+
+
+def test_the_kernel_sentence_says_valid_only_beside_shapes_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A quick run merged three shapes into one, and "over 1 valid workload shape" read as two invalid.
+    from perfdsl.bundle.evaluation.kernels import Exclusion
+
+    evaluation, render = _renderer(tmp_path, monkeypatch)
+    assert "weighted total times over 2 workload shapes is" in render(evaluation)
+    combined = evaluation.operations[0].combined
+    excluded = attrs.evolve(combined, excluded=(Exclusion("1024x64", "PQ006 above the roof"),))
+    said = render(_with_first_operation(evaluation, combined=excluded))
+    assert "over 2 valid workload shapes (1 invalid shape left out: 1024x64) is" in said

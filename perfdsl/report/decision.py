@@ -399,8 +399,9 @@ def _kernel_sentence(ctx: ReportContext, op: OperationResult) -> str:
     regressions = op.regressions
     slower = f" It is slower at {', '.join(fmt.text(r) for r in regressions)}." if regressions else ""
     return (
-        f"The {name} kernel time ratio of weighted total times over {shapes} valid workload "
-        f"shape{'s' if shapes != 1 else ''}{left_out} "
+        # "valid" only beside shapes left out: alone, "1 valid shape" read as others being invalid.
+        f"The {name} kernel time ratio of weighted total times over {shapes} {'valid ' if excluded else ''}"
+        f"workload shape{'s' if shapes != 1 else ''}{left_out} "
         f"is {fmt.ratio(combined.ratio)} {fmt.interval(combined.ci_low, combined.ci_high)}: "
         f"**{combined.verdict}**{_family_note(combined.family)}.{slower}"
     )
