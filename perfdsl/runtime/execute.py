@@ -2,7 +2,9 @@
 
 1. resolve every Python reference (a bad one is reported at its study line);
 2. register the predictions (their hash) and the environment;
-3. archive the compiled code of every kernel (static evidence, any machine);
+3. compile every kernel for the static evidence (any machine), on a thread of
+   its own beside step 4, which needs no quiet machine; step 5 waits for it,
+   and the code is archived in the bundle once the kernels are timed;
 4. correctness of baseline and change on every shape, adversarial shape and
    seed (verify before timing: a variant that fails is not timed);
 5. kernel timing per shape, baseline, change and the read, write and copy
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -212,11 +215,23 @@ def _measure(
         )
         bundle.write_json("environment.json", capture_environment(Path(plan.study_path), **machine))
         found: Compiled = {}
+        compiling = _compile_static(plan, resolved, roof, target, progress)
         operations = [
-            _operation(plan, op, resolved[op.name], roof, target, bundle, progress, sessions[op.name], found)
+            _operation(
+                plan,
+                op,
+                resolved[op.name],
+                roof,
+                target,
+                bundle,
+                progress,
+                sessions[op.name],
+                found,
+                compiling,
+            )
             for op in plan.operations
         ]
-        static = _static_code(plan, resolved, roof, target, bundle, progress, found)
+        static = _static_code(compiling.result(), bundle, progress, found)
         app_record, app_missing = None, "the study names no application entry"
         if None in sessions:
             passed = all(op.correctness.passed for op in operations)
@@ -279,18 +294,53 @@ def _application(
     ), None
 
 
-def _static_code(
+@attrs.frozen
+class _Compiled:
+    """What the static stage compiled: the code of every kernel, and which variant holds which."""
+
+    records: tuple[Any, ...]
+    variants: tuple[Variant, ...]
+    foreign: dict[str, tuple[str, ...]]
+    """The kernels each foreign variant's code hook handed over, by variant."""
+    cuda_archived: bool
+    """Whether the target archives CUDA code (not the simulator)."""
+
+
+class _Compiling:
+    """The static stage's compilation on a thread of its own, begun before the first correctness
+    check: it needs no quiet machine, and was 13 s of a 2-core run, spent after the timing. Every
+    timing waits for it (`result`), so no compilation shares the machine with a timed call."""
+
+    def __init__(self, work: Callable[[], _Compiled]) -> None:
+        self._value: _Compiled | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(work,), name="perfdsl-static", daemon=True)
+        self._thread.start()
+
+    def _run(self, work: Callable[[], _Compiled]) -> None:
+        try:
+            self._value = work()
+        except BaseException as error:  # handed to the run's own thread by `result`
+            self._error = error
+
+    def result(self) -> _Compiled:
+        """The compiled code, once the compilation has ended; its exception, where it raised."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
+
+
+def _compile_static(
     plan: Plan,
     resolved: dict[str, Resolved],
     roof: dict[str, tuple[Reference, Variant]],
     target: Target,
-    bundle: BundleWriter,
     progress: RunProgress,
-    compiled: Compiled,
-) -> StaticCode:
-    """Compile every kernel of every variant to PTX/SASS (CUDA) and IR/assembly (CPU); each CPU
-    function's summary says whether that code is what the measured calls compiled (`compiled`)."""
-    from perfdsl.runtime.static_code.archive import write_compiled_code
+) -> _Compiling:
+    """Compile every kernel of every variant to PTX/SASS (CUDA) and IR/assembly (CPU), beside the
+    correctness checks (`_Compiling`)."""
     from perfdsl.runtime.static_code.cpu import inspect_cpu_function
     from perfdsl.runtime.static_code.cuda import inspect_cuda_kernel
 
@@ -300,26 +350,45 @@ def _static_code(
     # CUDA kernel gets a new mangled symbol, so two would look like two kernels.
     cuda_kernels = dict.fromkeys(k for v in variants for k in v.cuda_kernels)
     cpu_functions = dict.fromkeys(f for v in variants for f in v.cpu_kernels)
-    cuda = "cuda" in target.spec.archives and (cuda_kernels or any(v.cuda_code for v in variants))
+    archived = "cuda" in target.spec.archives
+    cuda = archived and (cuda_kernels or any(v.cuda_code for v in variants))
     kinds = [*(["PTX", "SASS"] if cuda else []), *(["assembly"] if cpu_functions else [])]
-    progress(f"compiling kernels for static evidence ({', '.join(kinds) or 'none to compile'})")
-    records = []
-    foreign: dict[str, tuple[str, ...]] = {}
-    if "cuda" in target.spec.archives:
-        for kernel, signature in cuda_kernels:
-            records.append(inspect_cuda_kernel(kernel, signature.replace("{dtype}", plan.dtype)))
-        for variant in dict.fromkeys(variants):
-            if variant.cuda_code is None:
-                continue
-            found = _foreign_code(variant.name, variant.cuda_code, plan.dtype)
-            foreign[variant.name] = tuple(record.name for record in found)
-            records.extend(found)
-    for function, signature in cpu_functions:
-        records.append(inspect_cpu_function(function, signature.replace("{dtype}", plan.dtype)))
-    summary = write_compiled_code(bundle.tmp / "code", records)
+    progress(
+        f"compiling kernels for static evidence ({', '.join(kinds) or 'none to compile'}), "
+        "beside the correctness checks"
+    )
+
+    def work() -> _Compiled:
+        records = []
+        foreign: dict[str, tuple[str, ...]] = {}
+        if archived:
+            for kernel, signature in cuda_kernels:
+                records.append(inspect_cuda_kernel(kernel, signature.replace("{dtype}", plan.dtype)))
+            for variant in dict.fromkeys(variants):
+                if variant.cuda_code is None:
+                    continue
+                found = _foreign_code(variant.name, variant.cuda_code, plan.dtype)
+                foreign[variant.name] = tuple(record.name for record in found)
+                records.extend(found)
+        for function, signature in cpu_functions:
+            records.append(inspect_cpu_function(function, signature.replace("{dtype}", plan.dtype)))
+        return _Compiled(tuple(records), tuple(variants), foreign, archived)
+
+    return _Compiling(work)
+
+
+def _static_code(
+    compiled_code: _Compiled, bundle: BundleWriter, progress: RunProgress, compiled: Compiled
+) -> StaticCode:
+    """The compiled code written into the bundle; each CPU function's summary says whether that
+    code is what the measured calls compiled (`compiled`)."""
+    from perfdsl.runtime.static_code.archive import write_compiled_code
+
+    summary = write_compiled_code(bundle.tmp / "code", compiled_code.records)
     cpu = {
         name: _as_measured(function, compiled.get(name), progress) for name, function in summary.cpu.items()
     }
+    foreign = compiled_code.foreign
     return attrs.evolve(
         summary,
         cpu=cpu,
@@ -328,10 +397,10 @@ def _static_code(
                 cuda=tuple(sorted({_kernel_name(k) for k, _ in v.cuda_kernels} | {*foreign.get(v.name, ())})),
                 cpu=tuple(sorted({getattr(f, "__name__", str(f)) for f, _ in v.cpu_kernels})),
             )
-            for v in variants
+            for v in compiled_code.variants
         },
         cuda_missing=None
-        if "cuda" in target.spec.archives
+        if compiled_code.cuda_archived
         else "the simulator cannot compile PTX: run --target cpu or cuda for it",
     )
 
@@ -383,12 +452,15 @@ def _operation(
     progress: RunProgress,
     session: Session,
     compiled: Compiled,
+    compiling: _Compiling,
 ) -> OperationRecord:
     """Correctness, then timing, of one operation, all of it in the operation's worker; on a cpu
-    target, what its CPU functions compiled for there goes into `compiled` (`_ask_compiled`)."""
+    target, what its CPU functions compiled for there goes into `compiled` (`_ask_compiled`).
+    The timing waits for the static stage's compilation (`compiling`) to end."""
     failures: list[WorkerFailure] = []
     try:
         correctness = _check_arms(plan, operation, resolved, target, session, failures, progress)
+        compiling.result()
         passed = all(result.passed for result in correctness.values())
         roofs = tuple(arm for arm in ROOF_ARMS if arm in roof)
         asked = compiled if target.name == "cpu" else None
