@@ -14,6 +14,7 @@ import attrs
 
 from perfdsl.bundle.environment import EnvironmentRecord
 from perfdsl.bundle.evaluation.evaluation import Evaluation
+from perfdsl.bundle.imported import is_imported_bundle
 from perfdsl.evaluate.evaluation import evaluate
 from perfdsl.evaluate.inputs import BundleInputs, EvaluateError, inputs_of, open_evaluated, read_samples
 
@@ -44,7 +45,13 @@ class Run:
 
 
 def read_run(bundle: Path) -> Run:
-    """Open and evaluate a bundle, with its environment (RunsError: not a bundle, or fails verification)."""
+    """Open and evaluate a bundle, with its environment (RunsError: not a bundle, or fails verification,
+    or an imported study's, which holds no run to compare)."""
+    if is_imported_bundle(bundle):
+        raise RunsError(
+            f"{bundle}: an imported study's bundle (its timings are another harness's files): runs are "
+            f"compared from the bundles `perfdsl run` measures; `perfdsl evaluate {bundle}` judges this one"
+        )
     try:
         opened = open_evaluated(Path(bundle))
         inputs = inputs_of(opened)  # the study parsed once, for the evaluation and the samples
