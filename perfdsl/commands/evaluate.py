@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(error)) from None
     bundle = Path(args.bundle)
     if is_imported_bundle(bundle):
+        _refuse_for_imported(args, bundle)
         return _run_imported(bundle, args.jsonl)
     try:
         opened = open_evaluated(bundle)
@@ -119,6 +120,28 @@ def _export(evaluation: Evaluation | ImportedEvaluation, path: str | None) -> No
     from perfdsl.formats.export import render_jsonl
 
     _write(Path(path), render_jsonl(evaluation), append=False)
+
+
+def _refuse_for_imported(args: argparse.Namespace, bundle: Path) -> None:
+    """An imported study's bundle has its own evaluation, which the CI files and the registration
+    check are not written from: asked for, they are refused before anything is written, never
+    silently left out (a job gated on a JUnit file that never appears passes for the wrong reason)."""
+    asked = [
+        option
+        for option, given in (
+            ("--junit", args.junit),
+            ("--summary", args.summary),
+            ("--study", args.study),
+            ("--fail-on", args.fail_on != "none"),
+        )
+        if given
+    ]
+    if asked:
+        raise CommandError(
+            f"{bundle}: an imported study's bundle: {', '.join(asked)} "
+            f"{'is' if len(asked) == 1 else 'are'} for bundles `perfdsl run` measures; "
+            "its predictions' verdicts are in evaluation.json and `--jsonl`"
+        )
 
 
 def _run_imported(bundle: Path, jsonl: str | None) -> int:
