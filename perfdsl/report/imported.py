@@ -83,7 +83,8 @@ def _decision(study: Study, ev: ImportedEvaluation) -> list[str]:
     declared = study.decision.id if study.decision else ev.decision
     sentences = [decision_sentence(declared), "Every timing below was imported from another harness."]
     for t in ev.timings:
-        sentences.append(f"`{t.operation}`: time ratio (change / baseline) {_ratio(t)}.")
+        estimator = _ESTIMATOR.get(t.method, "")
+        sentences.append(f"`{t.operation}`: time ratio (change / baseline){estimator} {_ratio(t)}.")
     sentences.extend(decision_lines(ev, _ratio))
     sentences.append("Correctness was not checked by perfdsl.")
     blocks = [" ".join(sentences)]
@@ -142,6 +143,11 @@ def _ratio(t: ImportedTiming) -> str:
     if t.low is None:
         return f"{fmt.ratio(t.ratio)}, a ratio of the files' medians with no interval"
     return f"{fmt.ratio(t.ratio)} {fmt.interval(t.low, t.high)}, {fmt.text(t.indicated)}"
+
+
+_ESTIMATOR = {"unpaired": " of the arms' geometric means of their block medians"}
+"""What an unpaired ratio is a ratio of: a reader who divided the medians of the evidence table
+(0.176) took the page's 0.2081 for a mistake."""
 
 
 def _method(t: ImportedTiming) -> str:
