@@ -258,3 +258,15 @@ def test_build_run_hands_run_every_option_run_has(monkeypatch: pytest.MonkeyPatc
     (got,) = handed
     assert set(vars(got)) == set(expected)
     assert (got.study, got.target, got.quick, got.shapes) == ("-odd name.perf", "cpu", True, None)
+
+
+def test_no_bundle_of_an_imported_study_says_to_run_it_without_quick(tmp_path: Path) -> None:
+    # An imported study's run copies its files and measures nothing, so `--quick` is no smoke run.
+    studies = Path(__file__).resolve().parents[1] / "studies"
+    shutil.copytree(studies / "imported", tmp_path / "imported")
+    study = tmp_path / "batchnorm_imported.perf"
+    text = (studies / "batchnorm_imported.perf").read_text(encoding="utf-8")
+    study.write_text(re.sub(r'artifacts "[^"]*"', 'artifacts "nothing-here/"', text), encoding="utf-8")
+    done = perfdsl("build", "--md", str(study), cwd=tmp_path)
+    assert done.returncode == 2
+    assert f"`perfdsl run {study}` (or add --run)" in done.stderr

@@ -135,9 +135,11 @@ def _latest(study: Study, shown: str) -> Path:
         raise CommandError(str(error)) from None
     found = latest_bundle(artifacts, study.name.id)
     if found is None:
+        # An imported study's run copies its files and measures nothing: `--quick` is no smoke run there.
+        quick = "" if study.imported else " --quick"
         raise CommandError(
             f"no results for `{study.name.id}` in {artifacts} yet; make them with "
-            f"`perfdsl run {shown} --quick` (or add --run)"
+            f"`perfdsl run {shown}{quick}` (or add --run)"
         )
     return found
 
