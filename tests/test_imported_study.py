@@ -136,6 +136,35 @@ def test_page_one_shows_the_label(bundle: Path, tmp_path: Path) -> None:
     assert "not evidence-grade: baseline and change were not interleaved" in page_one
     assert "Correctness was not checked by perfdsl" in page_one
     assert "pyperf 2.11.0, raw samples, not interleaved" in out.read_text(encoding="utf-8")
+    # A reader who divided the evidence table's medians took the unpaired ratio for a mistake.
+    assert "time ratio (change / baseline) of the arms' geometric means of their block medians" in page_one
+
+
+@pytest.mark.slow
+def test_compare_and_history_refuse_an_imported_bundle_saying_what_it_is(
+    bundle: Path, tmp_path: Path
+) -> None:
+    # A new user's `compare` of two imported runs said "plan.json: unreadable: No such file or
+    # directory", which reads as a broken bundle.
+    history = ("history", str(STUDY), "-o", str(tmp_path / "h.html"), "--artifacts", str(bundle.parents[1]))
+    for argv in (("compare", str(bundle), str(bundle)), history):
+        done = run(*argv)
+        assert done.returncode == 2, (argv, done.stderr)
+        assert "an imported study's bundle" in done.stderr and "plan.json" not in done.stderr
+        assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_evaluate_refuses_the_ci_files_of_an_imported_bundle_instead_of_leaving_them_out(
+    bundle: Path, tmp_path: Path
+) -> None:
+    # `--junit` and `--summary` exited 0 and wrote nothing: a job gated on them passed unjudged.
+    junit, summary = tmp_path / "j.xml", tmp_path / "summary.md"
+    done = run("evaluate", str(bundle), "--junit", str(junit), "--summary", str(summary), timeout=300)
+    assert done.returncode == 2
+    assert "--junit, --summary are for bundles `perfdsl run` measures" in done.stderr
+    assert not junit.exists() and not summary.exists()
+    assert run("evaluate", str(bundle), "--jsonl", str(tmp_path / "r.jsonl"), timeout=300).returncode == 0
 
 
 @pytest.mark.slow
