@@ -798,3 +798,17 @@ def test_a_quick_run_that_shrank_the_application_does_not_judge_the_declared_sha
     assert evaluate(open_evaluated(full)).end_to_end.amdahl.share_check.compatible is False
     assert evaluate(open_evaluated(same)).end_to_end.amdahl.share_check.compatible is False
     assert evaluate(open_evaluated(shrunk)).end_to_end.amdahl.share_check is None
+
+
+def test_simulator_timings_are_judged_for_nothing_and_the_byte_model_stays_judged(tmp_path: Path) -> None:
+    # A new user's cudasim run: "error[PQ006]: achieved bandwidth ... above the measured roof" and
+    # its bytes prediction "invalid", beside "timings on `cudasim` are not evidence".
+    lines = ("op.time ratio <= 0.9", "op.bytes ratio <= 0.45")
+    ev = _run(tmp_path, target="cudasim", valid=False, copy_level=1.0, predictions=lines)
+    for shape in ev.operations[0].shapes:
+        assert not any(f.code in ("PQ006", "PQ007", "PQ008") for f in shape.findings)
+        assert not any(b.invalid for b in shape.mechanism.bandwidth)
+    verdicts = {p.text: p.verdict for p in ev.predictions}
+    assert verdicts == {lines[0]: "not evidence", lines[1]: "confirmed"}
+    timed = _run(tmp_path / "timed", copy_level=1.0, predictions=lines)
+    assert all(any(f.code == "PQ006" for f in s.findings) for s in timed.operations[0].shapes)
