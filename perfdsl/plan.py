@@ -537,7 +537,9 @@ def quick_replacements(full: Plan, quick: Plan) -> tuple[str, ...]:
         " ".join(f"{k} {getattr(quick.timing, k)}" for k in settings),
     )
     differs("correctness seeds", str(full.correctness.seeds), str(quick.correctness.seeds))
-    if quick.quick and full.load is not None and quick.load is not None:
+    if quick.target == "cudasim" and full.load is not None and full.load.slo_seconds is not None:
+        said.append("load test -> none: the simulator's timings are not evidence")
+    elif quick.quick and full.load is not None and quick.load is not None:
         said += _quick_load(full.load, quick.load)
     if full.application is not None and quick.application is not None:
         differs(

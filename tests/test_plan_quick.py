@@ -51,3 +51,26 @@ def test_a_sequential_study_names_its_block_window_not_the_fixed_count() -> None
 def test_a_full_plan_replaces_nothing() -> None:
     study = _study()
     assert quick_replacements(plan(study, "cpu", False), plan(study, "cpu", False)) == ()
+
+
+def test_the_simulator_s_sizes_are_named_against_the_study_s_own_for_a_gpu() -> None:
+    # A new user's cudasim run turned the adversarial 255, 256, 257, 4097 into 63, 64, 33 and said
+    # only that the load sweep was replaced, which the simulator does not run at all.
+    study = _study()
+    said = quick_replacements(plan(study, "cuda", False), plan(study, "cudasim", False))
+    (adversarial,) = [line for line in said if line.startswith("`normalize` adversarial shapes ")]
+    assert adversarial.split(" -> ")[0] != adversarial.split(" -> ")[1]
+    assert "load test -> none: the simulator's timings are not evidence" in said
+    assert not any(line.startswith("load sweep") for line in said)
+
+
+def test_with_no_gpu_run_names_only_the_targets_the_study_allows() -> None:
+    from perfdsl.commands.run import _no_gpu
+
+    cuda_only = parse(
+        Source("s.perf", RMSNORM.read_text(encoding="utf-8").replace("cuda, cpu", "cuda"))
+    ).study
+    assert cuda_only is not None
+    assert _no_gpu(cuda_only) == "no usable CUDA GPU: use `--target cudasim` (the study's `targets`: cuda)"
+    both = "no usable CUDA GPU: use `--target cpu` or `--target cudasim` (the study's `targets`: cuda, cpu)"
+    assert _no_gpu(_study()) == both

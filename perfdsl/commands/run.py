@@ -107,6 +107,20 @@ def _one_thread_pool() -> None:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
+def _no_gpu(study: Study) -> str:
+    """No GPU here, and the targets the study allows instead: a cuda-only study was told to use
+    `--target cpu`, which it refuses."""
+    declared = [t.id for t in study.workload.targets] if study.workload else []
+    runs_cuda = targets.CUDA.name in declared
+    others = [
+        name
+        for name in (targets.CPU.name, targets.CUDASIM.name)
+        if not declared or name in declared or (name == targets.CUDASIM.name and runs_cuda)
+    ]
+    allowed = f" (the study's `targets`: {', '.join(declared)})" if declared else ""
+    return f"no usable CUDA GPU: use {' or '.join(f'`--target {n}`' for n in others)}{allowed}"
+
+
 def run(args: argparse.Namespace) -> int:
     study = checked_study(Path(args.study), "run")
     if study is None:
@@ -130,27 +144,30 @@ def run(args: argparse.Namespace) -> int:
     from perfdsl.runtime.isolation import Limits, WorkerError
     from perfdsl.runtime.progress import RunProgress
     from perfdsl.runtime.resolve import RunError
-    from perfdsl.runtime.targets import TargetError, make_target
+    from perfdsl.runtime.targets import NoGpu, TargetError, make_target
 
     try:
         target = make_target(args.target)
         if args.target == targets.AUTO:
             _refuse_automatic_choice(study, target.name)
         run_plan = plan(study, target.name, args.quick, args.shapes)
+    except NoGpu:
+        raise CommandError(_no_gpu(study)) from None
     except (TargetError, PlanError) as error:
         raise CommandError(str(error)) from None
     artifacts = Path(args.artifacts) if args.artifacts else Path(run_plan.artifacts)
     quiet = args.quiet
     if not quiet:
-        print(
-            f"perfdsl run: {study.name.id} on {target.name}{' (quick)' if run_plan.quick else ''}",
-            file=sys.stderr,
-        )
+        simulated = target.name == targets.CUDASIM.name
+        size = " (quick)" if args.quick else " (the simulator's tiny sizes)" if run_plan.quick else ""
+        print(f"perfdsl run: {study.name.id} on {target.name}{size}", file=sys.stderr)
         if run_plan.quick:
-            # Said before anything runs, so no quick number is read as the study's own settings.
-            full = plan(study, target.name, False, args.shapes)
+            # Said before anything runs, so no quick number is read as the study's own settings; the
+            # simulator shrinks every run, and against its own plan a new user saw the declared
+            # adversarial 255, 256, 257, 4097 become 63, 64, 33 with nothing said.
+            full = plan(study, targets.CUDA.name if simulated else target.name, False, args.shapes)
             for replaced in quick_replacements(full, run_plan):
-                print(f"  quick: {replaced}", file=sys.stderr)
+                print(f"  {'quick' if args.quick else 'simulator'}: {replaced}", file=sys.stderr)
     try:
         bundle = execute(
             run_plan,

@@ -43,6 +43,10 @@ class TargetError(Exception):
     """A target that cannot be used here (no GPU, simulator not enabled, variant lacks it)."""
 
 
+class NoGpu(TargetError):
+    """No usable CUDA GPU here; `perfdsl run` names the other targets the study allows."""
+
+
 @attrs.frozen
 class Timed:
     """One timed call: its duration and whether that duration is evidence."""
@@ -212,7 +216,7 @@ class CudaTarget(Target):
         from numba import cuda
 
         if not cuda.is_available():
-            raise TargetError("no usable CUDA GPU: use `--target cpu` or `--target cudasim`")
+            raise NoGpu("no usable CUDA GPU: use `--target cpu` or `--target cudasim`")
         self._cuda = cuda
         self.stream = cuda.stream()
         self._start = cuda.event(timing=True)
