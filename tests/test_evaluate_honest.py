@@ -812,3 +812,25 @@ def test_simulator_timings_are_judged_for_nothing_and_the_byte_model_stays_judge
     assert verdicts == {lines[0]: "not evidence", lines[1]: "confirmed"}
     timed = _run(tmp_path / "timed", copy_level=1.0, predictions=lines)
     assert all(any(f.code == "PQ006" for f in s.findings) for s in timed.operations[0].shapes)
+
+
+def test_a_simulator_run_s_page_one_says_its_sizes_and_no_verdict_band(tmp_path: Path) -> None:
+    # A new user's cudasim page 1 said "Smoke run (`--quick`)" of a run without --quick, whose
+    # adversarial 255-257 had become 63, 64, 33, and explained a practical band no verdict used.
+    import json
+
+    import command_fuzz
+
+    bundle = make_bundle(tmp_path, target="cudasim", valid=False)
+    results = json.loads((bundle / "results.json").read_text(encoding="utf-8"))
+    results["quick"] = True  # as every cudasim run is
+    (bundle / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    command_fuzz.reseal(bundle)
+    opened = open_evaluated(bundle)
+    write_evaluation(opened, evaluate(opened))
+    study = parse(Source("study.perf", (bundle / "study.perf").read_text())).study
+    assert study is not None
+    page_one = _page_one(render_markdown(study, Evaluation.read(bundle), open_evaluated(bundle))[0])
+    assert "**Smoke run** (the simulator's tiny sizes). Shapes, the adversarial ones included" in page_one
+    assert "`--quick`" not in page_one and "Verdicts judge each" not in page_one
+    assert "Verdicts judge each" in _page_one(_page(tmp_path / "timed"))

@@ -60,7 +60,8 @@ def render_decision(ctx: ReportContext, out: Blocks) -> None:
 def _how_decided(ctx: ReportContext) -> list[str]:
     """The second paragraph: the verdict rule and, under the sequential rule, where each comparison
     stopped. Apart from the results, so that the first paragraph reads as the result."""
-    sentences = [_threshold_sentence(ctx)]
+    # Where no timing is evidence no verdict is judged, and the band would only be noise.
+    sentences = [_threshold_sentence(ctx)] if ctx.timings_valid else []
     stops = _stops_sentence(ctx)
     if stops:
         sentences.append(stops)
@@ -569,8 +570,14 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
             "to the study to state what this target should show."
         )
     if ctx.quick:
+        # The simulator always runs at its tiny sizes, `--quick` or not; its adversarial shapes are
+        # shrunk too, which a reader of "Correctness: passed" must know (255-257 became 63, 64, 33).
         out.append(
-            "**Smoke run** (`--quick`). Shapes are scaled down and blocks are few: these numbers "
+            "**Smoke run** (the simulator's tiny sizes). Shapes, the adversarial ones included, are "
+            "scaled down and blocks are few: these numbers exercise the chain of evidence, they are not "
+            "evidence-grade; the correctness section lists the shapes that ran."
+            if ev.target == "cudasim"
+            else "**Smoke run** (`--quick`). Shapes are scaled down and blocks are few: these numbers "
             "exercise the chain of evidence, they are not evidence-grade."
         )
     if not ctx.timings_valid:
