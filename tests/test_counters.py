@@ -486,7 +486,7 @@ def test_the_driver_reads_the_request_and_stops_at_the_missing_gpu(
     )
     result = collect(_request(), timeout_s=300)
     assert (result.missing or "").startswith("the profiled process failed (exit status 1): ")
-    assert "TargetError: no usable CUDA GPU" in (result.missing or "")
+    assert "perfdsl.runtime.targets.NoGpu: no usable CUDA GPU" in (result.missing or "")
 
 
 def test_unreadable_output_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
