@@ -222,6 +222,13 @@ def _line(study: Study, offset: int) -> int:
     return study.source.position(offset).line
 
 
+def runs_on(study: Study, target: str) -> bool:
+    """Whether the study's `targets` include `target` (all of them where it declares none); the
+    simulator runs a cuda study's kernels, so `cudasim` counts as `cuda`."""
+    declared = {t.id for t in study.workload.targets} if study.workload else set()
+    return not declared or target in declared or STATED_AS.get(target) in declared
+
+
 def refuse_undeclared_target(study: Study, target: str) -> None:
     """Raise PlanError when the study's `targets` do not include `target`.
 
@@ -230,10 +237,10 @@ def refuse_undeclared_target(study: Study, target: str) -> None:
     module. The simulator runs a cuda study's kernels, so `cudasim` counts as
     `cuda` here.
     """
+    if runs_on(study, target):
+        return
     declared = study.workload.targets if study.workload else ()
     ids = {t.id for t in declared}
-    if not declared or target in ids or STATED_AS.get(target) in ids:
-        return
     names = ", ".join(t.id for t in declared)
     simulated = " (or cudasim)" if "cuda" in ids else ""
     raise PlanError(

@@ -110,13 +110,10 @@ def _one_thread_pool() -> None:
 def _no_gpu(study: Study) -> str:
     """No GPU here, and the targets the study allows instead: a cuda-only study was told to use
     `--target cpu`, which it refuses."""
+    from perfdsl.plan import runs_on
+
     declared = [t.id for t in study.workload.targets] if study.workload else []
-    runs_cuda = targets.CUDA.name in declared
-    others = [
-        name
-        for name in (targets.CPU.name, targets.CUDASIM.name)
-        if not declared or name in declared or (name == targets.CUDASIM.name and runs_cuda)
-    ]
+    others = [name for name in (targets.CPU.name, targets.CUDASIM.name) if runs_on(study, name)]
     allowed = f" (the study's `targets`: {', '.join(declared)})" if declared else ""
     return f"no usable CUDA GPU: use {' or '.join(f'`--target {n}`' for n in others)}{allowed}"
 

@@ -100,7 +100,7 @@ def evaluate_predictions(
     operations: tuple[OperationResult, ...],
     end_to_end: EndToEnd | None,
     load: LoadEvaluation | None,
-    no_application: str = NO_APPLICATION,
+    no_application: str,
 ) -> tuple[PredictionResult, ...]:
     """Judge the run target's predictions (`perfdsl.expectations`), in the order written;
     `no_application` says why there is no end-to-end evidence where `end_to_end` is None."""

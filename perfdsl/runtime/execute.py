@@ -270,23 +270,30 @@ def _application(
     the load test, never the request time and share measured before it.
     """
     try:
-        try:
-            record, sampled = session.call("application", (passed,))
-        except WorkerDied as died:
-            progress(f"warning: {died.failure('application').message}: the run has no end-to-end evidence")
-            return None, died.failure("application").message
-        if sampled is not None:
-            bundle.write_csv(record.samples, *sampled.rows())
-        if record.load_missing is not None:
-            return record, None
-        try:
-            outcome = session.call("load", ())
-        except WorkerDied as died:
-            missing = died.failure("load test").message
-            progress(f"warning: {missing}: the run has no load test")
-            return attrs.evolve(record, load_missing=missing), None
+        return _ask_application(session, bundle, passed, progress)
     finally:
         session.close()
+
+
+def _ask_application(
+    session: Session, bundle: BundleWriter, passed: bool, progress: RunProgress
+) -> tuple[Any, str | None]:
+    try:
+        record, sampled = session.call("application", (passed,))
+    except WorkerDied as died:
+        missing = died.failure("application").message
+        progress(f"warning: {missing}: the run has no end-to-end evidence")
+        return None, missing
+    if sampled is not None:
+        bundle.write_csv(record.samples, *sampled.rows())
+    if record.load_missing is not None:
+        return record, None
+    try:
+        outcome = session.call("load", ())
+    except WorkerDied as died:
+        missing = died.failure("load test").message
+        progress(f"warning: {missing}: the run has no load test")
+        return attrs.evolve(record, load_missing=missing), None
     for probe in outcome.probes:
         bundle.write_csv(probe.path, *probe.rows())
     return attrs.evolve(
@@ -309,7 +316,9 @@ class _Compiled:
 class _Compiling:
     """The static stage's compilation on a thread of its own, begun before the first correctness
     check: it needs no quiet machine, and was 13 s of a 2-core run, spent after the timing. Every
-    timing waits for it (`result`), so no compilation shares the machine with a timed call."""
+    timing waits for it (`result`), so no compilation shares the machine with a timed call.
+    A daemon thread, not `concurrent.futures`: an interrupted run must not wait at exit for a
+    compilation whose code it will never archive."""
 
     def __init__(self, work: Callable[[], _Compiled]) -> None:
         self._value: _Compiled | None = None
