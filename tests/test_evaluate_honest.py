@@ -830,7 +830,10 @@ def test_a_simulator_run_s_page_one_says_its_sizes_and_no_verdict_band(tmp_path:
     write_evaluation(opened, evaluate(opened))
     study = parse(Source("study.perf", (bundle / "study.perf").read_text())).study
     assert study is not None
-    page_one = _page_one(render_markdown(study, Evaluation.read(bundle), open_evaluated(bundle))[0])
+    markdown = render_markdown(study, Evaluation.read(bundle), open_evaluated(bundle))[0]
+    page_one = _page_one(markdown)
     assert "**Smoke run** (the simulator's tiny sizes). Shapes, the adversarial ones included" in page_one
+    assert "scaled down by the simulator" in markdown and "The simulator times few blocks" in markdown
+    assert "`--quick`" not in markdown
     assert "`--quick`" not in page_one and "Verdicts judge each" not in page_one
     assert "Verdicts judge each" in _page_one(_page(tmp_path / "timed"))

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
+from perfdsl import targets
 from perfdsl.bundle.environment import EnvironmentRecord
 from perfdsl.bundle.evaluation.end_to_end import EndToEnd
 from perfdsl.bundle.evaluation.evaluation import Evaluation
@@ -78,6 +79,11 @@ class ReportContext:
         return self.evaluation.quick
 
     @property
+    def simulated(self) -> bool:
+        """A run under the CUDA simulator: always at its tiny sizes (`quick`), `--quick` or not."""
+        return self.evaluation.target == targets.CUDASIM.name
+
+    @property
     def level(self) -> float:
         return self.evaluation.level
 
@@ -118,6 +124,11 @@ def draw_figures(drawings: Mapping[str, FigureDrawing]) -> dict[str, Figure]:
 def run_objective(ctx: ReportContext) -> Condition | None:
     """The objective this run is held to: its target's own (`target cpu { objective }`), else the study's."""
     return expectations(ctx.study, ctx.evaluation.target).objective
+
+
+def shrunk_by(ctx: ReportContext) -> str:
+    """What scaled a quick run's shapes down: the simulator does for every run, `--quick` or not."""
+    return "the simulator" if ctx.simulated else "`--quick`"
 
 
 def shape_text(ctx: ReportContext, sizes: Mapping[str, int] | None, empty: str = "as planned") -> str:

@@ -576,7 +576,7 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
             "**Smoke run** (the simulator's tiny sizes). Shapes, the adversarial ones included, are "
             "scaled down and blocks are few: these numbers exercise the chain of evidence, they are not "
             "evidence-grade; the correctness section lists the shapes that ran."
-            if ev.target == "cudasim"
+            if ctx.simulated
             else "**Smoke run** (`--quick`). Shapes are scaled down and blocks are few: these numbers "
             "exercise the chain of evidence, they are not evidence-grade."
         )

@@ -15,7 +15,7 @@ from perfdsl.bundle.evaluation.kernels import ArmContention, Comparison, Finding
 from perfdsl.ranges import format_ranges
 from perfdsl.report import figures, stopping
 from perfdsl.report import formatting as fmt
-from perfdsl.report.context import Blocks, ReportContext
+from perfdsl.report.context import Blocks, ReportContext, shrunk_by
 
 
 def render_timing(ctx: ReportContext, out: Blocks) -> None:
@@ -28,7 +28,7 @@ def render_timing(ctx: ReportContext, out: Blocks) -> None:
             fmt.callout(
                 "WARNING",
                 [
-                    "**Smoke run.** `--quick` times few blocks of few repeats on "
+                    f"**Smoke run.** {shrunk_by(ctx).capitalize()} times few blocks of few repeats on "
                     "scaled-down shapes: wide intervals and quality findings are expected."
                 ],
             )

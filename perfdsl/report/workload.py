@@ -11,7 +11,7 @@ from perfdsl.expectations import expectations
 from perfdsl.nodes import Study
 from perfdsl.report import formatting as fmt
 from perfdsl.report import load_rule
-from perfdsl.report.context import Blocks, ReportContext, shape_text
+from perfdsl.report.context import Blocks, ReportContext, shape_text, shrunk_by
 
 
 def render_workload(ctx: ReportContext, out: Blocks) -> None:
@@ -21,7 +21,7 @@ def render_workload(ctx: ReportContext, out: Blocks) -> None:
         return
     out.add(
         f"This run was on {fmt.code(ctx.evaluation.target)}"
-        + (", with shapes scaled down by `--quick`." if ctx.quick else ".")
+        + (f", with shapes scaled down by {shrunk_by(ctx)}." if ctx.quick else ".")
         + " Each operation's shapes carry the production weights below."
     )
     for op in ctx.operations:
