@@ -277,33 +277,42 @@ def test_page_one_says_an_arm_misses_the_target_load_only_where_a_probe_failed()
 
     meets = goodput("change", [probe(0, 400), probe(1, 400), probe(2, 800, p99=False)])
     failed = goodput("baseline", [probe(0, 50), probe(1, 50), probe(2, 100, p99=False)])
-    assert _at_target(100, failed, meets) == (
+    assert _at_target(100, failed, meets, percentile=0.99) == (
         "the change meets the SLO; the baseline does not meet the SLO (a probe at or below that load failed)"
     )
     short = goodput("baseline", [probe(0, 50), probe(1, 50), undecided(2, 100), probe(3, 200)])
-    said = _at_target(100, short, meets)
+    said = _at_target(100, short, meets, percentile=0.99)
     assert "does not meet" not in said
     assert (
-        "the baseline is not shown to meet the SLO or to miss it (its probes up to the load stayed " in said
+        "the baseline is not shown to meet the SLO or to miss it (its probes between its goodput and "
+        "the load stayed " in said
     )
     # The worst undecided probe is quoted, so that a p99 far over the SLO does not read as close to it.
     worst = "the worst, at 100 rps, had p99 100 ms against the SLO's 25 ms, 100 of 1,000 requests over it)"
     assert worst in said
+    # A `slo p95` quotes the probe's 95th percentile, under its name.
+    at_p95 = attrs.evolve(short.curve[2], result=attrs.evolve(short.curve[2].result, slo_quantile=0.03))
+    p95 = goodput("baseline", [*short.curve[:2], at_p95, short.curve[3]])
+    assert "had p95 30 ms against the SLO's 25 ms" in _at_target(100, p95, meets, percentile=0.95)
     clustered = attrs.evolve(short.curve[2], result=attrs.evolve(short.curve[2].result, dependence=40.0))
     runs = goodput("baseline", [*short.curve[:2], clustered, short.curve[3]])
-    assert "which came in runs and count as 25 independent ones)" in _at_target(100, runs, meets)
+    clustered_said = _at_target(100, runs, meets, percentile=0.99)
+    assert "their latencies came in runs, so the 1,000 count as 25 independent ones)" in clustered_said
     inside = goodput("baseline", [probe(0, 50), probe(1, 50), probe(2, 200, p99=False)])
-    assert "between its goodput and 200 rps, which failed" in _at_target(100, inside, meets)
+    assert "between its goodput and 200 rps, which failed" in _at_target(100, inside, meets, percentile=0.99)
 
 
 def test_the_load_table_calls_an_open_probe_undecided_not_failed() -> None:
     from perfdsl.report.workload import _verdict
 
     point = probe(0, 100, p99=False)
-    assert _verdict(point.result) == "fails (p99)"
-    assert _verdict(attrs.evolve(point.result, decision="open")) == "undecided (p99 open at the cap)"
+    assert _verdict(point.result, 0.99) == "fails (p99)"
+    assert _verdict(attrs.evolve(point.result, decision="open"), 0.99) == "undecided (p99 open at the cap)"
     late = attrs.evolve(point.result, decision="open", lag_ok=False)
-    assert _verdict(late) == "fails (p99 undecided, generator lag)"
+    assert _verdict(late, 0.99) == "fails (p99 undecided, generator lag)"
+    # A `slo p95` is checked, and named, at its own percentile.
+    assert _verdict(late, 0.95) == "fails (p95 undecided, generator lag)"
+    assert _verdict(attrs.evolve(point.result, decision="open"), 0.999) == "undecided (p99.9 open at the cap)"
 
 
 def test_open_probes_inside_a_bracket_say_what_would_decide_them() -> None:

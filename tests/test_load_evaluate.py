@@ -1,5 +1,6 @@
 """The binomial p99 check, per-rate summaries and the goodput search."""
 
+import json
 import math
 
 import attrs
@@ -18,6 +19,7 @@ from perfdsl.stats.load import (
     p99_check,
     summarize_rate,
 )
+from perfdsl.stats.sequential.proportion import rule_for
 
 
 def test_459_completions_without_a_miss_pass_458_do_not():
@@ -65,6 +67,29 @@ def test_summary_of_a_light_load():
     assert result.p50 == pytest.approx(math.log(2) / 900, rel=0.1)
     assert result.achieved_rate == pytest.approx(result.scheduled_rate, rel=0.02)
     assert result.offered_rate == 100
+
+
+def test_a_p95_slo_is_checked_and_reported_at_the_95th_percentile():
+    """M/M/1 at half load: sojourn times are exponential at 500/s, p95 6.0 ms, p99 9.2 ms."""
+    rng = np.random.default_rng(7)
+    n, rate, slo = 20_000, 500.0, 0.0075
+    arrivals = np.cumsum(rng.exponential(1 / rate, n))
+    service = rng.exponential(1 / 1000.0, n)
+    s_cum = np.cumsum(service)
+    departures = np.maximum.accumulate(arrivals - s_cum + service) + s_cum
+    p95 = summarize_rate(rate, arrivals, arrivals, departures, slo, percentile=0.95)
+    p99 = summarize_rate(rate, arrivals, arrivals, departures, slo)
+    assert p95.p99_ok and not p99.p99_ok
+    assert p95.slo_quantile == pytest.approx(math.log(20) / 500, rel=0.1)
+    assert p99.slo_quantile == p99.p99 == p95.p99
+    # A sequential rule decides at its own percentile, which must be the SLO's.
+    rule = rule_for(0.95, n)
+    assert (
+        summarize_rate(rate, arrivals, arrivals, departures, slo, rule=rule, percentile=0.95).decision
+        == "pass"
+    )
+    with pytest.raises(ValueError, match=r"percentile 0\.95, the SLO's is 0\.99"):
+        summarize_rate(rate, arrivals, arrivals, departures, slo, rule=rule)
 
 
 def test_overload_fails_on_throughput_and_p99():
@@ -373,3 +398,18 @@ def test_a_rate_already_judged_not_passing_is_never_probed_again():
     )
     assert 200.0 not in [p.rate for p in swept.probes]
     assert (swept.goodput, swept.failing) == (150.0, 200.0)
+
+
+def test_the_slo_percentile_s_latency_is_written_only_where_it_is_not_the_p99() -> None:
+    """A p99 SLO's evaluation.json keeps its bytes; a p95 one holds the latency it was judged at."""
+    from perfdsl.bundle.plain import from_plain, to_plain
+
+    rng = np.random.default_rng(3)
+    arrivals = np.cumsum(rng.exponential(1 / 200.0, 2_000))
+    departures = arrivals + rng.exponential(1 / 1000.0, 2_000)
+    for percentile in (0.99, 0.95):
+        result = summarize_rate(200.0, arrivals, arrivals, departures, 0.02, percentile=percentile)
+        written = to_plain(result, 12)
+        assert ("slo_quantile" in written) == (percentile != 0.99)
+        assert from_plain(RateResult, written) == from_plain(RateResult, json.loads(json.dumps(written)))
+        assert from_plain(RateResult, written).slo_quantile == pytest.approx(result.slo_quantile, rel=1e-11)

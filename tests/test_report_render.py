@@ -342,6 +342,7 @@ BUILDERS = {
         {"baseline": [(100, 5.0), (500, 12.0), (900, 400.0)], "change": [(100, 4.0), (900, 30.0)]},
         slo_ms=50,
         goodputs={"baseline": 500, "change": 900},
+        percentile="p99",
     ),
     "errors": lambda: figures.error_per_shape(
         [
@@ -394,7 +395,7 @@ def test_figure_builders_reject_unusable_input() -> None:
     with pytest.raises(ValueError, match="at least one panel"):
         figures.timing_distributions([])
     with pytest.raises(ValueError, match="unknown series"):
-        figures.load_curve({"a": [(1, 1)]}, slo_ms=5, goodputs={"b": 3})
+        figures.load_curve({"a": [(1, 1)]}, slo_ms=5, goodputs={"b": 3}, percentile="p99")
     with pytest.raises(ValueError, match="positive"):
         figures.roofline([("x", 1.0)], roof_gbps=0)
 

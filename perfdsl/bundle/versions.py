@@ -122,7 +122,7 @@ READABLE_PLAN = (None, "perfdsl.plan/2", "perfdsl.plan/3", "perfdsl.plan/4", PLA
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/16"
+EVALUATION = "perfdsl.evaluation/17"
 """evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
 not refused but evaluated again (it is derived from the other files), and one of a
 version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
@@ -200,6 +200,10 @@ alone costs a second of a fresh build).
 * `perfdsl.evaluation/16`: a shape's `contention` per arm may carry `unresolved`, written only
   where it is not 0: the blocks too short, alone and together, for the clock tick to say
   whether other work competed (counted in `read`, never in `contended`).
+* `perfdsl.evaluation/17`: a load probe's summary is judged at the SLO's own percentile
+  (`slo p95`: the 95th; the fixed probe judged every SLO as a p99), and carries the latency
+  there, `slo_quantile`, written only where it is not the `p99`: a p99 SLO's summary keeps
+  its keys. An earlier file is evaluated again, since its p95 probes were judged at the 99th.
 """
 
 
@@ -219,6 +223,7 @@ SUPERSEDED_EVALUATION = (
     "perfdsl.evaluation/13",
     "perfdsl.evaluation/14",
     "perfdsl.evaluation/15",
+    "perfdsl.evaluation/16",
 )
 """Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 

@@ -66,7 +66,10 @@ def evaluate_load(inputs: BundleInputs, load: LoadRecord) -> LoadEvaluation:
         raise ValueError("a load test without an SLO has no goodput: the caller checks for one")
     probes = load.probes
     rule = load.probe_rule
-    arms = tuple(goodput(arm, [_point(inputs, p, slo, rule) for p in probes if p.arm == arm]) for arm in ARMS)
+    arms = tuple(
+        goodput(arm, [_point(inputs, p, slo, rule, load.percentile) for p in probes if p.arm == arm])
+        for arm in ARMS
+    )
     return attrs.evolve(compare_arms(slo, load.percentile, arms), probe_rule=rule)
 
 
@@ -187,7 +190,9 @@ def _criteria(failed: list[CurvePoint]) -> tuple[str, ...]:
     return tuple(sorted(names, key=order.index))
 
 
-def _point(inputs: BundleInputs, probe: LoadProbeRecord, slo: float, rule: ProbeRule | None) -> CurvePoint:
+def _point(
+    inputs: BundleInputs, probe: LoadProbeRecord, slo: float, rule: ProbeRule | None, percentile: float
+) -> CurvePoint:
     columns = _columns(inputs, probe.records)
     rate, index, phase = probe.rate, probe.index, probe.phase
     if columns["scheduled_ns"].size < 3:
@@ -200,6 +205,7 @@ def _point(inputs: BundleInputs, probe: LoadProbeRecord, slo: float, rule: Probe
         slo,
         columns["ok"].astype(bool),
         rule,
+        percentile,
     )
     return CurvePoint(
         index, rate, phase, result, None, span_contended(probe.machine_start, probe.machine_end)

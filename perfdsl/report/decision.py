@@ -24,6 +24,7 @@ from perfdsl.bundle.evaluation.kernels import OperationResult
 from perfdsl.bundle.evaluation.load import P99_UNDECIDED, UNDECIDED, Goodput
 from perfdsl.bundle.evaluation.verdicts import COMBINED, PredictionResult, member
 from perfdsl.nodes import Study
+from perfdsl.probe_size import sequential_clean
 from perfdsl.report import formatting as fmt
 from perfdsl.report import stopping
 from perfdsl.report.context import Blocks, ReportContext, run_objective, shape_text
@@ -273,7 +274,7 @@ def _capacity_sentence(ctx: ReportContext) -> str:
         return f"Capacity at the SLO{against}: not measured ({fmt.message(ctx.evaluation.load_missing)})."
     goodputs = {g.arm: g for g in load.arms}
     base, change = goodputs.get("baseline"), goodputs.get("change")
-    slo = f"p99 ≤ {fmt.seconds(load.slo_seconds)}"
+    slo = f"{fmt.percentile_name(load.percentile)} ≤ {fmt.seconds(load.slo_seconds)}"
     shown = (
         f"goodput at the SLO ({slo}) goes from {fmt.rate(base.goodput if base else None)} "
         f"to {fmt.rate(change.goodput if change else None)}"
@@ -294,7 +295,8 @@ def _capacity_sentence(ctx: ReportContext) -> str:
         shown += f": no capacity ratio ({fmt.message(load.capacity_missing)})"
     rate = target_rate(ctx)
     if rate is not None and base and change:
-        shown += f"; at the target load of {fmt.rate(rate)}, {_at_target(rate, base, change)}"
+        at_target = _at_target(rate, base, change, percentile=load.percentile)
+        shown += f"; at the target load of {fmt.rate(rate)}, {at_target}"
     return f"Under load{against}, {shown}."
 
 
@@ -315,7 +317,7 @@ def _undecided_above(*arms: Goodput | None) -> str:
     return f" ({said}: the next rate up stayed undecided at its cap, which is no failure)"
 
 
-def _at_target(rate: float, *arms: Goodput) -> str:
+def _at_target(rate: float, *arms: Goodput, percentile: float) -> str:
     """Which arms meet the SLO at the objective's load, which were shown not to, and which neither.
 
     An arm meets it when its goodput reaches the load, and misses it when a probe at
@@ -341,14 +343,14 @@ def _at_target(rate: float, *arms: Goodput) -> str:
             said.append(f"the {who} {verb} not meet the SLO (a probe at or below that load failed)")
         else:
             said += [
-                f"the {g.arm} is not shown to meet the SLO or to miss it ({_unshown(g, rate)})"
+                f"the {g.arm} is not shown to meet the SLO or to miss it ({_unshown(g, rate, percentile)})"
                 for g in arms
                 if g.arm in names
             ]
     return "; ".join(said)
 
 
-def _unshown(arm: Goodput, target: float) -> str:
+def _unshown(arm: Goodput, target: float, percentile: float) -> str:
     """Why a goodput below the target load leaves the target's SLO question open.
 
     Where probes at or below the load stayed undecided, the worst of them is quoted: a p99
@@ -361,18 +363,22 @@ def _unshown(arm: Goodput, target: float) -> str:
         if arm.goodput < p.rate <= target and p.result is not None and p.result.decision == UNDECIDED
     ]
     if undecided:
-        worst = max(undecided, key=lambda r: r.p99)
+        worst = max(undecided, key=lambda r: r.slo_quantile)
         independent = fmt.count(round(worst.n / worst.dependence))
         runs = (
-            f", which came in runs and count as {independent} independent ones"
+            f"; their latencies came in runs, so the {fmt.count(worst.n)} count as {independent} "
+            "independent ones"
             if worst.dependence > 1.0
             else ""
         )
         over = f"{fmt.count(worst.misses)} of {fmt.count(worst.n)} requests over it"
+        if worst.misses == 0:
+            needed = fmt.count(sequential_clean(percentile))
+            over += f" (with none over, showing it within the SLO takes {needed} independent requests)"
         return (
-            f"its probes up to the load stayed undecided at their cap; the worst, at "
-            f"{fmt.rate(worst.offered_rate)}, had p99 {fmt.seconds(worst.p99)} against the SLO's "
-            f"{fmt.seconds(worst.slo)}, {over}{runs}"
+            f"its probes between its goodput and the load stayed undecided at their cap; the worst, "
+            f"at {fmt.rate(worst.offered_rate)}, had {fmt.percentile_name(percentile)} "
+            f"{fmt.seconds(worst.slo_quantile)} against the SLO's {fmt.seconds(worst.slo)}, {over}{runs}"
         )
     if arm.failing is not None:
         return f"the load lies between its goodput and {fmt.rate(arm.failing)}, which failed"

@@ -188,16 +188,18 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
         out.add(f"Offered-load test: no result ({fmt.message(ctx.evaluation.load_missing)}).")
         return
     slo_ms = load.slo_seconds * 1e3
+    named = fmt.percentile_name(load.percentile)
     series: dict[str, list[tuple[float, float]]] = {}
     goodputs: dict[str, float] = {}
     rows = []
     for g in load.arms:
-        points = [(p.rate, p.result.p99 * 1e3) for p in g.curve if p.result]
+        points = [(p.rate, p.result.slo_quantile * 1e3) for p in g.curve if p.result]
         if points:
             series[g.arm] = points
             if g.goodput > 0:
                 goodputs[g.arm] = g.goodput
-        limited = ", ".join(g.limited_by) or "no failing rate probed"
+        criteria = [fmt.criterion(c, load.percentile) for c in g.limited_by]
+        limited = ", ".join(criteria) or "no failing rate probed"
         failing = g.failing
         rows.append(
             [
@@ -216,7 +218,7 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
         )
     out.add(
         fmt.table(
-            "Goodput: the highest offered rate at and below which every probe's p99 met the SLO "
+            f"Goodput: the highest offered rate at and below which every probe's {named} met the SLO "
             f"({load_rule.p99_check(load)}) and the lowest rate above it that failed on the system's "
             "account; confirmed when a second pass, on a fresh arrival schedule, repeated the goodput "
             "and no higher rate passed after a failure. "
@@ -243,8 +245,8 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
     if series:
         out.figure(
             "load",
-            functools.partial(figures.load_curve, series, slo_ms, goodputs),
-            "p99 latency against offered load (open loop, latency from the scheduled arrival), "
+            functools.partial(figures.load_curve, series, slo_ms, goodputs, named),
+            f"{named} latency against offered load (open loop, latency from the scheduled arrival), "
             "with the SLO and each arm's goodput",
         )
 

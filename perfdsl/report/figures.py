@@ -170,10 +170,12 @@ def load_curve(
     series: Mapping[str, Sequence[tuple[float, float]]],
     slo_ms: float,
     goodputs: Mapping[str, float],
+    percentile: str,
 ) -> str:
-    """p99 latency against offered load, with the SLO and each series' goodput.
+    """The SLO's percentile of latency (`percentile`, as the SLO names it) against offered
+    load, with the SLO and each series' goodput.
 
-    `series` maps a label to (offered requests/s, p99 ms) points; `goodputs`
+    `series` maps a label to (offered requests/s, latency ms) points; `goodputs`
     maps some of those labels to the highest offered rate that met the SLO,
     drawn as a vertical line in the series' style and given in the legend.
     The latency axis is logarithmic when p99 spans more than a decade, since
@@ -208,7 +210,7 @@ def load_curve(
             )
         ax.axhline(slo_ms, color=_INK, linewidth=1)
         ax.annotate(
-            f"SLO: p99 ≤ {slo_ms:g} ms",
+            f"SLO: {percentile} ≤ {slo_ms:g} ms",
             (0, slo_ms),
             xycoords=("axes fraction", "data"),
             xytext=(3, 2),
@@ -219,7 +221,7 @@ def load_curve(
         if positive and max(positive) / min(positive) > 10:
             _log_y(ax)
         ax.set_xlabel("offered load (requests/s)")
-        ax.set_ylabel("p99 latency (ms)")
+        ax.set_ylabel(f"{percentile} latency (ms)")
         _legend_above(ax)
 
     return _render(draw, height_in=2.8)

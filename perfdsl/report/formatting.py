@@ -115,6 +115,17 @@ def capacity_caveat(load: LoadEvaluation) -> str | None:
     return f"the {arm}'s goodput is a lower bound: {why}, so the SLO was not judged above {judged}"
 
 
+def percentile_name(share: float) -> str:
+    """How an SLO names its percentile: `p99` for 0.99, `p95` for 0.95, `p99.9` for 0.999."""
+    return f"p{round(share * 100, 6):g}"
+
+
+def criterion(name: str, share: float) -> str:
+    """A load criterion as the study's SLO names it: the evaluation's `p99` and `p99 undecided`
+    are the check of the SLO's own percentile, whichever it is."""
+    return percentile_name(share) + name[3:] if name.startswith("p99") else name
+
+
 def sci(x: float | None) -> str:
     """A small quantity such as an error or tolerance: `9.5e-8`, exact zero as `0`."""
     if x is None or math.isnan(x):  # NaN: a null in evaluation.json

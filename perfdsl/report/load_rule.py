@@ -15,7 +15,7 @@ from perfdsl.report import formatting as fmt
 
 def p99_check(load: LoadEvaluation) -> str:
     """The clause that says how a probe's p99 was judged against the SLO."""
-    slo = f"p99 ≤ {fmt.sig(load.slo_seconds * 1e3)} ms"
+    slo = f"{fmt.percentile_name(load.percentile)} ≤ {fmt.sig(load.slo_seconds * 1e3)} ms"
     rule = load.probe_rule
     if rule is None:
         return (
@@ -24,6 +24,8 @@ def p99_check(load: LoadEvaluation) -> str:
             f"{_STRETCHES_RULE}"
         )
     share = fmt.percent(1.0 - rule.percentile)
+    # The simulations behind PROBE_FALSE_PASSES ran the p99 rule; another percentile's were not run.
+    simulated = "" if rule.percentile == 0.99 else " of the p99 rule"
     measured = ", ".join(
         f"{fmt.percent(passes / probes, 2)} for {scenario}" for scenario, passes, probes in PROBE_FALSE_PASSES
     )
@@ -33,7 +35,7 @@ def p99_check(load: LoadEvaluation) -> str:
         "n / tau (latencies under load are serially correlated; tau measured on the requests "
         "so far), stops the probe when it shows the share below (a pass) or above (a fail), "
         f"with the chance of a false pass stated at {fmt.percent(1.0 - rule.confidence)} however "
-        f"often it looked (by simulation: {measured}); {_STRETCHES_RULE}; a probe still open at "
+        f"often it looked (by simulation{simulated}: {measured}); {_STRETCHES_RULE}; a probe still open at "
         f"{fmt.count(rule.max_requests)} requests is not passed"
     )
 

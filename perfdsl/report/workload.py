@@ -97,6 +97,7 @@ def _baseline_operating_point(ctx: ReportContext) -> list[str]:
         parts.append(f"Baseline under load: not measured ({fmt.message(ctx.evaluation.load_missing)}).")
         return parts
     baseline = next((g for g in load.arms if g.arm == "baseline"), None)
+    named = fmt.percentile_name(load.percentile)
     if baseline is None:
         return parts
     rows = []
@@ -119,18 +120,18 @@ def _baseline_operating_point(ctx: ReportContext) -> list[str]:
                 fmt.sig(point.rate),
                 fmt.sig(r.achieved_rate),
                 fmt.seconds(r.p50),
-                fmt.seconds(r.p99),
+                fmt.seconds(r.slo_quantile),
                 load_rule.probe_requests(r),
-                _verdict(r),
+                _verdict(r, load.percentile),
             ]
         )
     parts.append(
         fmt.table(
             f"The baseline under open-loop load: throughput and latency at each offered rate "
-            f"(SLO p99 ≤ {fmt.seconds(load.slo_seconds)}; goodput {fmt.rate(baseline.goodput)}"
+            f"(SLO {named} ≤ {fmt.seconds(load.slo_seconds)}; goodput {fmt.rate(baseline.goodput)}"
             f"{' or more' if baseline.lower_bound else ''}"
             f"{'' if baseline.confirmed else ', unconfirmed'})",
-            ["Offered (rps)", "Achieved (rps)", "p50", "p99", "Requests", "SLO"],
+            ["Offered (rps)", "Achieved (rps)", "p50", named, "Requests", "SLO"],
             rows,
             numeric=(0, 1, 2, 3, 4),
         )
@@ -138,22 +139,23 @@ def _baseline_operating_point(ctx: ReportContext) -> list[str]:
     return parts
 
 
-def _verdict(result: RateResult) -> str:
+def _verdict(result: RateResult, percentile: float) -> str:
     """`passes`, or `fails` with the criteria that failed, so a reader can tell a
     latency miss from a generator that fell behind."""
     if result.passed:
         return "passes"
-    # A sequential probe open at its cap did not show the p99 over the SLO: it is undecided.
-    p99 = P99_UNDECIDED if result.decision == UNDECIDED else "p99"
+    # A sequential probe open at its cap did not show the percentile over the SLO: it is undecided.
+    named = fmt.percentile_name(percentile)
+    checked = fmt.criterion(P99_UNDECIDED, percentile) if result.decision == UNDECIDED else named
     failed = [
         name
         for ok, name in (
-            (result.p99_ok, p99),
+            (result.p99_ok, checked),
             (result.throughput_ok, "throughput"),
             (result.lag_ok, "generator lag"),
         )
         if not ok
     ]
-    if failed == [P99_UNDECIDED]:
-        return "undecided (p99 open at the cap)"
+    if failed == [checked] and result.decision == UNDECIDED:
+        return f"undecided ({named} open at the cap)"
     return f"fails ({', '.join(failed)})" if failed else "fails"

@@ -200,7 +200,9 @@ def search_load(
         )
         after = read_load()
         scheduled, issued, _, completed = run.seconds()
-        result = summarize_rate(rate, scheduled, issued, completed, load.slo_seconds, run.ok, rule)
+        result = summarize_rate(
+            rate, scheduled, issued, completed, load.slo_seconds, run.ok, rule, load.slo_percentile
+        )
         lag = GeneratorLagRecord(**attrs.asdict(result.generator))
         probes.append(
             LoadProbe(

@@ -48,22 +48,24 @@ def p99_check(n: int, misses: int, percentile: float = 0.99, confidence: float =
     return bool(stats.binom.cdf(misses, n, 1.0 - percentile) <= 1.0 - confidence)
 
 
-def dependent_p99_check(n: int, misses: int, dependence: float) -> bool:
+def dependent_p99_check(n: int, misses: int, dependence: float, percentile: float = 0.99) -> bool:
     """`p99_check` over the effective sample: n / tau requests, misses / tau (rounded up) misses."""
     if dependence < 1.0:
         raise ValueError(f"the dependence is at least 1, got {dependence}")
     effective = max(1, int(n / dependence))
-    return p99_check(effective, min(effective, math.ceil(misses / dependence)))
+    return p99_check(effective, min(effective, math.ceil(misses / dependence)), percentile)
 
 
-def fixed_p99_check(latency: np.ndarray, slo: float) -> tuple[bool, float, float]:
+def fixed_p99_check(latency: np.ndarray, slo: float, percentile: float) -> tuple[bool, float, float]:
     """The fixed probe's verdict on its latencies, with the tail's dependence tau and the
-    independent stretches it rests on: `dependent_p99_check` over their effective number, and
-    only with `MIN_STRETCHES_TO_PASS` stretches among them (`stats.dependence.independent_stretches`:
-    a quiet stretch of a slowly drifting service time looks like a probe far inside the SLO)."""
+    independent stretches it rests on: `dependent_p99_check` at the SLO's `percentile` (0.95
+    for `slo p95`) over their effective number, and only with `MIN_STRETCHES_TO_PASS`
+    stretches among them (`stats.dependence.independent_stretches`: a quiet stretch of a
+    slowly drifting service time looks like a probe far inside the SLO)."""
     dependence, stretches = tail_dependence(latency, slo), independent_stretches(latency, slo)
     misses = int(np.sum(latency > slo))
-    passed = stretches >= MIN_STRETCHES_TO_PASS and dependent_p99_check(latency.size, misses, dependence)
+    effective_pass = dependent_p99_check(latency.size, misses, dependence, percentile)
+    passed = stretches >= MIN_STRETCHES_TO_PASS and effective_pass
     return passed, dependence, stretches
 
 
@@ -110,6 +112,7 @@ def summarize_rate(
     slo: float,
     ok: np.ndarray | None = None,
     rule: ProbeRule | None = None,
+    percentile: float = 0.99,
 ) -> RateResult:
     """Summarise one run at one rate from its per-request timestamps (seconds).
 
@@ -135,7 +138,13 @@ def summarize_rate(
     requests in order (`stats.sequential.proportion.decide`): passed only when
     it decided "pass"; the summaries (percentiles, throughput, lag) keep every
     request recorded, those after the decisive look too.
+
+    The check is of the SLO's own `percentile` (0.95 for `slo p95`; a sequential
+    rule carries it, and must agree), and `slo_quantile` reports the latency at it:
+    a p95 SLO judged and shown as a p99 one failed probes that met it.
     """
+    if rule is not None and rule.percentile != percentile:
+        raise ValueError(f"the probe rule is for percentile {rule.percentile}, the SLO's is {percentile}")
     sched = np.asarray(scheduled, dtype=float)
     iss = np.asarray(issued, dtype=float)
     done = np.asarray(completed, dtype=float)
@@ -149,8 +158,8 @@ def summarize_rate(
     since_issue = latencies(iss, done, good)
     decision, decided_at = None, None
     if rule is None:
-        p99_ok, dependence, stretches = fixed_p99_check(latency, slo)
-        lateness_decided = not p99_ok and fixed_p99_check(since_issue, slo)[0]
+        p99_ok, dependence, stretches = fixed_p99_check(latency, slo, percentile)
+        lateness_decided = not p99_ok and fixed_p99_check(since_issue, slo, percentile)[0]
     else:
         stop = decide(latency, slo, rule)
         decision, decided_at = stop.decision, stop.requests
@@ -158,7 +167,8 @@ def summarize_rate(
         p99_ok = decision == "pass"
         lateness_decided = not p99_ok and decide(since_issue, slo, rule).decision == "pass"
     # "higher" reports an observed latency, never an interpolation, and stays inf-safe.
-    p50, p90, p99 = (float(q) for q in np.quantile(latency, [0.5, 0.9, 0.99], method="higher"))
+    quantiles = np.quantile(latency, [0.5, 0.9, 0.99, percentile], method="higher")
+    p50, p90, p99, at_slo_percentile = (float(q) for q in quantiles)
     lag = generator_lag(sched, iss, slo)
     scheduled_rate = (n - 1) / float(np.ptp(sched))
     finished = done[good]
@@ -183,6 +193,7 @@ def summarize_rate(
         dependence=dependence,
         decision=decision,
         decided_at=decided_at,
+        slo_quantile=at_slo_percentile,
     )
 
 

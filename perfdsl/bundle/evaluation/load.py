@@ -6,6 +6,7 @@ from typing import Literal
 
 import attrs
 
+from perfdsl.bundle.plain import field
 from perfdsl.bundle.stopping import ProbeRule
 
 LagVerdict = Literal["on time", "jitter", "behind"]
@@ -58,6 +59,7 @@ class RateResult:
     """The load generator's own issue lag: jitter, or falling behind its schedule."""
     slo: float
     p99_ok: bool
+    """The check of the SLO's percentile (named for the p99 most SLOs state; 0.95 for `slo p95`)."""
     throughput_ok: bool
     lag_ok: bool
     """The generator kept its schedule well enough for the p99 check to be the system's: it
@@ -75,6 +77,13 @@ class RateResult:
     """The sequential rule's decision (`pass`, `fail`, `open`); None for the fixed probe."""
     decided_at: int | None = None
     """The requests the sequential decision rests on: the look it stopped at."""
+    slo_quantile: float = field(
+        default=attrs.Factory(lambda result: result.p99, takes_self=True),
+        absent=lambda result: result["p99"],
+        when=lambda result: result.slo_quantile != result.p99,
+    )
+    """The latency at the SLO's own percentile (the p95 for `slo p95`), which `p99_ok` judges;
+    written only where it is not the p99, so a p99 SLO's file keeps its bytes."""
 
     @property
     def passed(self) -> bool:
