@@ -33,10 +33,22 @@ def temporary_of(name: str) -> str | None:
 def replacing(path: Path) -> Iterator[BinaryIO]:
     """A binary handle on a new file that replaces `path` when the block ends without an error.
 
-    The temporary file is created exclusively beside `path` (the same file
-    system, so the rename is atomic), with the permissions an ordinary
+    The temporary file is created exclusively beside the file `path` names (the
+    same file system, so the rename is atomic), with the permissions an ordinary
     creation would get, and is removed if the block raises.
+
+    A symbolic link is written through: the file it points to is replaced and the
+    link stays. A path that is not a regular file (`/dev/stdout`, a named pipe) is
+    written into directly, since renaming over it would replace the device itself:
+    `--jsonl /dev/stdout`, run as root, turned the system's /dev/stdout into a file.
+    Such a write is not atomic, and cannot be: a reader is already taking the bytes.
     """
+    if path.exists() and not path.is_file():
+        with open(path, "wb") as stream:
+            yield stream
+        return
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     try:
         with open(temporary, "xb") as handle:

@@ -27,3 +27,33 @@ def test_an_error_keeps_the_old_file_and_leaves_no_temporary(tmp_path: Path) -> 
         raise RuntimeError("interrupted")
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["report.pdf"]
+
+
+def test_a_symbolic_link_is_written_through_and_stays_a_link(tmp_path: Path) -> None:
+    target = tmp_path / "results" / "verdicts.jsonl"
+    target.parent.mkdir()
+    target.write_bytes(b"old")
+    link = tmp_path / "latest.jsonl"
+    link.symlink_to(target)
+    with replacing(link) as handle:
+        handle.write(b"new")
+    assert link.is_symlink() and target.read_bytes() == b"new"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["latest.jsonl", "results", "verdicts.jsonl"]
+
+
+def test_a_named_pipe_is_written_into_not_replaced(tmp_path: Path) -> None:
+    """As `/dev/stdout` is: renaming over it would put a regular file where the device was."""
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    with replacing(fifo) as handle:
+        handle.write(b"one line\n")
+    reader.join(timeout=10)
+    assert received == [b"one line\n"]
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
