@@ -113,6 +113,26 @@ def test_an_edited_predict_section_is_flagged(bundle: Path, tmp_path: Path) -> N
     done = _perfdsl("evaluate", str(bundle), "--study", str(study))
     assert done.returncode == 0
     assert "edited after the run" in done.stdout
+    # Predictions changed since the run registered them are what `--fail-on invalid` names.
+    gated = _perfdsl("evaluate", str(bundle), "--study", str(study), "--fail-on", "invalid")
+    assert gated.returncode == 1
+    assert f"fails the policy: invalid: registration: {study}: the `predict` section" in gated.stderr
+
+
+@pytest.mark.slow
+def test_a_study_file_that_cannot_be_compared_is_refused_in_one_line(bundle: Path, tmp_path: Path) -> None:
+    latin1, other = tmp_path / "latin1.perf", tmp_path / "other.perf"
+    latin1.write_bytes(b'study rmsnorm_fusion { title "caf\xe9" }\n')
+    other.write_text((ROOT / "studies/planted_null.perf").read_text())
+    cases = {
+        tmp_path / "missing.perf": "cannot read the study: No such file or directory",
+        latin1: "not UTF-8 text (byte 33)",
+        other: "is study `planted_null`, and the bundle is of study `rmsnorm_fusion`",
+    }
+    for path, said in cases.items():
+        done = _perfdsl("evaluate", str(bundle), "--study", str(path))
+        assert done.returncode == 2, done.stdout
+        assert said in done.stderr and "Traceback" not in done.stderr
 
 
 @pytest.mark.slow

@@ -73,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
         return _run_imported(bundle, args.jsonl)
     try:
         opened = open_evaluated(bundle)
-        evaluation = evaluate(opened, Path(args.study) if args.study else None)
+        current = _current_study(Path(args.study), opened.plan.study) if args.study else None
+        evaluation = evaluate(opened, current)
     except (EvaluateError, BundleError) as error:
         raise CommandError(str(error)) from None
     # The CI files first: one that cannot be written fails the command before the bundle is touched.
@@ -98,6 +99,29 @@ def run(args: argparse.Namespace) -> int:
     for line in failing:
         print(f"perfdsl evaluate: fails the policy: {line}", file=sys.stderr)
     return 1 if failing else 0
+
+
+def _current_study(path: Path, bundle_study: str) -> Path:
+    """`--study`'s file, refused in one line unless it is a study of the bundle's name that parses.
+
+    Its `predict` section is compared with the registered one; a file that cannot be read,
+    does not parse or is another study's has none to compare, and evaluating on with a note
+    let `--fail-on invalid` pass a job that named the wrong file.
+    """
+    from perfdsl.parse import parse
+    from perfdsl.source import Source
+
+    try:
+        study = parse(Source.read(path)).study
+    except OSError as error:
+        raise CommandError(f"{path}: cannot read the study: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise CommandError(f"{path}: not UTF-8 text (byte {error.start}); save it as UTF-8") from None
+    if study is None:
+        raise CommandError(f"{path}: the study does not parse; `perfdsl check {path}` says where")
+    if study.name.id != bundle_study:
+        raise CommandError(f"{path}: is study `{study.name.id}`, and the bundle is of study `{bundle_study}`")
+    return path
 
 
 def _write(path: Path, text: str, *, append: bool) -> None:

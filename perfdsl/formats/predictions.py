@@ -70,6 +70,9 @@ def invalid_reasons(evaluation: Evaluation) -> list[str]:
         reasons.append("the application's output fails its model-level check")
     if not e.registration.matches:
         reasons.append(f"registration: {e.registration.message}")
+    current = e.registration.current
+    if current is not None and not current.matches:
+        reasons.append(f"registration: {current.path}: {current.message}")
     return reasons
 
 
