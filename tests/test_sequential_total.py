@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import numpy as np
 import pytest
 
-from perfdsl.bundle.stopping import PLANNED_METHOD, RHO, StoppingRule
+from perfdsl.bundle.stopping import PLANNED_METHOD, RHO, WINSORIZED_METHOD, StoppingRule
 from perfdsl.evaluate.combination import ShapeInput, combine
 from perfdsl.evaluate.compare import compare_blocks
 from perfdsl.stats.sequential import planned
 from perfdsl.stats.sequential.boundary import half_width
 from perfdsl.stats.sequential.rule import pair_log_ratios, replay
-from perfdsl.stats.sequential.total import shared_interval, total_interval, total_p_value
+from perfdsl.stats.sequential.total import shared_interval, total_interval, total_p_value, total_ratio
 
 RULE = StoppingRule(0.95, 0.01, 6, 120, RHO)
 
@@ -113,8 +114,27 @@ def test_the_evaluation_combines_sequentially_stopped_shapes_by_their_stops_and_
     shares = [s.time_share for s in combined.shares]
     stops = [s.stop for s in stopped]
     assert (combined.ci_low, combined.ci_high) == total_interval(stops, shares)
+    assert combined.ratio == total_ratio(stops, shares)
     assert combined.p_value == total_p_value(stops, shares)
     fixed, _ = combine([_shape("a", 0.9, 1, None), _shape("b", 1.0, 2, None)], 0.95)
     assert fixed is not None and not fixed.sequential
-    assert (fixed.ratio, fixed.shares) == (combined.ratio, combined.shares)
+    # Unwinsorized, a stop's ratio is its pairs' geometric mean, over the pairs up to the stop:
+    # near the bootstrap's total over every pair.
+    assert fixed.shares == combined.shares and fixed.ratio == pytest.approx(combined.ratio, rel=0.01)
     assert (fixed.ci_low, fixed.ci_high) != (combined.ci_low, combined.ci_high)
+
+
+def test_a_winsorized_total_is_the_mix_of_the_shapes_stopped_ratios_inside_its_interval() -> None:
+    """A shape whose pairs held a few contended outliers: the rule clipped them, and so must the total."""
+    rule = StoppingRule(0.95, 0.01, 6, 40, RHO, WINSORIZED_METHOD)
+    noisy = _shape("b", 0.7, 2, None)
+    spoiled = noisy.pairs.log_ratios.copy()
+    spoiled[::8] += np.log(1.6)  # every 8th pair: the change's block shared its core
+    pairs = attrs.evolve(noisy.pairs, change=noisy.pairs.baseline * np.exp(spoiled))
+    b = attrs.evolve(noisy, pairs=pairs, stop=replay(spoiled, rule))
+    stopped = [_shape("a", 0.74, 1, rule), b]
+    combined, _ = combine(stopped, 0.95)
+    assert combined is not None
+    ratios = [s.stop.ratio for s in stopped]
+    assert min(ratios) <= combined.ratio <= max(ratios)
+    assert combined.ci_low <= combined.ratio <= combined.ci_high

@@ -203,7 +203,10 @@ alone costs a second of a fresh build).
 * `perfdsl.evaluation/17`: a load probe's summary is judged at the SLO's own percentile
   (`slo p95`: the 95th; the fixed probe judged every SLO as a p99), and carries the latency
   there, `slo_quantile`, written only where it is not the `p99`: a p99 SLO's summary keeps
-  its keys. An earlier file is evaluated again, since its p95 probes were judged at the 99th.
+  its keys. Under a sequential rule an operation's `combined` ratio is the shares' mix of the
+  shapes' stopped ratios, as its interval is of their ends (the bootstrap's ratio of totals
+  over unwinsorized pairs could lie outside that interval). An earlier file is evaluated
+  again: its p95 probes were judged at the 99th, and its total's ratio by the bootstrap.
 """
 
 

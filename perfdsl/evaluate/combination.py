@@ -22,7 +22,7 @@ from perfdsl.bundle.evaluation.kernels import Combined, Comparison, Exclusion
 from perfdsl.bundle.stopping import StopRecord
 from perfdsl.stats.combine import combine_shapes
 from perfdsl.stats.paired import Pairs
-from perfdsl.stats.sequential.total import total_interval, total_p_value
+from perfdsl.stats.sequential.total import total_interval, total_p_value, total_ratio
 from perfdsl.stats.verdict import classify
 
 
@@ -79,11 +79,17 @@ def combine(shapes: Sequence[ShapeInput], level: float) -> tuple[Combined | None
 
 
 def _sequential_total(combined: Combined, stops: list[StopRecord]) -> Combined:
-    """The total with the interval every shape's stop supports (`stats.sequential.total`)."""
+    """The total with the ratio and interval every shape's stop supports (`stats.sequential.total`).
+
+    The ratio is the same mix of the shapes' stopped ratios as the interval is of their
+    ends, so it lies inside it. The bootstrap's ratio of totals, kept before, weighs
+    unwinsorized pairs: a total of 0.76 [0.65, 0.77] stood beside shapes at 0.74 and 0.71.
+    """
     shares = [share.time_share for share in combined.shares]
     low, high = total_interval(stops, shares)
     return attrs.evolve(
         combined,
+        ratio=total_ratio(stops, shares),
         ci_low=low,
         ci_high=high,
         verdict=classify(low, high, combined.theta),

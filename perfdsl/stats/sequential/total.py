@@ -45,6 +45,11 @@ _SMALLEST_P = 1e-12
 """Below this the bisection stops: no run's evidence is read more finely."""
 
 
+def total_ratio(stops: Sequence[StopRecord], shares: Sequence[float]) -> float:
+    """The weighted total's ratio, R = sum_s v_s rho_s: the shares' mix of the shapes' stopped ratios."""
+    return sum(share * stop.ratio for stop, share in zip(stops, shares, strict=True))
+
+
 def total_interval(stops: Sequence[StopRecord], shares: Sequence[float]) -> tuple[float, float]:
     """The weighted total's ratio interval: the shares' mix of the shapes' intervals as they stopped."""
     low = sum(share * stop.low for stop, share in zip(stops, shares, strict=True))
