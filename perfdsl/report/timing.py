@@ -41,12 +41,7 @@ def render_timing(ctx: ReportContext, out: Blocks) -> None:
     settings.pop("family", None)
     settings.pop("winsorized", None)
     shown = ", ".join(f"{fmt.text(k)} {_setting(k, v)}" for k, v in sorted(settings.items()))
-    kind = "bootstrap" if ctx.plan.timing.stopping is None else "anytime-valid (confidence sequence)"
-    out.add(
-        f"Timing settings of this run: {shown}. Each block's median is one observation; ratios are "
-        f"medians of block medians (change / baseline) with {fmt.percent(ctx.level, 2)} {kind} "
-        "intervals."
-    )
+    out.add(f"Timing settings of this run: {shown}. {_estimator(ctx)}")
     out.add(stopping.rule_sentence(ctx.plan.timing, stopping.held_open(ctx.plan)))
     cores = _where_kernels_ran(ctx)
     if cores:
@@ -115,6 +110,26 @@ def _mde(c: Comparison) -> str:
     """
     underpowered = c.underpowered and c.verdict == "inconclusive"
     return fmt.percent(c.mde) + (" (underpowered)" if underpowered else "")
+
+
+def _estimator(ctx: ReportContext) -> str:
+    """What a shape's ratio is, as the evaluation computes it: the paired blocks' geometric mean."""
+    level = fmt.percent(ctx.level, 2)
+    timing = ctx.plan.timing
+    if timing.stopping is None:
+        return (
+            "Each block's median is one observation; a shape's ratio is the geometric mean of its "
+            "paired blocks' ratios (change / baseline, the ratio of the arms' geometric-mean block "
+            f"medians), with {level} bootstrap intervals; an operation's total weighs the shapes "
+            "by their share of the baseline's time."
+        )
+    clipped = " after clipping each look's outlying pairs" if timing.winsorized else ""
+    return (
+        "Each block's median is one observation; a shape's ratio is the geometric mean of its "
+        f"paired blocks' ratios (change / baseline) up to where it stopped{clipped}, with {level} "
+        "anytime-valid (confidence sequence) intervals; an operation's total mixes the shapes' "
+        "ratios and intervals by their share of the baseline's time."
+    )
 
 
 def _timing_table(ctx: ReportContext, op: OperationResult, out: Blocks) -> None:
