@@ -330,12 +330,17 @@ def test_open_probes_inside_a_bracket_say_what_would_decide_them() -> None:
 
     plan = LoadPlan(arrivals="poisson", rates=(400.0,), requests=1000, slo_seconds=SLO, slo_percentile=0.99)
     failed = probe(4, 1000, p99=False)
+    # Between them, a probe open with misses: it has its own sentence, and is not among these.
+    missed = attrs.evolve(
+        undecided(5, 700, 40.0), result=attrs.evolve(undecided(5, 700, 40.0).result, misses=2)
+    )
     g = goodput(
-        "baseline", [probe(0, 400), probe(1, 400), undecided(2, 600, 50.0), undecided(3, 800, 90.0), failed]
+        "baseline",
+        [probe(0, 400), probe(1, 400), undecided(2, 600, 50.0), missed, undecided(3, 800, 90.0), failed],
     )
     said = open_bracket((g,), plan)
     assert said is not None
-    assert "the baseline's at 600 rps to 800 rps" in said
+    assert "(the baseline's at 600 rps, 800 rps)" in said
     assert "tau 50 to 90" in said and "28 to 16" not in said and "16 to 28 independent requests" in said
     # 644 independent requests with no miss, at tau 50: 32,200 requests.
     assert "about 32,000 requests, 53.7 s at that rate" in said

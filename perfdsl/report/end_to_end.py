@@ -271,9 +271,9 @@ def open_bracket(arms: Sequence[Goodput], plan: LoadPlan) -> str | None:
     by_arm: dict[str, list[float]] = {}
     for arm, rate, _ in inside:
         by_arm.setdefault(arm, []).append(rate)
+    # Every rate, not a range: an open probe with misses between two of them is not among them.
     rates = ", ".join(
-        f"the {arm}'s at {fmt.rate(min(found))}"
-        + (f" to {fmt.rate(max(found))}" if len(set(found)) > 1 else "")
+        f"the {arm}'s at {', '.join(fmt.rate(r) for r in sorted(set(found)))}"
         for arm, found in by_arm.items()
     )
     taus = [result.dependence for _, _, result in inside]
