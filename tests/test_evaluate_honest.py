@@ -771,6 +771,13 @@ def test_page_one_calls_a_ratio_inside_amdahl_s_band_consistent_only_with_the_re
     assert "it is **consistent**" not in open_rest
     shown = _page_one(_page(tmp_path / "shown", predictions=(AMDAHL,), share_requests=200))
     assert "it is **consistent**" in shown and "not yet shown consistent" not in shown
+    # The terminal's summary words it as page 1 does.
+    from perfdsl.commands.evaluate import summary
+
+    terminal = summary(
+        evaluate(open_evaluated(make_bundle(tmp_path / "cli", predictions=(AMDAHL,), share_requests=40)))
+    )
+    assert "not contradicted, but not yet shown consistent" in terminal
     # Table 1 asks for Amdahl's ratio within the band, not below it.
     row = next(line for line in shown.splitlines() if "ratio <= amdahl" in line and line.startswith("|"))
     assert "| ≈ 0." in row and "(Amdahl)" in row and "≤" not in row

@@ -101,6 +101,42 @@ def test_invalid_evidence_fails_an_invalid_policy(tmp_path: Path) -> None:
     assert failures(broken, {"invalid"}) == ["invalid: operation `op` fails its correctness check"]
 
 
+def test_junit_passes_only_what_is_confirmed_and_fails_invalid_where_the_policy_does(tmp_path: Path) -> None:
+    """Invalid and inconclusive predictions were passing test cases, green beside a failing job."""
+    broken = evaluate(
+        open_evaluated(make_bundle(tmp_path, predictions=("op.time ratio <= 0.9",), correct=False))
+    )
+    assert [p.verdict for p in broken.predictions] == ["invalid"]
+
+    def outcome(policy: set[str]) -> tuple[str, str | None]:
+        case = ET.fromstring(render_junit(broken, policy)).find("testsuite").findall("testcase")[0]
+        element = case.find("failure") if case.find("failure") is not None else case.find("skipped")
+        if element is None:
+            return ("passed", None)
+        return element.tag, element.get("type") or element.get("message")
+
+    assert outcome(set()) == ("skipped", f"invalid: {broken.predictions[0].message}")
+    assert outcome({"invalid"}) == ("failure", "invalid")
+    inconclusive = attrs.evolve(broken.predictions[0], verdict="inconclusive")
+    suite = ET.fromstring(render_junit(attrs.evolve(broken, predictions=(inconclusive,)))).find("testsuite")
+    assert suite.findall("testcase")[0].find("skipped") is not None and suite.get("skipped") == "1"
+
+
+def test_the_summary_says_what_an_unsupported_decision_lacks(mixed: Evaluation) -> None:
+    unsupported = attrs.evolve(
+        mixed,
+        decision=attrs.evolve(
+            mixed.decision,
+            consistent=True,
+            findings=(),
+            unsupported=("the end-to-end verdict is inconclusive",),
+        ),
+    )
+    text = render_summary(unsupported)
+    assert "Decision: **adopt**, not contradicted by the evidence, but not yet supported:" in text
+    assert "- the end-to-end verdict is inconclusive" in text and "consistent with the evidence" not in text
+
+
 def test_unknown_condition_is_refused() -> None:
     with pytest.raises(PolicyError, match="unknown condition 'slower'"):
         parse_fail_on("refuted,slower")

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(error)) from None
     # The CI files first: one that cannot be written fails the command before the bundle is touched.
     if args.junit:
-        _write(Path(args.junit), predictions.render_junit(evaluation), append=False)
+        _write(Path(args.junit), predictions.render_junit(evaluation, policy), append=False)
     if args.summary:
         _write(Path(args.summary), predictions.render_summary(evaluation, policy), append=True)
     _export(evaluation, args.jsonl)
@@ -238,6 +238,8 @@ def summary(evaluation: Evaluation) -> str:
 
 
 def _end_to_end_lines(e: Evaluation) -> list[str]:
+    from perfdsl.stats.amdahl import untested_premise
+
     end = e.end_to_end
     if end is None:
         return [f"end-to-end: {e.end_to_end_missing}"]
@@ -247,6 +249,10 @@ def _end_to_end_lines(e: Evaluation) -> list[str]:
         a = end.amdahl
         # The status is a record's identifier (`cross_effect`); the terminal shows it in words.
         status = a.reconciliation.status.replace("_", " ") if a.reconciliation else a.reconciliation_missing
+        untested = untested_premise(a.reconciliation) if a.reconciliation else None
+        if a.reconciliation and a.reconciliation.status == "consistent" and untested:
+            # As page 1 says it: inside the band is not yet consistent while the premise is open.
+            status = f"not contradicted, but not yet shown consistent: {untested}"
         lines.append(
             f"  Amdahl: f={a.f.value:.3f} s={a.s:.3f} ({a.s_source}) time-ratio bound "
             f"{a.bound_time_ratio:.4f}: {status}"

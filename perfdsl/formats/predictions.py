@@ -34,8 +34,6 @@ FAIL_ON = ("refuted", "invalid", "contradicted")
 * `contradicted`: the evidence contradicts the study's declared decision.
 """
 
-_SKIPPED = "not evidence"
-
 
 class PolicyError(ValueError):
     """A `--fail-on` value that names no known condition (one line)."""
@@ -95,27 +93,40 @@ def _case_name(prediction: PredictionResult) -> str:
     return f"line {prediction.line}: {prediction.text}"
 
 
-def render_junit(evaluation: Evaluation) -> str:
+def _junit_outcome(prediction: PredictionResult, policy: frozenset[str]) -> str:
+    """`failure`, `skipped` or `passed`: only a confirmed prediction passes.
+
+    Refuted is a failure, and so is invalid where the policy names it (the job fails on it
+    too); otherwise invalid, inconclusive and not evidence are skipped, with why. Passed
+    with a note, they showed green in a CI system's test view beside a failing job.
+    """
+    if prediction.verdict == "refuted" or (prediction.verdict == "invalid" and "invalid" in policy):
+        return "failure"
+    return "passed" if prediction.verdict == "confirmed" else "skipped"
+
+
+def render_junit(evaluation: Evaluation, policy: Iterable[str] = ()) -> str:
     """A `testsuites` document: one suite per evaluation, one case per prediction, then the decision."""
     e = evaluation
+    wanted = frozenset(policy)
     classname = f"perfdsl.predict.{e.study}"
     decision_failed = not e.decision.consistent
-    refuted = sum(p.verdict == "refuted" for p in e.predictions)
-    skipped = sum(p.verdict == _SKIPPED for p in e.predictions)
+    outcomes = [_junit_outcome(p, wanted) for p in e.predictions]
     counts = {
         "tests": str(len(e.predictions) + 1),
-        "failures": str(refuted + decision_failed),
+        "failures": str(outcomes.count("failure") + decision_failed),
         "errors": "0",
     }
     name = f"perfdsl predictions: {e.study} {e.run_id}"
     root = ET.Element("testsuites", {"name": name, **counts})
-    suite = ET.SubElement(root, "testsuite", {"name": name, **counts, "skipped": str(skipped)})
-    for p in e.predictions:
+    skipped = str(outcomes.count("skipped"))
+    suite = ET.SubElement(root, "testsuite", {"name": name, **counts, "skipped": skipped})
+    for p, outcome in zip(e.predictions, outcomes, strict=True):
         case = ET.SubElement(suite, "testcase", {"classname": classname, "name": _case_name(p)})
-        if p.verdict == "refuted":
-            ET.SubElement(case, "failure", {"type": "refuted", "message": p.message}).text = p.message
-        elif p.verdict == _SKIPPED:
-            ET.SubElement(case, "skipped", {"message": p.message})
+        if outcome == "failure":
+            ET.SubElement(case, "failure", {"type": p.verdict, "message": p.message}).text = p.message
+        elif outcome == "skipped":
+            ET.SubElement(case, "skipped", {"message": f"{p.verdict}: {p.message}"})
         else:
             ET.SubElement(case, "system-out").text = p.message
     declared = e.decision.declared or "none declared"
@@ -173,12 +184,16 @@ def render_summary(evaluation: Evaluation, policy: Iterable[str] = ()) -> str:
         )
         lines.append(f"| `{_cell(op.name)}` | {shown[0]} | {_cell(shown[1])} |")
     declared = e.decision.declared or "none declared"
-    lines += [
-        "",
-        f"Decision: **{declared}**, "
-        + ("consistent with the evidence." if e.decision.consistent else "contradicted:"),
-    ]
+    # As page 1 says it: evidence that does not contradict a decision may not yet support it.
+    if not e.decision.consistent:
+        said = "contradicted:"
+    elif e.decision.unsupported:
+        said = "not contradicted by the evidence, but not yet supported:"
+    else:
+        said = "consistent with the evidence."
+    lines += ["", f"Decision: **{declared}**, {said}"]
     lines += [f"- {_cell(f)}" for f in e.decision.findings]
+    lines += [f"- {_cell(u)}" for u in e.decision.unsupported]
     lines += [f"- invalid: {_cell(n)}" for n in invalid_reasons(e)]
     policy = sorted(set(policy))
     failing = failures(e, policy)
