@@ -586,6 +586,7 @@ def test_a_busy_machine_is_seen_in_request_blocks_and_load_probes(tmp_path: Path
     assert contended == {"baseline": (300.0, 450.0), "change": (600.0,)}
     one = _page_one(_page(tmp_path / "page", busy=busy, probes=probes))
     assert "**The machine was busy.**" in one and "app" in one.split("**The machine was busy.**")[1]
+    assert "timed blocks whose load could be read competed with other work, among them" in one
     assert "**Load probes competed with other work** (baseline at 300 rps, 450 rps; change at 600 rps)" in one
     quiet = _run(tmp_path / "quiet", probes=probes)
     assert not quiet.contended.verdicts_rest_on_contended

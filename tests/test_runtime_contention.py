@@ -141,3 +141,13 @@ def test_contended_blocks_are_a_finding_and_the_summary_says_the_verdict_rests_o
     assert not summarize_contention([("s", _records(roof_only), True)]).verdicts_rest_on_contended
     unloaded = _records([{"arm": "A", "start": {}, "end": {}}])
     assert summarize_contention([("s", unloaded, True)]).missing
+
+
+def test_the_run_s_summary_counts_blocks_too_short_to_read_apart_from_the_quiet_ones():
+    # A new user's page 1 said "27 of 48 timed blocks competed": the other 21 were too short to read.
+    long_busy = [_block(arm, i, 1.0, 0.9) for i, arm in enumerate(("baseline", "change"))]
+    tiny = [_block(arm, 10 + i, 0.0007, 0.0) for i in range(6) for arm in ("baseline", "change")]
+    summary = summarize_contention(
+        [("op 8x32768", _records(tiny), True), ("op 32x131072", _records(long_busy), True)]
+    )
+    assert (summary.blocks, summary.contended, summary.unresolved) == (14, 2, 12)

@@ -205,7 +205,9 @@ alone costs a second of a fresh build).
   there, `slo_quantile`, written only where it is not the `p99`: a p99 SLO's summary keeps
   its keys. Under a sequential rule an operation's `combined` ratio is the shares' mix of the
   shapes' stopped ratios, as its interval is of their ends (the bootstrap's ratio of totals
-  over unwinsorized pairs could lie outside that interval). An earlier file is evaluated
+  over unwinsorized pairs could lie outside that interval). `contended` may carry
+  `unresolved`, written only where it is not 0: the blocks too short for the clock tick
+  to read, which its `blocks` counts and its `contended` never does. An earlier file is evaluated
   again: its p95 probes were judged at the 99th, and its total's ratio by the bootstrap.
 """
 

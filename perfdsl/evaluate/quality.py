@@ -20,7 +20,7 @@ from perfdsl.bundle.evaluation.kernels import Finding
 from perfdsl.bundle.evaluation.verdicts import ContendedSummary
 from perfdsl.bundle.sampling import Block, LoadReading, Warmup
 from perfdsl.codes import CODES, Code
-from perfdsl.evaluate.contention import Contention, contended_blocks, contention
+from perfdsl.evaluate.contention import Contention, contended_blocks, contention, unresolved_blocks
 from perfdsl.numbers import bandwidth, duration
 
 
@@ -370,13 +370,14 @@ def summarize_contention(
     compared_arms: Sequence[str] = ARMS,
 ) -> ContendedSummary:
     """From (subject, block log, has a comparison) per shape: the run's contention summary."""
-    blocks = contended = 0
+    blocks = contended = unresolved = 0
     where: list[str] = []
     rests = False
     for subject, log, compared in shapes:
         by_arm = block_contention(log)
         blocks += sum(len(r) for r in by_arm.values())
         contended += sum(flag for r in by_arm.values() for _, flag in r)
+        unresolved += sum(unresolved_blocks([reading for reading, _ in r]) for r in by_arm.values())
         if any(flag for arm in compared_arms for _, flag in by_arm.get(arm, ())):
             where.append(subject)
             rests = rests or compared
@@ -386,4 +387,5 @@ def summarize_contention(
         shapes=tuple(where),
         verdicts_rest_on_contended=rests,
         missing=None if blocks else "the run recorded no machine load (a bundle before results/4)",
+        unresolved=unresolved,
     )

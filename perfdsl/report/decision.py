@@ -491,9 +491,15 @@ def _busy_machine_warnings(ctx: ReportContext) -> list[str]:
     out = []
     contended = ctx.evaluation.contended
     if contended.verdicts_rest_on_contended:
+        read = contended.blocks - contended.unresolved
+        unread = (
+            f" ({contended.unresolved} more were too short for the clock's tick to tell)"
+            if contended.unresolved
+            else ""
+        )
         out.append(
-            f"**The machine was busy.** {contended.contended} of {contended.blocks} timed blocks competed "
-            "with other work, among them blocks of a verdict above: "
+            f"**The machine was busy.** {contended.contended} of the {read} timed blocks whose load "
+            f"could be read competed with other work{unread}, among them blocks of a verdict above: "
             + ", ".join(fmt.text(s) for s in contended.shapes)
             + ". A rerun on a quiet machine decides whether the verdicts are the change's."
         )

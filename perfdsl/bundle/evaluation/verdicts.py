@@ -6,6 +6,8 @@ from typing import Literal
 
 import attrs
 
+from perfdsl.bundle.plain import field
+
 Verdict = Literal["faster", "slower", "no meaningful change", "inconclusive"]
 """A time ratio's reading against the study's threshold: kernels, shapes combined, end to end."""
 PredictionVerdict = Literal["confirmed", "refuted", "inconclusive", "not evidence", "invalid"]
@@ -115,3 +117,7 @@ class ContendedSummary:
     """True when a shape with a baseline/change comparison has a contended baseline or change block."""
     missing: str | None
     """Why nothing was judged (a bundle from before the load was recorded), else None."""
+    unresolved: int = field(default=0, absent=0, when=lambda summary: summary.unresolved > 0)
+    """Of `blocks`, those too short, alone and together, for the clock tick to tell whether
+    other work competed (`evaluate.contention.unresolved_blocks`): counted in `blocks`, never
+    in `contended`, so "27 of 48 competed" must not read as 21 quiet ones."""
