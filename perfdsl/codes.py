@@ -111,6 +111,15 @@ _ALL = [
         "bound or count can be.",
         "load poisson 500..4000 step 500 rps",
     ),
+    _code(
+        "PD008",
+        ERROR,
+        "a study file cannot be read",
+        "A study is read as UTF-8 text. A file in another encoding, or one the user may not "
+        "read, holds no study that can be checked; it is an error in every output format, so "
+        "that a CI job's SARIF, JUnit or annotations cannot show green without it.",
+        "iconv -f latin1 -t utf-8 old.perf > study.perf   # saved again as UTF-8",
+    ),
     # ------------------------------------------------------------ missing links
     _code(
         "PD101",

@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 
 from perfdsl import codes
-from perfdsl.commands.check import diagnose
+from perfdsl.commands.check import diagnose_file
 from perfdsl.diagnostics import render_short
-from perfdsl.source import Source
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "check_cases"
@@ -29,8 +28,15 @@ def _code_of(case: Path) -> str:
 
 
 def _render(case: Path) -> str:
-    source = Source(case.relative_to(ROOT).as_posix(), case.read_text(encoding="utf-8"))
-    return "".join(render_short(d) + "\n" for d in diagnose(source))
+    """As `perfdsl check` reads the file from the repository's root (one that is not UTF-8 is
+    its own error, PD008), with the path as the goldens name it."""
+    cwd = Path.cwd()
+    os.chdir(ROOT)
+    try:
+        _, diagnostics = diagnose_file(case.relative_to(ROOT))
+    finally:
+        os.chdir(cwd)
+    return "".join(render_short(d) + "\n" for d in diagnostics)
 
 
 @pytest.mark.parametrize("case", CASE_FILES, ids=lambda p: p.stem)

@@ -19,7 +19,7 @@ from perfdsl import codes
 from perfdsl.bundle.machine import MachineState
 from perfdsl.bundle.sampling import Block, BlockReading, LoadReading, Warmup
 from perfdsl.cli import main
-from perfdsl.commands.check import diagnose
+from perfdsl.commands.check import diagnose, diagnose_file
 from perfdsl.evaluate import machine, quality
 from perfdsl.schema import SCHEMAS, STUDY_SECTIONS, STUDY_SETTINGS
 from perfdsl.source import Source
@@ -122,7 +122,7 @@ def _quality_messages() -> list[str]:
 def _messages() -> list[str]:
     texts: list[str] = []
     for case in CASES:
-        for diagnostic in diagnose(Source(case.name, case.read_text(encoding="utf-8"))):
+        for diagnostic in diagnose_file(case)[1]:
             texts += [diagnostic.message, diagnostic.label, diagnostic.help]
     texts += _quality_messages()
     for entry in codes.CODES.values():

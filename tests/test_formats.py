@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -174,3 +175,23 @@ def test_command_line_writes_sarif_and_keeps_the_exit_status() -> None:
     assert {r["ruleId"] for r in log["runs"][0]["results"]} == {
         "PD004"
     }  # one typo, one error: `warmpu` is read as `warmup`
+
+
+@pytest.mark.parametrize("format_name", ["sarif", "junit", "github", "json"])
+def test_a_study_file_that_cannot_be_read_is_an_error_in_every_document(
+    format_name: str, tmp_path: Path
+) -> None:
+    """A Latin-1 file was named only on stderr: the SARIF, JUnit and annotations showed green."""
+    shutil.copy(ROOT / "tests/check_cases/PD008_not_utf8.perf", tmp_path / "latin1.perf")
+    shutil.copy(ROOT / "studies/planted_null.perf", tmp_path / "fine.perf")
+    done = subprocess.run(
+        [sys.executable, "-m", "perfdsl", "check", "--format", format_name, str(tmp_path)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "PD008" in done.stdout and "latin1.perf" in done.stdout
+    assert "not UTF-8 text (byte 22)" in done.stderr

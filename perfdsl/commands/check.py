@@ -12,6 +12,7 @@ from perfdsl import formats
 from perfdsl.collector import collector_paused
 from perfdsl.commands import CommandError
 from perfdsl.diagnostics import (
+    ERROR,
     Diagnostic,
     count_errors,
     render_full,
@@ -19,7 +20,7 @@ from perfdsl.diagnostics import (
     render_short,
     summary_line,
 )
-from perfdsl.source import Source
+from perfdsl.source import Source, Span
 
 if TYPE_CHECKING:
     from perfdsl.nodes import Study
@@ -65,6 +66,44 @@ def read_source(path: Path) -> Source:
         raise CommandError(f"{path}: is a directory; pass it to search it for *.perf") from None
     except OSError as error:
         raise CommandError(f"{path}: cannot read: {error.strerror or error}") from None
+
+
+def diagnose_file(path: Path) -> tuple[Source, list[Diagnostic]]:
+    """A study file's text and every diagnostic for it; a file that cannot be read is one error
+    (PD008) at the first byte that is not UTF-8, or at its start, in place of the study's."""
+    try:
+        source = read_source(path)
+    except CommandError as error:
+        return _unreadable(path, str(error))
+    return source, diagnose(source)
+
+
+def _unreadable(path: Path, message: str) -> tuple[Source, list[Diagnostic]]:
+    """The PD008 error for a study file that could not be read, and the text it points into."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        raw = b""
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        raw.decode("utf-8")
+        offset = 0
+    except UnicodeDecodeError as bad:
+        offset = len(raw[: bad.start].decode("utf-8"))
+    source = Source(str(path), text)
+    said = message.removeprefix(f"{path}: ")
+    diagnostic = Diagnostic(
+        "PD008",
+        ERROR,
+        f"the study file cannot be read: {said.split('; ')[0]}",
+        source,
+        Span(offset, min(offset + 1, len(text))),
+        "not UTF-8 here" if offset or text else "",
+        "save the file as UTF-8 (`iconv -f latin1 -t utf-8`, or the editor's encoding menu)"
+        if "UTF-8" in said
+        else "make the file readable to this user, or leave it out",
+    )
+    return source, [diagnostic]
 
 
 def diagnose(source: Source) -> list[Diagnostic]:
@@ -127,12 +166,9 @@ def run(args: argparse.Namespace) -> int:
     checked: list[str] = []
     unreadable: list[str] = []
     for path in paths:
-        try:
-            source = read_source(path)
-        except CommandError as error:
-            unreadable.append(str(error))
-            continue
-        diagnostics = diagnose(source)
+        source, diagnostics = diagnose_file(path)
+        if any(d.code == "PD008" for d in diagnostics):
+            unreadable.append(f"{path}: {diagnostics[0].message}")
         everything.extend(diagnostics)
         checked.append(source.path)
         if args.format == "full":
@@ -148,8 +184,11 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(render_json(everything))
     elif args.format in formats.FORMATS:
         sys.stdout.write(formats.render(args.format, checked, everything))
-    for message in unreadable:
-        print(f"perfdsl check: error: {message}", file=sys.stderr)
+    # A document on stdout (json, sarif, github, junit) holds the PD008 error; the terminal
+    # is told too, in one line, why the status is 2.
+    if args.format not in ("full", "short"):
+        for message in unreadable:
+            print(f"perfdsl check: error: {message}", file=sys.stderr)
     if unreadable:
         return 2
     if args.format == "full" and not everything:
