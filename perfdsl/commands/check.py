@@ -40,12 +40,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def study_paths(paths: list[str]) -> list[Path]:
-    """Expand directories into their *.perf files, sorted; raise for a path that is not there."""
+    """Expand directories into their *.perf files, sorted; raise for a path that is not there.
+
+    A directory's search leaves out the bundles under it: each holds a copy of the study
+    it ran (`study.perf`, beside its `manifest.json`), and a matrix writes its cells'
+    bundles under the study's own directory, so `check studies/` grew by one copy a cell.
+    """
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            studies = sorted(p for p in path.rglob("*.perf") if p.is_file())
+            studies = sorted(p for p in path.rglob("*.perf") if p.is_file() and not _in_bundle(p, path))
             if not studies:
                 raise CommandError(f"{raw}: directory holds no *.perf study")
             found.extend(studies)
@@ -54,6 +59,16 @@ def study_paths(paths: list[str]) -> list[Path]:
         else:
             raise CommandError(f"{raw}: no such file or directory")
     return found
+
+
+def _in_bundle(study: Path, searched: Path) -> bool:
+    """Whether `study` lies in a bundle (a folder with a manifest) below the folder `searched`."""
+    folder = searched
+    for part in study.relative_to(searched).parts[:-1]:
+        folder = folder / part
+        if (folder / "manifest.json").is_file():
+            return True
+    return False
 
 
 def read_source(path: Path) -> Source:
