@@ -23,7 +23,7 @@ from pathlib import Path
 import command_fuzz as fuzz
 import pytest
 from evaluate_fixtures import CHECKED, make_bundle
-from matrix_support import MATRIX_SPEC, fake_cells, run_fake_matrix
+from matrix_support import MATRIX_SPEC, STUDY, fake_cells, run_fake_matrix
 from run_support import environment
 
 from perfdsl.bundle.files import verify_bundle
@@ -372,3 +372,15 @@ def test_a_live_cells_broken_outcome_fails_that_cell_alone(
     assert f"{cell}: FAILED (its outcome is unreadable: {outcome_file}: {said})" in outcome.stderr
     records = {c["id"]: c["state"] for c in json.loads(state.read_text(encoding="utf-8"))["cells"]}
     assert records == {cell: "FAILED", "cpu.any.fake.mid": "COMPLETED"}
+
+
+def test_a_matrix_of_a_study_that_does_not_check_could_not_be_run(tmp_path: Path) -> None:
+    # Exit 1 says a cell has no result (docs/matrix.md); a study with errors runs no cell at all.
+    broken = tmp_path / "broken.perf"
+    broken.write_text((REPO / "tests/check_cases/PD004_unknown_setting.perf").read_text(), encoding="utf-8")
+    spec = tmp_path / "m.matrix.toml"
+    spec.write_text(MATRIX_SPEC.replace(f'study = "{STUDY}"', f'study = "{broken}"'), encoding="utf-8")
+    outcome = fuzz.invoke(["matrix", str(spec)], tmp_path)
+    assert outcome.escaped is None and fuzz.TRACEBACK not in outcome.stderr
+    assert outcome.status == 2 and "the study does not check" in outcome.stderr
+    assert not (tmp_path / "matrices").exists()

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"{path}: study: {spec.study} is not a file")
     study = checked_study(spec.study, "matrix")
     if study is None:
-        return 1
+        return 2  # the matrix could not be run (docs/matrix.md); 1 says a cell has no result
     base = Path(args.dir) if args.dir else path.parent / "matrices"
     matrix = drive.open_matrix(spec, study.source.text, base)
     executor = _executor(args)
