@@ -159,3 +159,35 @@ def test_an_unwritable_export_path_is_one_line(
     status = main(["evaluate", str(bundle), "--jsonl", str(tmp_path / "no-such-dir" / "x.jsonl")])
     err = capsys.readouterr().err
     assert status == 2 and "cannot write" in err and "Traceback" not in err
+
+
+def test_limit_shapes_and_correctness_export_too(tmp_path: Path) -> None:
+    """A limit shape's verdict and a failed correctness check had no line of their own."""
+    bundle = make_bundle(tmp_path / "b", predictions=PREDICTIONS, limits={(4096, 64): 1.3}, correct=False)
+    lines_path = tmp_path / "run.jsonl"
+    main(["evaluate", str(bundle), "--jsonl", str(lines_path)])
+    lines = _lines(lines_path)
+    for line in lines:
+        VALIDATOR.validate(line)
+    evaluation = Evaluation.read(bundle)
+    (limit_shape,) = evaluation.operations[0].limits
+    (limit,) = [line for line in lines if line["kind"] == "verdict" and line["scope"] == "limit"]
+    assert (limit["shape"], limit["ratio"]) == (limit_shape.label, limit_shape.comparison.ratio)
+    (correctness,) = [line for line in lines if line["kind"] == "correctness"]
+    assert correctness["operation"] == "op" and correctness["passed"] is False
+    assert len(correctness["failing"]) == len(evaluation.operations[0].correctness.failing) > 0
+
+
+def test_every_example_in_the_export_doc_is_a_line_of_the_current_schema() -> None:
+    """docs/export.md shows one line of each kind: each must be one the schema takes."""
+    import re
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "export.md").read_text(encoding="utf-8")
+    examples = [
+        json.loads(line)
+        for block in re.findall(r"```json\n(.*?)\n```", text, re.S)
+        for line in block.splitlines()
+    ]
+    assert sorted(line["kind"] for line in examples) == sorted(export.KINDS)
+    for line in examples:
+        VALIDATOR.validate(line)

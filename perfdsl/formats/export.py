@@ -4,16 +4,17 @@ perfdsl runs no server (a result store is the dashboard's job); it writes what
 one needs, in the shape ReFrame's `httpjson` handler and Grafana's JSON sources
 take: flat, self-describing records, one a line, so a file of many runs is
 their lines concatenated and a reader can skip a kind it does not know. Each
-line carries the export's `schema` (`perfdsl.export/1`, changed only with a new
+line carries the export's `schema` (`perfdsl.export/2`, changed only with a new
 number), its `kind`, and the `study` and `run_id` it belongs to:
 
 * `run`: one first line: target, quick, whether timings are evidence, level,
   threshold, the evaluation's own schema;
 * `verdict`: every time ratio with a verdict: each kernel shape, each
-  operation's weighted total, the end-to-end request time, and an imported
-  study's timings (`scope` says which); `valid` false with `invalid` saying why
-  marks one no conclusion may rest on (an imported timing that is not
-  evidence-grade keeps the interval's call in `verdict`);
+  operation's weighted total, each `limit` shape, the end-to-end request time,
+  and an imported study's timings (`scope` says which); `valid` false with
+  `invalid` saying why marks one no conclusion may rest on (an imported timing
+  that is not evidence-grade keeps the interval's call in `verdict`);
+* `correctness`: each operation's correctness check, with every failing case;
 * `goodput`: each arm's goodput at the SLO, and `capacity`: the change in
   capacity as an interval;
 * `prediction`: every `predict` line and its verdict;
@@ -32,14 +33,17 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from perfdsl.bundle.evaluation.correctness import FailingCase
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.evaluation.imported import ImportedEvaluation, ImportedTiming
 from perfdsl.bundle.evaluation.kernels import Combined, Comparison, Finding
 from perfdsl.bundle.evaluation.verdicts import PredictionResult
 from perfdsl.bundle.plain import DIGITS, to_plain
 
-SCHEMA = "perfdsl.export/1"
-KINDS = ("run", "verdict", "goodput", "capacity", "prediction", "finding", "decision")
+SCHEMA = "perfdsl.export/2"
+"""History: /2 added the `limit` scope of `verdict` (each `limit` shape's own ratio, judged
+apart from the workload's) and the `correctness` kind; /1 left both out."""
+KINDS = ("run", "verdict", "correctness", "goodput", "capacity", "prediction", "finding", "decision")
 
 
 def render_jsonl(evaluation: Evaluation | ImportedEvaluation) -> str:
@@ -89,6 +93,28 @@ def _measured(e: Evaluation) -> Iterator[tuple[str, dict[str, Any]]]:
                 "shape": None,
                 "sizes": None,
                 **_comparison(op.combined, op.combined_missing, None),
+            },
+        )
+        for shape in op.limits:
+            yield (
+                "verdict",
+                {
+                    "scope": "limit",
+                    "operation": op.name,
+                    "application": None,
+                    "shape": shape.label,
+                    "sizes": shape.sizes,
+                    **_comparison(shape.comparison, shape.missing, shape.invalid),
+                },
+            )
+        correctness = op.correctness
+        yield (
+            "correctness",
+            {
+                "operation": op.name,
+                "passed": correctness.passed,
+                "failing": [_failing_case(case) for case in correctness.failing],
+                "tolerances": dict(correctness.tolerances),
             },
         )
     end = e.end_to_end
@@ -172,6 +198,13 @@ def _imported(e: ImportedEvaluation) -> Iterator[tuple[str, dict[str, Any]]]:
             "unsupported": [],
         },
     )
+
+
+def _failing_case(case: FailingCase) -> str:
+    """One failing case in words, enough to rerun it."""
+    shape = "x".join(str(v) for v in case.shape.values())
+    seed = "adversarial" if case.adversarial else f"seed {case.seed}"
+    return f"{case.arm} `{case.variant}` at {shape} ({seed}): {case.message}"
 
 
 def _comparison(c: Comparison | Combined | None, missing: str | None, invalid: str | None) -> dict[str, Any]:
