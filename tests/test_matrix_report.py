@@ -157,3 +157,41 @@ def test_a_limit_measured_by_a_cell_is_evidence_and_the_others_are_claims(tmp_pa
     )
     assert [shape for shape, _ in measured] == ["M=64,N=4096", "M=256,N=1024"]
     assert all(180 < int(digits) < 220 for _, digits in measured)
+
+
+def test_cells_of_different_shapes_that_measured_the_same_ones_are_said_to(tmp_path: Path) -> None:
+    """A quick matrix timed each cell of its shapes axis at the same smoke shape, and the report
+    read as verdicts at the shapes selected."""
+    from matrix_support import STUDY
+
+    text = f"""name = "axis"
+study = "{STUDY}"
+targets = ["cpu"]
+[[shapes]]
+name = "small"
+select = [{{N = 4096}}]
+[[shapes]]
+name = "mid"
+select = [{{N = 65536}}]
+"""
+    matrix = open_matrix(tmp_path, text)
+    records = []
+    for cell in matrix.cells:
+        made = make_bundle(tmp_path / cell.id, seed=cell.index + 1)  # the same planted shapes in both
+        bundle = Path(cell.directory) / "runs" / "planted" / made.name
+        bundle.parent.mkdir(parents=True)
+        made.rename(bundle)
+        records.append(
+            CellRecord(
+                cell.id, cell.index, "COMPLETED", None, f"1_{cell.index}", 1,
+                bundle.relative_to(matrix.directory).as_posix(), "node-a",
+            )
+        )  # fmt: skip
+    state = attrs.evolve(initial_state(matrix, "local"), cells=tuple(records)).with_cells(records)
+    report = render_report(matrix, state, read_cells(matrix, state))
+    assert (
+        "Cells of different shapes measured the same ones (shape selections `mid`, `small` all measured"
+        in report
+    )
+    one = initial_state(matrix, "local").with_cells(records[:1])  # the other cell not yet run
+    assert "measured the same ones" not in render_report(matrix, one, read_cells(matrix, one))

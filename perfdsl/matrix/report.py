@@ -87,12 +87,39 @@ def render_report(matrix: Matrix, state: MatrixState, cells: Sequence[CellRun]) 
     ]
     if any(c.run and c.run.evaluation.quick for c in cells):
         lines += ["> [!WARNING]", "> Quick (smoke-run) cells: their timings are not evidence.", ""]
+    lines += _collapsed_shapes(done)
     lines += _environment(done)
     lines += _verdicts(cells)
     lines += _faults(cells)
     lines += _limitations(matrix, cells)
     lines += _between(done)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _collapsed_shapes(done: Sequence[CellRun]) -> list[str]:
+    """Cells of different shape selections that measured the same shapes: a quick run scales
+    every shape down to its smoke size, so a shapes axis under `quick = true` measures one
+    shape, and its cells' verdicts would otherwise read as verdicts at the shapes selected."""
+    measured: dict[tuple[str, tuple[str, ...]], set[str]] = {}
+    for c in done:
+        if c.run is None:
+            continue
+        labels = tuple(sorted({s.label for op in c.run.evaluation.operations for s in op.shapes}))
+        measured.setdefault((c.target, labels), set()).add(c.shapes)
+    collapsed = [(labels, sorted(axis)) for (_, labels), axis in measured.items() if len(axis) > 1]
+    if not collapsed:
+        return []
+    said = "; ".join(
+        f"shape selections {', '.join(f'`{_esc(a)}`' for a in axis)} all measured "
+        f"{', '.join(_esc(label) for label in labels) or 'no shape'}"
+        for labels, axis in collapsed
+    )
+    return [
+        "> [!WARNING]",
+        f"> Cells of different shapes measured the same ones ({said}): a quick run scales every "
+        "shape down to its smoke size. Run the matrix with `quick = false` to compare shapes.",
+        "",
+    ]
 
 
 def _environment(done: Sequence[CellRun]) -> list[str]:
