@@ -256,6 +256,27 @@ def test_compare_does_not_take_a_ratio_of_requests_of_different_application_shap
     (why,) = {arm.missing for arm in result.application.arms}
     assert why is not None and why.startswith("the runs served different application shapes (A M = ")
     assert not any(s.startswith("app ") for s in result.slower)
+    # Nor are their goodputs those of one request.
+    assert result.goodputs[0] == f"not of the same request: {why}"
+
+
+def test_compare_says_when_a_run_is_a_smoke_run_or_competed_with_other_work(tmp_path: Path) -> None:
+    """Two quick runs of identical code were "slower in B", with nothing saying they are no evidence."""
+    import json
+
+    import command_fuzz
+
+    a = make_bundle(tmp_path / "a", seed=1)
+    b = make_bundle(tmp_path / "b", seed=2, busy={"application": ()})
+    results = json.loads((a / "results.json").read_text(encoding="utf-8"))
+    results["quick"] = True
+    (a / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    command_fuzz.reseal(a)
+    text = render_text(compare_runs(read_run(a), read_run(b)))
+    assert "note: A is a quick (smoke) run: few blocks of scaled-down shapes" in text
+    assert "note: B's timings competed with other work (" in text
+    quiet = render_text(compare_runs(read_run(make_bundle(tmp_path / "c", seed=3)), read_run(b)))
+    assert "quick (smoke)" not in quiet
 
 
 def test_compare_lists_each_arms_goodput_in_both_runs_without_a_verdict(tmp_path: Path) -> None:

@@ -206,15 +206,16 @@ def compare_runs(a: Run, b: Run) -> RunComparison:
         only_a=tuple(n for n in names_a if n not in ops_b),
         only_b=tuple(n for n in ops_b if n not in names_a),
         application=_application(a, b, ea.level, ea.threshold),
-        goodputs=_goodputs(ea.load, eb.load),
+        goodputs=_goodputs(ea.load, eb.load, _different_shapes(a, b)),
     )
 
 
-def _goodputs(a: LoadEvaluation | None, b: LoadEvaluation | None) -> tuple[str, ...]:
-    """`baseline: 242 rps (unconfirmed) -> 2,500 rps`, per arm, and the SLOs when they differ."""
+def _goodputs(a: LoadEvaluation | None, b: LoadEvaluation | None, shapes: str | None) -> tuple[str, ...]:
+    """`baseline: 242 rps (unconfirmed) -> 2,500 rps`, per arm; the SLOs when they differ, and
+    the application shapes when the runs served different ones."""
     if a is None or b is None:
         return ()
-    lines = []
+    lines = [f"not of the same request: {shapes}"] if shapes else []
     if (a.slo_seconds, a.percentile) != (b.slo_seconds, b.percentile):
         lines.append(
             f"the SLOs differ: A p{100 * a.percentile:g} <= {duration(a.slo_seconds * 1e9)}, "
@@ -239,17 +240,23 @@ def _application(a: Run, b: Run, level: float, theta: float) -> ApplicationAcros
     ea, eb = a.evaluation.end_to_end, b.evaluation.end_to_end
     if ea is None or eb is None or ea.application != eb.application:
         return None
-    why_not = ea.comparison_missing or eb.comparison_missing
-    if ea.shape != eb.shape:
-        # A quick run's application is smaller: its requests against a full run's are no ratio of the code.
-        sizes = [" x ".join(f"{k} = {v}" for k, v in e.shape.items()) for e in (ea, eb)]
-        why_not = f"the runs served different application shapes (A {sizes[0]}, B {sizes[1]})"
+    why_not = _different_shapes(a, b) or ea.comparison_missing or eb.comparison_missing
     arms = tuple(
         _arm(name, (blocks_a, blocks_b), (_median(blocks_a), _median(blocks_b)), why_not, level, theta)
         for name in ARMS
         if (blocks_a := a.application_blocks.get(name)) and (blocks_b := b.application_blocks.get(name))
     )
     return ApplicationAcross(ea.application, arms, ea.comparison, eb.comparison)
+
+
+def _different_shapes(a: Run, b: Run) -> str | None:
+    """Why two runs' requests are no ratio of the code: they served different application shapes
+    (a quick run's application is smaller); None when they served the same, or either has none."""
+    ea, eb = a.evaluation.end_to_end, b.evaluation.end_to_end
+    if ea is None or eb is None or ea.shape == eb.shape:
+        return None
+    sizes = [" x ".join(f"{k} = {v}" for k, v in e.shape.items()) for e in (ea, eb)]
+    return f"the runs served different application shapes (A {sizes[0]}, B {sizes[1]})"
 
 
 def _median(blocks: Sequence[float]) -> float:
@@ -335,6 +342,7 @@ def render_text(result: RunComparison) -> str:
         lines.append("environment: no difference in the recorded machine, software and settings")
     lines += [f"evaluation setting: {s}" for s in r.settings]
     lines.append(f"note: {NOT_INTERLEAVED}")
+    lines += [f"note: {said}" for said in _not_evidence(r)]
     lines.append(f"ratios are times (below 1 faster), {r.level:.0%} intervals, threshold {r.threshold:.1%}")
     for op in r.operations:
         lines.append(f"operation {op.name}")
@@ -365,6 +373,27 @@ def render_text(result: RunComparison) -> str:
     slower = r.slower
     lines.append(f"slower in B: {'; '.join(slower)}" if slower else "slower in B: nothing")
     return "\n".join(lines)
+
+
+def _not_evidence(r: RunComparison) -> list[str]:
+    """What makes either run's timings weaker than a full run on a quiet machine: a smoke
+    run, or verdicts resting on blocks that competed with other work (PQ009)."""
+    said = []
+    quick = [name for name, run in (("A", r.a), ("B", r.b)) if run.evaluation.quick]
+    if quick:
+        who = " and ".join(quick)
+        said.append(
+            f"{who} {'are quick (smoke) runs' if len(quick) > 1 else 'is a quick (smoke) run'}: few blocks "
+            "of scaled-down shapes, whose timings are not evidence; a `slower` between them is no regression"
+        )
+    for name, run in (("A", r.a), ("B", r.b)):
+        contended = run.evaluation.contended
+        if contended.verdicts_rest_on_contended:
+            said.append(
+                f"{name}'s timings competed with other work ({contended.contended} of "
+                f"{contended.blocks} blocks, PQ009): a ratio across the runs measures that work too"
+            )
+    return said
 
 
 def _rows(
