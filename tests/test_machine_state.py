@@ -301,6 +301,8 @@ def test_the_kernel_timing_section_says_the_kernels_had_fewer_cores_than_the_run
     timing = markdown.split("## Kernel timing")[1].split("## End-to-end")[0]
     assert "The kernels ran pinned to CPU 0, 1 of the 2 cores the run could use" in timing
     assert "(the load generator kept CPU 1)" in timing
+    # Restricted to that core, not alone on it: other processes may share it.
+    assert "parallel loops ran on that core only" in timing and "alone" not in timing
     unpinned = {
         **PINNED,
         "measuring": [0, 1],

@@ -89,9 +89,10 @@ def _where_kernels_ran(ctx: ReportContext) -> str | None:
     )
     those = "that core" if n == 1 else f"those {n} cores"
     return (
-        f"The kernels ran pinned to {on}{generator}: a kernel's parallel loops had {those} alone, and "
-        "its times, like the roofs measured beside them, are those of that many cores "
-        "(`perfdsl run --no-pin` leaves every core to them)."
+        f"The kernels ran pinned to {on}{generator}: a kernel's parallel loops ran on {those} only, "
+        "and its times, like the roofs measured beside them, are those of that many cores "
+        "(`perfdsl run --no-pin` leaves every core to them). Pinning keeps the run's own work "
+        "apart; other processes may still share the cores, which the steady-state table says."
     )
 
 
