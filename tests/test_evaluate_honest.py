@@ -848,3 +848,25 @@ def test_a_simulator_run_s_page_one_says_its_sizes_and_no_verdict_band(tmp_path:
     assert "`--quick`" not in markdown
     assert "`--quick`" not in page_one and "Verdicts judge each" not in page_one
     assert "Verdicts judge each" in _page_one(_page(tmp_path / "timed"))
+
+
+def test_page_one_says_when_the_stated_mechanism_is_neither_modelled_nor_counted(tmp_path: Path) -> None:
+    # A new user's page 1 warned only "Mechanism modelled, not counted" about a bytes prediction,
+    # while the stated mechanism (shorter dependency chains) had no evidence at all on cpu.
+    import command_fuzz
+
+    bundle = make_bundle(tmp_path / "b", predictions=("op.time ratio <= 0.9", "op.bytes ratio <= 0.5"))
+    text = (bundle / "study.perf").read_text(encoding="utf-8")
+    text = text.replace("mechanism bytes_removed", "mechanism dependency_chains_shortened")
+    text = text.replace("measure bytes, launches", "measure dependency_stalls, bytes")
+    (bundle / "study.perf").write_text(text, encoding="utf-8")
+    command_fuzz.reseal(bundle)
+    opened = open_evaluated(bundle)
+    write_evaluation(opened, evaluate(opened))
+    study = parse(Source("study.perf", text)).study
+    assert study is not None
+    one = _page_one(render_markdown(study, Evaluation.read(bundle), open_evaluated(bundle))[0])
+    assert "**The mechanism is not observed** in `op`: `dependency_stalls`, the quantity" in one
+    assert "**Modelled, not counted** (line" in one and "Mechanism modelled" not in one
+    # A study whose mechanism's quantity is modelled has no such warning.
+    assert "not observed" not in _page_one(_page(tmp_path / "bytes", predictions=("op.bytes ratio <= 0.5",)))

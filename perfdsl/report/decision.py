@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from perfdsl.bundle.evaluation.end_to_end import straddle_note
 from perfdsl.bundle.evaluation.kernels import OperationResult
 from perfdsl.bundle.evaluation.load import P99_UNDECIDED, UNDECIDED, Goodput
+from perfdsl.bundle.evaluation.mechanism import Explanation
 from perfdsl.bundle.evaluation.verdicts import COMBINED, PredictionResult, member
 from perfdsl.nodes import Study
 from perfdsl.probe_size import sequential_clean
@@ -638,7 +639,22 @@ def _mechanism_warnings(ctx: ReportContext) -> list[str]:
             out.append(
                 f"**The mechanism does not explain the time change** of {fmt.code(op.name)} at {where}."
             )
+        timed = [s for s in op.shapes if s.evidence and s.usable is not None]
+        unobserved = {s.mechanism.explanation.quantity for s in timed if _unobserved(s.mechanism.explanation)}
+        if timed and len(unobserved) == 1 and all(_unobserved(s.mechanism.explanation) for s in timed):
+            # Only the mechanism section said so: page 1 led with a modelled prediction of
+            # another quantity, and the stated mechanism had no evidence at all.
+            out.append(
+                f"**The mechanism is not observed** in {fmt.code(op.name)}: "
+                f"{fmt.code(unobserved.pop())}, the quantity the stated mechanism changes, is neither "
+                "modelled nor counted on this target, so nothing here ties the time change to it."
+            )
     return out
+
+
+def _unobserved(explanation: Explanation) -> bool:
+    """The stated mechanism's quantity has no model and no count, so nothing judged it."""
+    return explanation.status == "not evidence" and explanation.quantity is not None
 
 
 def prediction_warnings(
@@ -659,7 +675,7 @@ def prediction_warnings(
             )
         elif p.verdict == "confirmed" and p.basis == "modelled":
             out.append(
-                f"**Mechanism modelled, not counted** (line {p.line}): {fmt.code(p.text)} is "
+                f"**Modelled, not counted** (line {p.line}): {fmt.code(p.text)} is "
                 f"confirmed from the study's own formulas; {uncounted}."
             )
     return out
