@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import check_case_paths
 import pytest
 
 from perfdsl import codes
@@ -18,8 +19,7 @@ from perfdsl.commands.check import diagnose_file
 from perfdsl.diagnostics import render_short
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = ROOT / "tests" / "check_cases"
-CASE_FILES = sorted(CASES.glob("*.perf"))
+CASE_FILES = list(check_case_paths.CASES)
 UPDATE = os.environ.get("UPDATE_GOLDENS") == "1"
 
 

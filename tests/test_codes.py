@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import check_case_paths
 import numpy as np
 import pytest
 
@@ -26,7 +27,7 @@ from perfdsl.source import Source
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "perfdsl"
-CASES = sorted((ROOT / "tests" / "check_cases").glob("*.perf"))
+CASES = check_case_paths.CASES
 STUDY = (ROOT / "studies" / "rmsnorm_fusion.perf").read_text(encoding="utf-8")
 CODE = re.compile(r'"(P[DQ]\d{3})"')
 DOUBLED_ARTICLE = re.compile(r"\b(a|an|the|no)\s+(a|an|the|no)\b", re.IGNORECASE)

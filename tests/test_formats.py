@@ -18,11 +18,12 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import check_case_paths
 import jsonschema
 import pytest
 
 from perfdsl import codes
-from perfdsl.commands.check import diagnose
+from perfdsl.commands.check import diagnose_file
 from perfdsl.diagnostics import Diagnostic
 from perfdsl.formats import render
 from perfdsl.formats.paths import ci_path
@@ -30,7 +31,7 @@ from perfdsl.source import Source, Span
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
-CASES = sorted((ROOT / "tests" / "check_cases").glob("*.perf"))
+CASES = list(check_case_paths.CASES)
 CLEAN = ROOT / "studies" / "rmsnorm_fusion.perf"
 GOLDENS = {
     "github": FIXTURES / "formats" / "check_cases.github",
@@ -48,9 +49,9 @@ def _at_root(monkeypatch: pytest.MonkeyPatch) -> None:
 def _checked() -> tuple[list[str], list[Diagnostic]]:
     paths, found = [], []
     for path in [*CASES, CLEAN]:
-        source = Source(path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8"))
+        source, diagnostics = diagnose_file(path.relative_to(ROOT))  # as `check` reads it
         paths.append(source.path)
-        found.extend(diagnose(source))
+        found.extend(diagnostics)
     return paths, found
 
 

@@ -18,10 +18,11 @@ from html import unescape
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import check_case_paths
 import pytest
 
 from perfdsl import codes
-from perfdsl.commands.check import diagnose
+from perfdsl.commands.check import diagnose, diagnose_file
 from perfdsl.diagnostics import Diagnostic, render_short
 from perfdsl.formats import render
 from perfdsl.source import Source
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.slow  # runs each real consumer of check's output over 
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
-CASES = sorted((ROOT / "tests" / "check_cases").glob("*.perf"))
+CASES = list(check_case_paths.CASES)
 CLEAN = ROOT / "studies" / "rmsnorm_fusion.perf"
 
 
@@ -43,10 +44,10 @@ def _at_root(monkeypatch: pytest.MonkeyPatch) -> None:
 def _checked(paths: list[Path] | None = None) -> tuple[list[str], list[Diagnostic]]:
     checked, found = [], []
     for path in paths or [*CASES, CLEAN]:
-        shown = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
-        source = Source(shown, path.read_text(encoding="utf-8"))
+        shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        source, diagnostics = diagnose_file(shown)  # as `check` reads it
         checked.append(source.path)
-        found.extend(diagnose(source))
+        found.extend(diagnostics)
     return checked, found
 
 

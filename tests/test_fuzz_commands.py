@@ -51,6 +51,7 @@ import evaluate_fixtures
 import matrix_support
 import pytest
 import run_support
+from check_case_paths import TEXT_CASES
 from matrix_support import FAKE, MATRIX_SPEC, fake_cells
 from matrix_support import STUDY as MATRIX_STUDY
 
@@ -59,7 +60,7 @@ pytestmark = pytest.mark.slow
 CASES = int(os.environ.get("PERFDSL_FUZZ_EXAMPLES", "150"))
 REPO = run_support.REPO
 STUDY_TEXTS = [p.read_text(encoding="utf-8") for p in bundled_studies.PATHS] + [
-    p.read_text(encoding="utf-8") for p in sorted((REPO / "tests" / "check_cases").glob("*.perf"))[::9]
+    p.read_text(encoding="utf-8") for p in TEXT_CASES[::9]
 ]
 CODES_SEEN = ["PD001", "PD203", "PQ006", "pd203", "PD", "PD9999", "", "é", "--", "PD203 ", "P" * 300]
 PDF_SHARE = 0.02

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from check_case_paths import TEXT_CASES
 from lark.exceptions import UnexpectedInput
 
 from perfdsl import syntax
@@ -81,7 +82,7 @@ def _lark_only(text: str, source: Source) -> object:
         table_parser.callbacks = own
 
 
-CORPUS = sorted([*(ROOT / "studies").glob("*.perf"), *(ROOT / "tests" / "check_cases").glob("*.perf")])
+CORPUS = sorted([*(ROOT / "studies").glob("*.perf"), *TEXT_CASES])
 
 
 # The bundled study laid out as a writer may: a comment and a blank line before it, a
