@@ -62,6 +62,20 @@ def test_verify_reports_a_manifest_whose_entries_are_not_objects(tmp_path: Path)
     assert outcome.escaped is None and outcome.status == 1, outcome.escaped
 
 
+@pytest.mark.parametrize("command", ["verify", "evaluate", "compare"])
+def test_a_study_file_or_a_directory_of_bundles_is_named_for_what_it_is(tmp_path: Path, command: str) -> None:
+    # `evaluate studies/x.perf` said "no such bundle directory" of a file that exists, and
+    # `verify artifacts/<study>` exited 1, "the bundle is not what was written", as if tampered.
+    bundle = _bundle(tmp_path / "artifacts" / "planted")
+    study = bundle / "study.perf"
+    given = [str(study), str(study)] if command == "compare" else [str(study)]
+    _refused(fuzz.invoke([command, *given], tmp_path), "is a file, not a bundle directory")
+    runs = [str(bundle.parent)] * (2 if command == "compare" else 1)
+    _refused(
+        fuzz.invoke([command, *runs], tmp_path), f"not a bundle (it holds 1 bundle, the newest {bundle.name})"
+    )
+
+
 def test_verify_reports_a_manifest_that_is_a_directory(tmp_path: Path) -> None:
     bundle = _bundle(tmp_path)
     (bundle / "manifest.json").unlink()

@@ -241,6 +241,28 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def not_a_bundle(path: Path) -> str | None:
+    """Why `path` is no bundle directory, in words that say what to give instead; None when it
+    is a directory with a manifest (whether the manifest holds is `verify_bundle`'s question).
+
+    "no such bundle directory" was said of a study file that exists, and a directory of
+    bundles (`artifacts/<study>`) failed verification like a tampered bundle.
+    """
+    if not path.exists():
+        return "no such bundle directory"
+    if not path.is_dir():
+        return (
+            "is a file, not a bundle directory: give the directory `perfdsl run` printed "
+            "(artifacts/<study>/<run id>)"
+        )
+    if not (path / MANIFEST).exists():
+        inside = sorted(p.name for p in path.iterdir() if (p / MANIFEST).is_file())
+        count = f"{len(inside)} bundle{'s' if len(inside) != 1 else ''}"
+        where = f" (it holds {count}, the newest {inside[-1]})" if inside else ""
+        return f"is a directory without a {MANIFEST}: not a bundle{where}"
+    return None
+
+
 def verify_bundle(path: Path) -> list[str]:
     """Recheck a bundle against its manifest; an empty list means it is intact."""
     path = Path(path)

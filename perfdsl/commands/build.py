@@ -151,13 +151,15 @@ def _open(bundle: Path, study_name: str) -> Bundle:
     Its evaluation.json is left out of the verification: that file is derived, so when it
     is out of step it is rewritten, not refused (`Bundle.evaluation_current`).
     """
+    from perfdsl.bundle.files import not_a_bundle
     from perfdsl.bundle.opened import BundleRefused, open_bundle
 
     try:
         opened = open_bundle(bundle)
     except BundleRefused as refused:
-        if not bundle.is_dir():
-            raise CommandError(f"{bundle}: no such bundle directory") from None
+        why = not_a_bundle(bundle)
+        if why:
+            raise CommandError(f"{bundle}: {why}") from None
         problems = refused.problems
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise CommandError(

@@ -13,11 +13,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from perfdsl.bundle.files import verify_bundle
+    from perfdsl.bundle.files import not_a_bundle, verify_bundle
 
     path = Path(args.bundle)
-    if not path.is_dir():
-        raise CommandError(f"{path}: no such bundle directory")
+    refused = not_a_bundle(path)
+    if refused:
+        raise CommandError(f"{path}: {refused}")
     problems = verify_bundle(path)
     for problem in problems:
         print(f"{path}: {problem}")

@@ -16,6 +16,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 
+from perfdsl.bundle.files import not_a_bundle
 from perfdsl.bundle.opened import STUDY_FILE, Bundle, BundleRefused, open_bundle
 from perfdsl.bundle.plan import Plan
 from perfdsl.bundle.registration import RegistrationRecord
@@ -62,8 +63,9 @@ def open_evaluated(path: Path) -> Bundle:
     try:
         return open_bundle(path)
     except BundleRefused as refused:
-        if not Path(path).is_dir():
-            raise EvaluateError(f"{path}: no such bundle directory") from None
+        why = not_a_bundle(Path(path))
+        if why:
+            raise EvaluateError(f"{path}: {why}") from None
         problems = refused.problems
         shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
         raise EvaluateError(f"{path}: the bundle fails verification ({shown}): not evaluated") from None
