@@ -260,6 +260,13 @@ def test_compare_does_not_take_a_ratio_of_requests_of_different_application_shap
     assert result.goodputs[0] == f"not of the same request: {why}"
 
 
+def test_compare_says_when_a_and_b_are_one_run(tmp_path: Path) -> None:
+    a = make_bundle(tmp_path / "a", seed=1)
+    assert "note: A and B are the same run" in render_text(compare_runs(read_run(a), read_run(a)))
+    b = make_bundle(tmp_path / "b", seed=2)
+    assert "same run" not in render_text(compare_runs(read_run(a), read_run(b)))
+
+
 def test_compare_says_when_a_run_is_a_smoke_run_or_competed_with_other_work(tmp_path: Path) -> None:
     """Two quick runs of identical code were "slower in B", with nothing saying they are no evidence."""
     import json

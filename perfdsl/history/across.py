@@ -335,11 +335,16 @@ def render_text(result: RunComparison) -> str:
         f"compare `{r.study}`: A = {r.a.label} on {r.a.evaluation.target}, "
         f"B = {r.b.label} on {r.b.evaluation.target}",
     ]
+    if r.a.evaluation.run_id == r.b.evaluation.run_id:
+        lines.append("note: A and B are the same run: every ratio below is of a run with itself")
     if r.environment:
         lines.append(f"environment: {len(r.environment)} difference{'s' if len(r.environment) != 1 else ''}:")
         lines += [f"  {change}" for change in r.environment]
     else:
-        lines.append("environment: no difference in the recorded machine, software and settings")
+        # The code measured is the comparison's subject, not its environment: say which it was.
+        commits = [run.environment.short_commit if run.environment else None for run in (r.a, r.b)]
+        code = f" (the code: commit {commits[0]} -> {commits[1]})" if commits[0] != commits[1] else ""
+        lines.append(f"environment: no difference in the recorded machine, software and settings{code}")
     lines += [f"evaluation setting: {s}" for s in r.settings]
     lines.append(f"note: {NOT_INTERLEAVED}")
     lines += [f"note: {said}" for said in _not_evidence(r)]
