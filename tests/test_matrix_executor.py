@@ -153,7 +153,7 @@ def test_a_task_the_queue_forgot_without_accounting_is_lost(
     monkeypatch.setenv("FAKE_SLURM_FORGET", "1")
     state = submit_and_watch(open_matrix(tmp_path, matrix_text("lost")), slurm())
     lost = state.cell(CELLS[1])
-    assert lost.state == LOST and "no accounting" in str(lost.reason)
+    assert lost.state == LOST and "nothing recorded how it ended" in str(lost.reason)
 
 
 def test_every_cell_keeps_its_job_script_submission_and_slurm_environment(

@@ -115,7 +115,9 @@ def resolve(
         return attrs.evolve(
             record,
             state=LOST,
-            reason="left the queue without an outcome file, and no accounting says how it ended",
+            # Said of a local process killed outright too: no queue, no accounting, no outcome.
+            reason="ended without writing its outcome (killed outright, or its node lost), and "
+            "nothing recorded how it ended",
         )
     if not seen.terminal:
         return attrs.evolve(record, state=seen.state, reason=seen.reason)

@@ -31,7 +31,7 @@ NOT_SUBMITTED = "NOT_SUBMITTED"
 COMPLETED = "COMPLETED"
 NO_GPU = "NO_GPU"
 LOST = "LOST"
-"""Left the queue without an outcome file, where no accounting says how it ended."""
+"""Ended without writing its outcome file, and nothing (a scheduler's accounting) says how."""
 TERMINATED = "TERMINATED"
 """Stopped by a signal (scancel, the time limit, preemption) where nothing says which."""
 
