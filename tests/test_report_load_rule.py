@@ -72,3 +72,13 @@ def test_a_probe_held_open_by_too_few_stretches_says_so() -> None:
     assert load_rule.decided_early(LOAD, [RESULT, attrs.evolve(RESULT, decided_at=2000)]) == (
         ", 1 decided before the cap"
     )
+
+
+def test_a_probe_open_with_requests_over_the_slo_says_why_it_did_not_fail() -> None:
+    # 39 of 983 requests over the SLO and "undecided" read as a check the report got wrong.
+    clustered = attrs.evolve(
+        RESULT, n=983, misses=39, p99_ok=False, dependence=20.0, decision="open", decided_at=983
+    )
+    assert load_rule.probe_requests(clustered) == (
+        "983 (undecided at the cap: 39 over the SLO, but in runs, so the 983 count as 49 independent)"
+    )

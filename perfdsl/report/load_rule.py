@@ -59,6 +59,13 @@ def probe_requests(result: RateResult) -> str:
         return f"{fmt.count(result.n)} ({short})" if short else fmt.count(result.n)
     at = fmt.count(result.decided_at)
     said = "undecided at the cap" if result.decision == "open" else f"{result.decision} at {at}"
+    if result.decision == "open" and result.misses and result.dependence > 1.0:
+        # 39 of 983 over the SLO, and still open: say why, or it reads as a missed check.
+        independent = fmt.count(round(result.n / result.dependence))
+        said += (
+            f": {fmt.count(result.misses)} over the SLO, but in runs, so the {fmt.count(result.n)} "
+            f"count as {independent} independent"
+        )
     return f"{fmt.count(result.n)} ({said}{'; ' + short if short else ''})"
 
 
