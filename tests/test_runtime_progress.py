@@ -156,3 +156,19 @@ def test_calibration_times_calls_after_an_untimed_one() -> None:
     assert calibrate_arms(target, [arm])["slow"] >= 0.01
     assert len(counted) == 4
     assert calibrate_requests({"baseline": lambda: time.sleep(0.01)})["baseline"] >= 0.01
+
+
+def test_a_long_load_search_is_warned_of_before_it_starts(tiny) -> None:
+    # A new user's load search stepped to 12.5 rps, probes of a minute each, after 47 s of kernels.
+    keys = step_keys(tiny)
+    calls = {k: {"baseline": 1e-4, "change": 1e-4} for k in keys}
+
+    def warnings(budget_s: float) -> list[str]:
+        out = io.StringIO()
+        requests = {"baseline": 0.01, "change": 0.01}
+        RunProgress(out, live=False).announce(estimate_run(tiny, calls, requests, budget_s / 2, 0.0))
+        return [line for line in out.getvalue().splitlines() if "warning: the load search may take" in line]
+
+    (said,) = warnings(960.0)
+    assert "up to 16 min" in said and "a higher lowest rate in `load`" in said
+    assert warnings(120.0) == []

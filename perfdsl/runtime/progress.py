@@ -124,6 +124,14 @@ class RunProgress:
                 f"warning: this run is long (about {duration(estimate.seconds)}){where}; "
                 "`--quick` makes a smoke run; fewer `blocks`, `repeats` or smaller shapes shorten a full one"
             )
+        if estimate.load_budget_s > LONG_RUN_S:
+            # A search that steps below the sweep's lowest rate runs probes that each take
+            # longer: a new user's ran 6 min past its 47 s of kernels before they stopped it.
+            self(
+                f"warning: the load search may take up to {duration(estimate.load_budget_s)}: a probe "
+                "lasts its requests over its rate, so the sweep's lowest rate sets the budget; a higher "
+                "lowest rate in `load`, or fewer `requests`, shortens it"
+            )
 
     def blocks(self, key: str, order: Sequence[str]) -> Callable[[], None]:
         """A sampler `on_block` hook that reports the blocks of step `key` (`order`: each block's arm).
