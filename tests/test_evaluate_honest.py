@@ -418,7 +418,12 @@ def test_each_time_prediction_carries_what_the_run_could_detect(tmp_path: Path) 
     wanted = pairs_needed(c.sigma_log, 1 / 0.975 - 1, c.level, threshold=c.theta) * per_block
     assert f"about {wanted} requests per arm would" in by_text[app].message
     page = _page_one(_page(tmp_path / "page", **planted))
-    assert "| Detectable |" in page and "smaller than this run can detect" in page
+    assert [by_text[small].verdict, by_text[app].verdict] == ["confirmed", "confirmed"]
+    # Both were decided: page 1 does not list them among what the run cannot detect.
+    assert "| Detectable |" in page and "below what the run detects" not in page
+    undecided = _page_one(_page(tmp_path / "undecided", kernel_ratio=0.975, predictions=(small,)))
+    assert "Without a verdict, or below what the run detects: line" in undecided
+    assert "smaller than this run can detect" in undecided
 
 
 def test_a_prediction_above_the_mde_has_no_detection_note(tmp_path: Path) -> None:

@@ -713,7 +713,9 @@ def _prediction_table(ctx: ReportContext) -> list[str]:
                 f"**{verdict}**" if verdict in ("refuted", "not evidence", "invalid") else verdict,
             ]
         )
-        if verdict in ("not evidence", "invalid") or "smaller than this run can detect" in p.message:
+        # A decided prediction was decided: what the run would usually detect is beside the point.
+        undetected = verdict == "inconclusive" and "smaller than this run can detect" in p.message
+        if verdict in ("not evidence", "invalid") or undetected:
             reasons.append(f"line {p.line} ({verdict}): {fmt.message(p.message)}")
     table = fmt.table(
         "Every registered prediction, its verdict and the smallest ratio the run could detect on the "
