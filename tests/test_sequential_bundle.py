@@ -16,6 +16,7 @@ from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.plan import Plan
 from perfdsl.bundle.results import Results
 from perfdsl.bundle.stopping import SEQUENTIAL
+from perfdsl.stats.sequential.power import detectable
 
 pytestmark = pytest.mark.slow  # a real quick run of a new study, then evaluate
 
@@ -54,6 +55,8 @@ def test_evaluate_replays_the_runs_stop_bit_for_bit(tmp_path: Path) -> None:
             c = shape.comparison
             assert c is not None
             assert c.verdict == stop.verdict or (c.family is not None and c.verdict == "inconclusive")
+            # What it could detect is the sequence's at the cap, not a t interval's.
+            assert c.mde == pytest.approx(detectable([(shape.stop.rule, shape.stop.sd_log, 1.0)]), rel=1e-10)
         # The total over shapes rests on the shapes' stops, not on a bootstrap after stopping, and
         # spends none of the family's error rate (it holds whenever the shapes' intervals do).
         assert op.combined is None or op.combined.sequential

@@ -207,7 +207,9 @@ alone costs a second of a fresh build).
   shapes' stopped ratios, as its interval is of their ends (the bootstrap's ratio of totals
   over unwinsorized pairs could lie outside that interval). `contended` may carry
   `unresolved`, written only where it is not 0: the blocks too short for the clock tick
-  to read, which its `blocks` counts and its `contended` never does. An earlier file is evaluated
+  to read, which its `blocks` counts and its `contended` never does. A sequentially stopped
+  comparison's `mde` (and a sequential total's) is its confidence sequence's at the cap
+  (`stats.sequential.power`), no longer a fixed t interval's. An earlier file is evaluated
   again: its p95 probes were judged at the 99th, and its total's ratio by the bootstrap.
 """
 

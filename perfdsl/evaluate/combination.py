@@ -22,6 +22,7 @@ from perfdsl.bundle.evaluation.kernels import Combined, Comparison, Exclusion
 from perfdsl.bundle.stopping import StopRecord
 from perfdsl.stats.combine import combine_shapes
 from perfdsl.stats.paired import Pairs
+from perfdsl.stats.sequential.power import detectable
 from perfdsl.stats.sequential.total import total_interval, total_p_value, total_ratio
 from perfdsl.stats.verdict import classify
 
@@ -89,6 +90,7 @@ def _sequential_total(combined: Combined, stops: list[StopRecord]) -> Combined:
     low, high = total_interval(stops, shares)
     return attrs.evolve(
         combined,
+        mde=detectable([(s.rule, s.sd_log, v) for s, v in zip(stops, shares, strict=True)]),
         ratio=total_ratio(stops, shares),
         ci_low=low,
         ci_high=high,

@@ -20,6 +20,7 @@ import attrs
 from perfdsl.bundle.evaluation.end_to_end import EndToEnd
 from perfdsl.bundle.evaluation.kernels import OperationResult
 from perfdsl.stats.power import pairs_needed
+from perfdsl.stats.sequential.power import Part, cap_needed
 
 
 @attrs.frozen
@@ -35,6 +36,9 @@ class Detection:
     unit: str
     theta: float
     """The practical threshold the verdict must clear."""
+    parts: tuple[Part, ...] = ()
+    """Under the sequential rule, each comparison's rule, spread and share: the cap, not the
+    pairs measured, sets what the run reaches (`stats.sequential.power`); empty for the fixed design."""
 
 
 def detection(
@@ -44,13 +48,21 @@ def detection(
     if quantity != "time":
         return None
     if subject in ops:
-        c = ops[subject].combined
+        op = ops[subject]
+        c = op.combined
         if c is None:
             return None
-        return Detection(c.mde, c.spread_log, c.level, 1, "block pairs per shape", c.theta)
+        stops = {s.label: s.stop for s in op.shapes}
+        shared = [(stops.get(share.shape), share.time_share) for share in c.shares]
+        parts = tuple((stop.rule, stop.sd_log, v) for stop, v in shared if stop is not None)
+        sequential = c.sequential and len(parts) == len(shared)
+        return Detection(
+            c.mde, c.spread_log, c.level, 1, "block pairs per shape", c.theta, parts if sequential else ()
+        )
     comparison = end_to_end.comparison if end_to_end else None
     if end_to_end is None or comparison is None or comparison.analysis != "paired":
         return None
+    stop = end_to_end.stop
     return Detection(
         comparison.mde,
         comparison.sigma_log,
@@ -58,6 +70,7 @@ def detection(
         end_to_end.requests_per_block or 1,
         "requests per arm",
         comparison.theta,
+        ((stop.rule, stop.sd_log, 1.0),) if stop is not None else (),
     )
 
 
@@ -71,12 +84,20 @@ def too_small(found: Detection, bound: float) -> str | None:
     effect = math.expm1(abs(math.log(bound))) if bound > 0 else math.inf
     if effect == 0.0 or effect >= found.mde:
         return None
-    needed = pairs_needed(found.spread_log, effect, found.level, threshold=found.theta)
-    more = (
-        f"about {needed * found.per_pair} {found.unit} would"
-        if needed is not None
-        else "no practical run would"
-    )
+    if found.parts:
+        cap = cap_needed(found.parts, effect)
+        more = (
+            f"a cap of about {cap * found.per_pair} {found.unit} would"
+            if cap is not None
+            else "no practical cap would"
+        )
+    else:
+        needed = pairs_needed(found.spread_log, effect, found.level, threshold=found.theta)
+        more = (
+            f"about {needed * found.per_pair} {found.unit} would"
+            if needed is not None
+            else "no practical run would"
+        )
     # "Detect" is a rate, not a certainty: a run can still decide a smaller effect, so the sentence
     # reads right beside "confirmed" as well as beside "inconclusive".
     return (

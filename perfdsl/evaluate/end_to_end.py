@@ -29,6 +29,7 @@ from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.evaluation.end_to_end import Amdahl, Decomposition, EndToEnd, Share
 from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.bundle.evaluation.kernels import Comparison, OperationResult
+from perfdsl.bundle.stopping import StopRecord
 from perfdsl.evaluate.compare import compare_blocks
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
 from perfdsl.evaluate.kernels import arm_findings, invalid_reason, why_not_evidence
@@ -37,6 +38,7 @@ from perfdsl.evaluate.sequential import agrees, judged, recompute
 from perfdsl.stats.amdahl import check_declared_share, reconcile
 from perfdsl.stats.decomposition import DecompositionError, decompose, share_of_time
 from perfdsl.stats.power import pairs_needed
+from perfdsl.stats.sequential.power import cap_needed
 
 
 def evaluate_end_to_end(
@@ -86,6 +88,7 @@ def evaluate_end_to_end(
         share_missing,
         level,
         theta,
+        stop,
     )
     return EndToEnd(
         application=app.name,
@@ -214,6 +217,7 @@ def _amdahl(
     share_missing: str | None,
     level: float,
     theta: float,
+    stop: StopRecord | None,
 ) -> tuple[Amdahl | None, str | None]:
     if not timings_valid:
         return None, "the target's timings, the share pass's included, are not evidence"
@@ -261,29 +265,36 @@ def _amdahl(
         reconciliation_missing=missing,
         share_check=None if declared_share is None else check_declared_share(declared_share, f),
         theta=theta,
-        power=_power(comparison, bound),
+        power=_power(comparison, bound, stop),
         decomposition=decomposition,
         decomposition_missing=decomposition_missing,
     ), None
 
 
-def _power(comparison: Comparison | None, bound: float) -> str | None:
-    """Whether the end-to-end comparison could detect the effect Amdahl allows (`stats.power`), said
-    only where its verdict is inconclusive: a verdict the interval decided needs no power, and
+def _power(comparison: Comparison | None, bound: float, stop: StopRecord | None) -> str | None:
+    """Whether the end-to-end comparison could detect the effect Amdahl allows (`stats.power`;
+    under the sequential rule, its sequence at the cap: `stats.sequential.power`), said only
+    where its verdict is inconclusive: a verdict the interval decided needs no power, and
     "Underpowered end to end" beside a request time decided faster after 18 pairs read as doubt."""
     if comparison is None or comparison.analysis != "paired" or comparison.verdict != "inconclusive":
         return None
     allowed = abs(1.0 / bound - 1.0) if bound < 1.0 else abs(bound - 1.0)
     if allowed <= 0.0 or comparison.mde <= allowed:
         return None
-    needed = pairs_needed(comparison.sigma_log, allowed, comparison.level, threshold=comparison.theta)
-    more = (
-        f"about {needed} block pairs would"
-        if needed is not None
-        else f"no number of pairs would at the {comparison.theta:.3g} threshold"
-    )
+    if stop is not None:
+        cap = cap_needed([(stop.rule, stop.sd_log, 1.0)], allowed)
+        over = f"at its cap of {stop.rule.max_pairs} block pairs"
+        more = f"a cap of about {cap} block pairs would" if cap is not None else "no practical cap would"
+    else:
+        needed = pairs_needed(comparison.sigma_log, allowed, comparison.level, threshold=comparison.theta)
+        over = f"over {comparison.n_pairs} block pairs"
+        more = (
+            f"about {needed} block pairs would"
+            if needed is not None
+            else f"no number of pairs would at the {comparison.theta:.3g} threshold"
+        )
     return (
         f"the end-to-end design cannot call the effect Amdahl allows ({allowed:.2%}): the smallest "
         f"effect it calls with 80 % power past the {comparison.theta:.3g} threshold is "
-        f"{comparison.mde:.2%} over {comparison.n_pairs} block pairs; {more}"
+        f"{comparison.mde:.2%} {over}; {more}"
     )

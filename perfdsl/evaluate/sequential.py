@@ -26,6 +26,7 @@ from perfdsl.evaluate import quality
 from perfdsl.evaluate.inputs import ArmSamples
 from perfdsl.stats.sequential import planned
 from perfdsl.stats.sequential.boundary import fewest_pairs, pairs_to_fit
+from perfdsl.stats.sequential.power import detectable
 from perfdsl.stats.sequential.rule import pair_log_ratios, replay
 
 
@@ -55,11 +56,14 @@ def judged(comparison: Comparison, stop: StopRecord) -> Comparison:
     over the family may use after optional stopping. The rank test's
     disagreement follows the new verdict; and a "no meaningful
     change" whose interval lies inside the band rests on that interval, not on
-    the fixed design's power, so it is not underpowered.
+    the fixed design's power, so it is not underpowered. Its MDE is the sequence's at
+    the cap (`stats.sequential.power`): the fixed design's t formula claimed a reach
+    the sequence, wider at every pair count, does not have.
     """
     decided = stop.verdict in ("faster", "slower")
     return attrs.evolve(
         comparison,
+        mde=detectable([(stop.rule, stop.sd_log, 1.0)]),
         ratio=stop.ratio,
         ci_low=stop.low,
         ci_high=stop.high,
