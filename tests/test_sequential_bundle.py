@@ -67,3 +67,16 @@ def test_evaluate_replays_the_runs_stop_bit_for_bit(tmp_path: Path) -> None:
     assert application is not None and application.stop is not None
     end = Evaluation.read(bundle).end_to_end
     assert end is not None and end.stop_agrees is True
+    # Each interval is labelled at the confidence it was computed at: the study's level shared
+    # over its family, not the study's level ("95% interval" beside a 98.75 % one).
+    report = tmp_path / "demo.md"
+    built = _perfdsl(tmp_path, "build", "--md", "demo.perf", "--results", str(bundle), "-o", str(report))
+    assert built.returncode == 0, built.stderr
+    text = report.read_text(encoding="utf-8")
+    shared = plan.timing.comparison_confidence
+    assert plan.timing.family > 1 and shared > plan.timing.confidence
+    label = f"{100 * shared:.4g}% interval"
+    assert (
+        f"Verdicts judge each {label} (the study's 95% shared by its {plan.timing.family} comparisons" in text
+    )
+    assert f"{100 * plan.timing.confidence:.4g}% interval [" not in text

@@ -143,8 +143,15 @@ def _threshold_sentence(ctx: ReportContext) -> str:
     """What decides faster, slower, no meaningful change and inconclusive, and where it is set."""
     ev = ctx.evaluation
     theta = ev.threshold
+    shared = (
+        f" (the study's {fmt.percent(ev.level, 4)} shared by its {ctx.plan.timing.family} comparisons, "
+        "so that all hold together)"
+        if ctx.interval_level != ev.level
+        else ""
+    )
     return (
-        f"Verdicts judge each {fmt.percent(ev.level, 2)} interval against the practical band "
+        f"Verdicts judge each {fmt.percent(ctx.interval_level, 4)} interval{shared} against the "
+        "practical band "
         f"[{fmt.ratio(1 / (1 + theta))}, {fmt.ratio(1 + theta)}] (threshold {fmt.percent(theta)}, "
         "set by `threshold` in `evidence timing`, at least 1 %): faster or slower only when the whole "
         "interval lies beyond it, no meaningful change when inside it, inconclusive when it straddles "
@@ -161,7 +168,7 @@ def _end_to_end_sentence(ctx: ReportContext) -> str:
     if c is None:
         return f"End to end, {app}: no timing evidence ({fmt.message(end.comparison_missing)})."
     interval = (
-        f"{fmt.percent(ctx.level, 2)} interval {fmt.interval(c.ci_low, c.ci_high)}"
+        f"{fmt.percent(ctx.interval_level, 4)} interval {fmt.interval(c.ci_low, c.ci_high)}"
         if c.ci_low is not None
         else f"no interval ({fmt.message(c.interval_missing)})"
     )

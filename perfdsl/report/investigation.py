@@ -107,7 +107,7 @@ def _time(ctx: ReportContext, op: OperationResult) -> str:
 def _compared(ctx: ReportContext, what: str, c: Comparison | Combined) -> str:
     """A time ratio with its interval and verdict, as the timing sections state them."""
     return (
-        f"{what} ratio (change / baseline) {fmt.ratio(c.ratio)}, {fmt.percent(ctx.level, 2)} "
+        f"{what} ratio (change / baseline) {fmt.ratio(c.ratio)}, {fmt.percent(ctx.interval_level, 4)} "
         f"interval {fmt.interval(c.ci_low, c.ci_high)}: **{fmt.text(c.verdict)}**"
     )
 

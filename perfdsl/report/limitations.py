@@ -97,7 +97,7 @@ def measured_limit(ctx: ReportContext, limit: Limit) -> list[str]:
             continue
         for op in ctx.operations:
             named = f"{fmt.code(op.name)} at {label}" if len(ctx.operations) > 1 else label
-            lines.append(_shape_line(named, op, entry, ctx.level))
+            lines.append(_shape_line(named, op, entry, ctx.interval_level))
     return lines
 
 
@@ -127,7 +127,7 @@ def _verdict_words(shape: ShapeResult, level: float) -> str:
     c = shape.usable
     words = f"{VERDICT_WORDS[c.verdict]}: {c.verdict}, ratio {fmt.ratio(c.ratio)}"
     if c.interval is not None:
-        words += f" {fmt.interval(*c.interval)} ({level:.0%} interval)"
+        words += f" {fmt.interval(*c.interval)} ({fmt.percent(level, 4)} interval)"
     why = c.family or c.interval_missing
     return words + (f"; {fmt.text(why)}" if c.verdict == "inconclusive" and why else "")
 

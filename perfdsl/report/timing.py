@@ -115,7 +115,7 @@ def _mde(c: Comparison) -> str:
 
 def _estimator(ctx: ReportContext) -> str:
     """What a shape's ratio is, as the evaluation computes it: the paired blocks' geometric mean."""
-    level = fmt.percent(ctx.level, 2)
+    level = fmt.percent(ctx.interval_level, 4)
     timing = ctx.plan.timing
     if timing.stopping is None:
         return (
