@@ -9,9 +9,11 @@ application time ratio the change can produce.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 import pytest
 from evaluate_fixtures import make_bundle
@@ -495,6 +497,27 @@ def test_a_p_value_at_the_bootstrap_floor_is_resolved_analytically(tmp_path: Pat
     c = ev.operations[0].shapes[0].comparison
     assert c.p_value <= BOOTSTRAP_FLOOR * 1.5  # a 2x effect in 1 % noise: every resample agrees
     assert resolved_p(c) < 1e-10
+
+
+def test_holm_takes_a_sequential_stop_s_own_p_value_not_a_t_reading_of_its_interval(tmp_path: Path) -> None:
+    # An anytime-valid 0.000198, under the bootstrap's floor, was replaced by 0.0113: a t interval's
+    # p read off the confidence sequence's (wider) interval.
+    from perfdsl.bundle.stopping import RHO, StoppingRule
+    from perfdsl.evaluate.family import BOOTSTRAP_FLOOR, adjust, resolved_p
+    from perfdsl.stats.sequential.rule import replay
+
+    ev = _run(tmp_path, kernel_ratio=0.97, noise=0.02)
+    rule = StoppingRule(0.9875, 0.01, 6, 100, RHO)
+    stop = replay(math.log(0.97) + 0.02 * np.random.default_rng(4).standard_normal(100), rule)
+    assert stop is not None and stop.p_value < BOOTSTRAP_FLOOR
+    op = ev.operations[0]
+    shape = attrs.evolve(
+        op.shapes[0], stop=stop, comparison=attrs.evolve(op.shapes[0].comparison, p_value=stop.p_value)
+    )
+    ops = (attrs.evolve(op, shapes=(shape, *op.shapes[1:])),)
+    family = adjust(ops, ev.end_to_end, 0.95)
+    assert family is not None
+    assert family.p_values[0] == stop.p_value != resolved_p(shape.usable)
 
 
 def test_holm_leaves_invalid_comparisons_out_of_the_family(tmp_path: Path) -> None:

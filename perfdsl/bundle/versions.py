@@ -209,7 +209,8 @@ alone costs a second of a fresh build).
   `unresolved`, written only where it is not 0: the blocks too short for the clock tick
   to read, which its `blocks` counts and its `contended` never does. A sequentially stopped
   comparison's `mde` (and a sequential total's) is its confidence sequence's at the cap
-  (`stats.sequential.power`), no longer a fixed t interval's. An earlier file is evaluated
+  (`stats.sequential.power`), no longer a fixed t interval's, and Holm's adjustment takes a
+  stop's own anytime-valid p-value. An earlier file is evaluated
   again: its p95 probes were judged at the 99th, and its total's ratio by the bootstrap.
 """
 
