@@ -210,7 +210,8 @@ alone costs a second of a fresh build).
   to read, which its `blocks` counts and its `contended` never does. A sequentially stopped
   comparison's `mde` (and a sequential total's) is its confidence sequence's at the cap
   (`stats.sequential.power`), no longer a fixed t interval's, and Holm's adjustment takes a
-  stop's own anytime-valid p-value. An earlier file is evaluated
+  stop's own anytime-valid p-value. The share pass's per-request times are winsorized (log
+  scale, median +- 5 scaled MADs) before f, r and the rest's ratio. An earlier file is evaluated
   again: its p95 probes were judged at the 99th, and its total's ratio by the bootstrap.
 """
 
