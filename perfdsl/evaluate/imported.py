@@ -220,6 +220,7 @@ def _prediction(
     counts = next((c for c in counted if c.operation == subject), None)
     found = counts.quantity(quantity) if counts is not None else None
     note = ""
+    said = ""  # how the message names the basis, where the record's one word is too short for it
     amdahl = isinstance(prediction.bound, Name) and prediction.bound.id == AMDAHL
     if amdahl:
         value, ci, basis = None, None, "none"
@@ -228,7 +229,8 @@ def _prediction(
         ci = (min(timing.low, value), max(timing.high, value)) if timing.low is not None and value else None
         note = "" if timing.evidence_grade else f" ({timing.verdict}, imported)"
     elif counts is not None and counts.judged and found is not None and found.ratio is not None:
-        value, basis = found.ratio, LABEL
+        # The record's basis is one of its five words ("counted"); the message says whose count.
+        value, basis, said = found.ratio, "counted", LABEL
         ci = (value, value)
     else:
         pair = models.get(subject, {}).get(quantity)
@@ -258,7 +260,7 @@ def _prediction(
     lo, hi = ci
     shown = estimate(value, lo, hi)
     message = (
-        f"{basis} {prediction.target} ratio {shown} against {prediction.comparator} {bound:.4g}: "
+        f"{said or basis} {prediction.target} ratio {shown} against {prediction.comparator} {bound:.4g}: "
         f"{verdict}{note}"
     )
     return PredictionResult(
@@ -314,7 +316,7 @@ def summary(evaluation: ImportedEvaluation) -> str:
         lines.append(f"  {t.verdict}")
     for c in e.counted:
         shown = ", ".join(f"{q.name} ratio {q.ratio:.4f}" for q in c.quantities if q.ratio is not None)
-        used = "judged on" if c.judged else f"not judged on: {c.mismatch}"
+        used = "the predictions are judged on it" if c.judged else f"not judged on: {c.mismatch}"
         lines.append(f"operation {c.operation}: {c.label} ({c.tool}): {shown or 'nothing counted'}; {used}")
     for a in e.applications:
         t = a.timing
