@@ -898,3 +898,19 @@ def test_page_one_says_when_the_stated_mechanism_is_neither_modelled_nor_counted
     assert "**Modelled, not counted** (line" in one and "Mechanism modelled" not in one
     # A study whose mechanism's quantity is modelled has no such warning.
     assert "not observed" not in _page_one(_page(tmp_path / "bytes", predictions=("op.bytes ratio <= 0.5",)))
+
+
+def test_page_one_says_the_model_level_check_compares_the_arms_not_that_either_matches() -> None:
+    # Both arms of a new user's application missed their float64 run by rel_l2 1.0 (the CUDA path
+    # lacked a scaling), the relative check passed, and page 1 said the output "matches".
+    from types import SimpleNamespace
+
+    from perfdsl.bundle.evaluation.correctness import ModelArm, ModelLevel
+    from perfdsl.report.decision import _model_level_clause
+
+    both_off = ModelLevel(
+        True, {arm: ModelArm(True, 1.0000000088, 0.5, "") for arm in ("baseline", "change")}, None
+    )
+    said = _model_level_clause(SimpleNamespace(evaluation=SimpleNamespace(model_level=both_off)))  # type: ignore[arg-type]
+    assert "no further from its float64 run than the baseline's (rel_l2 1.0e0 against 1.0e0)" in said
+    assert "matches" not in said
