@@ -102,3 +102,14 @@ def test_the_application_hands_back_its_request_samples_as_a_kernel_shape_does()
     assert sampled is not None and record.samples == "samples/application.csv"
     assert sampled.rows()[0] == SAMPLE_COLUMNS and {s.arm for s in sampled.samples} == {"baseline", "change"}
     assert record.timing is not None and record.timing.blocks == sampled.timing.blocks
+
+
+def test_a_load_test_that_cannot_run_names_the_arm_whose_request_is_over_the_slo() -> None:
+    # "no rate can meet the SLO: one request alone takes 62.1 ms" was the baseline's; the change's
+    # request took 4.13 ms, and the sentence read as if no arm could.
+    from perfdsl.runtime.end_to_end import LoadInput, _unmeetable
+
+    served = LoadInput({}, 0.0621, {"baseline": 0.0621, "change": 0.00413})
+    said = _unmeetable(served, 0.020)
+    assert said.startswith("no rate can meet the SLO of 20 ms for the baseline: one request alone takes ")
+    assert "the baseline's 62.1 ms, the change's 4.13 ms" in said
