@@ -43,6 +43,7 @@ def test_the_sequence_s_mde_at_the_cap_is_its_reach_plus_the_power_quantile() ->
     assert fixed == pytest.approx(0.0285, abs=0.0005)
 
 
+@pytest.mark.slow  # calibrates: 600 seeded sequences
 def test_the_sequence_calls_its_mde_in_80_percent_of_runs_and_the_t_formula_s_effect_far_less() -> None:
     mde = detectable([(RULE, SPREAD, 1.0)])
     assert _called(mde, 300, 1) >= 0.8
