@@ -86,9 +86,9 @@ def _baseline_operating_point(ctx: ReportContext) -> list[str]:
         d = end.comparison.baseline_dispersion
         parts.append(
             f"Baseline operating point of {fmt.code(end.application)} at shape "
-            f"{fmt.text(shape_text(ctx, end.shape))}: median request time {fmt.duration(d.median)} "
-            f"(interquartile range {fmt.percent(d.iqr_rel)} of the median) over "
-            f"{end.comparison.n_baseline} blocks, one request at a time."
+            f"{fmt.text(shape_text(ctx, end.shape))}, one request at a time: the median of "
+            f"{end.comparison.n_baseline} blocks' median request times is {fmt.duration(d.median)}, "
+            f"their interquartile range {fmt.percent(d.iqr_rel)} of it."
         )
     else:
         parts.append(f"Baseline request time: not evidence ({fmt.message(end.comparison_missing)}).")
