@@ -312,3 +312,24 @@ def test_two_different_kernels_under_one_name_are_refused(kernels, tmp_path):
     renamed = attrs.evolve(kernels["two"], name="scale_add")
     with pytest.raises(ValueError, match="scale_add"):
         write_compiled_code(tmp_path, [kernels["one"], renamed])
+
+
+def test_a_cuda_kernel_that_did_not_compile_says_why_its_counts_are_missing() -> None:
+    # The simulator ran a kernel `compile_ptx` refused; the cpu run's static table showed a row of
+    # dashes and no reason, the TypingError only in results.json.
+    import attrs
+
+    from perfdsl.bundle.static import CudaKernelSummary, StaticCode, VariantCode
+    from perfdsl.evaluate.mechanism import static_counts
+
+    refused = "numba.cuda.compile_ptx failed: TypingError: No implementation of function shared.array"
+    kernel = CudaKernelSummary(
+        "transpose_kernel", "(float32[:, :],)", "sm_90", None, refused, f"no PTX: {refused}",
+        f"no PTX: {refused}", None, None, None, None, None, None, None, None, {},
+    )  # fmt: skip
+    static = StaticCode({kernel.name: kernel}, {}, {"transposed": VariantCode((kernel.name,), ())})
+    (counts,) = static_counts(static, "transposed")
+    assert counts.counts == {} and counts.missing == f"no PTX: {refused}"
+    compiled = attrs.evolve(kernel, ptx_missing=None)
+    (fine,) = static_counts(attrs.evolve(static, cuda={kernel.name: compiled}), "transposed")
+    assert fine.missing is None

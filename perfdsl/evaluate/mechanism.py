@@ -227,9 +227,18 @@ def static_counts(static: StaticCode | None, variant: str) -> tuple[KernelCounts
     if static is None or variant not in static.variants:
         return ()
     names = static.variants[variant]
-    out = [KernelCounts(k, "cuda", _cuda_counts(static.cuda[k])) for k in names.cuda if k in static.cuda]
+    out = [_cuda_kernel(static.cuda[k]) for k in names.cuda if k in static.cuda]
     out += [_cpu_kernel(static.cpu[f]) for f in names.cpu if f in static.cpu]
     return tuple(out)
+
+
+def _cuda_kernel(record: CudaKernelSummary) -> KernelCounts:
+    """A CUDA kernel's counts; where it compiled to nothing countable, why (a kernel that the
+    simulator ran and `compile_ptx` refused: its table row was dashes, the reason unsaid)."""
+    counts = _cuda_counts(record)
+    if record.ptx is None and record.sass is None and record.ptx_missing:
+        return KernelCounts(record.name, "cuda", counts, f"no PTX: {record.ptx_missing}")
+    return KernelCounts(record.name, "cuda", counts)
 
 
 def _cpu_kernel(record: CpuFunctionSummary) -> KernelCounts:

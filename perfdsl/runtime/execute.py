@@ -394,6 +394,14 @@ def _static_code(
     from perfdsl.runtime.static_code.archive import write_compiled_code
 
     summary = write_compiled_code(bundle.tmp / "code", compiled_code.records)
+    for kernel in summary.cuda.values():
+        if kernel.ptx is None and kernel.ptx_missing and "TypingError" in kernel.ptx_missing:
+            # The simulator runs Python, so its correctness passes a kernel nvcc's front end refuses.
+            progress(
+                f"warning: the CUDA kernel `{kernel.name}` does not compile for a GPU "
+                f"({kernel.ptx_missing.splitlines()[0]}); a correctness check under the simulator "
+                "does not show it runs on one"
+            )
     cpu = {
         name: _as_measured(function, compiled.get(name), progress) for name, function in summary.cpu.items()
     }
