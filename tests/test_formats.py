@@ -161,16 +161,20 @@ def test_paths_are_relative_to_the_repository_root(tmp_path: Path) -> None:
     assert ci_path("b.perf", cwd=outside) == "b.perf"
 
 
-def test_command_line_writes_sarif_and_keeps_the_exit_status() -> None:
-    case = "tests/check_cases/PD004_unknown_setting.perf"
-    done = subprocess.run(
-        [sys.executable, "-m", "perfdsl", "check", "--format", "sarif", case],
+def _check(format_name: str, path: str) -> subprocess.CompletedProcess[str]:
+    """`perfdsl check --format FORMAT PATH` as the command line runs it, from the repository's root."""
+    return subprocess.run(
+        [sys.executable, "-m", "perfdsl", "check", "--format", format_name, path],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
         timeout=60,
     )
+
+
+def test_command_line_writes_sarif_and_keeps_the_exit_status() -> None:
+    done = _check("sarif", "tests/check_cases/PD004_unknown_setting.perf")
     assert done.returncode == 1
     log = json.loads(done.stdout)
     assert {r["ruleId"] for r in log["runs"][0]["results"]} == {
@@ -185,14 +189,7 @@ def test_a_study_file_that_cannot_be_read_is_an_error_in_every_document(
     """A Latin-1 file was named only on stderr: the SARIF, JUnit and annotations showed green."""
     shutil.copy(ROOT / "tests/check_cases/PD008_not_utf8.perf", tmp_path / "latin1.perf")
     shutil.copy(ROOT / "studies/planted_null.perf", tmp_path / "fine.perf")
-    done = subprocess.run(
-        [sys.executable, "-m", "perfdsl", "check", "--format", format_name, str(tmp_path)],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = _check(format_name, str(tmp_path))
     assert done.returncode == 2
     assert "PD008" in done.stdout and "latin1.perf" in done.stdout
     assert "not UTF-8 text (byte 22)" in done.stderr

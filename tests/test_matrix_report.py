@@ -162,19 +162,10 @@ def test_a_limit_measured_by_a_cell_is_evidence_and_the_others_are_claims(tmp_pa
 def test_cells_of_different_shapes_that_measured_the_same_ones_are_said_to(tmp_path: Path) -> None:
     """A quick matrix timed each cell of its shapes axis at the same smoke shape, and the report
     read as verdicts at the shapes selected."""
-    from matrix_support import STUDY
+    from matrix_support import MATRIX_SPEC, STUDY
 
-    text = f"""name = "axis"
-study = "{STUDY}"
-targets = ["cpu"]
-[[shapes]]
-name = "small"
-select = [{{N = 4096}}]
-[[shapes]]
-name = "mid"
-select = [{{N = 65536}}]
-"""
-    matrix = open_matrix(tmp_path, text)
+    axis = MATRIX_SPEC[MATRIX_SPEC.index("[[shapes]]") :]  # two cells: N = 4096 and N = 65536
+    matrix = open_matrix(tmp_path, f'name = "axis"\nstudy = "{STUDY}"\ntargets = ["cpu"]\n{axis}')
     records = []
     for cell in matrix.cells:
         made = make_bundle(tmp_path / cell.id, seed=cell.index + 1)  # the same planted shapes in both

@@ -36,7 +36,7 @@ from typing import Any
 from perfdsl.bundle.evaluation.correctness import FailingCase
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.evaluation.imported import ImportedEvaluation, ImportedTiming
-from perfdsl.bundle.evaluation.kernels import Combined, Comparison, Finding
+from perfdsl.bundle.evaluation.kernels import Combined, Comparison, Finding, ShapeResult
 from perfdsl.bundle.evaluation.verdicts import PredictionResult
 from perfdsl.bundle.plain import DIGITS, to_plain
 
@@ -72,18 +72,7 @@ def _measured(e: Evaluation) -> Iterator[tuple[str, dict[str, Any]]]:
         },
     )
     for op in e.operations:
-        for shape in op.shapes:
-            yield (
-                "verdict",
-                {
-                    "scope": "shape",
-                    "operation": op.name,
-                    "application": None,
-                    "shape": shape.label,
-                    "sizes": shape.sizes,
-                    **_comparison(shape.comparison, shape.missing, shape.invalid),
-                },
-            )
+        yield from (_shape_verdict("shape", op.name, shape) for shape in op.shapes)
         yield (
             "verdict",
             {
@@ -95,18 +84,7 @@ def _measured(e: Evaluation) -> Iterator[tuple[str, dict[str, Any]]]:
                 **_comparison(op.combined, op.combined_missing, None),
             },
         )
-        for shape in op.limits:
-            yield (
-                "verdict",
-                {
-                    "scope": "limit",
-                    "operation": op.name,
-                    "application": None,
-                    "shape": shape.label,
-                    "sizes": shape.sizes,
-                    **_comparison(shape.comparison, shape.missing, shape.invalid),
-                },
-            )
+        yield from (_shape_verdict("limit", op.name, shape) for shape in op.limits)
         correctness = op.correctness
         yield (
             "correctness",
@@ -196,6 +174,21 @@ def _imported(e: ImportedEvaluation) -> Iterator[tuple[str, dict[str, Any]]]:
             "consistent": not e.findings,
             "contradictions": list(e.findings),
             "unsupported": [],
+        },
+    )
+
+
+def _shape_verdict(scope: str, operation: str, shape: ShapeResult) -> tuple[str, dict[str, Any]]:
+    """One shape's verdict line: a workload shape (`shape`) or a `limit` shape."""
+    return (
+        "verdict",
+        {
+            "scope": scope,
+            "operation": operation,
+            "application": None,
+            "shape": shape.label,
+            "sizes": shape.sizes,
+            **_comparison(shape.comparison, shape.missing, shape.invalid),
         },
     )
 
