@@ -199,11 +199,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(render_json(everything))
     elif args.format in formats.FORMATS:
         sys.stdout.write(formats.render(args.format, checked, everything))
-    # A document on stdout (json, sarif, github, junit) holds the PD008 error; the terminal
-    # is told too, in one line, why the status is 2.
-    if args.format not in ("full", "short"):
-        for message in unreadable:
-            print(f"perfdsl check: error: {message}", file=sys.stderr)
+    # The PD008 error is in the output, whatever its format; status 2 is said on stderr too,
+    # in one line, as every command says it.
+    for message in unreadable:
+        print(f"perfdsl check: error: {message}", file=sys.stderr)
     if unreadable:
         return 2
     if args.format == "full" and not everything:
