@@ -87,38 +87,26 @@ def diagnose_file(path: Path) -> tuple[Source, list[Diagnostic]]:
     """A study file's text and every diagnostic for it; a file that cannot be read is one error
     (PD008) at the first byte that is not UTF-8, or at its start, in place of the study's."""
     try:
-        source = read_source(path)
-    except CommandError as error:
-        return _unreadable(path, str(error))
+        source = Source.read(path)
+    except UnicodeDecodeError as bad:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8", errors="replace")
+        at = len(raw[: bad.start].decode("utf-8"))
+        source = Source(str(path), text)
+        why = f"not UTF-8 text (byte {bad.start})"
+        help_ = "save the file as UTF-8 (`iconv -f latin1 -t utf-8`, or the editor's encoding menu)"
+        return source, [_unreadable(source, Span(at, at + 1), why, "not UTF-8 here", help_)]
+    except OSError as error:
+        source = Source(str(path), "")
+        why = f"cannot read: {error.strerror or error}"
+        help_ = "make the file readable to this user, or leave it out"
+        return source, [_unreadable(source, Span(0, 0), why, "", help_)]
     return source, diagnose(source)
 
 
-def _unreadable(path: Path, message: str) -> tuple[Source, list[Diagnostic]]:
-    """The PD008 error for a study file that could not be read, and the text it points into."""
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        raw = b""
-    text = raw.decode("utf-8", errors="replace")
-    try:
-        raw.decode("utf-8")
-        offset = 0
-    except UnicodeDecodeError as bad:
-        offset = len(raw[: bad.start].decode("utf-8"))
-    source = Source(str(path), text)
-    said = message.removeprefix(f"{path}: ")
-    diagnostic = Diagnostic(
-        "PD008",
-        ERROR,
-        f"the study file cannot be read: {said.split('; ')[0]}",
-        source,
-        Span(offset, min(offset + 1, len(text))),
-        "not UTF-8 here" if offset or text else "",
-        "save the file as UTF-8 (`iconv -f latin1 -t utf-8`, or the editor's encoding menu)"
-        if "UTF-8" in said
-        else "make the file readable to this user, or leave it out",
-    )
-    return source, [diagnostic]
+def _unreadable(source: Source, span: Span, why: str, label: str, help_: str) -> Diagnostic:
+    """The PD008 error for a study file that could not be read."""
+    return Diagnostic("PD008", ERROR, f"the study file cannot be read: {why}", source, span, label, help_)
 
 
 def diagnose(source: Source) -> list[Diagnostic]:
