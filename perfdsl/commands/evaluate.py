@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from perfdsl.evaluate.combination import Combined
     from perfdsl.evaluate.compare import Comparison
     from perfdsl.evaluate.evaluation import Evaluation
+    from perfdsl.nodes import Study
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,8 +74,9 @@ def run(args: argparse.Namespace) -> int:
         return _run_imported(bundle, args.jsonl)
     try:
         opened = open_evaluated(bundle)
-        current = _current_study(Path(args.study), opened.plan.study) if args.study else None
-        evaluation = evaluate(opened, current)
+        path = Path(args.study) if args.study else None
+        current = _current_study(path, opened.plan.study) if path else None
+        evaluation = evaluate(opened, path, current_parsed=current)
     except (EvaluateError, BundleError) as error:
         raise CommandError(str(error)) from None
     # The CI files first: one that cannot be written fails the command before the bundle is touched.
@@ -101,8 +103,8 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failing else 0
 
 
-def _current_study(path: Path, bundle_study: str) -> Path:
-    """`--study`'s file, refused in one line unless it is a study of the bundle's name that parses.
+def _current_study(path: Path, bundle_study: str) -> Study:
+    """`--study`'s file parsed, refused in one line unless it is a study of the bundle's name.
 
     Its `predict` section is compared with the registered one; a file that cannot be read,
     does not parse or is another study's has none to compare, and evaluating on with a note
@@ -121,7 +123,7 @@ def _current_study(path: Path, bundle_study: str) -> Path:
         raise CommandError(f"{path}: the study does not parse; `perfdsl check {path}` says where")
     if study.name.id != bundle_study:
         raise CommandError(f"{path}: is study `{study.name.id}`, and the bundle is of study `{bundle_study}`")
-    return path
+    return study
 
 
 def _write(path: Path, text: str, *, append: bool) -> None:

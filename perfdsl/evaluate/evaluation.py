@@ -53,17 +53,24 @@ from perfdsl.stats.capacity import service_mismatch
 from perfdsl.stats.value import value
 
 
-def evaluate(bundle: Bundle, current_study: Path | None = None, *, study: Study | None = None) -> Evaluation:
+def evaluate(
+    bundle: Bundle,
+    current_study: Path | None = None,
+    *,
+    study: Study | None = None,
+    current_parsed: Study | None = None,
+) -> Evaluation:
     """Evaluate an opened bundle; `current_study` is also checked against the registered predictions.
 
-    `study` is the bundle's study when the caller has parsed it already (from the same text).
+    `study` is the bundle's study when the caller has parsed it already (from the same text),
+    and `current_parsed` the current study file, likewise: neither is parsed again.
     EvaluateError (one line) when the bundle cannot be: a record read as it is used (a
     shape's timing, the application's blocks) or a sample or probe file it names that is
     missing or garbled is the bundle's fault, named with its file (and line).
     """
     inputs = inputs_of(bundle, study)
     try:
-        return _evaluated(inputs, current_study)
+        return _evaluated(inputs, current_study, current_parsed)
     except versions.BundleFormatError as error:
         raise EvaluateError(str(error)) from None
     except versions.RECORD_ERRORS as error:
@@ -75,7 +82,7 @@ def evaluate(bundle: Bundle, current_study: Path | None = None, *, study: Study 
         raise EvaluateError(f"{where}: unreadable bundle file: {error.strerror or error}") from None
 
 
-def _evaluated(inputs: BundleInputs, current_study: Path | None) -> Evaluation:
+def _evaluated(inputs: BundleInputs, current_study: Path | None, current_parsed: Study | None) -> Evaluation:
     results = inputs.results
     level, theta = inputs.plan.timing.confidence, inputs.plan.timing.threshold
     operations = evaluate_operations(inputs)
@@ -134,7 +141,7 @@ def _evaluated(inputs: BundleInputs, current_study: Path | None) -> Evaluation:
             end_to_end_missing=None if end_to_end else results.application_missing,
             timings_valid=results.timings_valid,
         ),
-        registration=check_registration(inputs.registration, inputs.study, current_study),
+        registration=check_registration(inputs.registration, inputs.study, current_study, current_parsed),
         quality=tuple(
             [f for op in operations for s in op.shapes for f in s.findings]
             + list(end_to_end.findings if end_to_end else ())

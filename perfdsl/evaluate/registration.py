@@ -21,9 +21,13 @@ from perfdsl.source import Source
 
 
 def check_registration(
-    registration: RegistrationRecord, bundle_study: Study, current: Path | None = None
+    registration: RegistrationRecord,
+    bundle_study: Study,
+    current: Path | None = None,
+    current_parsed: Study | None = None,
 ) -> Registration:
-    """Compare the registered hash with the bundle's study and, if given, a current study file."""
+    """Compare the registered hash with the bundle's study and, if given, a current study file
+    (`current_parsed` is that file parsed, where the caller has it)."""
     registered = registration.predict_hash
     bundle_hash = predict_section_hash(bundle_study)
     matches = registered == bundle_hash
@@ -37,7 +41,7 @@ def check_registration(
         registered_at=registration.registered,
         bundle_hash=bundle_hash,
         matches=matches,
-        current=check_current(registered, current) if current is not None else None,
+        current=check_current(registered, current, current_parsed) if current is not None else None,
         message=message,
     )
 
