@@ -77,3 +77,8 @@ def bandwidth(bytes_per_s: float | None) -> str:
 def rate(per_s: float | None) -> str:
     """A request rate: `450 rps`, `1,329 rps`."""
     return MISSING if per_s is None else f"{sig(per_s)} rps"
+
+
+def percentile_name(share: float) -> str:
+    """How an SLO names its percentile: `p99` for 0.99, `p95` for 0.95, `p99.9` for 0.999."""
+    return f"p{round(share * 100, 6):g}"

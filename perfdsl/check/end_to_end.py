@@ -10,6 +10,7 @@ from perfdsl.check.names import choice, statistic
 from perfdsl.check.units import EPSILON, dimension, fraction
 from perfdsl.diagnostics import suggest
 from perfdsl.nodes import Application, Condition, EndToEndEvidence, Num
+from perfdsl.numbers import percentile_name
 from perfdsl.plan_rules import slo_percentile
 
 
@@ -152,7 +153,7 @@ def _probe_room(ctx: Context, evidence: EndToEndEvidence) -> None:
         "PD510",
         f"a {probe} load probe of `requests {requests:g}` can pass only if its requests are independent",
         count.span,
-        label=f"each probe stops at {cap} requests, and a p{100 * percentile:g} with no miss "
+        label=f"each probe stops at {cap} requests, and a {percentile_name(percentile)} with no miss "
         f"needs {clean} independent ones to pass",
         help=f"write `requests {probe_size.requests_for_room(probe, percentile)}`, so that a probe "
         f"far inside the SLO passes while its slow requests come in runs of up to "

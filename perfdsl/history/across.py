@@ -23,7 +23,7 @@ from perfdsl.bundle.evaluation.load import Goodput, LoadEvaluation
 from perfdsl.bundle.evaluation.verdicts import Verdict
 from perfdsl.evaluate.compare import compare
 from perfdsl.history.runs import Run, environment_changes
-from perfdsl.numbers import duration, rate
+from perfdsl.numbers import duration, percentile_name, rate
 from perfdsl.stats.verdict import classify
 
 NOT_INTERLEAVED = (
@@ -218,8 +218,8 @@ def _goodputs(a: LoadEvaluation | None, b: LoadEvaluation | None, shapes: str | 
     lines = [f"not of the same request: {shapes}"] if shapes else []
     if (a.slo_seconds, a.percentile) != (b.slo_seconds, b.percentile):
         lines.append(
-            f"the SLOs differ: A p{100 * a.percentile:g} <= {duration(a.slo_seconds * 1e9)}, "
-            f"B p{100 * b.percentile:g} <= {duration(b.slo_seconds * 1e9)}"
+            f"the SLOs differ: A {percentile_name(a.percentile)} <= {duration(a.slo_seconds * 1e9)}, "
+            f"B {percentile_name(b.percentile)} <= {duration(b.slo_seconds * 1e9)}"
         )
     arms_b = {g.arm: g for g in b.arms}
     for g in a.arms:

@@ -661,9 +661,9 @@ def _mechanism_warnings(ctx: ReportContext) -> list[str]:
             out.append(
                 f"**The mechanism does not explain the time change** of {fmt.code(op.name)} at {where}."
             )
-        timed = [s for s in op.shapes if s.evidence and s.usable is not None]
-        unobserved = {s.mechanism.explanation.quantity for s in timed if _unobserved(s.mechanism.explanation)}
-        if timed and len(unobserved) == 1 and all(_unobserved(s.mechanism.explanation) for s in timed):
+        timed = [s.mechanism.explanation for s in op.shapes if s.evidence and s.usable is not None]
+        unobserved = {e.quantity for e in timed}
+        if timed and all(_unobserved(e) for e in timed) and len(unobserved) == 1:
             # Only the mechanism section said so: page 1 led with a modelled prediction of
             # another quantity, and the stated mechanism had no evidence at all.
             out.append(

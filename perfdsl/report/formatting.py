@@ -23,6 +23,7 @@ from perfdsl.numbers import MISSING as MISSING
 from perfdsl.numbers import bandwidth as bandwidth
 from perfdsl.numbers import data_size as data_size
 from perfdsl.numbers import duration as duration
+from perfdsl.numbers import percentile_name as percentile_name
 from perfdsl.numbers import rate as rate
 from perfdsl.numbers import seconds as seconds
 from perfdsl.numbers import sig as sig
@@ -113,11 +114,6 @@ def capacity_caveat(load: LoadEvaluation) -> str | None:
     )
     judged = rate(found.goodput)
     return f"the {arm}'s goodput is a lower bound: {why}, so the SLO was not judged above {judged}"
-
-
-def percentile_name(share: float) -> str:
-    """How an SLO names its percentile: `p99` for 0.99, `p95` for 0.95, `p99.9` for 0.999."""
-    return f"p{round(share * 100, 6):g}"
 
 
 def criterion(name: str, share: float) -> str:
