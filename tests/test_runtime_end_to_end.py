@@ -109,7 +109,7 @@ def test_a_load_test_that_cannot_run_names_the_arm_whose_request_is_over_the_slo
     # request took 4.13 ms, and the sentence read as if no arm could.
     from perfdsl.runtime.end_to_end import LoadInput, _unmeetable
 
-    served = LoadInput({}, 0.0621, {"baseline": 0.0621, "change": 0.00413})
+    served = LoadInput({}, {"baseline": 0.0621, "change": 0.00413})
     said = _unmeetable(served, 0.020)
     assert said.startswith("no rate can meet the SLO of 20 ms for the baseline: one request alone takes ")
     assert "the baseline's 62.1 ms, the change's 4.13 ms" in said

@@ -281,8 +281,8 @@ def run_application(
     timers: dict[str, OpTimer] = {}
     requests = build_requests(application, target, variants, app.shape, plan.dtype, timers)
     key = application_key(plan)
-    alone = {arm: service_time_s(request) for arm, request in requests.items()}
-    slowest = max(alone.values())
+    served = LoadInput(requests, {arm: service_time_s(request) for arm, request in requests.items()})
+    slowest = served.slowest_s
     record = time_requests(
         target,
         requests,
@@ -298,7 +298,6 @@ def run_application(
     progress(f"application `{app.name}`: the operation's share of time")
     shares = measure_share(requests, timers, share_requests(slowest, plan.quick))
     entry = attrs.evolve(entry, samples="samples/application.csv", timing=timing, share=shares)
-    served = LoadInput(requests, slowest, alone)
     return attrs.evolve(entry, preparations=_preparations(requests)), record, served
 
 
@@ -307,10 +306,13 @@ class LoadInput:
     """The application's prepared requests, as its load test takes them."""
 
     requests: dict[str, PreparedRequest]
-    slowest_s: float
-    """The slower arm's median request time: no rate can meet an SLO below it."""
     alone_s: dict[str, float]
     """Each arm's median request time, one at a time."""
+
+    @property
+    def slowest_s(self) -> float:
+        """The slower arm's median request time: no rate can meet an SLO below it."""
+        return max(self.alone_s.values())
 
 
 @attrs.frozen
