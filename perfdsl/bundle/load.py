@@ -106,7 +106,7 @@ class LoadProbeRecord(Plain):
     or the records ended first); None for a fixed probe and before results/10."""
     decided_at: int | None = None
     """The requests the decision rests on (the look it stopped at); the probe records every
-    request it issued, a few more when requests were in flight as it stopped."""
+    request served, one or two more than these when requests were in service as it stopped."""
 
 
 @attrs.frozen

@@ -22,10 +22,14 @@ switch interval (5 ms), which the issue lag records and `stats.load` judges.
 A probe may stop at a window boundary (`stop`): a monitor thread, beside the
 dispatcher, waits until the first k windows of measured requests have all
 completed, asks `stop` about them, and when it answers yes the dispatcher
-issues nothing more; requests in flight are drained and recorded like the
-rest, so every request issued is in the record. The question depends only on
-that prefix, never on how far the dispatcher had got, so the evaluation asks it
-again over the recorded requests and gets the same answer.
+issues nothing more. The request in service finishes and is recorded; those
+still queued are never begun, and the record ends before the first of them, so
+it is the schedule's prefix of requests served. Serving the queue out would add
+nothing to the decided question and costs most of an overloaded probe: at three
+times a server's capacity, a probe decided after its first 100 requests had
+queued 1,000 more, and drained them for 2.5 s. The question depends only on the
+decided prefix, never on how far the dispatcher had got, so the evaluation asks
+it again over the recorded requests and gets the same answer.
 
 Timestamps are `time.perf_counter_ns()` (monotonic, the finest clock) in
 nanoseconds from the run's start.
@@ -159,6 +163,8 @@ def run_open_loop(
     def work() -> None:
         pin_thread(server_cores)
         while (i := jobs.get()) is not None:
+            if halt.is_set():
+                continue  # decided: a request still queued is never begun
             started[i] = time.perf_counter_ns() - t0
             try:
                 request()
@@ -221,8 +227,9 @@ def run_open_loop(
         thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
     # Copy, so a request still running after the drain cannot change the record;
-    # requests never issued (the probe stopped) are no part of it.
-    keep = slice(min(warmup, sent), sent)
+    # requests never issued, or never begun once the probe stopped, are no part of it.
+    end = _served_prefix(started, warmup, sent) if halt.is_set() else sent
+    keep = slice(min(warmup, end), end)
     records = [a[keep].copy() for a in (sched, issued, started, completed, ok)]
     records[4] &= records[3] >= 0
     for a in records:
@@ -241,6 +248,17 @@ def run_open_loop(
         ok=records[4],
         first_error=errors[0] if errors else None,
     )
+
+
+def _served_prefix(started: np.ndarray, warmup: int, sent: int) -> int:
+    """Where the record of a stopped probe ends: at the first issued request never begun.
+
+    With one worker, the requests begun are a prefix of those issued. With several, one
+    may have begun a later request than another skipped; it was served after the decision,
+    and the record ends before the gap rather than count the skipped one as a miss.
+    """
+    unbegun = np.flatnonzero(started[warmup:sent] < 0)
+    return warmup + int(unbegun[0]) if unbegun.size else sent
 
 
 def _wait_until(target_ns: int, spin_ns: int) -> None:

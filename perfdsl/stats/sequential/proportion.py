@@ -62,9 +62,9 @@ utilisation, 706 in overload, where the fixed probe spends all 2000).
 
 A look depends only on the requests before it, in the order they were
 scheduled, so `decide` over a bundle's recorded latencies reaches the run's
-own decision bit for bit: the run stops issuing when a look decides (every
-request it issued stays recorded), and the evaluation looks again over the
-same prefixes.
+own decision bit for bit: the run stops issuing when a look decides (the
+record keeps every request served, a prefix of the schedule that holds the
+deciding look), and the evaluation looks again over the same prefixes.
 """
 
 from __future__ import annotations
