@@ -525,6 +525,14 @@ def test_holm_leaves_invalid_comparisons_out_of_the_family(tmp_path: Path) -> No
     assert _run(tmp_path, copy_level=1.0).family is None
 
 
+REFERENCE_FAILED = {
+    "rel_l2": None,
+    "max_abs": None,
+    "deterministic": None,
+    "message": "reference `bad_shape` failed: ValueError: `y` has shape (3,), outputs() declares (3, 31)",
+}
+
+
 @pytest.mark.parametrize(
     ("failing", "kinds"),
     [
@@ -532,6 +540,7 @@ def test_holm_leaves_invalid_comparisons_out_of_the_family(tmp_path: Path) -> No
         ({"nonfinite": 2}, ("NaN",)),
         ({"deterministic": False}, ("nondeterministic",)),
         ({"unwritten": 1, "nonfinite": 1}, ("unwritten", "NaN")),
+        (REFERENCE_FAILED, ("error",)),
     ],
 )
 def test_each_failing_case_says_what_went_wrong(
@@ -539,6 +548,14 @@ def test_each_failing_case_says_what_went_wrong(
 ) -> None:
     (case,) = _run(tmp_path, failing=failing).operations[0].correctness.failing
     assert (case.variant, case.seed, case.kinds) == ("change", 1, kinds)
+
+
+def test_page_one_names_a_failing_reference_not_a_tolerance(tmp_path: Path) -> None:
+    """No output was compared: page 1 quotes why (a new user's reference returned the wrong
+    shape, and page 1 read as both correct arms over tolerance)."""
+    page = _page_one(_page(tmp_path, failing=REFERENCE_FAILED))
+    assert "reference `bad_shape` failed: ValueError" in page
+    assert "tolerance" not in page.split("Correctness: **FAILED**")[1].split(".")[0]
 
 
 def test_value_is_capped_at_what_amdahl_allows_at_the_declared_share(tmp_path: Path) -> None:

@@ -122,7 +122,7 @@ READABLE_PLAN = (None, "perfdsl.plan/2", "perfdsl.plan/3", "perfdsl.plan/4", PLA
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/17"
+EVALUATION = "perfdsl.evaluation/18"
 """evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
 not refused but evaluated again (it is derived from the other files), and one of a
 version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
@@ -213,6 +213,9 @@ alone costs a second of a fresh build).
   stop's own anytime-valid p-value. The share pass's per-request times are winsorized (log
   scale, median +- 5 scaled MADs) before f, r and the rest's ratio. An earlier file is evaluated
   again: its p95 probes were judged at the 99th, and its total's ratio by the bootstrap.
+* `perfdsl.evaluation/18`: a failing correctness case's `kinds` is `error` where no output was
+  compared (the arm raised, hung or timed out, or the reference failed: `message` says which);
+  earlier files called such a case `tolerance`.
 """
 
 
@@ -233,6 +236,7 @@ SUPERSEDED_EVALUATION = (
     "perfdsl.evaluation/14",
     "perfdsl.evaluation/15",
     "perfdsl.evaluation/16",
+    "perfdsl.evaluation/17",
 )
 """Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 

@@ -49,7 +49,14 @@ def summarize_correctness(record: CorrectnessRecord) -> CorrectnessSummary:
 
 
 def failure_kinds(case: CorrectnessCase) -> tuple[FailureKind, ...]:
-    """Why a case failed; "tolerance" when nothing more specific is recorded."""
+    """Why a case failed: "error" when no output was compared at all, else what the comparison
+    found, "tolerance" when nothing more specific is recorded.
+
+    A case whose reference raised was called "tolerance", and page 1 of a new user's report
+    blamed both correct arms for a reference that returned the wrong shape.
+    """
+    if case.rel_l2 is None and case.max_abs is None and not (case.unwritten or case.nonfinite):
+        return ("error",)
     kinds: list[FailureKind] = []
     if case.unwritten:
         kinds.append("unwritten")

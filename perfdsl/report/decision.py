@@ -457,17 +457,26 @@ def _model_level_clause(ctx: ReportContext) -> str:
     )
 
 
+_PAGE_ONE_CASES = 4
+"""Failing cases named on page 1; the correctness section's table lists every one."""
+
+
 def _failing_cases(ctx: ReportContext, op: OperationResult) -> str:
-    """Each failing case named: variant, shape, seed and what went wrong."""
+    """The first failing cases named: variant, shape, seed and what went wrong, in the run's
+    own words ("`y` rel_l2 1.67e-05 > 1e-05", "reference `f` failed: ..."), not only its kind:
+    a reference that returned the wrong shape read as both arms over tolerance."""
     failing = op.correctness.failing
     if not failing:
         return "its correctness check failed"
     shown = []
-    for case in failing:
+    for case in failing[:_PAGE_ONE_CASES]:
         shape = shape_text(ctx, case.shape, "its shape")
-        kinds = ", ".join(case.kinds or ["tolerance"])
+        why = fmt.message(case.message) if case.message else ", ".join(case.kinds or ["tolerance"])
         seed = "no seed" if case.seed is None else f"seed {case.seed}"
-        shown.append(f"{fmt.code(case.variant or case.arm)} at {shape}, {seed}: {kinds}")
+        shown.append(f"{fmt.code(case.variant or case.arm)} at {shape}, {seed}: {why}")
+    more = len(failing) - len(shown)
+    if more:
+        shown.append(f"and {more} more, each in the correctness section")
     return f"{len(failing)} failing case{'s' if len(failing) != 1 else ''} ({'; '.join(shown)})"
 
 

@@ -6,7 +6,9 @@ from typing import Literal
 
 import attrs
 
-FailureKind = Literal["unwritten", "NaN", "tolerance", "nondeterministic"]
+FailureKind = Literal["unwritten", "NaN", "tolerance", "nondeterministic", "error"]
+"""`error`: no output was compared (evaluation/18): the arm raised, hung or timed out, or the
+reference itself failed; the case's `message` says which."""
 
 
 @attrs.frozen
@@ -22,8 +24,8 @@ class FailingCase:
     max_abs: float | None
     message: str
     kinds: tuple[FailureKind, ...]
-    """What went wrong: outputs left unwritten, NaN or infinity, over tolerance, or
-    different results from the same inputs; page 1 names them."""
+    """What went wrong: outputs left unwritten, NaN or infinity, over tolerance,
+    different results from the same inputs, or no output to compare; page 1 names them."""
 
 
 @attrs.frozen
