@@ -8,6 +8,7 @@ editors. The JSON form carries the same data for tools.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 import attrs
@@ -52,40 +53,57 @@ def count_errors(diagnostics: Iterable[Diagnostic]) -> int:
     return sum(1 for d in diagnostics if d.is_error)
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _picture(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
+
+
+def visible(text: str) -> str:
+    """The text with each control character but tab and newline drawn as one visible symbol
+    (ESC as `␛`, NUL as `␀`), so that a study's bytes cannot drive the terminal or CI log
+    that shows them (an ESC [31m in a study coloured the log), and a caret under the line
+    keeps its column: one character stays one."""
+    return _CONTROL.sub(_picture, text)
+
+
 def _paint(text: str, style: str, color: bool) -> str:
     codes = {"error": "1;31", "warning": "1;33", "bold": "1", "blue": "1;34"}
     return f"\x1b[{codes[style]}m{text}\x1b[0m" if color else text
 
 
 def render_full(diagnostic: Diagnostic, color: bool = False) -> str:
-    """The rustc-style rendering, with the source line and a caret."""
+    """The rustc-style rendering, with the source line and a caret; the study's text
+    drawn `visible`."""
     source, span = diagnostic.source, diagnostic.span
     start = source.position(span.start)
-    line_text = source.line_text(start.line).expandtabs(1)
+    line_text = visible(source.line_text(start.line).expandtabs(1))
     end = source.position(span.end)
     width = (end.column - start.column) if end.line == start.line else len(line_text) - start.column + 1
     width = max(1, width)
     gutter = " " * len(str(start.line))
     head = _paint(f"{diagnostic.severity}[{diagnostic.code}]", diagnostic.severity, color)
     lines = [
-        f"{head}: {_paint(diagnostic.message, 'bold', color)}",
-        f"{gutter}{_paint('-->', 'blue', color)} {source.path}:{start.line}:{start.column}",
+        f"{head}: {_paint(visible(diagnostic.message), 'bold', color)}",
+        f"{gutter}{_paint('-->', 'blue', color)} {visible(source.path)}:{start.line}:{start.column}",
         f"{gutter} {_paint('|', 'blue', color)}",
         f"{_paint(str(start.line), 'blue', color)} {_paint('|', 'blue', color)} {line_text}",
     ]
     caret = " " * (start.column - 1) + "^" * width
-    label = f" {diagnostic.label}" if diagnostic.label else ""
+    label = f" {visible(diagnostic.label)}" if diagnostic.label else ""
     lines.append(f"{gutter} {_paint('|', 'blue', color)} {_paint(caret + label, diagnostic.severity, color)}")
     if diagnostic.help:
         lines.append(f"{gutter} {_paint('|', 'blue', color)}")
-        lines.append(f"{gutter} {_paint('=', 'blue', color)} help: {diagnostic.help}")
+        lines.append(f"{gutter} {_paint('=', 'blue', color)} help: {visible(diagnostic.help)}")
     return "\n".join(lines) + "\n"
 
 
 def render_short(diagnostic: Diagnostic) -> str:
-    """`path:line:col: error[CODE]: message`, one line."""
+    """`path:line:col: error[CODE]: message`, one line, drawn `visible`."""
     position = diagnostic.source.position(diagnostic.span.start)
-    return (
+    return visible(
         f"{diagnostic.source.path}:{position.line}:{position.column}: "
         f"{diagnostic.severity}[{diagnostic.code}]: {diagnostic.message}"
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,7 +25,7 @@ import pytest
 
 from perfdsl import codes
 from perfdsl.commands.check import diagnose_file
-from perfdsl.diagnostics import Diagnostic
+from perfdsl.diagnostics import Diagnostic, render_full, render_short
 from perfdsl.formats import render
 from perfdsl.formats.paths import ci_path
 from perfdsl.source import Source, Span
@@ -146,6 +147,29 @@ def test_github_escapes_what_would_end_the_command() -> None:
     assert line.endswith("::50%25 done%0A::error::forged")
 
 
+CONTROL_CASE = ROOT / "tests" / "check_cases" / "PD001_control_characters.perf"
+
+
+@pytest.mark.parametrize("format_name", ["full", "short", "github", "junit"])
+def test_a_study_s_control_characters_reach_no_terminal_log_or_xml_raw(format_name: str) -> None:
+    """An ESC from a study coloured the terminal and the CI log; a NUL made the JUnit document
+    one that no XML parser reads. Each is drawn as a symbol, the caret still under its column."""
+    source, found = diagnose_file(CONTROL_CASE.relative_to(ROOT))
+    assert found, "the case's stray NUL is a syntax error"
+    if format_name == "full":
+        written = "".join(render_full(d) for d in found)
+        line, caret = written.splitlines()[3:5]
+        assert line.index("\u2400") == caret.index("^")
+    elif format_name == "short":
+        written = "\n".join(render_short(d) for d in found)
+    else:
+        written = render(format_name, [source.path], found)
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f]", written), repr(written[:300])
+    if format_name == "junit":
+        assert "\ufffe" not in written  # a noncharacter: not XML either
+        ET.fromstring(written.encode("utf-8"))
+
+
 def _diagnostic(source: Source, message: str) -> Diagnostic:
     return Diagnostic("PD004", "error", message, source, Span(12, 17))
 
@@ -161,10 +185,10 @@ def test_paths_are_relative_to_the_repository_root(tmp_path: Path) -> None:
     assert ci_path("b.perf", cwd=outside) == "b.perf"
 
 
-def _check(format_name: str, path: str) -> subprocess.CompletedProcess[str]:
-    """`perfdsl check --format FORMAT PATH` as the command line runs it, from the repository's root."""
+def _check(format_name: str, *paths: str) -> subprocess.CompletedProcess[str]:
+    """`perfdsl check --format FORMAT PATH...` as the command line runs it, from the repository's root."""
     return subprocess.run(
-        [sys.executable, "-m", "perfdsl", "check", "--format", format_name, path],
+        [sys.executable, "-m", "perfdsl", "check", "--format", format_name, *paths],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
@@ -186,10 +210,32 @@ def test_command_line_writes_sarif_and_keeps_the_exit_status() -> None:
 def test_a_study_file_that_cannot_be_read_is_an_error_in_every_document(
     format_name: str, tmp_path: Path
 ) -> None:
-    """A Latin-1 file was named only on stderr: the SARIF, JUnit and annotations showed green."""
+    """A Latin-1 file was named only on stderr: the SARIF, JUnit and annotations showed green.
+    It is a broken study, as an empty one is: status 1, not 2 (the command could not run)."""
     shutil.copy(ROOT / "tests/check_cases/PD008_not_utf8.perf", tmp_path / "latin1.perf")
     shutil.copy(ROOT / "studies/planted_null.perf", tmp_path / "fine.perf")
     done = _check(format_name, str(tmp_path))
-    assert done.returncode == 2
+    assert done.returncode == 1
     assert "PD008" in done.stdout and "latin1.perf" in done.stdout
-    assert "not UTF-8 text (byte 22)" in done.stderr
+    assert "not UTF-8 text (byte 22)" in done.stdout and done.stderr == ""
+
+
+@pytest.mark.parametrize("format_name", ["sarif", "junit", "github", "json"])
+def test_a_missing_path_is_reported_beside_every_other_file_s_results(
+    format_name: str, tmp_path: Path
+) -> None:
+    """One missing path left every document empty: a CI job uploaded a SARIF file of 0 bytes
+    and lost the errors of every study it did check. Status 2 stays: a path was not checked."""
+    shutil.copy(ROOT / "tests/check_cases/PD004_unknown_setting.perf", tmp_path / "typo.perf")
+    done = _check(format_name, str(tmp_path / "typo.perf"), str(tmp_path / "gone.perf"))
+    assert done.returncode == 2
+    assert "PD004" in done.stdout and "PD008" in done.stdout and "gone.perf" in done.stdout
+    assert "gone.perf: the study file cannot be read: No such file or directory" in done.stderr
+
+
+def test_a_file_named_twice_is_checked_once(tmp_path: Path) -> None:
+    """`check studies/x.perf studies` gave each annotation twice."""
+    shutil.copy(ROOT / "tests/check_cases/PD004_unknown_setting.perf", tmp_path / "typo.perf")
+    done = _check("github", str(tmp_path / "typo.perf"), str(tmp_path), f"{tmp_path}/./typo.perf")
+    assert done.returncode == 1
+    assert len(done.stdout.splitlines()) == 1

@@ -6,19 +6,22 @@ line each; warnings use `::warning`. A span over several lines gives `line` and
 The file is relative to the repository root (`perfdsl.formats.paths`), which
 is what GitHub matches against the diff. Values are escaped as the Actions
 toolkit escapes them: `%`, CR and LF everywhere, and `:` and `,` inside
-properties, so a message cannot end the command early or forge another one.
+properties, so a message cannot end the command early or forge another one;
+any other control character is drawn as a symbol (`diagnostics.visible`), so
+that a study's ESC cannot colour or rewrite the log.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from perfdsl.diagnostics import Diagnostic
+from perfdsl.diagnostics import Diagnostic, visible
 from perfdsl.formats.paths import ci_path
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    escaped = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return visible(escaped)
 
 
 def _escape_property(text: str) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from perfdsl.diagnostics import Diagnostic, render_short
 from perfdsl.formats.paths import ci_path
+from perfdsl.formats.xml_text import xml_document
 
 SUITE = "perfdsl check"
 
@@ -52,5 +53,4 @@ def render_junit(checked: Sequence[str], diagnostics: Sequence[Diagnostic]) -> s
         warnings = [_detail(d) for d in found if not d.is_error]
         if warnings:
             ET.SubElement(case, "system-out").text = "\n".join(warnings)
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    return xml_document(root)

@@ -20,6 +20,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from perfdsl.formats.xml_text import xml_document
+
 if TYPE_CHECKING:
     from perfdsl.evaluate.evaluation import Evaluation
     from perfdsl.evaluate.predictions import PredictionResult
@@ -139,8 +141,7 @@ def render_junit(evaluation: Evaluation, policy: Iterable[str] = ()) -> str:
     notes = invalid_reasons(e)
     if notes:
         ET.SubElement(suite, "system-err").text = "\n".join(f"invalid: {n}" for n in notes)
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    return xml_document(root)
 
 
 def _cell(text: str) -> str:
