@@ -40,24 +40,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def study_paths(paths: list[str]) -> list[Path]:
-    """Expand directories into their *.perf files, sorted; raise for a path that is not there.
+    """Expand directories into their *.perf files, sorted, each file once.
 
     A directory's search leaves out the bundles under it: each holds a copy of the study
     it ran (`study.perf`, beside its `manifest.json`), and a matrix writes its cells'
     bundles under the study's own directory, so `check studies/` grew by one copy a cell.
+    A file named twice (`studies/x.perf studies`) is checked once, as first named: its
+    results were reported twice. A path that is not there is kept: `check` reports it as
+    a file it cannot read, in every format, beside the other files' results.
     """
     found: list[Path] = []
+    seen: set[Path] = set()
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             studies = sorted(p for p in path.rglob("*.perf") if p.is_file() and not _in_bundle(p, path))
             if not studies:
                 raise CommandError(f"{raw}: directory holds no *.perf study")
-            found.extend(studies)
-        elif path.exists():
-            found.append(path)
         else:
-            raise CommandError(f"{raw}: no such file or directory")
+            studies = [path]
+        for study in studies:
+            key = study.resolve()
+            if key not in seen:
+                seen.add(key)
+                found.append(study)
     return found
 
 
@@ -98,7 +104,7 @@ def diagnose_file(path: Path) -> tuple[Source, list[Diagnostic]]:
         return source, [_unreadable(source, Span(at, at + 1), why, "not UTF-8 here", help_)]
     except OSError as error:
         source = Source(str(path), "")
-        why = f"cannot read: {error.strerror or error}"
+        why = error.strerror or str(error)
         help_ = "make the file readable to this user, or leave it out"
         return source, [_unreadable(source, Span(0, 0), why, "", help_)]
     return source, diagnose(source)
@@ -170,7 +176,9 @@ def run(args: argparse.Namespace) -> int:
     unreadable: list[str] = []
     for path in paths:
         source, diagnostics = diagnose_file(path)
-        if any(d.code == "PD008" for d in diagnostics):
+        if not source.text and any(d.code == "PD008" for d in diagnostics):
+            # Not opened at all (missing, a directory, no permission): the command could not
+            # check it. A file that opened but is not UTF-8 is a broken study, status 1.
             unreadable.append(f"{path}: {diagnostics[0].message}")
         everything.extend(diagnostics)
         checked.append(source.path)
@@ -187,8 +195,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(render_json(everything))
     elif args.format in formats.FORMATS:
         sys.stdout.write(formats.render(args.format, checked, everything))
-    # The PD008 error is in the output, whatever its format; status 2 is said on stderr too,
-    # in one line, as every command says it.
+    # The PD008 error is in the output, whatever its format, beside every other file's
+    # results; status 2 is said on stderr too, in one line, as every command says it.
     for message in unreadable:
         print(f"perfdsl check: error: {message}", file=sys.stderr)
     if unreadable:
