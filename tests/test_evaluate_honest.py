@@ -853,7 +853,11 @@ def test_a_quick_run_that_shrank_the_application_does_not_judge_the_declared_sha
     same = _as_quick(make_bundle(tmp_path / "same", **planted), shape)
     assert evaluate(open_evaluated(full)).end_to_end.amdahl.share_check.compatible is False
     assert evaluate(open_evaluated(same)).end_to_end.amdahl.share_check.compatible is False
-    assert evaluate(open_evaluated(shrunk)).end_to_end.amdahl.share_check is None
+    unjudged = evaluate(open_evaluated(shrunk))
+    assert unjudged.end_to_end.amdahl.share_check is None
+    # The value says why the declared share caps nothing: not that the study declares none.
+    assert "declares no share" not in unjudged.value.share_basis
+    assert "the declared share is not judged where a quick run shrank" in unjudged.value.share_basis
 
 
 def test_simulator_timings_are_judged_for_nothing_and_the_byte_model_stays_judged(tmp_path: Path) -> None:

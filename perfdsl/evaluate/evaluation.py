@@ -239,14 +239,21 @@ def _value(
         scale_unit=scale_unit,
         per_unit=worth(frequency.value, 1.0, f"s {frequency_unit}".strip()),
         fleet=worth(1.0 / baseline_s, scale.value, scale_unit),
-        share_basis=_share_basis(end_to_end),
+        share_basis=_share_basis(end_to_end, _declares_share(inputs, end_to_end.application)),
         capacity=capacity,
         capacity_missing=capacity_missing,
     ), None
 
 
-def _share_basis(end_to_end: EndToEnd) -> str:
-    """Which share the value rests on, said next to it."""
+def _declares_share(inputs: BundleInputs, application: str) -> bool:
+    declared = inputs.study.application(application)
+    return declared is not None and declared.share is not None
+
+
+def _share_basis(end_to_end: EndToEnd, declares_share: bool) -> str:
+    """Which share the value rests on, said next to it. A share the study declares goes unjudged
+    (and caps nothing) where a quick run shrank the application: a new user's report said "the
+    study declares no share" of a study that declared 40 %."""
     amdahl = end_to_end.amdahl
     if amdahl is None:
         return f"no share: Amdahl's check was not possible ({end_to_end.amdahl_missing}), so no cap applies"
@@ -258,6 +265,11 @@ def _share_basis(end_to_end: EndToEnd) -> str:
         "in the test application"
     )
     check = amdahl.share_check
+    if check is None and declares_share:
+        return (
+            "the measured effect of the test application, uncapped: the declared share is not judged "
+            f"where a quick run shrank the application's shape, which moves its split; {measured}"
+        )
     if check is None:
         return (
             f"the measured effect of the test application, uncapped (the study declares no share); {measured}"
