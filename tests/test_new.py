@@ -100,6 +100,25 @@ def test_new_refuses_a_name_that_is_not_an_identifier(tmp_path: Path, name: str)
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("name", ["import", "baseline"])
+def test_new_refuses_a_name_its_study_could_not_carry(tmp_path: Path, name: str) -> None:
+    """`perfdsl new import` wrote `operation import {`, which does not parse: a scaffold that
+    does not check is no start."""
+    refused = _perfdsl(tmp_path, "new", name)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert f"`{name}` cannot name the study" in refused.stderr and f"`{name}_study`" in refused.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_new_says_when_its_directory_is_a_file(tmp_path: Path) -> None:
+    """It said "a_file already exists; choose another name" when -C named a file."""
+    (tmp_path / "a_file").write_text("mine\n", encoding="utf-8")
+    refused = _perfdsl(tmp_path, "new", "demo", "-C", "a_file")
+    assert refused.returncode == 2
+    assert "a_file: is not a directory" in refused.stderr
+    assert (tmp_path / "a_file").read_text(encoding="utf-8") == "mine\n"
+
+
 def test_a_name_the_file_system_refuses_is_one_line(tmp_path: Path) -> None:
     refused = _perfdsl(tmp_path, "new", "n" * 300)  # longer than a file name may be
     assert refused.returncode == 2

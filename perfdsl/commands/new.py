@@ -40,21 +40,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def scaffold(name: str, directory: Path) -> list[Path]:
     """Write the study and its kernel module into `directory`; return their paths.
 
-    Raises CommandError for a name that is not an identifier or a file that exists.
+    Raises CommandError for a name that is not an identifier, one the study cannot carry, a
+    directory that is a file, or a file that exists.
     """
     if not _IDENTIFIER.fullmatch(name):
         raise CommandError(f"`{name}` is not a study name; use letters, digits and _, not a leading digit")
+    if directory.exists() and not directory.is_dir():
+        raise CommandError(f"{directory}: is not a directory; --directory names the one to write into")
     targets = {template: directory / pattern.format(name=name) for template, pattern in _TEMPLATES.items()}
+    values = {"name": name, "kernels": f"{name}_kernels"}
+    templates = resources.files("perfdsl.scaffold")
+    texts = {
+        path: string.Template(templates.joinpath(template).read_text(encoding="utf-8")).substitute(values)
+        for template, path in targets.items()
+    }
+    _refuse_a_name_that_does_not_check(name, targets["study.perf.tmpl"], texts[targets["study.perf.tmpl"]])
     try:
         directory.mkdir(parents=True, exist_ok=True)
         for path in targets.values():
             if path.exists():
                 raise FileExistsError(errno.EEXIST, "exists", str(path))
-        values = {"name": name, "kernels": f"{name}_kernels"}
-        templates = resources.files("perfdsl.scaffold")
-        for template, path in targets.items():
-            source = templates.joinpath(template).read_text(encoding="utf-8")
-            text = string.Template(source).substitute(values)
+        for path, text in texts.items():
             # "x": never replace a file created since the check above.
             with open(path, "x", encoding="utf-8") as handle:
                 handle.write(text)
@@ -63,6 +69,21 @@ def scaffold(name: str, directory: Path) -> list[Path]:
     except OSError as error:
         raise CommandError(f"cannot write {error.filename}: {error.strerror or error}") from None
     return list(targets.values())
+
+
+def _refuse_a_name_that_does_not_check(name: str, path: Path, text: str) -> None:
+    """The scaffold checks clean whatever its name, unless the name is a word the language reads
+    as its own where the scaffold puts it (`perfdsl new import` wrote `operation import {`,
+    which does not parse): then nothing is written, and the first error says why."""
+    from perfdsl.commands.check import diagnose
+    from perfdsl.source import Source
+
+    errors = [d for d in diagnose(Source(str(path), text)) if d.is_error]
+    if errors:
+        raise CommandError(
+            f"`{name}` cannot name the study: the scaffold would not check "
+            f"({errors[0].code}: {errors[0].message}); choose another name, e.g. `{name}_study`"
+        )
 
 
 def run(args: argparse.Namespace) -> int:
