@@ -253,3 +253,38 @@ def test_exit_without_shutdown_ends_with_status_1() -> None:
     done = _end_session("exit")
     assert done.stderr.decode() == ""
     assert done.returncode == 1
+
+
+def test_a_request_before_initialize_is_answered_server_not_initialized() -> None:
+    """LSP: -32002 before `initialize`; the server answered -32603 with a Python traceback."""
+    uri = (ROOT / "studies" / "planted_null.perf").as_uri()
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didOpen",
+            "params": {"textDocument": {"uri": uri, "languageId": "perf", "version": 1, "text": "study {"}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "textDocument/hover",
+            "params": {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}},
+        },
+        {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"capabilities": {}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "perfdsl", "lsp"],
+        input=b"".join(map(_frame, messages)),
+        env=environment(),
+        cwd=str(ROOT),
+        capture_output=True,
+        timeout=TIMEOUT_S,
+    )
+    replies = {m.get("id"): m for m in _messages(done.stdout)}
+    assert replies[1]["error"]["code"] == -32002
+    assert "Traceback" not in json.dumps(replies[1]) and "traceback" not in json.dumps(replies[1])
+    assert "result" in replies[2] and done.returncode == 0
+    # The notification before `initialize` was dropped, not published.
+    assert not any(m.get("method") == "textDocument/publishDiagnostics" for m in _messages(done.stdout))

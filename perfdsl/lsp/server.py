@@ -9,6 +9,7 @@ milliseconds on a bundled study (the report quotes the measured latency).
 from __future__ import annotations
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
@@ -28,8 +29,22 @@ class PerfLanguageServer(LanguageServer):
         self.published: dict[str, list[types.Diagnostic]] = {}
         self.shut_down = False
 
+    @property
+    def initialized(self) -> bool:
+        """Whether the client has sent `initialize` (pygls makes the workspace then)."""
+        try:
+            return self.workspace is not None
+        except RuntimeError:
+            return False
+
     def text(self, uri: str) -> str:
-        """The document's text: the editor's copy when open, else the file's ("" if it cannot be read)."""
+        """The document's text: the editor's copy when open, else the file's ("" if it cannot be read).
+
+        Before `initialize` a request is answered with LSP's ServerNotInitialized (-32002), as the
+        specification asks, not with pygls's internal error and a Python traceback.
+        """
+        if not self.initialized:
+            raise JsonRpcServerNotInitialized("the client has not sent `initialize` yet")
         try:
             return self.workspace.get_text_document(uri).source
         except (OSError, ValueError):
@@ -37,6 +52,9 @@ class PerfLanguageServer(LanguageServer):
             return ""
 
     def publish(self, uri: str) -> None:
+        """Publish the document's diagnostics; a notification before `initialize` is dropped."""
+        if not self.initialized:
+            return
         document = self.workspace.get_text_document(uri)
         found = analysis.lsp_diagnostics(to_fs_path(uri) or uri, document.source)
         self.published[uri] = found
@@ -68,6 +86,8 @@ def create_server() -> PerfLanguageServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: PerfLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         # A closed file's problems leave the editor's list with it.
+        if not ls.initialized:
+            return
         ls.published.pop(params.text_document.uri, None)
         ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
