@@ -110,7 +110,9 @@ def render_short(diagnostic: Diagnostic) -> str:
 
 
 def to_json(diagnostic: Diagnostic) -> dict[str, object]:
-    """The same data as the renderings, as a JSON-ready dictionary."""
+    """The same data as the renderings, as a JSON-ready dictionary: 1-based line and column in
+    characters, and the offset in characters into the text as read (universal newlines: each
+    line end one `\n`), as README.md states it."""
     start = diagnostic.source.position(diagnostic.span.start)
     end = diagnostic.source.position(diagnostic.span.end)
     return {

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import attrs
 
+BOM = "\ufeff"
+"""The byte-order mark some editors start a UTF-8 file with."""
+
 
 @attrs.frozen
 class Span:
@@ -54,18 +57,26 @@ class Source:
         return starts
 
     def position(self, offset: int) -> Position:
-        """The line and column of a character offset (clamped into the text)."""
+        """The line and column of a character offset (clamped into the text).
+
+        A byte-order mark is no column: editors do not show it, and counting it put every
+        position on line 1 one column right of the character it named.
+        """
         offset = max(0, min(offset, len(self.text)))
         line_index = bisect.bisect_right(self._line_starts, offset) - 1
-        return Position(line_index + 1, offset - self._line_starts[line_index] + 1)
+        column = offset - self._line_starts[line_index] + 1
+        if line_index == 0 and offset > 0 and self.text.startswith(BOM):
+            column -= 1
+        return Position(line_index + 1, column)
 
     def line_text(self, line: int) -> str:
-        """The text of a 1-based line, without its newline."""
+        """The text of a 1-based line, without its newline (or a byte-order mark before it)."""
         starts = self._line_starts
         if not 1 <= line <= len(starts):
             return ""
         end = starts[line] - 1 if line < len(starts) else len(self.text)
-        return self.text[starts[line - 1] : end].rstrip("\r")
+        text = self.text[starts[line - 1] : end].rstrip("\r")
+        return text.removeprefix(BOM) if line == 1 else text
 
     def snippet(self, span: Span) -> str:
         """The text a span covers."""

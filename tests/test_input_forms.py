@@ -36,3 +36,14 @@ def test_an_error_after_a_bom_points_at_its_own_line() -> None:
     broken = "\ufeff" + STUDY.replace("decision adopt", "decision adopt adopt")
     (diagnostic,) = diagnose(Source("study.perf", broken))
     assert diagnostic.source.position(diagnostic.span.start).line == 3
+
+
+def test_a_bom_is_no_column_of_the_first_line() -> None:
+    """Every position on line 1 was one column right of the character it named."""
+    broken = STUDY.replace("study rmsnorm_fusion {", "study rmsnorm_fusion { {", 1)
+    (plain,) = diagnose(Source("study.perf", broken))
+    (marked,) = diagnose(Source("study.perf", "\ufeff" + broken))
+    where = plain.source.position(plain.span.start)
+    assert where.line == 1
+    assert marked.source.position(marked.span.start) == where
+    assert marked.source.line_text(1) == plain.source.line_text(1)

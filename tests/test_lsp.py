@@ -288,3 +288,48 @@ def test_a_request_before_initialize_is_answered_server_not_initialized() -> Non
     assert "result" in replies[2] and done.returncode == 0
     # The notification before `initialize` was dropped, not published.
     assert not any(m.get("method") == "textDocument/publishDiagnostics" for m in _messages(done.stdout))
+
+
+def test_a_study_with_bare_cr_line_ends_gets_check_s_diagnostics(tmp_path: Path) -> None:
+    """The server read a study saved with CRs as one line: one PD001 where check found others."""
+    text = (ROOT / "tests" / "check_cases" / "PD004_unknown_setting.perf").read_text(encoding="utf-8")
+    path = tmp_path / "cr.perf"
+    path.write_bytes(text.replace("\n", "\r").encode("utf-8"))
+    checked = subprocess.run(
+        [sys.executable, "-m", "perfdsl", "check", "--format", "json", str(path)],
+        env=environment(),
+        cwd=str(ROOT),
+        capture_output=True,
+        timeout=TIMEOUT_S,
+    )
+    expected = [(d["code"], d["span"]["start"]["line"] - 1) for d in json.loads(checked.stdout)]
+    uri = path.as_uri()
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didOpen",
+            "params": {
+                "textDocument": {
+                    "uri": uri,
+                    "languageId": "perf",
+                    "version": 1,
+                    "text": path.read_bytes().decode("utf-8"),
+                }
+            },
+        },
+        {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "perfdsl", "lsp"],
+        input=b"".join(map(_frame, messages)),
+        env=environment(),
+        cwd=str(ROOT),
+        capture_output=True,
+        timeout=TIMEOUT_S,
+    )
+    (published,) = [m for m in _messages(done.stdout) if m.get("method") == "textDocument/publishDiagnostics"]
+    found = [(d["code"], d["range"]["start"]["line"]) for d in published["params"]["diagnostics"]]
+    assert expected and found == expected

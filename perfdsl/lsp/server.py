@@ -46,7 +46,7 @@ class PerfLanguageServer(LanguageServer):
         if not self.initialized:
             raise JsonRpcServerNotInitialized("the client has not sent `initialize` yet")
         try:
-            return self.workspace.get_text_document(uri).source
+            return as_read(self.workspace.get_text_document(uri).source)
         except (OSError, ValueError):
             # A request about a document never opened whose file is not there, or not UTF-8.
             return ""
@@ -56,11 +56,21 @@ class PerfLanguageServer(LanguageServer):
         if not self.initialized:
             return
         document = self.workspace.get_text_document(uri)
-        found = analysis.lsp_diagnostics(to_fs_path(uri) or uri, document.source)
+        found = analysis.lsp_diagnostics(to_fs_path(uri) or uri, as_read(document.source))
         self.published[uri] = found
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=found, version=document.version)
         )
+
+
+def as_read(text: str) -> str:
+    """The editor's text as `check` reads a file: each line end (CRLF, CR, LF) one `\n`.
+
+    LSP counts all three as line ends, so every line and character stays where the
+    client counts it; a study saved with bare CRs was one line to the server, which
+    reported one PD001 where `check` found the file's real errors.
+    """
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def create_server() -> PerfLanguageServer:
