@@ -348,3 +348,20 @@ def test_open_probes_inside_a_bracket_say_what_would_decide_them() -> None:
     assert probe_cap(requests, "sequential", 0.99) >= 32_200 > probe_cap(requests - 100, "sequential", 0.99)
     # Nothing to say where the probes inside the bracket were decided.
     assert open_bracket((goodput("baseline", [probe(0, 400), probe(1, 400), failed]),), plan) is None
+
+
+def test_page_one_calls_a_next_rate_that_also_lost_throughput_a_failure() -> None:
+    """ "the next rate up stayed undecided at its cap, which is no failure" stood beside a table
+    whose row for that rate said it failed on throughput."""
+    from perfdsl.report.decision import _undecided_above
+
+    def undecided(index: int, rate: float, throughput: bool) -> CurvePoint:
+        point = probe(index, rate, p99=False, throughput=throughput)
+        return attrs.evolve(point, result=attrs.evolve(point.result, decision="open"))
+
+    open_only = goodput("baseline", [probe(0, 400), probe(1, 400), undecided(2, 800, True)])
+    short = goodput("change", [probe(0, 400), probe(1, 400), undecided(2, 800, False)])
+    assert open_only.limited_by == ("p99 undecided",)
+    assert short.limited_by == ("p99 undecided", "throughput") and short.failing == 800
+    assert "the baseline's goodput is the highest rate" in _undecided_above(open_only, short)
+    assert _undecided_above(short) == ""

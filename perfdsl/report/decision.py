@@ -313,9 +313,10 @@ def _undecided_above(*arms: Goodput | None) -> str:
 
     Such a goodput is the highest rate the probes could show, not where the arm stops
     meeting the SLO: "goes from 138 rps to 77.4 rps" read as a capacity loss where no
-    probe of the change had failed.
+    probe of the change had failed. A next rate that also fell short of its throughput did
+    fail, and is left out ("which is no failure" sat beside a table that said it failed).
     """
-    limited = [g.arm for g in arms if g is not None and P99_UNDECIDED in g.limited_by]
+    limited = [g.arm for g in arms if g is not None and g.limited_by == (P99_UNDECIDED,)]
     if not limited:
         return ""
     if len(limited) > 1:
