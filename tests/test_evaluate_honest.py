@@ -34,9 +34,12 @@ def _run(tmp: Path, **planted: Any) -> Evaluation:
     return evaluate(open_evaluated(make_bundle(tmp, **planted)))
 
 
-def _page(tmp: Path, **planted: Any) -> str:
-    """The report's Markdown for a planted bundle, rendered from its evaluation.json."""
+def _page(tmp: Path, quick: bool = False, **planted: Any) -> str:
+    """The report's Markdown for a planted bundle (as a quick run that kept its shapes, if
+    `quick`), rendered from its evaluation.json."""
     bundle = make_bundle(tmp, **planted)
+    if quick:
+        _as_quick(bundle)
     opened = open_evaluated(bundle)
     write_evaluation(opened, evaluate(opened))
     study = parse(Source("study.perf", (bundle / "study.perf").read_text())).study
@@ -110,6 +113,10 @@ def test_a_slower_rest_of_the_request_is_a_cost_that_leads_page_one(tmp_path: Pa
     warnings = one.split("> [!WARNING]")[1]
     assert warnings.lstrip("\n> ").startswith("**A cost outside the operation.**")
     assert "**slower** beyond the 2% threshold" in one
+    # A smoke run's timings are evidence of nothing, and its page 1 says so where it would lead.
+    smoke = _page_one(_page(tmp_path / "smoke", quick=True, predictions=(AMDAHL,), **planted))
+    assert "**The evidence contradicts it**" not in smoke
+    assert "**This smoke run's numbers contradict it**" in smoke and "run without `--quick`" in smoke
     # Every reason against the decision in one callout, each named once; the numbers are the
     # callout above's and the prediction's own, not repeated in it.
     assert one.count("**Decision contradicted.**") == 1
@@ -829,15 +836,17 @@ def test_page_one_calls_a_ratio_inside_amdahl_s_band_consistent_only_with_the_re
     assert "| ≈ 0." in row and "(Amdahl)" in row and "≤" not in row
 
 
-def _as_quick(bundle: Path, app_shape: dict[str, int]) -> Path:
-    """The planted bundle as a quick run that timed its application at `app_shape`."""
+def _as_quick(bundle: Path, app_shape: dict[str, int] | None = None) -> Path:
+    """The planted bundle as a quick run that timed its application at `app_shape` (as planted
+    if None)."""
     import json
 
     import command_fuzz
 
     results = json.loads((bundle / "results.json").read_text(encoding="utf-8"))
     results["quick"] = True
-    results["application"]["shape"] = app_shape
+    if app_shape is not None:
+        results["application"]["shape"] = app_shape
     (bundle / "results.json").write_text(json.dumps(results), encoding="utf-8")
     command_fuzz.reseal(bundle)
     return bundle
