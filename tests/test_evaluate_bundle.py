@@ -12,6 +12,7 @@ from perfdsl.bundle import versions
 from perfdsl.bundle.files import BundleError, verify_bundle
 from perfdsl.evaluate.evaluation import evaluate, write_evaluation
 from perfdsl.evaluate.inputs import EvaluateError, open_evaluated
+from perfdsl.evaluate.registration import with_current
 
 
 def _verdicts(evaluation) -> dict[str, str]:
@@ -206,10 +207,12 @@ def test_registration_against_the_bundle_and_a_current_study(tmp_path: Path) -> 
     bundle = make_bundle(tmp_path)
     current = tmp_path / "current.perf"
     current.write_text(study_text(["op.time ratio <= 0.9"]))
-    same = evaluate(open_evaluated(bundle), current).registration
+    registration = evaluate(open_evaluated(bundle)).registration
+    assert registration.matches and registration.current is None  # the bundle's alone
+    same = with_current(registration, current)
     assert same.matches and same.current.matches
     current.write_text(study_text(["op.time ratio <= 0.95"]))
-    edited = evaluate(open_evaluated(bundle), current).registration
+    edited = with_current(registration, current)
     assert edited.matches and not edited.current.matches
     assert "edited after the run" in edited.current.message
 

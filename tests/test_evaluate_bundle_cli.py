@@ -120,6 +120,37 @@ def test_an_edited_predict_section_is_flagged(bundle: Path, tmp_path: Path) -> N
 
 
 @pytest.mark.slow
+def test_evaluate_study_judges_beside_the_bundle_s_evaluation_not_into_it(
+    bundle: Path, tmp_path: Path
+) -> None:
+    """evaluation.json's bytes depended on whether, and with which file, `--study` was given last:
+    a dashboard read a different file after each job. It is the bundle's alone."""
+    assert _perfdsl("evaluate", str(bundle)).returncode == 0
+    alone = (bundle / "evaluation.json").read_bytes()
+    edited = tmp_path / "edited.perf"
+    edited.write_text(
+        (ROOT / "studies/rmsnorm_fusion.perf")
+        .read_text()
+        .replace("normalize.time   ratio <= 0.55", "normalize.time   ratio <= 0.75")
+    )
+    done = _perfdsl("evaluate", str(bundle), "--study", str(edited), "--junit", str(tmp_path / "j.xml"))
+    assert done.returncode == 0 and "edited after the run" in done.stdout
+    assert "edited after the run" in (tmp_path / "j.xml").read_text()
+    assert (bundle / "evaluation.json").read_bytes() == alone
+
+
+@pytest.mark.slow
+def test_a_study_that_does_not_check_is_no_current_study(bundle: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.perf"
+    broken.write_text(
+        (ROOT / "studies/rmsnorm_fusion.perf").read_text().replace("uses  normalize", "uses  nope")
+    )
+    done = _perfdsl("evaluate", str(bundle), "--study", str(broken))
+    assert done.returncode == 2
+    assert "the study does not check (1 error)" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
 def test_a_study_file_that_cannot_be_compared_is_refused_in_one_line(bundle: Path, tmp_path: Path) -> None:
     latin1, other = tmp_path / "latin1.perf", tmp_path / "other.perf"
     latin1.write_bytes(b'study rmsnorm_fusion { title "caf\xe9" }\n')

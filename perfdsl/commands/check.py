@@ -117,7 +117,7 @@ def _unreadable(source: Source, span: Span, why: str, label: str, help_: str) ->
 
 def diagnose(source: Source) -> list[Diagnostic]:
     """Every diagnostic for one study: syntax and structure, then the chain's rules."""
-    return _parse_and_check(source)[1]
+    return parse_and_check(source)[1]
 
 
 def checked_study(path: Path, command: str) -> Study | None:
@@ -126,7 +126,7 @@ def checked_study(path: Path, command: str) -> Study | None:
     `run` and `build` refuse a study that does not check: they print what
     `perfdsl check` would, and say so in one line naming `command`.
     """
-    study, diagnostics = _parse_and_check(read_source(path))
+    study, diagnostics = parse_and_check(read_source(path))
     if study is not None and not count_errors(diagnostics):
         return study
     for diagnostic in diagnostics:
@@ -138,7 +138,7 @@ def checked_study(path: Path, command: str) -> Study | None:
     return None
 
 
-def _parse_and_check(source: Source) -> tuple[Study | None, list[Diagnostic]]:
+def parse_and_check(source: Source) -> tuple[Study | None, list[Diagnostic]]:
     """Syntax and structure first, then the chain's rules, each group in text order.
 
     A misspelt setting (`tragets`) also leaves its link missing ("the workload

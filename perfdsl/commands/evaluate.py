@@ -59,9 +59,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import attrs
+
     from perfdsl.bundle.files import BundleError
     from perfdsl.evaluate.evaluation import evaluate, write_evaluation
     from perfdsl.evaluate.inputs import EvaluateError, open_evaluated
+    from perfdsl.evaluate.registration import with_current
     from perfdsl.formats import predictions
 
     try:
@@ -76,15 +79,20 @@ def run(args: argparse.Namespace) -> int:
         opened = open_evaluated(bundle)
         path = Path(args.study) if args.study else None
         current = _current_study(path, opened.plan.study) if path else None
-        evaluation = evaluate(opened, path, current_parsed=current)
+        evaluation = evaluate(opened)
     except (EvaluateError, BundleError) as error:
         raise CommandError(str(error)) from None
+    # evaluation.json is the bundle's alone; what `--study` adds is judged beside it, for the CI
+    # files and the summary (it made the file's bytes depend on who evaluated last, and how).
+    judged = evaluation
+    if path is not None:
+        judged = attrs.evolve(evaluation, registration=with_current(evaluation.registration, path, current))
     # The CI files first: one that cannot be written fails the command before the bundle is touched.
     if args.junit:
-        _write(Path(args.junit), predictions.render_junit(evaluation, policy), append=False)
+        _write(Path(args.junit), predictions.render_junit(judged, policy), append=False)
     if args.summary:
-        _write(Path(args.summary), predictions.render_summary(evaluation, policy), append=True)
-    _export(evaluation, args.jsonl)
+        _write(Path(args.summary), predictions.render_summary(judged, policy), append=True)
+    _export(judged, args.jsonl)
     try:
         written = write_evaluation(opened, evaluation)
     except BundleError as error:
@@ -92,12 +100,12 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         # A read-only bundle or a full disk: the previous evaluation.json and manifest stand.
         raise CommandError(f"{error.filename or bundle}: cannot write: {error.strerror or error}") from None
-    print(summary(evaluation))
+    print(summary(judged))
     print(f"wrote {written}")
     for written_too in (args.junit, args.jsonl):
         if written_too:
             print(f"wrote {written_too}")
-    failing = predictions.failures(evaluation, policy)
+    failing = predictions.failures(judged, policy)
     for line in failing:
         print(f"perfdsl evaluate: fails the policy: {line}", file=sys.stderr)
     return 1 if failing else 0
@@ -107,20 +115,25 @@ def _current_study(path: Path, bundle_study: str) -> Study:
     """`--study`'s file parsed, refused in one line unless it is a study of the bundle's name.
 
     Its `predict` section is compared with the registered one; a file that cannot be read,
-    does not parse or is another study's has none to compare, and evaluating on with a note
+    does not check or is another study's has none to compare, and evaluating on with a note
     let `--fail-on invalid` pass a job that named the wrong file.
     """
-    from perfdsl.parse import parse
+    from perfdsl.commands.check import parse_and_check
+    from perfdsl.diagnostics import count_errors
     from perfdsl.source import Source
 
     try:
-        study = parse(Source.read(path)).study
+        study, diagnostics = parse_and_check(Source.read(path))
     except OSError as error:
         raise CommandError(f"{path}: cannot read the study: {error.strerror or error}") from None
     except UnicodeDecodeError as error:
         raise CommandError(f"{path}: not UTF-8 text (byte {error.start}); save it as UTF-8") from None
-    if study is None:
-        raise CommandError(f"{path}: the study does not parse; `perfdsl check {path}` says where")
+    errors = count_errors(diagnostics)
+    if study is None or errors:
+        raise CommandError(
+            f"{path}: the study does not check ({errors} error{'s' if errors != 1 else ''}); "
+            f"`perfdsl check {path}` says where"
+        )
     if study.name.id != bundle_study:
         raise CommandError(f"{path}: is study `{study.name.id}`, and the bundle is of study `{bundle_study}`")
     return study

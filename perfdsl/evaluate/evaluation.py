@@ -53,24 +53,19 @@ from perfdsl.stats.capacity import service_mismatch
 from perfdsl.stats.value import value
 
 
-def evaluate(
-    bundle: Bundle,
-    current_study: Path | None = None,
-    *,
-    study: Study | None = None,
-    current_parsed: Study | None = None,
-) -> Evaluation:
-    """Evaluate an opened bundle; `current_study` is also checked against the registered predictions.
+def evaluate(bundle: Bundle, *, study: Study | None = None) -> Evaluation:
+    """Evaluate an opened bundle: a pure function of it, whoever evaluates and with which study
+    file at hand (a current study's `predict` section is judged beside the evaluation, by
+    `registration.check_current`, never into it).
 
-    `study` is the bundle's study when the caller has parsed it already (from the same text),
-    and `current_parsed` the current study file, likewise: neither is parsed again.
+    `study` is the bundle's study when the caller has parsed it already (from the same text).
     EvaluateError (one line) when the bundle cannot be: a record read as it is used (a
     shape's timing, the application's blocks) or a sample or probe file it names that is
     missing or garbled is the bundle's fault, named with its file (and line).
     """
     inputs = inputs_of(bundle, study)
     try:
-        return _evaluated(inputs, current_study, current_parsed)
+        return _evaluated(inputs)
     except versions.BundleFormatError as error:
         raise EvaluateError(str(error)) from None
     except versions.RECORD_ERRORS as error:
@@ -82,7 +77,7 @@ def evaluate(
         raise EvaluateError(f"{where}: unreadable bundle file: {error.strerror or error}") from None
 
 
-def _evaluated(inputs: BundleInputs, current_study: Path | None, current_parsed: Study | None) -> Evaluation:
+def _evaluated(inputs: BundleInputs) -> Evaluation:
     results = inputs.results
     level, theta = inputs.plan.timing.confidence, inputs.plan.timing.threshold
     operations = evaluate_operations(inputs)
@@ -141,7 +136,7 @@ def _evaluated(inputs: BundleInputs, current_study: Path | None, current_parsed:
             end_to_end_missing=None if end_to_end else results.application_missing,
             timings_valid=results.timings_valid,
         ),
-        registration=check_registration(inputs.registration, inputs.study, current_study, current_parsed),
+        registration=check_registration(inputs.registration, inputs.study),
         quality=tuple(
             [f for op in operations for s in op.shapes for f in s.findings]
             + list(end_to_end.findings if end_to_end else ())

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
+
 from perfdsl.bundle.evaluation.verdicts import CurrentStudy, Registration
 from perfdsl.bundle.registration import RegistrationRecord
 from perfdsl.nodes import Study
@@ -20,14 +22,9 @@ from perfdsl.plan import predict_section_hash
 from perfdsl.source import Source
 
 
-def check_registration(
-    registration: RegistrationRecord,
-    bundle_study: Study,
-    current: Path | None = None,
-    current_parsed: Study | None = None,
-) -> Registration:
-    """Compare the registered hash with the bundle's study and, if given, a current study file
-    (`current_parsed` is that file parsed, where the caller has it)."""
+def check_registration(registration: RegistrationRecord, bundle_study: Study) -> Registration:
+    """Compare the registered hash with the bundle's study. A current study file is judged apart
+    (`check_current`, `with_current`): the evaluation stays a function of the bundle alone."""
     registered = registration.predict_hash
     bundle_hash = predict_section_hash(bundle_study)
     matches = registered == bundle_hash
@@ -41,9 +38,15 @@ def check_registration(
         registered_at=registration.registered,
         bundle_hash=bundle_hash,
         matches=matches,
-        current=check_current(registered, current, current_parsed) if current is not None else None,
+        current=None,
         message=message,
     )
+
+
+def with_current(registration: Registration, path: Path, study: Study | None = None) -> Registration:
+    """The registration with the current study file at `path` judged against it, for what
+    `perfdsl evaluate --study` reports (its CI files, `--fail-on`, the summary it prints)."""
+    return attrs.evolve(registration, current=check_current(registration.registered_hash, path, study))
 
 
 def check_current(registered: str | None, path: Path, study: Study | None = None) -> CurrentStudy:
