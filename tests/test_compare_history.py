@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -164,6 +165,25 @@ def test_history_command_writes_the_page(artifacts: Path, tmp_path: Path) -> Non
     assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     empty = _perfdsl("history", str(study), "--artifacts", str(tmp_path / "none"), "-o", str(page))
     assert empty.returncode == 2 and "no runs of `planted`" in empty.stderr
+
+
+@pytest.mark.slow  # runs `perfdsl history` in a child
+def test_history_leaves_out_a_bundle_that_fails_verification_and_names_it(
+    artifacts: Path, tmp_path: Path
+) -> None:
+    """One corrupt archived run withheld the page of every other run (exit 2, no page)."""
+    copied = Path(shutil.copytree(artifacts, tmp_path / "artifacts"))
+    broken = _run(copied, "c")
+    sample = next((broken / "samples").rglob("*.csv"))
+    sample.write_bytes(sample.read_bytes().replace(b"1", b"2", 1))
+    study = tmp_path / "planted.perf"
+    study.write_text((broken / "study.perf").read_text(encoding="utf-8"), encoding="utf-8")
+    page = tmp_path / "history.html"
+    done = _perfdsl("history", str(study), "--artifacts", str(copied), "-o", str(page))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"wrote {page} (4 runs)")
+    assert f"perfdsl history: warning: left out {broken}" in done.stderr and "verification" in done.stderr
+    assert "1 bundle left out" in page.read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")

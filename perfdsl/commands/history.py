@@ -1,9 +1,11 @@
 """`perfdsl history STUDY -o PAGE.html`: every run of a study over time and commit, as one static page.
 
 The runs are the study's bundles under its `artifacts` path (or `--artifacts
-DIR`), each evaluated from its raw samples. Exit 0 when the page was written;
-2 when it could not be (no bundles, a bundle that fails verification, an
-unwritable output). The study file only names the runs (its name, title and
+DIR`), each evaluated from its raw samples. A bundle that cannot be read as a
+run (it fails verification, say) is left out, named on the page and on stderr:
+one corrupt archive no longer withholds the page of every other run. Exit 0
+when the page was written; 2 when it could not be (no bundles, none readable,
+an unwritable output). The study file only names the runs (its name, title and
 `artifacts` path): each run is judged by the study text it ran with, so a study
 that no longer checks still has a history; one that does not parse is exit 1.
 After the page, one line per operation says where its ratio stepped (or that
@@ -72,13 +74,19 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(
             f"no runs of `{study.name.id}` in {artifacts}; make one with `perfdsl run {args.study} --quick`"
         )
-    try:
-        runs = [read_run(bundle) for bundle in found]
-    except RunsError as error:
-        raise CommandError(str(error)) from None
+    runs, left_out = [], []
+    for bundle in found:
+        try:
+            runs.append(read_run(bundle))
+        except RunsError as error:
+            left_out.append(str(error))
+    if not runs:
+        raise CommandError(f"none of the {len(found)} runs of `{study.name.id}` can be read: {left_out[0]}")
+    for why in left_out:
+        print(f"perfdsl history: warning: left out {why}", file=sys.stderr)
     title = study.title.value if study.title else study.name.id
     timeline = build_timeline(runs, false_alarm=args.false_alarm)
-    page = render_page(timeline, title, datetime.now(UTC))
+    page = render_page(timeline, title, datetime.now(UTC), left_out)
     output = Path(args.output)
     try:
         output.parent.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,7 @@ escaped (a study is source code from a pull request and may hold anything).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from html import escape
 
@@ -39,8 +39,9 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 """
 
 
-def render_page(timeline: Timeline, title: str, generated: datetime) -> str:
-    """The whole page, as one HTML document."""
+def render_page(timeline: Timeline, title: str, generated: datetime, left_out: Sequence[str] = ()) -> str:
+    """The whole page, as one HTML document; `left_out` says why each bundle that could not be
+    read as a run (it fails verification, say) is not on it."""
     t = timeline
     first, last = (t.entries[0], t.entries[-1]) if t.entries else (None, None)
     threshold = last.run.evaluation.threshold if last else 0.01
@@ -60,6 +61,11 @@ def render_page(timeline: Timeline, title: str, generated: datetime) -> str:
         f"<em>slower</em> after a run that was not. The change's time against the previous run: "
         f"{escape(NOT_INTERLEAVED)}.</p>",
     ]
+    if left_out:
+        body.append(
+            f'<p class="entered">{len(left_out)} bundle{"s" if len(left_out) != 1 else ""} left out, '
+            "not read as runs:</p><ul>" + "".join(f"<li>{escape(why)}</li>" for why in left_out) + "</ul>"
+        )
     regressions = t.regressions()
     if regressions:
         body.append(
