@@ -8,6 +8,7 @@ duplicate definition. Missing links are left as None for `perfdsl.check`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import attrs
@@ -54,6 +55,9 @@ from perfdsl.syntax import (
     ShapesStatement,
     Statement,
 )
+
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
+"""A dotted name (`pkg.module.attr`): a Python reference written without its colon."""
 
 
 def _misspelt(word: str, schema: dict[str, Spec], section: Section) -> str | None:
@@ -132,11 +136,21 @@ class _Lowering:
                 f"`{key}` takes {kind}",
                 statement.span,
                 label="cannot be read as " + kind,
-                help=f"write `{key}` followed by {kind}",
+                help=self._how_to_write(key, kind, statement.span),
             )
         elif isinstance(value, Text):
             self.not_blank(value, f"`{key}`")
         return value
+
+    def _how_to_write(self, key: str, kind: str, span: Span) -> str:
+        """The help for a malformed value. A dotted name where a Python reference belongs is
+        the common slip (`roof mykernels.copy`): say where the colon goes."""
+        if "Python reference" in kind:
+            written = self.source.snippet(span).split(None, 1)[-1].strip()
+            if _DOTTED.fullmatch(written):
+                module, _, attr = written.rpartition(".")
+                return f"a Python reference puts a colon before its attribute: `{key} {module}:{attr}`"
+        return f"write `{key}` followed by {kind}"
 
     def settings(self, items: dict[str, list], schema: dict[str, Spec]) -> dict[str, object]:
         """Every setting of a schema read from a section's statements, by node field name."""

@@ -28,3 +28,12 @@ def test_its_value_is_checked_as_that_settings_value() -> None:
 
 def test_a_near_miss_beside_the_setting_itself_is_not_read_twice() -> None:
     assert _codes("repeats 100", "repeats 100; repeat 100") == ["PD004"]
+
+
+def test_a_dotted_name_where_a_reference_belongs_is_told_where_the_colon_goes() -> None:
+    """A new user's `roof mykernels.copy` got "write `roof` followed by a Python reference or a name"."""
+    old = "measure bytes, launches; roof kernels.copy:copy"
+    text = STUDY.replace(old, "measure bytes, launches; roof my_kernels.copy") if old in STUDY else None
+    assert text is not None, "the case's mechanism evidence names a roof"
+    (found,) = [d for d in diagnose(Source("planted.perf", text)) if d.code == "PD005"]
+    assert found.help == "a Python reference puts a colon before its attribute: `roof my_kernels:copy`"
