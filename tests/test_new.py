@@ -140,3 +140,30 @@ def test_new_writes_into_the_directory_it_is_given(tmp_path: Path) -> None:
     assert refused.returncode == 2
     assert "a_file" in refused.stderr and "Traceback" not in refused.stderr
     assert (tmp_path / "a_file").read_text(encoding="utf-8") == "mine\n"
+
+
+def test_a_variant_without_code_for_the_target_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    """A GPU-only change in a study that lists `cpu` ran, and its report called the correct code's
+    missing implementation a failed correctness check."""
+    assert _perfdsl(tmp_path, "new", "demo").returncode == 0
+    kernels = tmp_path / "demo_kernels.py"
+    kernels.write_text(
+        kernels.read_text(encoding="utf-8")
+        + '\ngpu_only = Variant(name="gpu_only", cuda=lambda stream, **a: None)\n',
+        encoding="utf-8",
+    )
+    study = tmp_path / "demo.perf"
+    study.write_text(
+        study.read_text(encoding="utf-8").replace(
+            "change    demo_kernels:fused", "change    demo_kernels:gpu_only"
+        ),
+        encoding="utf-8",
+    )
+    line = next(n for n, t in enumerate(study.read_text().splitlines(), 1) if "demo_kernels:gpu_only" in t)
+    done = _perfdsl(tmp_path, "run", "demo.perf", "--target", "cpu", "--quick", timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert (
+        f"demo.perf:{line}: the change of `demo`, variant `gpu_only`, has no `cpu` implementation"
+        in done.stderr
+    )
+    assert not (tmp_path / "artifacts").exists() or not any((tmp_path / "artifacts").rglob("manifest.json"))

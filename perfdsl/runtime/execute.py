@@ -101,6 +101,23 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _refuse_variants_without_code_for(target: Target, plan: Plan, resolved: dict[str, Resolved]) -> None:
+    """RunError, before anything runs, for an arm whose variant has no code for the target.
+
+    Such a study checks (which code a variant holds is known only by importing it): a CUDA-only
+    variant in a study that lists `cpu` among its targets ran, and its report called the
+    correct code's missing implementation a failed correctness check.
+    """
+    for op in plan.operations:
+        for arm in ARMS:
+            variant = resolved[op.name].variants[arm]
+            if not target.implements(variant):
+                raise RunError(
+                    f"{plan.study_path}:{op.lines[arm]}: the {arm} of `{op.name}`, variant `{variant.name}`, "
+                    f"has no `{target.name}` implementation; give it one, or run with another `--target`"
+                )
+
+
 def execute(
     plan: Plan,
     target: Target,
@@ -113,6 +130,7 @@ def execute(
     where the OS puts it (`runtime.machine_state.choose_pinning` otherwise)."""
     limits = limits or Limits()
     resolved = {op.name: resolve_operation(plan, op) for op in plan.operations}
+    _refuse_variants_without_code_for(target, plan, resolved)
     roof = resolve_roof(plan)
     if roof:
         _say_where_the_roof_draws_from(plan, progress)

@@ -169,6 +169,10 @@ class Target:
     def synchronize(self) -> None:
         """Wait for all queued work; a CPU call has already finished."""
 
+    def implements(self, variant: Variant) -> bool:
+        """Whether `variant` has code for this target (asked before the run, in the parent)."""
+        return variant.cpu is not None
+
     def op(self, variant: Variant) -> Callable[..., None]:
         """The variant's callable for this target, with the target's own arguments bound."""
         if variant.cpu is None:
@@ -266,6 +270,9 @@ class CudaTarget(Target):
     def synchronize(self) -> None:
         """Wait for everything queued on the stream."""
         self.stream.synchronize()
+
+    def implements(self, variant: Variant) -> bool:
+        return variant.cuda is not None or variant.cuda_bind is not None
 
     def op(self, variant: Variant) -> Callable[..., None]:
         """`variant.cuda` with the stream bound: the AppContext calling convention.
