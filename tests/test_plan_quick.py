@@ -21,7 +21,7 @@ def test_quick_names_each_replaced_setting_with_both_values() -> None:
     study = _study()
     full, quick = plan(study, "cpu", False), plan(study, "cpu", True)
     said = quick_replacements(full, quick)
-    assert "timing warmup 10 repeats 100 blocks 10 rotate 4 -> warmup 3 repeats 5 blocks 4 rotate 2" in said
+    assert "timing warmup 10 repeats 100 blocks 10 rotate 4 -> warmup 3 repeats 5 blocks 5 rotate 2" in said
     assert "correctness seeds 5 -> 2" in said
     # The quick run's probes: no sweep, and the cap each probe really stops at.
     start = "the goodput search starts at half the single-request capacity"
@@ -74,3 +74,11 @@ def test_with_no_gpu_run_names_only_the_targets_the_study_allows() -> None:
     assert _no_gpu(cuda_only) == "no usable CUDA GPU: use `--target cudasim` (the study's `targets`: cuda)"
     both = "no usable CUDA GPU: use `--target cpu` or `--target cudasim` (the study's `targets`: cuda, cpu)"
     assert _no_gpu(_study()) == both
+
+
+def test_a_quick_fixed_run_has_the_pairs_an_interval_needs() -> None:
+    """Four blocks an arm left every quick comparison "too few block pairs for an interval"."""
+    from perfdsl.stats.paired import MIN_PAIRS
+
+    quick = plan(_study(), "cpu", True)
+    assert quick.timing.blocks >= MIN_PAIRS
