@@ -10,6 +10,7 @@ any number, and the history must mark D, not E, as where a regression entered.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -204,6 +205,25 @@ def test_compare_of_quick_runs_says_why_a_within_run_interval_is_missing(
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert "(too few block pairs for an interval: 4 < 5)  inconclusive" in done.stdout
+
+
+@pytest.mark.slow  # runs `perfdsl compare` in a child
+def test_fail_on_slower_does_not_fail_on_a_quick_run_its_note_calls_no_regression(
+    artifacts: Path, tmp_path: Path
+) -> None:
+    """It printed "a `slower` between them is no regression" and exited 1."""
+    import command_fuzz
+
+    a, c = (Path(shutil.copytree(_run(artifacts, x), tmp_path / x)) for x in "ac")
+    full = _perfdsl("compare", str(a), str(c), "--fail-on-slower")
+    assert full.returncode == 1
+    results = json.loads((c / "results.json").read_text(encoding="utf-8"))
+    (c / "results.json").write_text(json.dumps({**results, "quick": True}), encoding="utf-8")
+    command_fuzz.reseal(c)
+    smoke = _perfdsl("compare", str(a), str(c), "--fail-on-slower")
+    assert "is no regression" in smoke.stdout and "slower in B: op change" in smoke.stdout
+    assert smoke.returncode == 0
+    assert "--fail-on-slower not applied: B is a quick run" in smoke.stderr
 
 
 def _ticks_and_interval(svg: str) -> tuple[list[float], list[float], float]:
