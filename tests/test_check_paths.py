@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from perfdsl.commands.check import study_paths
 
 
@@ -19,3 +21,12 @@ def test_a_directory_s_search_leaves_out_the_study_copies_its_bundles_hold(tmp_p
     assert [p.relative_to(tmp_path).as_posix() for p in found] == ["a.perf", "nested/b.perf"]
     # Named itself, a bundle's directory is searched: the user asked for it.
     assert study_paths([str(bundle)]) == [bundle / "study.perf"]
+
+
+def test_run_of_a_directory_says_to_name_a_study_in_it(tmp_path: Path) -> None:
+    """It said "pass it to search it for *.perf", which only check does."""
+    from perfdsl.commands import CommandError
+    from perfdsl.commands.check import read_source
+
+    with pytest.raises(CommandError, match=r"is a directory; name one study file in it \(`perfdsl check"):
+        read_source(tmp_path)

@@ -166,6 +166,9 @@ def test_history_command_writes_the_page(artifacts: Path, tmp_path: Path) -> Non
     assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     empty = _perfdsl("history", str(study), "--artifacts", str(tmp_path / "none"), "-o", str(page))
     assert empty.returncode == 2 and "no runs of `planted`" in empty.stderr
+    assert "(no such directory)" in empty.stderr
+    a_file = _perfdsl("history", str(study), "--artifacts", str(study), "-o", str(page))
+    assert a_file.returncode == 2 and f"{study}: is not a directory" in a_file.stderr
 
 
 @pytest.mark.slow  # runs `perfdsl history` in a child

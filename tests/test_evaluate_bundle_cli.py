@@ -93,6 +93,7 @@ def test_a_tampered_bundle_exits_2(bundle: Path) -> None:
     done = _perfdsl("evaluate", str(bundle))
     assert done.returncode == 2
     assert "fails verification" in done.stderr and "Traceback" not in done.stderr
+    assert f"`perfdsl verify {bundle}` lists every file that changed" in done.stderr
     assert not (bundle / "evaluation.json").exists()
 
 

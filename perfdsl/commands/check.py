@@ -84,7 +84,9 @@ def read_source(path: Path) -> Source:
     except UnicodeDecodeError as error:
         raise CommandError(f"{path}: not UTF-8 text (byte {error.start}); save the study as UTF-8") from None
     except IsADirectoryError:
-        raise CommandError(f"{path}: is a directory; pass it to search it for *.perf") from None
+        raise CommandError(
+            f"{path}: is a directory; name one study file in it (`perfdsl check {path}` checks them all)"
+        ) from None
     except OSError as error:
         raise CommandError(f"{path}: cannot read: {error.strerror or error}") from None
 

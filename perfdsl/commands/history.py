@@ -69,10 +69,14 @@ def run(args: argparse.Namespace) -> int:
     # The same rule as the plan's: the study's `artifacts` path, from the study file's directory.
     default = study_path.parent / (study.artifacts.value if study.artifacts else "artifacts/")
     artifacts = Path(args.artifacts) if args.artifacts else default
+    if artifacts.exists() and not artifacts.is_dir():
+        raise CommandError(f"{artifacts}: is not a directory; --artifacts names the one the bundles are in")
     found = bundles(artifacts, study.name.id)
     if not found:
+        none = "" if artifacts.is_dir() else " (no such directory)"
         raise CommandError(
-            f"no runs of `{study.name.id}` in {artifacts}; make one with `perfdsl run {args.study} --quick`"
+            f"no runs of `{study.name.id}` in {artifacts}{none}; "
+            f"make one with `perfdsl run {args.study} --quick`"
         )
     runs, left_out = [], []
     for bundle in found:

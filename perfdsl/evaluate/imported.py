@@ -281,7 +281,10 @@ def evaluate_imported_bundle(bundle: Path) -> ImportedEvaluation:
     problems = [p for p in verify_bundle(path) if f"`{versions.EVALUATION_FILE}`" not in p]
     if problems:
         shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
-        raise EvaluateError(f"{path}: the bundle fails verification ({shown}): not evaluated")
+        raise EvaluateError(
+            f"{path}: the bundle fails verification ({shown}): not evaluated; "
+            f"`perfdsl verify {path}` lists every file that changed"
+        )
     try:
         text = versions.read_bundle_text(path, "study.perf")
     except versions.BundleFormatError as error:

@@ -68,7 +68,10 @@ def open_evaluated(path: Path) -> Bundle:
             raise EvaluateError(f"{path}: {why}") from None
         problems = refused.problems
         shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
-        raise EvaluateError(f"{path}: the bundle fails verification ({shown}): not evaluated") from None
+        raise EvaluateError(
+            f"{path}: the bundle fails verification ({shown}): not evaluated; "
+            f"`perfdsl verify {path}` lists every file that changed"
+        ) from None
     except BundleFormatError as error:
         raise EvaluateError(str(error)) from None
     except (OSError, ValueError, KeyError) as error:
