@@ -517,6 +517,15 @@ def _load(study: Study, expected: Expectations, quick: bool) -> LoadPlan | None:
     )
 
 
+def _timing_said(timing: TimingPlan) -> str:
+    """The timing settings as the study would write them. A sequential plan's blocks are its
+    window (`min_blocks`, `max_blocks`), a fixed one's its count: each plan is said by its own
+    rule (under the simulator, whose one block is a fixed count, a sequential study was said to
+    declare `blocks 10`, which it never wrote)."""
+    blocks = ("min_blocks", "max_blocks") if timing.stop == SEQUENTIAL else ("blocks",)
+    return " ".join(f"{k} {getattr(timing, k)}" for k in ("warmup", "repeats", *blocks, "rotate"))
+
+
 def quick_replacements(full: Plan, quick: Plan) -> tuple[str, ...]:
     """What a quick plan runs instead of the full one, one line per setting it replaced.
 
@@ -537,14 +546,7 @@ def quick_replacements(full: Plan, quick: Plan) -> tuple[str, ...]:
             ", ".join(s.label for s in small.shapes),
         )
         differs(f"`{big.name}` adversarial shapes", _labels(big.adversarial), _labels(small.adversarial))
-    # A sequential plan's blocks are its window (`min_blocks`, `max_blocks`); `blocks` is the fixed design's.
-    blocks = ("min_blocks", "max_blocks") if quick.timing.stop == SEQUENTIAL else ("blocks",)
-    settings = ("warmup", "repeats", *blocks, "rotate")
-    differs(
-        "timing",
-        " ".join(f"{k} {getattr(full.timing, k)}" for k in settings),
-        " ".join(f"{k} {getattr(quick.timing, k)}" for k in settings),
-    )
+    differs("timing", _timing_said(full.timing), _timing_said(quick.timing))
     differs("correctness seeds", str(full.correctness.seeds), str(quick.correctness.seeds))
     if quick.target == "cudasim" and full.load is not None and full.load.slo_seconds is not None:
         said.append("load test -> none: the simulator's timings are not evidence")

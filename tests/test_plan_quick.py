@@ -48,6 +48,18 @@ def test_a_sequential_study_names_its_block_window_not_the_fixed_count() -> None
     assert "min_blocks" in timing and "max_blocks" in timing and " blocks " not in timing
 
 
+def test_a_sequential_study_under_the_simulator_is_said_with_its_own_window() -> None:
+    """The simulator's one fixed block was set against `blocks 10`, a count the study never wrote."""
+    cpu = bundled_studies.PATHS[bundled_studies.NAMES.index("rmsnorm_cpu")]
+    study = parse(Source(str(cpu), cpu.read_text(encoding="utf-8"))).study
+    assert study is not None
+    full, simulated = plan(study, "cuda", False), plan(study, "cudasim", False)
+    (timing,) = [line for line in quick_replacements(full, simulated) if line.startswith("timing ")]
+    declared, run = timing.removeprefix("timing ").split(" -> ")
+    assert "min_blocks 6 max_blocks 100" in declared and " blocks " not in f" {declared} "
+    assert " blocks 1 " in f" {run} "
+
+
 def test_a_full_plan_replaces_nothing() -> None:
     study = _study()
     assert quick_replacements(plan(study, "cpu", False), plan(study, "cpu", False)) == ()
