@@ -167,3 +167,11 @@ def test_a_variant_without_code_for_the_target_is_refused_before_anything_runs(t
         in done.stderr
     )
     assert not (tmp_path / "artifacts").exists() or not any((tmp_path / "artifacts").rglob("manifest.json"))
+
+
+def test_run_refuses_an_artifacts_path_that_is_a_file_before_anything_runs(tmp_path: Path) -> None:
+    """It calibrated first, then failed: "cannot write the bundle: Not a directory"."""
+    assert _perfdsl(tmp_path, "new", "demo").returncode == 0
+    done = _perfdsl(tmp_path, "run", "demo.perf", "--target", "cpu", "--quick", "--artifacts", "demo.perf")
+    assert done.returncode == 2
+    assert "demo.perf: is not a directory" in done.stderr and "calibrating" not in done.stderr

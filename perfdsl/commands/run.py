@@ -153,6 +153,9 @@ def run(args: argparse.Namespace) -> int:
     except (TargetError, PlanError) as error:
         raise CommandError(str(error)) from None
     artifacts = Path(args.artifacts) if args.artifacts else Path(run_plan.artifacts)
+    if artifacts.exists() and not artifacts.is_dir():
+        # Said before the calibration and every measurement, not when the bundle is written.
+        raise CommandError(f"{artifacts}: is not a directory; bundles go into a directory (--artifacts DIR)")
     quiet = args.quiet
     if not quiet:
         simulated = target.name == targets.CUDASIM.name
