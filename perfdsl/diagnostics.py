@@ -74,15 +74,48 @@ def _paint(text: str, style: str, color: bool) -> str:
     return f"\x1b[{codes[style]}m{text}\x1b[0m" if color else text
 
 
+_LONG_LINE = 160
+"""Characters of a source line shown whole; a longer one is shown around its span."""
+_CONTEXT = 60
+"""Characters kept each side of the span on a long line (a 200,000-character line was echoed
+whole, with as many spaces before its caret: 400 KB for one error)."""
+
+
+def _excerpt(line: str, first: int, count: int) -> tuple[str, int, int]:
+    """The line as shown, the columns before its caret and the caret's width, for a span of
+    `count` characters from index `first`. Columns are the terminal's: a wide character (CJK, an
+    emoji) takes two, a combining mark none, so the caret stays under its text."""
+    if len(line) > _LONG_LINE:
+        low = max(0, first - _CONTEXT)
+        high = min(len(line), first + min(count, _LONG_LINE) + _CONTEXT)
+        prefix, suffix = ("…" if low > 0 else ""), ("…" if high < len(line) else "")
+        count = min(count, high - first)
+        line, first = prefix + line[low:high] + suffix, first - low + len(prefix)
+    return line, _columns(line[:first]), max(1, _columns(line[first : first + count]))
+
+
+def _columns(text: str) -> int:
+    import unicodedata  # only when a diagnostic is shown
+
+    def width(c: str) -> int:
+        if unicodedata.combining(c):
+            return 0
+        # A noncharacter (U+FFFE) is "F" to the table but one replacement glyph to a terminal.
+        wide = unicodedata.east_asian_width(c) in "WF" and unicodedata.category(c) != "Cn"
+        return 2 if wide else 1
+
+    return sum(map(width, text))
+
+
 def render_full(diagnostic: Diagnostic, color: bool = False) -> str:
     """The rustc-style rendering, with the source line and a caret; the study's text
     drawn `visible`."""
     source, span = diagnostic.source, diagnostic.span
     start = source.position(span.start)
-    line_text = visible(source.line_text(start.line).expandtabs(1))
+    whole = visible(source.line_text(start.line).expandtabs(1))
     end = source.position(span.end)
-    width = (end.column - start.column) if end.line == start.line else len(line_text) - start.column + 1
-    width = max(1, width)
+    count = (end.column - start.column) if end.line == start.line else len(whole) - start.column + 1
+    line_text, pad, width = _excerpt(whole, start.column - 1, max(1, count))
     gutter = " " * len(str(start.line))
     head = _paint(f"{diagnostic.severity}[{diagnostic.code}]", diagnostic.severity, color)
     lines = [
@@ -91,7 +124,7 @@ def render_full(diagnostic: Diagnostic, color: bool = False) -> str:
         f"{gutter} {_paint('|', 'blue', color)}",
         f"{_paint(str(start.line), 'blue', color)} {_paint('|', 'blue', color)} {line_text}",
     ]
-    caret = " " * (start.column - 1) + "^" * width
+    caret = " " * pad + "^" * width
     label = f" {visible(diagnostic.label)}" if diagnostic.label else ""
     lines.append(f"{gutter} {_paint('|', 'blue', color)} {_paint(caret + label, diagnostic.severity, color)}")
     if diagnostic.help:

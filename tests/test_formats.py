@@ -24,7 +24,7 @@ import jsonschema
 import pytest
 
 from perfdsl import codes
-from perfdsl.commands.check import diagnose_file
+from perfdsl.commands.check import diagnose, diagnose_file
 from perfdsl.diagnostics import Diagnostic, render_full, render_short
 from perfdsl.formats import render
 from perfdsl.formats.paths import ci_path
@@ -239,3 +239,31 @@ def test_a_file_named_twice_is_checked_once(tmp_path: Path) -> None:
     done = _check("github", str(tmp_path / "typo.perf"), str(tmp_path), f"{tmp_path}/./typo.perf")
     assert done.returncode == 1
     assert len(done.stdout.splitlines()) == 1
+
+
+def _caret_under(rendered: str) -> tuple[str, str]:
+    """The echoed source line and the caret line of a full rendering, without their gutters."""
+    line, caret = rendered.splitlines()[3:5]
+    return line.split("| ", 1)[1], caret.split("| ", 1)[1]
+
+
+def test_the_caret_sits_under_its_text_after_wide_characters() -> None:
+    """After `"😀日本"` the caret stood three columns left of the word it named."""
+    import unicodedata
+
+    text = CLEAN.read_text(encoding="utf-8").replace('title    "', 'title    "😀日本 x" adopt "', 1)
+    (found,) = diagnose(Source("wide.perf", text))
+    line, caret = _caret_under(render_full(found))
+    before = line[: line.index(" adopt ") + 1]
+    columns = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in before)
+    assert caret.index("^") == columns and caret.count("^") == len("adopt")
+
+
+def test_a_long_line_is_shown_around_its_span() -> None:
+    """A 200,000-character line was echoed whole, with as many spaces before its caret."""
+    text = CLEAN.read_text(encoding="utf-8").replace('title    "', 'title    "' + "a" * 200_000 + '" "', 1)
+    (found,) = diagnose(Source("long.perf", text))
+    rendered = render_full(found)
+    assert len(rendered) < 1_000
+    line, caret = _caret_under(rendered)
+    assert line.startswith("…") and caret.index("^") == line.index('" "') + 2
