@@ -222,15 +222,9 @@ def _messages(stream: bytes) -> list[dict[str, Any]]:
     return found
 
 
-def _end_session(*methods: str) -> subprocess.CompletedProcess[bytes]:
-    """Initialize the server over raw pipes, send `methods` in order, and wait for it to end."""
-    messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},
-        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
-    ]
-    for number, method in enumerate(methods, start=2):
-        request = {"jsonrpc": "2.0", "method": method}
-        messages.append({**request, "id": number} if method == "shutdown" else request)
+def _over_pipes(messages: list[dict[str, Any]]) -> subprocess.CompletedProcess[bytes]:
+    """Send `messages` to a fresh server over raw pipes, as an editor frames them, and wait for it
+    to end."""
     return subprocess.run(
         [sys.executable, "-m", "perfdsl", "lsp"],
         input=b"".join(map(_frame, messages)),
@@ -239,6 +233,21 @@ def _end_session(*methods: str) -> subprocess.CompletedProcess[bytes]:
         capture_output=True,
         timeout=TIMEOUT_S,
     )
+
+
+INITIALIZE = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},
+    {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+]
+
+
+def _end_session(*methods: str) -> subprocess.CompletedProcess[bytes]:
+    """Initialize the server over raw pipes, send `methods` in order, and wait for it to end."""
+    messages = list(INITIALIZE)
+    for number, method in enumerate(methods, start=2):
+        request = {"jsonrpc": "2.0", "method": method}
+        messages.append({**request, "id": number} if method == "shutdown" else request)
+    return _over_pipes(messages)
 
 
 def test_shutdown_then_exit_ends_with_status_0_and_nothing_on_stderr() -> None:
@@ -274,14 +283,7 @@ def test_a_request_before_initialize_is_answered_server_not_initialized() -> Non
         {"jsonrpc": "2.0", "id": 3, "method": "shutdown"},
         {"jsonrpc": "2.0", "method": "exit"},
     ]
-    done = subprocess.run(
-        [sys.executable, "-m", "perfdsl", "lsp"],
-        input=b"".join(map(_frame, messages)),
-        env=environment(),
-        cwd=str(ROOT),
-        capture_output=True,
-        timeout=TIMEOUT_S,
-    )
+    done = _over_pipes(messages)
     replies = {m.get("id"): m for m in _messages(done.stdout)}
     assert replies[1]["error"]["code"] == -32002
     assert "Traceback" not in json.dumps(replies[1]) and "traceback" not in json.dumps(replies[1])
@@ -305,8 +307,7 @@ def test_a_study_with_bare_cr_line_ends_gets_check_s_diagnostics(tmp_path: Path)
     expected = [(d["code"], d["span"]["start"]["line"] - 1) for d in json.loads(checked.stdout)]
     uri = path.as_uri()
     messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},
-        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        *INITIALIZE,
         {
             "jsonrpc": "2.0",
             "method": "textDocument/didOpen",
@@ -322,14 +323,7 @@ def test_a_study_with_bare_cr_line_ends_gets_check_s_diagnostics(tmp_path: Path)
         {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
         {"jsonrpc": "2.0", "method": "exit"},
     ]
-    done = subprocess.run(
-        [sys.executable, "-m", "perfdsl", "lsp"],
-        input=b"".join(map(_frame, messages)),
-        env=environment(),
-        cwd=str(ROOT),
-        capture_output=True,
-        timeout=TIMEOUT_S,
-    )
+    done = _over_pipes(messages)
     (published,) = [m for m in _messages(done.stdout) if m.get("method") == "textDocument/publishDiagnostics"]
     found = [(d["code"], d["range"]["start"]["line"]) for d in published["params"]["diagnostics"]]
     assert expected and found == expected
