@@ -122,7 +122,7 @@ READABLE_PLAN = (None, "perfdsl.plan/2", "perfdsl.plan/3", "perfdsl.plan/4", PLA
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/18"
+EVALUATION = "perfdsl.evaluation/19"
 """evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
 not refused but evaluated again (it is derived from the other files), and one of a
 version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
@@ -216,6 +216,10 @@ alone costs a second of a fresh build).
 * `perfdsl.evaluation/18`: a failing correctness case's `kinds` is `error` where no output was
   compared (the arm raised, hung or timed out, or the reference failed: `message` says which);
   earlier files called such a case `tolerance`.
+* `perfdsl.evaluation/19`: a paired comparison (or a total over shapes) with fewer than 10
+  pairs in a shape takes the Student t interval and p-value on the delta-method standard error,
+  not the bootstrap-t, whose interval at a family's shared level spanned past a factor of 10
+  at 5 pairs (`stats.bootstrap.BOOTSTRAP_T_PAIRS`). An earlier file is evaluated again.
 """
 
 
@@ -237,6 +241,7 @@ SUPERSEDED_EVALUATION = (
     "perfdsl.evaluation/15",
     "perfdsl.evaluation/16",
     "perfdsl.evaluation/17",
+    "perfdsl.evaluation/18",
 )
 """Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 

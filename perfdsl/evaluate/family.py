@@ -11,7 +11,8 @@ conclusion rests on them. Nor are the shapes timed only for a `limit
 regression`: they have a family of their own (`adjust_limits`), adjusted the
 same way.
 
-The p-values are the paired bootstrap-t ones, whose resolution is 2 / (R + 1)
+The p-values are the paired bootstrap-t ones (the Student t's below 10 pairs, which
+have no floor: `stats.bootstrap.BOOTSTRAP_T_PAIRS`), whose resolution is 2 / (R + 1)
 at R resamples (2e-4 at 10,000): from 251 comparisons on, Holm's first step
 asks for less than that floor and nothing could be rejected, whatever the
 data. Where a p-value sits at the floor, the analytic one replaces it: the

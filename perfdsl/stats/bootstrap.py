@@ -16,6 +16,16 @@ runs, where this one covers 0.946 (tests/test_stats_calibration.py).
 Studentizing by each resample's own standard error corrects both (Efron &
 Tibshirani 1993, ch. 12; Hesterberg 2015). The standard error of the log ratio
 comes from the delta method, so it is computed in closed form per resample.
+
+Below `BOOTSTRAP_T_PAIRS` pairs in a stratum the bootstrap-t is not used: its t
+quantiles come from resamples that draw the same few pairs again and again, whose
+own standard errors are tiny, and at the levels a family of comparisons shares
+the interval blows up. Over 300 seeded A/A runs of 5 pairs (2 % noise) at 98.33 %
+its widest 5 % of intervals spanned more than a factor of 10, and 99 % reached
+past the most extreme pair ratio (a smoke run's 1.005 [0.9845, 1.340] from pairs
+between 0.986 and 1.053); the Student t interval on the same delta-method standard
+error covered as often (0.990 against 0.987) at a factor of 1.11. With strata of
+several sizes its degrees of freedom are the smallest stratum's, which errs wide.
 """
 
 from __future__ import annotations
@@ -26,6 +36,8 @@ import attrs
 import numpy as np
 
 DEFAULT_RESAMPLES = 10_000
+BOOTSTRAP_T_PAIRS = 10
+"""The fewest pairs in every stratum for the bootstrap-t; below, the Student t interval."""
 _CHUNK = 1_000  # resamples drawn at a time: bounds memory to _CHUNK x n values
 
 
@@ -48,8 +60,9 @@ class RatioInterval:
     se_log: float
     """Delta-method standard error of the log ratio."""
     p_value: float
-    """Two-sided bootstrap-t p-value of "the ratio is 1" (consistent with the interval)."""
+    """Two-sided p-value of "the ratio is 1", by the interval's own method (consistent with it)."""
     resamples: int
+    """Bootstrap resamples drawn; 0 where the Student t interval stood in (`BOOTSTRAP_T_PAIRS`)."""
     seed: int
 
 
@@ -87,6 +100,17 @@ def studentized_interval(
     p = min(1.0, 2.0 * (tail + 1) / (t.size + 1))
     low, high = min(estimate, estimate - q_hi * se), max(estimate, estimate - q_lo * se)
     return float(low), float(high), float(p)
+
+
+def student_interval(estimate: float, se: float, df: int, level: float) -> tuple[float, float, float]:
+    """estimate -+ t(df) se and the two-sided p-value of 0 (the point itself when se = 0)."""
+    from scipy import stats
+
+    if se == 0.0:
+        return estimate, estimate, 1.0 if estimate == 0.0 else 0.0
+    q = float(stats.t.ppf(1.0 - (1.0 - level) / 2.0, df))
+    p = float(2.0 * stats.t.sf(abs(estimate) / se, df))
+    return estimate - q * se, estimate + q * se, p
 
 
 def log_ratio_of_totals(
@@ -138,6 +162,19 @@ def ratio_of_totals(
     log_b = [s.log_baseline[None, :] for s in strata]
     log_c = [s.log_change[None, :] for s in strata]
     point, se = (float(x[0]) for x in log_ratio_of_totals(log_b, log_c, w))
+    fewest = min(s.log_baseline.size for s in strata)
+    if fewest < BOOTSTRAP_T_PAIRS:
+        lo, hi, p = student_interval(point, se, fewest - 1, level)
+        return RatioInterval(
+            ratio=float(np.exp(point)),
+            low=float(np.exp(lo)),
+            high=float(np.exp(hi)),
+            level=level,
+            se_log=se,
+            p_value=p,
+            resamples=0,
+            seed=seed,
+        )
 
     rng = np.random.default_rng(seed)
     boot, boot_se = np.empty(resamples), np.empty(resamples)

@@ -21,7 +21,8 @@ far more powerful when a pair is spoiled (a 5 % slowdown at 10 pairs with one
 pair hit by a 3x spike: called in 0.833 of seeds against the mean's 0.24). It
 is not yet adopted because the combination over shapes would need a matching
 median-based total, recalibrated.
-The interval is the studentized bootstrap over pairs (see `stats.bootstrap`).
+The interval is the studentized bootstrap over pairs from 10 pairs on, the Student t
+interval on the same standard error below (see `stats.bootstrap`).
 
 Below MIN_PAIRS pairs there is no interval: with so few units the bootstrap
 distribution of t is degenerate. Over 1000 seeded ABBA runs (2 % block noise,
