@@ -29,6 +29,7 @@ from perfdsl.probe_size import sequential_clean
 from perfdsl.report import formatting as fmt
 from perfdsl.report import stopping
 from perfdsl.report.context import Blocks, ReportContext, run_objective, shape_text
+from perfdsl.report.end_to_end import PREMISE_UNTESTED
 
 COMPARATORS = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
 """How a prediction's comparator is printed."""
@@ -204,12 +205,12 @@ def _end_to_end_sentence(ctx: ReportContext) -> str:
             else "within it, though the change also moved the rest of the request"
         )
     edge = straddle_note(r.measured, r.band_low, r.band_high) if r.status == "consistent" else ""
-    if r.status == "consistent" and r.rest in _PREMISE_UNTESTED:
+    if r.status == "consistent" and r.rest in PREMISE_UNTESTED:
         # Inside the band is not yet consistency: the bound holds only with the rest unchanged,
         # and `<= amdahl` stays inconclusive until a run shows that (a new user read "consistent"
         # beside a table that said "inconclusive").
         status = "not contradicted"
-        edge = f"{edge}, but {_PREMISE_UNTESTED[r.rest]}"
+        edge = f"{edge}, but {PREMISE_UNTESTED[r.rest]}"
     # Not the kernel's weighted ratio beside it: the operation timed inside the requests, unless
     # it had to be borrowed from the kernel shapes (its own warning says so).
     where = "from its kernel shapes" if amdahl.s_fallback else "inside the requests"
@@ -229,15 +230,6 @@ _AMDAHL_STATUS = {
     "opposite_sign": "of the opposite sign to the operation's",
     "not_established": "too uncertain to tell",
 }
-
-
-_PREMISE_UNTESTED = {
-    "unmeasured": "not yet shown consistent: the rest of the request was not measured, so the bound's "
-    "premise (the rest unchanged) is untested",
-    "undetermined": "not yet shown consistent: the rest of the request is not shown unchanged, "
-    "which the bound assumes",
-}
-"""What the bound still lacks, by the rest of the request's state, where the ratio lies in its band."""
 
 
 def _rest_sentence(ctx: ReportContext) -> str:

@@ -12,7 +12,7 @@ import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 
-from perfdsl.bundle.evaluation.end_to_end import EndToEnd
+from perfdsl.bundle.evaluation.end_to_end import EndToEnd, Reconciliation
 from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.bundle.evaluation.load import UNDECIDED, CurvePoint, Goodput
 from perfdsl.bundle.plan import LoadPlan
@@ -77,6 +77,16 @@ def _preparations(counts: Mapping[str, int]) -> str:
     )
 
 
+PREMISE_UNTESTED = {
+    "unmeasured": "not yet shown consistent: the rest of the request was not measured, so the bound's "
+    "premise (the rest unchanged) is untested",
+    "undetermined": "not yet shown consistent: the rest of the request is not shown unchanged, "
+    "which the bound assumes",
+}
+"""What the bound still lacks, by the rest of the request's state, where the ratio lies in its band:
+page 1 and the end-to-end table say it alike (the table said "consistent with the bound" where
+page 1 said "not contradicted ... not yet shown consistent")."""
+
 _STATUS = {
     "consistent": "consistent with the bound",
     "cross_effect": "beyond the bound, explained by the rest of the request moving: a cross-effect",
@@ -86,6 +96,13 @@ _STATUS = {
     "opposite_sign": "OPPOSITE SIGN: the operation got faster, the application slower",
     "not_established": "not established: the interval is too wide to tell",
 }
+
+
+def _status(r: Reconciliation) -> str:
+    """The reconciliation's outcome in the table's words, the untested premise included."""
+    if r.status == "consistent" and r.rest in PREMISE_UNTESTED:
+        return f"not contradicted, but {PREMISE_UNTESTED[r.rest]}"
+    return _STATUS.get(r.status, fmt.text(r.status))
 
 
 def _estimate(e: Estimate, shown: Callable[[float | None], str] = fmt.ratio) -> str:
@@ -98,7 +115,10 @@ _WHY_TWO_ESTIMANDS = (
     "The verdict on request time is of block medians, because one block a busy machine slowed "
     "cannot move a median. The two are compared only after each is widened by the practical "
     "threshold, so a skewed request-time distribution, which sets a mean apart from a median, "
-    "is not read as a broken account unless it exceeds the threshold."
+    "is not read as a broken account unless it exceeds the threshold. The consistent band is the "
+    "bound widened by the threshold on each side and, on its slow side, by up to half the effect "
+    "the bound allows: losing that much of the gain to launch gaps or the rest of the pipeline is "
+    "normal, losing more means another bottleneck absorbs it (a shortfall)."
 )
 
 
@@ -146,8 +166,7 @@ def _amdahl(end: EndToEnd) -> str:
             [
                 "Measured application time ratio",
                 _estimate(r.measured),
-                f"{_STATUS.get(r.status, fmt.text(r.status))} (consistent band "
-                f"[{fmt.ratio(r.band_low)}, {fmt.ratio(r.band_high)}])",
+                f"{_status(r)} (consistent band [{fmt.ratio(r.band_low)}, {fmt.ratio(r.band_high)}])",
             ]
         )
     table = fmt.table(

@@ -45,7 +45,10 @@ def straddle_note(measured: Estimate, band_low: float, band_high: float) -> str:
             f", at the edge: part of its interval is faster than the bound allows (band from {band_low:.4g})"
         )
     if measured.high > band_high:
-        return f", at the edge: part of its interval lies short of the band (band to {band_high:.4g})"
+        return (
+            f", at the edge: part of its interval is slower than the band allows (band to {band_high:.4g}): "
+            "a bottleneck may absorb part of the gain"
+        )
     return ""
 
 
