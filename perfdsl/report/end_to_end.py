@@ -112,6 +112,8 @@ def _estimate(e: Estimate, shown: Callable[[float | None], str] = fmt.ratio) -> 
 _WHY_TWO_ESTIMANDS = (
     "Two estimands, on purpose. The split is of mean times per request, because only means add "
     "up: a request's mean time is its operation's mean plus its rest's, which no median obeys. "
+    "Its times are clipped first (a request a preemption stretched would otherwise set f), so its "
+    "means are of the clipped times, and a raw ratio of sums in results.json can differ. "
     "The verdict on request time is of block medians, because one block a busy machine slowed "
     "cannot move a median. The two are compared only after each is widened by the practical "
     "threshold, so a skewed request-time distribution, which sets a mean apart from a median, "
@@ -171,8 +173,9 @@ def _amdahl(end: EndToEnd) -> str:
         )
     table = fmt.table(
         "Amdahl as a consistency test, its premise measured: f, r and the rest of the request from the "
-        "share pass (ratios of mean times per request, t intervals over its paired rounds) against the "
-        "timed pass's ratio of block medians (all time ratios, change / baseline)",
+        "share pass (ratios of mean times per request, each request's operation time and rest first "
+        "clipped to their median +- 5 scaled MADs on a log scale; t intervals over its paired rounds) "
+        "against the timed pass's ratio of block medians (all time ratios, change / baseline)",
         ["Quantity", "Value", "Note"],
         rows,
         numeric=(1,),
