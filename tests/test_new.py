@@ -175,3 +175,14 @@ def test_run_refuses_an_artifacts_path_that_is_a_file_before_anything_runs(tmp_p
     done = _perfdsl(tmp_path, "run", "demo.perf", "--target", "cpu", "--quick", "--artifacts", "demo.perf")
     assert done.returncode == 2
     assert "demo.perf: is not a directory" in done.stderr and "calibrating" not in done.stderr
+
+
+@pytest.mark.parametrize("limit", ["inf", "1e10", "0", "nan"])
+def test_run_refuses_a_time_limit_it_cannot_keep_in_one_line(tmp_path: Path, limit: str) -> None:
+    """`--time-limit inf` overflowed the worker's deadline, and the OverflowError was recorded as
+    every correctness case of both arms failing, exit 0."""
+    assert _perfdsl(tmp_path, "new", "demo").returncode == 0
+    done = _perfdsl(tmp_path, "run", "demo.perf", "--target", "cpu", "--quick", "--time-limit", limit)
+    assert done.returncode == 2, done.stderr
+    assert "time limit must be" in done.stderr.strip().splitlines()[-1]
+    assert not (tmp_path / "artifacts").exists()

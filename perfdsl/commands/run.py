@@ -66,6 +66,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+MAX_CALL_LIMIT_S = 1e6
+"""The longest --time-limit: a call that makes no progress for 11 days is not being measured."""
+
+
 def _positive_seconds(text: str) -> float:
     try:
         value = float(text)
@@ -73,6 +77,12 @@ def _positive_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"`{text}` is not a number of seconds") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"`{text}`: the time limit must be above 0 seconds")
+    if not value <= MAX_CALL_LIMIT_S:
+        # Past this the worker's deadline overflowed the platform's time_t, and the OverflowError
+        # was recorded as every correctness case of both arms failing.
+        raise argparse.ArgumentTypeError(
+            f"`{text}`: the time limit must be at most {MAX_CALL_LIMIT_S:g} seconds (about 11 days)"
+        )
     return value
 
 
