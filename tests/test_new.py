@@ -186,3 +186,38 @@ def test_run_refuses_a_time_limit_it_cannot_keep_in_one_line(tmp_path: Path, lim
     assert done.returncode == 2, done.stderr
     assert "time limit must be" in done.stderr.strip().splitlines()[-1]
     assert not (tmp_path / "artifacts").exists()
+
+
+# A change that raises on its second call only: its worker's calibration makes that call.
+RAISES_ONCE = """
+_calls = [0]
+
+
+def _fused_once(x, y):
+    _calls[0] += 1
+    if _calls[0] == 2:
+        raise RuntimeError("stale state on the second call")
+    fused_cpu(x, y)
+
+
+fused = Variant(name="fused", cpu=_fused_once)
+"""
+
+
+@pytest.mark.slow  # a real quick run
+def test_a_call_that_raises_during_calibration_fails_the_arm(tmp_path: Path) -> None:
+    """It vanished: the correctness check's later calls passed, and page 1 said "passed"."""
+    assert _perfdsl(tmp_path, "new", "demo").returncode == 0
+    kernels = tmp_path / "demo_kernels.py"
+    kernels.write_text(kernels.read_text(encoding="utf-8") + RAISES_ONCE, encoding="utf-8")
+    ran = _perfdsl(tmp_path, "run", "--target", "cpu", "--quick", "demo.perf", timeout=RUN_TIMEOUT_S)
+    assert ran.returncode == 0, ran.stderr
+    assert "warning: the change raised in a calibration call" in ran.stderr
+    assert "stale state on the second call" in ran.stderr
+    results = json.loads((Path(ran.stdout.strip().splitlines()[-1]) / "results.json").read_text())
+    correctness = results["operations"][0]["correctness"]
+    assert correctness["passed"] is False
+    (failed,) = [c for c in correctness["cases"] if not c["passed"]]
+    assert failed["arm"] == "change" and failed["seed"] is None
+    said = "raised in a calibration call, before its checked cases: RuntimeError"
+    assert failed["message"].startswith(said)

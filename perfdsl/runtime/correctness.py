@@ -49,7 +49,8 @@ class Case:
     shape: tuple[tuple[str, int], ...]
     kind: str
     """"workload" or "adversarial"."""
-    seed: int
+    seed: int | None
+    """None for a failure met outside the seeded cases (a calibration call that raised)."""
     passed: bool
     outputs: tuple[OutputRecord, ...]
     deterministic: bool | None

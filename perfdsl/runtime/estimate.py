@@ -54,6 +54,9 @@ class Calibration:
     """Each application arm's seconds per request (empty: no application, or not timed)."""
     block_s: float
     """A block's own cost in this worker (see `timing_seconds`)."""
+    raised: dict[str, dict[str, str]] = attrs.field(factory=dict)
+    """Step key (or `application`) to each arm whose calibration call raised, with why: measured
+    code that raised once is evidence against it, whatever its later calls did."""
 
 
 def timing_seconds(call_s: Mapping[str, float], settings: TimingSettings, block_s: float) -> float:

@@ -170,9 +170,10 @@ def execute(
         )
     try:
         progress("calibrating: a few calls of every arm at every shape, to estimate the run's length")
-        progress.announce(_calibrate(plan, sessions))
+        estimate, raised = _calibrate(plan, sessions, progress)
+        progress.announce(estimate)
         machine = _machine(cpu, pinning, sessions)
-        return _measure(plan, target, artifacts, progress, resolved, roof, sessions, machine)
+        return _measure(plan, target, artifacts, progress, resolved, roof, sessions, machine, raised)
     finally:
         for session in sessions.values():
             session.close()
@@ -194,8 +195,11 @@ def _machine(cpu: dict[str, Any], pinning: Pinning, sessions: dict[str | None, S
     return {"cpu_state": cpu, "affinity": {"run": thread_affinity(), **pinning.to_json(), "workers": workers}}
 
 
-def _calibrate(plan: Plan, sessions: dict[str | None, Session]) -> RunEstimate:
-    """Every worker's calibration calls, combined into the run's estimate.
+def _calibrate(
+    plan: Plan, sessions: dict[str | None, Session], progress: RunProgress
+) -> tuple[RunEstimate, dict[str, dict[str, str]]]:
+    """Every worker's calibration calls, combined into the run's estimate, and every call that
+    raised (by step key, then arm), each said on the console as it is found.
 
     A worker that dies here only leaves its steps out of the estimate: its
     session starts a fresh worker for the correctness check, which records the
@@ -207,7 +211,11 @@ def _calibrate(plan: Plan, sessions: dict[str | None, Session]) -> RunEstimate:
             calibrations.append(session.call("calibrate", ()))
         except WorkerDied:
             continue
-    return estimate_calibrated(plan, calibrations)
+    raised = {key: arms for c in calibrations for key, arms in c.raised.items()}
+    for key, arms in raised.items():
+        for arm, why in arms.items():
+            progress(f"warning: the {arm} raised in a calibration call ({key}): {why}")
+    return estimate_calibrated(plan, calibrations), raised
 
 
 def _measure(
@@ -219,8 +227,10 @@ def _measure(
     roof: dict[str, tuple[Reference, Variant]],
     sessions: dict[str | None, Session],
     machine: dict[str, Any],
+    raised: dict[str, dict[str, str]],
 ) -> Path:
-    """Everything the bundle holds, the measured code of it in the sessions' workers."""
+    """Everything the bundle holds, the measured code of it in the sessions' workers; `raised`
+    holds the calibration calls that raised (`_calibrate`)."""
     from perfdsl.runtime.environment import capture_environment
 
     started = _now()
@@ -246,6 +256,7 @@ def _measure(
                 sessions[op.name],
                 found,
                 compiling,
+                raised,
             )
             for op in plan.operations
         ]
@@ -488,13 +499,14 @@ def _operation(
     session: Session,
     compiled: Compiled,
     compiling: _Compiling,
+    raised: dict[str, dict[str, str]],
 ) -> OperationRecord:
     """Correctness, then timing, of one operation, all of it in the operation's worker; on a cpu
     target, what its CPU functions compiled for there goes into `compiled` (`_ask_compiled`).
     The timing waits for the static stage's compilation (`compiling`) to end."""
     failures: list[WorkerFailure] = []
     try:
-        correctness = _check_arms(plan, operation, resolved, target, session, failures, progress)
+        correctness = _check_arms(plan, operation, resolved, target, session, failures, progress, raised)
         compiling.result()
         passed = all(result.passed for result in correctness.values())
         roofs = tuple(arm for arm in ROOF_ARMS if arm in roof)
@@ -527,8 +539,11 @@ def _check_arms(
     session: Session,
     failures: list[WorkerFailure],
     progress: RunProgress,
+    raised: dict[str, dict[str, str]],
 ) -> dict[str, CorrectnessResult]:
-    """Every correctness case of every arm, one request each, so a death is put on its case.
+    """Every correctness case of every arm, one request each, so a death is put on its case,
+    after a failing case for each calibration call of the arm that raised (`raised`): measured
+    code that raised on valid inputs failed, whatever its checked calls did later.
 
     The arms of a case are checked one after the other, so the worker draws the
     case's inputs and computes its float64 answer once (`correctness.LastAnswer`).
@@ -542,6 +557,11 @@ def _check_arms(
     variants = resolved.variants
     progress(f"correctness of {operation.name}: " + ", ".join(f"{a} `{v.name}`" for a, v in variants.items()))
     cases: dict[str, list[Case]] = {arm: [] for arm in variants}
+    for shape in operation.shapes:
+        for arm, why in raised.get(step_key(operation.name, shape.label), {}).items():
+            key = tuple((k, int(shape.sizes[k])) for k in sorted(shape.sizes))
+            message = f"raised in a calibration call, before its checked cases: {why}"
+            cases[arm].append(Case(variants[arm].name, key, "workload", None, False, (), None, message))
     died: dict[str, str] = {}
     """The cause of each arm's first death."""
     spared: dict[str, int] = {}
