@@ -16,7 +16,11 @@ baseline and change alike):
 * `Variant.cuda(stream, **inputs, **outputs)` takes device arrays and only
   *enqueues* its launches on `stream`: the harness synchronises and times;
 * every output element must be written: the harness poisons outputs with NaN
-  before each call and checks that none survive.
+  before each call and checks that none survive;
+* inputs are read-only: the correctness check compares each input after the
+  calls with its value before, and one changed in place fails the case ("input
+  `x` was changed by the call"), since the timed calls would read the corrupted
+  buffers.
 
 Implementations beyond Numba (Triton, PyTorch, CuPy, cuda.core / NVRTC) give
 `Variant.cuda_bind` instead of `Variant.cuda`:

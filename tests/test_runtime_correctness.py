@@ -75,6 +75,25 @@ def test_determinism_checked_bit_for_bit():
     assert relaxed.passed and all(c.deterministic is None for c in relaxed.cases)
 
 
+def _in_place_cpu(x, w, out):
+    """Right output, from the inputs as given; then x updated in place (x = 2x + 1)."""
+    fx.good_cpu(x, w, out)
+    x *= 2
+    x += 1
+
+
+@pytest.mark.parametrize("deterministic", [True, False])
+def test_an_input_changed_in_place_fails_and_is_named(deterministic: bool) -> None:
+    """Declared nondeterministic it passed, its rotated inputs growing towards inf; declared
+    deterministic it was called a race ("a second call on the same input gave different bits")."""
+    variant = Variant("in_place", cpu=_in_place_cpu, deterministic=deterministic)
+    result = check(variant)
+    assert not result.passed
+    for case in result.cases:
+        assert case.message == "input `x` was changed by the call (inputs are read-only)"
+        assert case.deterministic is None
+
+
 RAISED = fx.raising_cpu.__code__
 RAISED_AT = f"{os.path.relpath(RAISED.co_filename)}:{RAISED.co_firstlineno + 1} in raising_cpu"
 """Where the raising fixture raises, as the failure names it: the study's own line, not perfdsl's."""

@@ -181,7 +181,7 @@ def _case(
         return fail(f"reference `{reference.name}` failed: {describe_error(error)}")
     out_shapes = reference.outputs(shape)
 
-    def run_twice() -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
+    def run_twice() -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None, list[str]]:
         arrays = {**target.to_device(host), **target.alloc(out_shapes, dtype)}
         outs = {k: arrays[k] for k in out_shapes}
         call = target.bind(variant, arrays)
@@ -190,10 +190,12 @@ def _case(
             target.poison(outs)
             target.run(call)
             runs.append(target.to_host(outs))
-        return runs[0], (runs[1] if len(runs) > 1 else None)
+        after = target.to_host({k: arrays[k] for k in host})
+        changed = [k for k in sorted(host) if not _same_bits(after[k], host[k])]
+        return runs[0], (runs[1] if len(runs) > 1 else None), changed
 
     try:
-        first, second = worker.call(run_twice, timeout_s)
+        first, second, changed = worker.call(run_twice, timeout_s)
     except TimeoutError:
         return fail(f"did not finish within {timeout_s:g} s")
     except Exception as error:
@@ -201,6 +203,13 @@ def _case(
 
     errors = tuple(measure(k, first[k], expected[k]) for k in sorted(expected))
     problems = [p for e in errors for p in _problems(e, tolerances)]
+    if changed:
+        # Inputs are read-only: a kernel that updates one in place corrupts the rotated buffers
+        # every later call reads (a new user's `x = 2x + 1` passed, its inputs growing to inf),
+        # and its second call sees other inputs, which is no evidence of nondeterminism.
+        said = ", ".join(f"`{k}`" for k in changed)
+        problems.insert(0, f"input {said} was changed by the call (inputs are read-only)")
+        second = None
     deterministic = None
     if second is not None:
         deterministic = all(first[k].tobytes() == second[k].tobytes() for k in first)
@@ -208,6 +217,12 @@ def _case(
             problems.append("a second call on the same input gave different bits")
     message = "; ".join(problems)
     return Case(variant.name, key, kind, seed, not problems, errors, deterministic, message)
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays hold the same values bit for bit (NaN payloads included)."""
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
 
 
 Answers = Callable[[Shape, int], tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]
