@@ -944,3 +944,29 @@ def test_page_one_says_the_model_level_check_compares_the_arms_not_that_either_m
     said = _model_level_clause(SimpleNamespace(evaluation=SimpleNamespace(model_level=both_off)))  # type: ignore[arg-type]
     assert "no further from its float64 run than the baseline's (rel_l2 1.0e0 against 1.0e0)" in said
     assert "matches" not in said
+
+
+def test_a_shape_an_arm_s_error_stopped_names_the_error_first(tmp_path: Path) -> None:
+    """ "`baseline` has fewer than 2 blocks" blamed the baseline for the change's error, which
+    appeared nowhere in the report."""
+    import csv
+    import json
+
+    import command_fuzz
+
+    bundle = make_bundle(tmp_path)
+    results = json.loads((bundle / "results.json").read_text(encoding="utf-8"))
+    shape = results["operations"][0]["shapes"][0]
+    failure = {"arm": "change", "phase": "warmup", "block": None, "position": None}
+    failure["message"] = "RuntimeError: boom"
+    shape["timing"]["failures"] = [failure]
+    (bundle / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    samples = bundle / shape["samples"]
+    with samples.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    arm = rows[0].index("arm")
+    with samples.open("w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle).writerows([rows[0], *(r for r in rows[1:] if r[arm] != "change")])
+    command_fuzz.reseal(bundle)
+    (first, _) = evaluate(open_evaluated(bundle)).operations[0].shapes
+    assert first.missing == "the change raised in its warm-up: RuntimeError: boom (no `change` samples)"

@@ -166,12 +166,6 @@ class ShapeRecord(Plain):
         return list(self.timing.warmup) if self.timing else []
 
     @property
-    def worker_failures(self) -> list[str]:
-        """Why an arm was left out of this shape's sampling: its code ended the worker."""
-        failures = self.timing.failures if self.timing else ()
-        return [f.message for f in failures if f.phase == WORKER_PHASE]
-
-    @property
     def stop(self) -> StopRecord | None:
         """When and why the sequential rule stopped this shape's blocks (version 8; None: fixed design)."""
         return self.timing.stop if self.timing else None

@@ -31,7 +31,7 @@ import numpy as np
 from perfdsl.bundle.arms import ARMS, EMPTY_ARM, ROOF_ARMS
 from perfdsl.bundle.evaluation.kernels import ArmContention, ArmSummary, OperationResult, ShapeResult
 from perfdsl.bundle.evaluation.mechanism import Bandwidth, ShapeMechanism
-from perfdsl.bundle.results import OperationRecord, ShapeRecord
+from perfdsl.bundle.results import WORKER_PHASE, OperationRecord, ShapeRecord
 from perfdsl.bundle.sampling import Block
 from perfdsl.bundle.stopping import DECIDED
 from perfdsl.codes import CODES
@@ -204,9 +204,28 @@ def _why_not_evidence(
         shape.samples_missing or "not timed",
         samples,
     )
-    # An arm whose code ended its worker has no samples: say why, not only that.
-    died = shape.worker_failures
-    return f"{reason}: {'; '.join(died)}" if reason and died else reason
+    if reason is None:
+        return None
+    # An arm whose call raised, or whose code ended its worker, has few samples or none, and may
+    # have stopped the other's: say why first ("`baseline` has fewer than 2 blocks" blamed the
+    # baseline for the change's error, which the report never showed).
+    causes = _stopped(shape)
+    return f"{'; '.join(causes)} ({reason})" if causes else reason
+
+
+def _stopped(shape: ShapeRecord) -> list[str]:
+    """Why each measured arm stopped at this shape, in the run's words."""
+    failures = shape.timing.failures if shape.timing else ()
+    said = []
+    for f in failures:
+        if f.arm not in ARMS:
+            continue
+        if f.phase == WORKER_PHASE:
+            said.append(f.message)
+        else:
+            phase = "warm-up" if f.phase == "warmup" else f.phase
+            said.append(f"the {f.arm} raised in its {phase}: {f.message}")
+    return said
 
 
 def why_not_evidence(
