@@ -221,3 +221,17 @@ def test_a_call_that_raises_during_calibration_fails_the_arm(tmp_path: Path) -> 
     assert failed["arm"] == "change" and failed["seed"] is None
     said = "raised in a calibration call, before its checked cases: RuntimeError"
     assert failed["message"].startswith(said)
+
+
+def test_the_scaffold_declares_its_baseline_s_intermediate_as_scratch(tmp_path: Path) -> None:
+    """Without it, every quick run of a new study had "achieved bandwidth above the measured roof"
+    (PQ006) at both cache-sized shapes, and page 1 said every shape was invalid."""
+    import importlib.util
+
+    assert _perfdsl(tmp_path, "new", "demo").returncode == 0
+    spec = importlib.util.spec_from_file_location("demo_kernels", tmp_path / "demo_kernels.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.two_pass.scratch_bytes({"N": 1000}) == 4 * 1000  # t, float32
+    assert module.fused.scratch_bytes is None
