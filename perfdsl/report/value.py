@@ -39,7 +39,7 @@ def render_value(ctx: ReportContext, out: Blocks) -> None:
             )
         )
     else:
-        out.add(fmt.bullets(_figures(value, per, fleet)))
+        out.add(fmt.bullets(_figures(value, per, fleet, ctx.interval_level)))
         if fleet.value.high < 0:
             # "may save nothing, or cost" under an interval wholly below zero understated a cost.
             said = (
@@ -95,8 +95,11 @@ def machines(low: float, high: float) -> str:
     )
 
 
-def _figures(value: ValueResult, per: Value, fleet: Value) -> list[str]:
-    level = fmt.percent(per.value.level, 2)
+def _figures(value: ValueResult, per: Value, fleet: Value, interval_level: float) -> list[str]:
+    """The value per unit and per fleet, each with the interval of the end-to-end effect it scales,
+    labelled at the level that interval holds (a sequential rule's share of the family: 98.33 %
+    intervals were labelled 95 %)."""
+    level = fmt.percent(interval_level, 4)
     saved = per.saved_time
     x = fmt.TIMES
     freq_unit, scale_unit = fmt.text(value.frequency_unit), fmt.text(value.scale_unit)
