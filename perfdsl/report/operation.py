@@ -87,12 +87,13 @@ def _share_sentence(ctx: ReportContext) -> str:
 
 
 def _physical_change(op: OperationResult) -> str:
-    """At the heaviest-weighted shape: each modelled quantity before and after."""
+    """At the shape production traffic weighs most (its declared weight, not its time: "the
+    heaviest shape" read as the slowest one): each modelled quantity before and after."""
     shapes = op.shapes
     if not shapes:
         return ""
-    heaviest = max(shapes, key=lambda s: s.weight)
-    quantities = heaviest.mechanism.quantities
+    weighed = max(shapes, key=lambda s: s.weight)
+    quantities = weighed.mechanism.quantities
     if not quantities:
         return ""
     said = []
@@ -103,6 +104,6 @@ def _physical_change(op: OperationResult) -> str:
             f"(ratio {fmt.ratio(q.ratio)}, {q.label})"
         )
     return (
-        f"In physical terms, at the heaviest shape {fmt.text(heaviest.label)} as run, one call of "
-        f"{fmt.code(op.name)} goes " + "; ".join(said) + "."
+        f"In physical terms, at the shape with the most weight, {fmt.text(weighed.label)} as run, "
+        f"one call of {fmt.code(op.name)} goes " + "; ".join(said) + "."
     )
