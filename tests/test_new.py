@@ -235,3 +235,28 @@ def test_the_scaffold_declares_its_baseline_s_intermediate_as_scratch(tmp_path: 
     spec.loader.exec_module(module)
     assert module.two_pass.scratch_bytes({"N": 1000}) == 4 * 1000  # t, float32
     assert module.fused.scratch_bytes is None
+
+
+NOISY = """
+
+
+def _fused_noisy(x, y):
+    print("NOISE from the kernel")
+    fused_cpu(x, y)
+
+
+fused = Variant(name="fused", cpu=_fused_noisy)
+"""
+
+
+@pytest.mark.slow  # a real quick run
+def test_what_measured_code_prints_stays_off_the_run_s_stdout(tmp_path: Path) -> None:
+    """stdout is the bundle's path, which scripts read: a printing kernel put 147 MB before it."""
+    assert _perfdsl(tmp_path, "new", "demo").returncode == 0
+    kernels = tmp_path / "demo_kernels.py"
+    kernels.write_text(kernels.read_text(encoding="utf-8") + NOISY, encoding="utf-8")
+    ran = _perfdsl(tmp_path, "run", "--target", "cpu", "--quick", "demo.perf", timeout=RUN_TIMEOUT_S)
+    assert ran.returncode == 0, ran.stderr
+    (path,) = ran.stdout.splitlines()
+    assert (Path(path) / "manifest.json").is_file()
+    assert "NOISE from the kernel" in ran.stderr

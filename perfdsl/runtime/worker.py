@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import os
 import resource
+import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -290,6 +291,16 @@ class _Server:
         self.marker[1] += 1
 
 
+def _stdout_to_stderr() -> None:
+    """Send whatever the measured code prints (Python's print or C's printf) to stderr.
+
+    `perfdsl run`'s stdout is the bundle's path, which scripts read; a kernel that printed
+    on every call put 147 MB before it.
+    """
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+
+
 def serve(connection: Any, job: Job, marker: Any) -> None:
     """The worker's main loop: answer requests until told to stop (None) or the parent goes.
 
@@ -297,6 +308,7 @@ def serve(connection: Any, job: Job, marker: Any) -> None:
     thread it starts later (a parallel kernel's pool) inherits them, and reports
     the affinity it then has with its memory limit.
     """
+    _stdout_to_stderr()
     if job.pinning is not None:
         pin_thread(job.pinning.measuring)
     try:
