@@ -101,6 +101,9 @@ def test_each_planted_failure_is_the_change_arms_failure_with_its_cause(
         ["MemoryError"] * len(calibrated) if cause == "memory limit" else []
     )
     change = [c for c in change if c not in calibrated]
+    if not calibrated:
+        # The death in calibration is said as it happens, not only when the checks meet it again.
+        assert f"ended its worker during calibration: {cause}" in crashed["stderr"]
     died = [c for c in change if cause in c["message"] and detail in c["message"]]
     rest = [c for c in change if c not in died]
     assert len(died) == deaths and change[0] is died[0] and not any(c["passed"] for c in died)

@@ -206,11 +206,16 @@ def _calibrate(
     death against the arm and case that cause it.
     """
     calibrations: list[Calibration] = []
-    for session in sessions.values():
+    for name, session in sessions.items():
         try:
             calibrations.append(session.call("calibrate", ()))
-        except WorkerDied:
-            continue
+        except WorkerDied as died:
+            # Said now: a hang waited out its time limit here with nothing on the console, and the
+            # estimate that followed left the operation out without a word.
+            progress(
+                f"warning: {died.failure('calibration').message} (`{name or 'application'}`): left out "
+                "of the estimate; the correctness check records it against its arm and case"
+            )
     raised = {key: arms for c in calibrations for key, arms in c.raised.items()}
     for key, arms in raised.items():
         for arm, why in arms.items():
