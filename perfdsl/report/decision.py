@@ -800,9 +800,20 @@ def _family(ctx: ReportContext) -> str:
         if lost
         else ""
     )
+    planned = ctx.plan.timing.family
+    # The error rate was shared before the run over every planned comparison; Holm tests the ones
+    # that hold a p-value of their own ("shared by its 4 comparisons" beside "3 tests" read as two
+    # families).
+    tested = (
+        f"{len(names)} of the {planned} comparisons the error rate was shared over: a total over shapes "
+        "under the sequential rule (it holds whenever its shapes' intervals do) and an invalid "
+        "comparison are not tested"
+        if ctx.interval_level != ctx.evaluation.level and planned != len(names)
+        else f"{len(names)} tests"
+    )
     return (
         f'Many comparisons: Holm\'s adjustment over the family "{fmt.text(family.family)}" '
-        f"({len(names)} tests, family-wise error {fmt.percent(family.alpha)}): "
+        f"({tested}, family-wise error {fmt.percent(family.alpha)}): "
         f"{sum(rejected)} remain significant{_significant_yet_open(ctx)}.{shown}"
     )
 
