@@ -16,11 +16,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import run_support
 from evaluate_fixtures import make_bundle, study_text
 
 from perfdsl.bundle.evaluation.evaluation import Evaluation
+from perfdsl.bundle.evaluation.kernels import Finding
 from perfdsl.bundle.files import replace_file
 from perfdsl.bundle.plan import Plan
 from perfdsl.commands.evaluate import summary
@@ -252,3 +254,16 @@ def test_a_quick_run_times_the_limit_shape_and_marks_it_in_the_bundle(
     assert [s.label for s in evaluation.operations[0].limits] == ["32768x8"]
     text = _limitations(bundle, evaluation)
     assert f"- 65536{TIMES}8 (run as 32768{TIMES}8 under `--quick`): " in text, text
+
+
+def test_a_limit_shape_s_warnings_stand_beside_its_verdict(tmp_path: Path) -> None:
+    """A planted null's limit shape read "regresses as stated" while its warm-up never settled
+    (PQ008), a warning said only in evaluation.json."""
+    bundle, evaluation = _evaluated(tmp_path, limits={SHORT_ROWS: 1.3})
+    (op,) = evaluation.operations
+    (limit,) = op.limits
+    warning = Finding("PQ008", "warning", "warm-up never settled: op 65536x8 baseline", "op 65536x8")
+    planted = attrs.evolve(limit, findings=(*limit.findings, warning))
+    evaluation = attrs.evolve(evaluation, operations=(attrs.evolve(op, limits=(planted,)),))
+    text = _limitations(bundle, evaluation)
+    assert re.search(r"regresses as stated: slower, .*; but .*PQ008 warm-up never settled", text), text

@@ -129,7 +129,12 @@ def _verdict_words(shape: ShapeResult, level: float) -> str:
     if c.interval is not None:
         words += f" {fmt.interval(*c.interval)} ({fmt.percent(level, 4)} interval)"
     why = c.family or c.interval_missing
-    return words + (f"; {fmt.text(why)}" if c.verdict == "inconclusive" and why else "")
+    words += f"; {fmt.text(why)}" if c.verdict == "inconclusive" and why else ""
+    # What the measurement's own quality says of it, beside the verdict it qualifies: a planted
+    # null's limit shape read "regresses as stated" while its warm-up never settled (PQ008), said
+    # only in evaluation.json.
+    warned = [f"{f.code} {fmt.message(f.message)}" for f in shape.findings if f.severity == "warning"]
+    return words + (f"; but {'; '.join(warned)}" if warned else "")
 
 
 def _key(sizes: dict[str, int]) -> tuple[tuple[str, int], ...]:
