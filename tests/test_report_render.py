@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from xml.etree import ElementTree
 
+import attrs
 import pytest
 
 from perfdsl.report import figures
@@ -431,3 +432,12 @@ def test_reproduction_shows_the_run_as_a_reader_types_it(argv: tuple[str, ...] |
     from perfdsl.report.reproduction import rerun_command
 
     assert rerun_command(argv, "studies/x.perf") == shown
+
+
+def test_a_smoke_run_s_report_says_so_on_every_page() -> None:
+    """A smoke run said it only in a callout on page 1; its other pages read as evidence."""
+    smoke = attrs.evolve(META, smoke=True)
+    assert smoke.version_line.endswith(" · SMOKE RUN (--quick): not evidence")
+    assert "SMOKE RUN" not in META.version_line
+    document = render_html("# Smoke\n\nA paragraph.\n", smoke, {})
+    assert "SMOKE RUN (--quick): not evidence</span>" in document

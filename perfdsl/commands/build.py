@@ -296,6 +296,7 @@ def _render(
         bundle_id=evaluation.run_id,
         study_hash=hashlib.sha256(study.source.text.encode("utf-8")).hexdigest()[:STUDY_HASH_CHARS],
         generated_at=datetime.now(UTC).replace(microsecond=0),
+        smoke=evaluation.quick and evaluation.target != "cudasim",
     )
     if kind == "html":
         from perfdsl.report.context import draw_figures

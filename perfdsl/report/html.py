@@ -123,13 +123,17 @@ class ReportMeta:
     so that two builds of the same evidence carry the same version line."""
     perfdsl_version: str = perfdsl.__version__
     """The perfdsl that built the report; defaults to the running one."""
+    smoke: bool = False
+    """A `--quick` run's report: every page says so, not only a callout on page 1 (a reviewer
+    read a smoke run's page 2 onwards as evidence)."""
 
     @property
     def version_line(self) -> str:
         """The report's version as printed on every page (SPEC section 7)."""
+        smoke = " · SMOKE RUN (--quick): not evidence" if self.smoke else ""
         return (
             f"{self.study} · bundle {self.bundle_id} · study {self.study_hash}"
-            f" · perfdsl {self.perfdsl_version}"
+            f" · perfdsl {self.perfdsl_version}{smoke}"
         )
 
 
