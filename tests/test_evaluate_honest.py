@@ -946,13 +946,44 @@ def test_page_one_says_the_model_level_check_compares_the_arms_not_that_either_m
     assert "matches" not in said
 
 
+def _drop_arm(bundle: Path, samples: str, arm: str) -> None:
+    """The bundle with `arm`'s rows left out of a sample CSV, its manifest resealed."""
+    import csv
+
+    import command_fuzz
+
+    path = bundle / samples
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    column = rows[0].index("arm")
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle).writerows([rows[0], *(r for r in rows[1:] if r[column] != arm)])
+    command_fuzz.reseal(bundle)
+
+
+def test_requests_an_arm_s_error_stopped_name_the_error_first(tmp_path: Path) -> None:
+    """ "no `baseline` samples" left out the RuntimeError that stopped the baseline's requests."""
+    import json
+
+    bundle = make_bundle(tmp_path)
+    results = json.loads((bundle / "results.json").read_text(encoding="utf-8"))
+    app = results["application"]
+    failure = {"arm": "baseline", "phase": "block", "block": 0, "position": 3}
+    app["timing"]["failures"] = [{**failure, "message": "RuntimeError: request 37"}]
+    (bundle / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    _drop_arm(bundle, app["samples"], "baseline")
+    end = evaluate(open_evaluated(bundle)).end_to_end
+    assert end.comparison is None
+    assert (
+        end.comparison_missing
+        == "the baseline raised in its block: RuntimeError: request 37 (no `baseline` samples)"
+    )
+
+
 def test_a_shape_an_arm_s_error_stopped_names_the_error_first(tmp_path: Path) -> None:
     """ "`baseline` has fewer than 2 blocks" blamed the baseline for the change's error, which
     appeared nowhere in the report."""
-    import csv
     import json
-
-    import command_fuzz
 
     bundle = make_bundle(tmp_path)
     results = json.loads((bundle / "results.json").read_text(encoding="utf-8"))
@@ -961,12 +992,6 @@ def test_a_shape_an_arm_s_error_stopped_names_the_error_first(tmp_path: Path) ->
     failure["message"] = "RuntimeError: boom"
     shape["timing"]["failures"] = [failure]
     (bundle / "results.json").write_text(json.dumps(results), encoding="utf-8")
-    samples = bundle / shape["samples"]
-    with samples.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.reader(handle))
-    arm = rows[0].index("arm")
-    with samples.open("w", encoding="utf-8", newline="") as handle:
-        csv.writer(handle).writerows([rows[0], *(r for r in rows[1:] if r[arm] != "change")])
-    command_fuzz.reseal(bundle)
+    _drop_arm(bundle, shape["samples"], "change")
     (first, _) = evaluate(open_evaluated(bundle)).operations[0].shapes
     assert first.missing == "the change raised in its warm-up: RuntimeError: boom (no `change` samples)"

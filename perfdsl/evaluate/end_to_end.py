@@ -32,7 +32,7 @@ from perfdsl.bundle.evaluation.kernels import Comparison, OperationResult
 from perfdsl.bundle.stopping import StopRecord
 from perfdsl.evaluate.compare import compare_blocks
 from perfdsl.evaluate.inputs import ArmSamples, BundleInputs, read_samples
-from perfdsl.evaluate.kernels import arm_findings, invalid_reason, why_not_evidence
+from perfdsl.evaluate.kernels import arm_findings, invalid_reason, why_not_evidence, with_causes
 from perfdsl.evaluate.quality import check_contention
 from perfdsl.evaluate.sequential import agrees, judged, recompute
 from perfdsl.stats.amdahl import check_declared_share, reconcile
@@ -55,6 +55,9 @@ def evaluate_end_to_end(
         app.samples_missing or "no request times were recorded",
         samples,
     )
+    if missing is not None and app.timing is not None:
+        # "no `baseline` samples" left out the RuntimeError that stopped the baseline's requests.
+        missing = with_causes(missing, app.timing.failures)
     findings = tuple(arm_findings(samples, ARMS, app.name, inputs.results.timer_resolution_ns))
     if missing is None:
         # As a kernel shape's: an error-severity finding (requests shorter than the clock

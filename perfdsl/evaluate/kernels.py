@@ -23,7 +23,7 @@ throttled, ...), or whose operation fails its correctness check, is
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -32,7 +32,7 @@ from perfdsl.bundle.arms import ARMS, EMPTY_ARM, ROOF_ARMS
 from perfdsl.bundle.evaluation.kernels import ArmContention, ArmSummary, OperationResult, ShapeResult
 from perfdsl.bundle.evaluation.mechanism import Bandwidth, ShapeMechanism
 from perfdsl.bundle.results import WORKER_PHASE, OperationRecord, ShapeRecord
-from perfdsl.bundle.sampling import Block
+from perfdsl.bundle.sampling import Block, SamplerFailure
 from perfdsl.bundle.stopping import DECIDED
 from perfdsl.codes import CODES
 from perfdsl.evaluate import quality
@@ -209,13 +209,18 @@ def _why_not_evidence(
     # An arm whose call raised, or whose code ended its worker, has few samples or none, and may
     # have stopped the other's: say why first ("`baseline` has fewer than 2 blocks" blamed the
     # baseline for the change's error, which the report never showed).
-    causes = _stopped(shape)
+    return with_causes(reason, shape.timing.failures if shape.timing else ())
+
+
+def with_causes(reason: str, failures: Sequence[SamplerFailure]) -> str:
+    """`reason`, led by why each measured arm stopped (`stopped_arms`), where one did."""
+    causes = stopped_arms(failures)
     return f"{'; '.join(causes)} ({reason})" if causes else reason
 
 
-def _stopped(shape: ShapeRecord) -> list[str]:
-    """Why each measured arm stopped at this shape, in the run's words."""
-    failures = shape.timing.failures if shape.timing else ()
+def stopped_arms(failures: Sequence[SamplerFailure]) -> list[str]:
+    """Why each measured arm stopped (its call raised, or its code ended the worker), in the run's
+    words."""
     said = []
     for f in failures:
         if f.arm not in ARMS:
