@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from perfdsl.bundle.plan import LoadPlan
@@ -133,3 +135,22 @@ def test_the_run_says_how_long_a_probe_may_be_and_when_requests_was_raised() -> 
     assert "(`requests 100` raised to the fewest a probe with no miss can pass on)" in raised
     assert "(from `requests 1000`)" in probe_summary(sweep((500.0,)))
     assert "a quick run's 60 requests raised" in probe_summary(sweep((50.0,), requests=60), quick=True)
+
+
+def test_a_request_that_raises_is_left_out_of_the_service_time_not_the_load_test() -> None:
+    """An application failing one request in 37 ended its worker's whole load test here."""
+    from perfdsl.runtime.load_search import service_time_s
+
+    calls = iter(range(100))
+
+    def flaky() -> None:
+        if next(calls) % 2:
+            raise RuntimeError("a failed request")
+        time.sleep(0.001)
+
+    assert 0.001 <= service_time_s(flaky) < 0.1
+
+    def broken() -> None:
+        raise RuntimeError("every request fails")
+
+    assert service_time_s(broken) == float("inf")

@@ -14,6 +14,7 @@ study's own sweep.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -126,14 +127,23 @@ class LoadProbe:
 
 
 def service_time_s(request: Callable[[], Any], calls: int = 5) -> float:
-    """The median time of one request, to start the load search near capacity."""
-    request()
+    """The median time of one request, to start the load search near capacity (inf when every
+    call raised).
+
+    A request that raises is a failed request, which the load test counts as a miss: it ended
+    the whole load test here, its worker recorded as dead, when an application failed one
+    request in 37.
+    """
     times = []
-    for _ in range(calls):
+    for call in range(calls + 1):  # the first warms up, untimed
         start = time.perf_counter_ns()
-        request()
-        times.append(time.perf_counter_ns() - start)
-    return float(np.median(times)) / 1e9
+        try:
+            request()
+        except Exception:  # a failed request: the probes count it, this estimate leaves it out
+            continue
+        if call:
+            times.append(time.perf_counter_ns() - start)
+    return float(np.median(times)) / 1e9 if times else math.inf
 
 
 def search_load(
