@@ -164,17 +164,7 @@ def ratio_of_totals(
     point, se = (float(x[0]) for x in log_ratio_of_totals(log_b, log_c, w))
     fewest = min(s.log_baseline.size for s in strata)
     if fewest < BOOTSTRAP_T_PAIRS:
-        lo, hi, p = student_interval(point, se, fewest - 1, level)
-        return RatioInterval(
-            ratio=float(np.exp(point)),
-            low=float(np.exp(lo)),
-            high=float(np.exp(hi)),
-            level=level,
-            se_log=se,
-            p_value=p,
-            resamples=0,
-            seed=seed,
-        )
+        return _interval(point, se, student_interval(point, se, fewest - 1, level), level, 0, seed)
 
     rng = np.random.default_rng(seed)
     boot, boot_se = np.empty(resamples), np.empty(resamples)
@@ -186,11 +176,18 @@ def ratio_of_totals(
         rc = [s.log_change[i] for s, i in zip(strata, idx, strict=True)]
         boot[done : done + rows], boot_se[done : done + rows] = log_ratio_of_totals(rb, rc, w)
         done += rows
-    lo, hi, p = studentized_interval(point, se, boot, boot_se, level)
+    return _interval(point, se, studentized_interval(point, se, boot, boot_se, level), level, resamples, seed)
+
+
+def _interval(
+    point: float, se: float, found: tuple[float, float, float], level: float, resamples: int, seed: int
+) -> RatioInterval:
+    """The record of a log-scale interval `found` (low, high, p-value), back on the ratio scale."""
+    low, high, p = found
     return RatioInterval(
         ratio=float(np.exp(point)),
-        low=float(np.exp(lo)),
-        high=float(np.exp(hi)),
+        low=float(np.exp(low)),
+        high=float(np.exp(high)),
         level=level,
         se_log=se,
         p_value=p,
