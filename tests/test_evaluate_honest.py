@@ -995,3 +995,30 @@ def test_a_shape_an_arm_s_error_stopped_names_the_error_first(tmp_path: Path) ->
     _drop_arm(bundle, shape["samples"], "change")
     (first, _) = evaluate(open_evaluated(bundle)).operations[0].shapes
     assert first.missing == "the change raised in its warm-up: RuntimeError: boom (no `change` samples)"
+
+
+@pytest.mark.parametrize(("change_error", "suspect"), [(0.0201, True), (0.05, False)])
+def test_both_arms_missing_the_reference_alike_point_at_the_reference(
+    tmp_path: Path, change_error: float, suspect: bool
+) -> None:
+    """A reference off by 0.001 read as both correct arms failing, with nothing pointing at it."""
+    import json
+
+    import command_fuzz
+
+    bundle = make_bundle(tmp_path)
+    results = json.loads((bundle / "results.json").read_text(encoding="utf-8"))
+    correctness = results["operations"][0]["correctness"]
+    for case, error in zip(correctness["cases"], (0.02, change_error), strict=True):
+        case.update(passed=False, rel_l2=error, message=f"`y` rel_l2 {error:.3g} > 1e-05")
+    correctness["passed"] = False
+    (bundle / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    command_fuzz.reseal(bundle)
+    opened = open_evaluated(bundle)
+    write_evaluation(opened, evaluate(opened))
+    study = parse(Source("study.perf", (bundle / "study.perf").read_text())).study
+    assert study is not None
+    markdown, _ = render_markdown(study, Evaluation.read(bundle), open_evaluated(bundle))
+    one = _page_one(markdown)
+    assert "Correctness: **FAILED**" in one
+    assert ("the reference may be the one that is wrong" in one) is suspect

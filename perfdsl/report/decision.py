@@ -17,6 +17,7 @@ predictions (`prediction_warnings`), and calls its warnings out the same way
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from perfdsl.bundle.evaluation.end_to_end import straddle_note
@@ -124,6 +125,29 @@ def _failing_sentence(ctx: ReportContext) -> str:
             "either supports this or any decision."
         )
     return "**The change fails its correctness check**, so none of its timings supports this or any decision."
+
+
+def _reference_suspect(ctx: ReportContext) -> str:
+    """A clause where both arms miss the reference alike at every case either fails: two
+    implementations agreeing with each other and not with it point at the reference (a new user's
+    reference off by 0.001 read as both correct arms failing)."""
+    failing = [case for op in ctx.operations for case in op.correctness.failing]
+    by_case: dict[tuple[object, ...], dict[str, float | None]] = {}
+    for case in failing:
+        key = (tuple(sorted(case.shape.items())), case.seed, case.adversarial)
+        by_case.setdefault(key, {})[case.arm] = case.rel_l2
+    alike = bool(by_case) and all(
+        set(errors) == {"baseline", "change"}
+        and None not in errors.values()
+        and math.isclose(errors["baseline"], errors["change"], rel_tol=0.01)  # type: ignore[arg-type]
+        for errors in by_case.values()
+    )
+    if not alike:
+        return ""
+    return (
+        ": the baseline and the change miss the reference by the same relative L2 error, within 1 %, "
+        "at every case either fails, so the reference may be the one that is wrong"
+    )
 
 
 def _stops_sentence(ctx: ReportContext) -> str | None:
@@ -438,7 +462,7 @@ def _correctness_sentence(ctx: ReportContext) -> str:
         what = [f"{fmt.code(op.name)}: {_failing_cases(ctx, op)}" for op in failed]
         if model is False:
             what.append("the application's output fails its model-level check")
-        return f"Correctness: **FAILED** ({'; '.join(what)})."
+        return f"Correctness: **FAILED** ({'; '.join(what)}){_reference_suspect(ctx)}."
     application = _model_level_clause(ctx) if model else ""
     shown = f"{fmt.count(cases)} cases ({fmt.count(adversarial)} adversarial)"
     return f"Correctness: **passed**, {shown}{application}."
