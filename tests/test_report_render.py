@@ -437,7 +437,7 @@ def test_reproduction_shows_the_run_as_a_reader_types_it(argv: tuple[str, ...] |
 def test_a_smoke_run_s_report_says_so_on_every_page() -> None:
     """A smoke run said it only in a callout on page 1; its other pages read as evidence."""
     smoke = attrs.evolve(META, smoke=True)
-    assert smoke.version_line.endswith(" · SMOKE RUN (--quick): not evidence")
+    assert smoke.version_line.endswith(" · SMOKE RUN: not evidence")
     assert "SMOKE RUN" not in META.version_line
     document = render_html("# Smoke\n\nA paragraph.\n", smoke, {})
-    assert "SMOKE RUN (--quick): not evidence</span>" in document
+    assert "SMOKE RUN: not evidence</span>" in document

@@ -130,7 +130,7 @@ class ReportMeta:
     @property
     def version_line(self) -> str:
         """The report's version as printed on every page (SPEC section 7)."""
-        smoke = " · SMOKE RUN (--quick): not evidence" if self.smoke else ""
+        smoke = " · SMOKE RUN: not evidence" if self.smoke else ""
         return (
             f"{self.study} · bundle {self.bundle_id} · study {self.study_hash}"
             f" · perfdsl {self.perfdsl_version}{smoke}"
