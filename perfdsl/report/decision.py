@@ -31,6 +31,7 @@ from perfdsl.report import formatting as fmt
 from perfdsl.report import stopping
 from perfdsl.report.context import Blocks, ReportContext, run_objective, shape_text
 from perfdsl.report.end_to_end import PREMISE_UNTESTED
+from perfdsl.report.timing import unread_blocks
 
 COMPARATORS = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
 """How a prediction's comparator is printed."""
@@ -550,14 +551,10 @@ def _busy_machine_warnings(ctx: ReportContext) -> list[str]:
     contended = ctx.evaluation.contended
     if contended.verdicts_rest_on_contended:
         read = contended.blocks - contended.unresolved
-        unread = (
-            f" ({contended.unresolved} more were too short for the clock's tick to tell)"
-            if contended.unresolved
-            else ""
-        )
         out.append(
             f"**The machine was busy.** {contended.contended} of the {read} timed blocks whose load "
-            f"could be read competed with other work{unread}, among them blocks of a verdict above: "
+            f"could be read competed with other work{unread_blocks(contended.unresolved)}, among them "
+            "blocks of a verdict above: "
             + ", ".join(fmt.text(s) for s in contended.shapes)
             + ". A rerun on a quiet machine decides whether the verdicts are the change's."
         )

@@ -253,12 +253,23 @@ def _steady_state(ctx: ReportContext, op: OperationResult, out: Blocks) -> None:
             fmt.callout(
                 "WARNING",
                 [
-                    f"**The machine was busy.** {contended.contended} of {contended.blocks} "
-                    "blocks competed with other work (PQ009), among them baseline or change blocks of "
-                    "shapes with a verdict: " + ", ".join(fmt.text(s) for s in contended.shapes) + "."
+                    # Counted as page 1 counts them: "68 of 80" beside page 1's "68 of the 68 whose
+                    # load could be read (12 more too short)" read as 12 quiet blocks.
+                    f"**The machine was busy.** {contended.contended} of the "
+                    f"{contended.blocks - contended.unresolved} blocks whose load could be read "
+                    f"competed with other work (PQ009){unread_blocks(contended.unresolved)}, among them "
+                    "baseline or change blocks of shapes with a verdict: "
+                    + ", ".join(fmt.text(s) for s in contended.shapes)
+                    + "."
                 ],
             )
         )
+
+
+def unread_blocks(unresolved: int) -> str:
+    """The clause for blocks too short to read the machine's load across, as every count of busy
+    blocks says it (page 1 and this section counted them two ways)."""
+    return f" ({unresolved} more were too short for the clock's tick to tell)" if unresolved else ""
 
 
 def _contended_cell(busy: ArmContention) -> str:
