@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     print(render_text(result))
     if not (args.fail_on_slower and result.slower):
         return 0
-    smoke = [name for name, run in (("A", result.a), ("B", result.b)) if run.evaluation.quick]
+    smoke = result.quick
     if smoke:
         # The note above says a smoke run's `slower` is no regression; failing on it said otherwise.
         print(

@@ -155,6 +155,11 @@ class RunComparison:
     judge a change by, so they are listed, never given a verdict (empty without a load test)."""
 
     @property
+    def quick(self) -> list[str]:
+        """Which of A and B are quick (smoke) runs, whose timings are not evidence."""
+        return [name for name, run in (("A", self.a), ("B", self.b)) if run.evaluation.quick]
+
+    @property
     def slower(self) -> tuple[str, ...]:
         """Every arm and shape (limit shapes too) and the application's request time that B runs
         slower than A, as `operation arm at shape` and `application arm`."""
@@ -384,7 +389,7 @@ def _not_evidence(r: RunComparison) -> list[str]:
     """What makes either run's timings weaker than a full run on a quiet machine: a smoke
     run, or verdicts resting on blocks that competed with other work (PQ009)."""
     said = []
-    quick = [name for name, run in (("A", r.a), ("B", r.b)) if run.evaluation.quick]
+    quick = r.quick
     if quick:
         who = " and ".join(quick)
         said.append(
