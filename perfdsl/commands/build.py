@@ -288,6 +288,7 @@ def _render(
     if kind == "md":
         _write_atomically(output, markdown)
         return None
+    from perfdsl.report.context import smoke_run
     from perfdsl.report.html import ReportMeta, render_html
 
     meta = ReportMeta(
@@ -296,7 +297,7 @@ def _render(
         bundle_id=evaluation.run_id,
         study_hash=hashlib.sha256(study.source.text.encode("utf-8")).hexdigest()[:STUDY_HASH_CHARS],
         generated_at=datetime.now(UTC).replace(microsecond=0),
-        smoke=evaluation.quick and evaluation.target != "cudasim",
+        smoke=smoke_run(evaluation),
     )
     if kind == "html":
         from perfdsl.report.context import draw_figures

@@ -84,6 +84,11 @@ class ReportContext:
         return self.evaluation.target == targets.CUDASIM.name
 
     @property
+    def smoke(self) -> bool:
+        """A `--quick` run (`smoke_run`)."""
+        return smoke_run(self.evaluation)
+
+    @property
     def level(self) -> float:
         return self.evaluation.level
 
@@ -127,6 +132,12 @@ class Blocks:
 def draw_figures(drawings: Mapping[str, FigureDrawing]) -> dict[str, Figure]:
     """Draw every figure, each checked as it enters (`html.Figure`)."""
     return {key: Figure(draw()) for key, draw in drawings.items()}
+
+
+def smoke_run(evaluation: Evaluation) -> bool:
+    """A `--quick` run, whose timings exercise the chain and are evidence of nothing; the
+    simulator's runs are quick too, and say so in their own words."""
+    return evaluation.quick and evaluation.target != targets.CUDASIM.name
 
 
 def run_objective(ctx: ReportContext) -> Condition | None:

@@ -80,8 +80,7 @@ def _headline(ctx: ReportContext) -> list[str]:
     declared = ctx.study.decision.id if ctx.study.decision else decision.declared
     sentences = [decision_sentence(declared)]
     wrong = [op for op in ctx.operations if not op.correctness.passed]
-    smoke = ctx.quick and not ctx.simulated
-    if not decision.consistent and smoke and not wrong and ev.model_level.passed is not False:
+    if not decision.consistent and ctx.smoke and not wrong and ev.model_level.passed is not False:
         # A smoke run's timings exercise the chain and are evidence of nothing: its page 1 led
         # with "The evidence contradicts it" beside a banner that said so. A failed correctness
         # check is evidence at any size, and keeps the plain words.
