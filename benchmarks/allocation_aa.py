@@ -1,27 +1,26 @@
-"""A/A of one kernel, each arm with its own rotated buffer sets: does each allocation carry its own ratio?
+"""A/A of one kernel on one allocation of buffer sets: each arm on its own sets, against arms taking turns.
 
-Not a test: a script that prints ratios measured in one run. `perfdsl run`
-gives each kernel arm its own copies of the rotated input sets and its own
-outputs, allocated once for the whole run (`runtime.timing.prepare_arms`).
-Here both arms are the same loop (batch norm's fused sweep, `kernels.batchnorm`),
-timed in ABBA blocks of 10 calls over 4 sets, 60 pairs per allocation, and the
-sets are allocated afresh several times. If where the arrays land did not
-matter, every allocation's A/A ratio would sit at 1 within its interval.
+Not a test: a script that prints ratios measured in one run. Both arms are the
+same loop (batch norm's fused sweep, `kernels.batchnorm`) under two names, so
+every ratio's truth is 1. For each fresh allocation of the two arms' rotated
+buffer sets, the real sampler (`runtime.timing.prepare_arms` and `sample`)
+times ABBA blocks of 10 calls over 4 sets, 60 pairs, twice: once with each arm
+on its own sets only (how `perfdsl run` timed before results/14), once with the
+arms taking turns on each other's sets block by block (`Arm.allocation_of`, how
+it times now). Each prints the paired ratio of block medians with its 95 %
+interval (mean of the pairs' log-ratios, t-free normal interval).
 
-Measured when written (2-core EPYC, 32 MiB L3, 8192 x 1024 float32, one core),
-four runs of six allocations. In two runs a few minutes apart, after a dozen
-`perfdsl run`s, four of six intervals excluded 1: 1.002, 1.008, 1.076, 1.068,
-1.041, 1.056, and with numpy's huge-page advice off 1.002, 1.073, 1.011, 0.979,
-1.039, 1.003. Fifteen minutes later two runs (this script and its draft) gave
-none of six: 0.990-1.010 and 0.991-1.021. So on some machine states one
-allocation per arm biases a DRAM-bound kernel comparison by several percent,
-with an interval that does not show it, and on others it does not; a run
-cannot tell which state it had. Allocating each arm's sets afresh before its
-blocks (as the application's request now is prepared afresh:
-`runtime.preparation`) was tried and is not in the code: within a quarter of
-the time it took `make report` from 58-71 s to 104 s, within a tenth to 133 s
-(its kernel comparisons then needed 35-36 pairs, not 10), and the next session
-should weigh that against this script's answer on its own machine.
+If where one allocation landed in memory mattered, the "own sets" ratios
+would stray from 1 by allocation, with intervals that exclude 1, and the
+"turns" ratios would not: their pairs alternate which arm holds the luckier
+allocation, so the luck is spread between pairs, where the interval sees it.
+
+Measured before the turns existed (2-core EPYC, 32 MiB L3, 8192 x 1024 float32,
+one core): in two runs a few minutes apart, four of six "own sets" intervals
+excluded 1 (1.002, 1.008, 1.076, 1.068, 1.041, 1.056), and fifteen minutes
+later none of six did (0.990-1.010): a machine state a run cannot tell.
+Allocating each arm's sets afresh before each block also removes the bias, but
+took `make report` from 58-71 s to 104-133 s; taking turns costs no allocation.
 
     .venv/bin/python benchmarks/allocation_aa.py [--rows 8192] [--allocations 6]
 """
@@ -33,71 +32,41 @@ import math
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 # As `perfdsl run` sets it before numpy loads: one BLAS thread.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+import attrs
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from perfdsl.bundle.sampling import TimingSettings
+from perfdsl.runtime.targets import Target
+from perfdsl.runtime.timing import Arm, prepare_arms, sample
+
 COLUMNS = 1024
 SETS = 4
-PAIRS = 60
-CALLS_PER_BLOCK = 10
+SETTINGS = TimingSettings(warmup_calls=SETS, warmup_ms=50.0, repeats=10, blocks=60)
 
 
-def batchnorm_sets(rows: int, count: int, rng: np.random.Generator) -> list[dict[str, np.ndarray]]:
-    """`count` fresh buffer sets of batch norm at `rows` x COLUMNS float32: inputs and outputs."""
-    from kernels import batchnorm
-
-    shape = {"M": rows, "N": COLUMNS}
-    made = []
-    for _ in range(count):
-        inputs = batchnorm._inputs(shape, rng, np.float32)
-        outputs = {name: np.empty(size, np.float32) for name, size in batchnorm._outputs(shape).items()}
-        made.append({**inputs, **outputs})
-    return made
-
-
-def abba_block_medians(
-    arms: dict[str, list[dict[str, np.ndarray]]], pairs: int, calls_per_block: int
-) -> list[tuple[str, float]]:
-    """Batch norm's fused loop timed in ABBA blocks over arms "a" and "b", each call on the arm's
-    next set: (arm, median call ns) of every block, in run order, after one call per set."""
-    from kernels.batchnorm import fused
-
-    for sets in arms.values():
-        for arrays in sets:
-            fused.cpu(**arrays)
-    cursor = dict.fromkeys(arms, 0)
-    blocks = []
-    for pair in range(pairs):
-        for arm in ("a", "b") if pair % 2 == 0 else ("b", "a"):
-            times = []
-            for _ in range(calls_per_block):
-                arrays = arms[arm][cursor[arm] % len(arms[arm])]
-                cursor[arm] += 1
-                start = time.perf_counter_ns()
-                fused.cpu(**arrays)
-                times.append(time.perf_counter_ns() - start)
-            blocks.append((arm, statistics.median(times)))
-    return blocks
-
-
-def one_allocation(rows: int, rng: np.random.Generator) -> tuple[float, float, float]:
-    """The A/A ratio of one fresh allocation of both arms' sets, with its 95 % interval."""
-    arms = {"a": batchnorm_sets(rows, SETS, rng), "b": batchnorm_sets(rows, SETS, rng)}
-    blocks = abba_block_medians(arms, PAIRS, CALLS_PER_BLOCK)
-    medians = {arm: [m for a, m in blocks if a == arm] for arm in arms}
-    logs = [math.log(b / a) for a, b in zip(medians["a"], medians["b"], strict=True)]
+def paired_ratio(arms: list[Arm]) -> tuple[float, float, float]:
+    """The second arm's time over the first's: the pairs' geometric mean ratio of block medians, 95 %."""
+    record = sample(Target(), arms, SETTINGS)
+    medians: dict[str, list[float]] = {arm.name: [] for arm in arms}
+    for block in record.timing.blocks:
+        times = [s.duration_ns for s in record.samples if s.block == block.index]
+        medians[block.arm].append(statistics.median(times))
+    first, second = (medians[arm.name] for arm in arms)
+    logs = [math.log(b / a) for a, b in zip(first, second, strict=True)]
     mean, error = statistics.mean(logs), statistics.stdev(logs) / math.sqrt(len(logs))
     return math.exp(mean), math.exp(mean - 1.96 * error), math.exp(mean + 1.96 * error)
 
 
 def main() -> None:
+    from kernels import batchnorm
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=8192)
     parser.add_argument("--allocations", type=int, default=6)
@@ -105,14 +74,35 @@ def main() -> None:
     os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
     load = os.getloadavg()
     print(f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores")
-    print(f"batch norm fused, {args.rows} x {COLUMNS} float32, A/A, {PAIRS} pairs per allocation:")
-    rng = np.random.default_rng(0)
-    outside = 0
+    print(
+        f"batch norm fused, {args.rows} x {COLUMNS} float32, A/A, "
+        f"{SETTINGS.blocks} pairs of {SETTINGS.repeats} calls per mode and allocation:"
+    )
+    variants = [attrs.evolve(batchnorm.fused, name=name) for name in ("a", "b")]
+    outside = {"own sets": 0, "turns": 0}
     for index in range(args.allocations):
-        ratio, low, high = one_allocation(args.rows, rng)
-        outside += not low <= 1.0 <= high
-        print(f"  allocation {index}: ratio {ratio:.4f} [{low:.4f}, {high:.4f}]", flush=True)
-    print(f"  {outside} of {args.allocations} intervals exclude 1 (at 95 %, about 1 in 20 would by chance)")
+        turns = list(
+            prepare_arms(
+                Target(),
+                batchnorm.reference,
+                variants,
+                {"M": args.rows, "N": COLUMNS},
+                np.float32,
+                SETS,
+                seed=index,
+            )
+        )
+        own = [attrs.evolve(arm, allocations=()) for arm in turns]
+        line = [f"  allocation {index}:"]
+        for mode, arms in (("own sets", own), ("turns", turns)):
+            ratio, low, high = paired_ratio(arms)
+            outside[mode] += not low <= 1.0 <= high
+            line.append(f"{mode} {ratio:.4f} [{low:.4f}, {high:.4f}]")
+        print("  ".join(line), flush=True)
+    for mode, count in outside.items():
+        print(
+            f"  {mode}: {count} of {args.allocations} intervals exclude 1 (at 95 %, 1 in 20 would by chance)"
+        )
 
 
 if __name__ == "__main__":

@@ -246,6 +246,9 @@ class Rotation(Plain):
     )
     """`set_bytes` less the inputs the variant reads only in part (`Variant.sparse_inputs`, results/13):
     the traffic no call can avoid. Written only where a variant declares some; None: all of `set_bytes`."""
+    allocations: int = field(default=1, when=lambda rotation: rotation.allocations != 1)
+    """How many arms' allocations of `sets` buffer sets this arm's blocks took turns on (results/14:
+    `runtime.timing.Arm.allocation_of`); 1, and not written: only its own."""
 
     @property
     def unavoidable_bytes(self) -> int:

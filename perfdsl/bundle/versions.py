@@ -18,7 +18,7 @@ RECORD_ERRORS = (ValueError, KeyError, TypeError, AttributeError, ArithmeticErro
 """What a record's `from_json` raises on a value of the wrong kind: a missing key, a string where an
 object was, `int()` of an infinity (OverflowError)."""
 
-RESULTS = "perfdsl.results/13"
+RESULTS = "perfdsl.results/14"
 """results.json's version. History:
 
 * `perfdsl.results/1`: the first layout.
@@ -78,6 +78,13 @@ RESULTS = "perfdsl.results/13"
   part (`Variant.sparse_inputs`) states `compulsory_bytes`, its set's bytes less
   theirs, which its byte model is held to (PQ010). Written only for such arms;
   versions 1 to 12 still read, every input counted.
+* `perfdsl.results/14`: the arms prepared together (baseline and change) take turns
+  on each other's buffer allocations, block by block (`runtime.timing.Arm.allocation_of`),
+  so that where one allocation landed in memory falls on both arms; their rotation
+  entries state how many allocations they took turns on (`allocations`, written when
+  more than one), and a sample's `buffer_set` numbers the sets of all of them,
+  allocation by allocation (set s of allocation a is a * sets + s). Versions 1 to 13
+  still read: each arm ran only on its own allocation, numbered from 0.
 """
 
 READABLE_RESULTS = (
@@ -93,6 +100,7 @@ READABLE_RESULTS = (
     "perfdsl.results/10",
     "perfdsl.results/11",
     "perfdsl.results/12",
+    "perfdsl.results/13",
     RESULTS,
 )
 

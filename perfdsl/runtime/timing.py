@@ -9,6 +9,9 @@ The procedure (research/measurement.md §5.1):
   stay out of the samples. The warm-up curve is kept; it is not samples.
 * **Blocks**, the statistical unit: `repeats` timed calls of one arm in a row,
   rotating over its buffer sets so consecutive calls touch different memory.
+* **Allocations**: the arms prepared together each allocate their buffer sets
+  once and take turns on each other's, block by block (`Arm.allocation_of`), so
+  that where one allocation landed in memory is no arm's bias.
 * **Interleaving** in rounds that alternate forward and reversed arm order:
   A B | B A | A B | ..., i.e. ABBA, so a linear drift falls equally on both arms.
 * **Overhead**: an empty call timed the same way, in one block before and one
@@ -83,6 +86,7 @@ class Arm:
 
     name: str
     calls: tuple[Callable[[], None], ...]
+    """The variant on each of its own buffer sets (`allocations[own]`, where there are several)."""
     set_bytes: int = 0
     """Bytes one buffer set occupies (inputs and outputs), for the cache check."""
     read_share: float | None = None
@@ -97,6 +101,26 @@ class Arm:
     """Called before each of this arm's blocks, outside the timed calls: an application's
     request prepared afresh, so that where its arrays land is not the arm's for the whole
     run (`runtime.preparation`)."""
+    allocations: tuple[tuple[Callable[[], None], ...], ...] = ()
+    """The variant bound to the buffer sets of every arm prepared with it, in their order: the
+    arms take turns on them (`allocation_of`). Empty: the arm has only its own, `calls`."""
+    own: int = 0
+    """Which of `allocations` the arm's own buffer sets are."""
+
+    def allocation_of(self, block: int) -> int:
+        """The allocation the arm's `block`-th block runs on.
+
+        Each arm's arrays land somewhere in memory once, for the whole run, and where
+        they land can move a DRAM-bound kernel's time by several percent, the same in
+        every block (benchmarks/allocation_aa.py: A/A ratios of 1.04-1.08 with intervals
+        that excluded 1). So the arms prepared together take turns on each other's
+        allocations, block by block: in each round every arm is on a different one, and
+        consecutive blocks never share one (so no block starts in the cache lines the
+        block before it left); over the rounds each arm spends as many blocks on each,
+        and where one allocation landed falls on every arm alike, as spread between
+        pairs, instead of on its owner's ratio.
+        """
+        return (self.own + block) % len(self.allocations) if self.allocations else self.own
 
 
 @attrs.frozen
@@ -149,8 +173,8 @@ def prepare_arms(
 ) -> tuple[Arm, ...]:
     """Draw the rotated input sets once and bind each variant to its own copies of them.
 
-    Every variant sees the same input data; each gets its own device copies and
-    outputs, so one arm's writes never land in the other's cache lines.
+    Every variant sees the same input data; each allocates its own device copies and
+    outputs, and is bound to every variant's allocation (`Arm.allocation_of`).
     """
     dtype = np.dtype(dtype)
     out_shapes = reference.outputs(shape)
@@ -159,16 +183,29 @@ def prepare_arms(
     set_bytes = read_bytes + sum(math.prod(s) * dtype.itemsize for s in out_shapes.values())
     sets = rotation_sets(set_bytes, target.rotation_bytes(), requested_sets)
     host_sets = [first] + [reference.inputs(shape, seeded_rng(seed, shape, i), dtype) for i in range(1, sets)]
+    allocations = [
+        [{**target.to_device(host), **target.alloc(out_shapes, dtype)} for host in host_sets]
+        for _ in variants
+    ]
     arms = []
-    for variant in variants:
-        calls = []
-        for host in host_sets:
-            arrays = {**target.to_device(host), **target.alloc(out_shapes, dtype)}
-            calls.append(target.bind(variant, arrays))
+    for own, variant in enumerate(variants):
+        bound = tuple(tuple(target.bind(variant, arrays) for arrays in sets) for sets in allocations)
         share, source = _read_share(variant, read_bytes, set_bytes)
         scratch = int(variant.scratch_bytes(shape)) if variant.scratch_bytes else 0
         compulsory = _compulsory_bytes(variant, first, set_bytes)
-        arms.append(Arm(variant.name, tuple(calls), set_bytes, share, source, scratch, compulsory))
+        arms.append(
+            Arm(
+                variant.name,
+                bound[own],
+                set_bytes,
+                share,
+                source,
+                scratch,
+                compulsory,
+                allocations=bound if len(bound) > 1 else (),
+                own=own,
+            )
+        )
     return tuple(arms)
 
 
@@ -217,10 +254,13 @@ def sample(
     failures: list[SamplerFailure] = []
     failed: set[str] = set()
 
-    def timed(arm: Arm) -> tuple[int, Any]:
-        buffer_set = cursor[arm.name] % len(arm.calls)
+    def timed(arm: Arm, allocation: int | None = None) -> tuple[int, Any]:
+        """The buffer set's number among all the arms' sets (allocation by allocation), and the timing."""
+        allocation = arm.own if allocation is None else allocation
+        calls = arm.allocations[allocation] if arm.allocations else arm.calls
+        position = cursor[arm.name] % len(calls)
         cursor[arm.name] += 1
-        return buffer_set, target.time(arm.calls[buffer_set])
+        return allocation * len(calls) + position, target.time(calls[position])
 
     def warm_failure(name: str, calls: int, error: BaseException) -> None:
         failures.append(SamplerFailure(name, "warmup", None, calls, describe_error(error)))
@@ -262,7 +302,7 @@ def sample(
             with collector_paused():
                 for position in range(settings.repeats):
                     try:
-                        buffer_set, result = timed(arm)
+                        buffer_set, result = timed(arm, arm.allocation_of(arm_blocks[name]))
                     except Exception as error:
                         failures.append(SamplerFailure(name, "block", index, position, describe_error(error)))
                         failed.add(name)
@@ -292,6 +332,7 @@ def sample(
             a.scratch_bytes,
             scratch_cached=not target.flushes_cache and 0 < a.scratch_bytes <= target.cache_bytes(),
             compulsory_bytes=a.compulsory_bytes,
+            allocations=len(a.allocations) or 1,
         )
         for a in arms
     )

@@ -131,7 +131,12 @@ class _Marking:
     def __init__(self, target: Any, marker: Any, arms: Sequence[Arm]) -> None:
         self._target = target
         self._marker = marker
-        self._owner = {id(call): index for index, arm in enumerate(arms) for call in arm.calls}
+        self._owner = {
+            id(call): index
+            for index, arm in enumerate(arms)
+            for calls in (arm.allocations or (arm.calls,))
+            for call in calls
+        }
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._target, name)
