@@ -50,6 +50,8 @@ def environment() -> dict[str, str]:
 
 
 def perfdsl_command(*args: str) -> list[str]:
+    """The command line of `perfdsl ARGS` in this interpreter; refused for `run` in an unmarked test."""
+    refuse_unmarked_run(args)
     return [sys.executable, "-m", "perfdsl", *args]
 
 

@@ -144,6 +144,7 @@ def test_new_writes_into_the_directory_it_is_given(tmp_path: Path) -> None:
     assert (tmp_path / "a_file").read_text(encoding="utf-8") == "mine\n"
 
 
+@pytest.mark.slow  # starts `perfdsl run`, which must refuse before anything runs
 def test_a_variant_without_code_for_the_target_is_refused_before_anything_runs(tmp_path: Path) -> None:
     """A GPU-only change in a study that lists `cpu` ran, and its report called the correct code's
     missing implementation a failed correctness check."""
@@ -171,6 +172,7 @@ def test_a_variant_without_code_for_the_target_is_refused_before_anything_runs(t
     assert not (tmp_path / "artifacts").exists() or not any((tmp_path / "artifacts").rglob("manifest.json"))
 
 
+@pytest.mark.slow  # starts `perfdsl run`, which must refuse before anything runs
 def test_run_refuses_an_artifacts_path_that_is_a_file_before_anything_runs(tmp_path: Path) -> None:
     """It calibrated first, then failed: "cannot write the bundle: Not a directory"."""
     assert _perfdsl(tmp_path, "new", "demo").returncode == 0
@@ -179,6 +181,7 @@ def test_run_refuses_an_artifacts_path_that_is_a_file_before_anything_runs(tmp_p
     assert "demo.perf: is not a directory" in done.stderr and "calibrating" not in done.stderr
 
 
+@pytest.mark.slow  # starts `perfdsl run`, which must refuse before anything runs
 @pytest.mark.parametrize("limit", ["inf", "1e10", "0", "nan"])
 def test_run_refuses_a_time_limit_it_cannot_keep_in_one_line(tmp_path: Path, limit: str) -> None:
     """`--time-limit inf` overflowed the worker's deadline, and the OverflowError was recorded as
