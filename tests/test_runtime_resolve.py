@@ -209,3 +209,16 @@ def test_a_misspelt_reference_gets_the_name_it_near_misses(tmp_path, pkg):
     with pytest.raises(ResolveError) as top:
         resolve(f"{pkg}x.ops:fused", Variant, studies)
     assert top.value.help.startswith(f"did you mean `{pkg}`")
+
+
+def test_a_module_that_changes_directory_as_it_is_imported_leaves_the_harness_where_it_was(
+    tmp_path, pkg, monkeypatch
+):
+    # A kernel module that ran `os.chdir("/")` at import sent the workers looking for it from /:
+    # "no module named `demo_kernels`; searched /".
+    root, studies = make_project(tmp_path)
+    chdir_first = "import os\nos.chdir('/')\n" + MODULE
+    write_package(root, pkg, "root", tmp_path / "marker", body=chdir_first)
+    monkeypatch.chdir(studies)
+    assert resolve(f"{pkg}.ops:fused", Variant, Path(".")).name == "fused_root"
+    assert Path.cwd() == studies

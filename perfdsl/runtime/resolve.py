@@ -39,7 +39,7 @@ import pkgutil
 import re
 import sys
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -141,7 +141,7 @@ def _import(reference: str, module_name: str, dirs: Sequence[Path]) -> Any:
     _check_not_shadowed(reference, top, dirs)
     _check_not_perfdsl_examples(reference, top, dirs)
     try:
-        with _prepended(dirs):
+        with _prepended(dirs), _working_directory_kept():
             return importlib.import_module(module_name)
     except ModuleNotFoundError as error:
         if error.name is not None and (module_name + ".").startswith(error.name + "."):
@@ -268,6 +268,27 @@ def _prepended(dirs: Sequence[Path]) -> Iterator[None]:
         yield
     finally:
         sys.path[:] = saved
+
+
+@contextmanager
+def _working_directory_kept() -> Iterator[None]:
+    """Restore the working directory a user module's import changed.
+
+    The study's directory, the artifacts and the bundle are found from paths the
+    user gave relative to where they ran perfdsl; a kernel module that changed
+    directory as it was imported sent the workers looking for it from there
+    ("no module named `demo_kernels`; searched /").
+    """
+    try:
+        saved = os.getcwd()
+    except OSError:  # a directory deleted under us: nothing to restore to
+        yield
+        return
+    try:
+        yield
+    finally:
+        with suppress(OSError):
+            os.chdir(saved)
 
 
 class RunError(Exception):
