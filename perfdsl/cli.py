@@ -131,6 +131,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     words = sys.argv[1:] if argv is None else list(argv)
     args = _parser(_command(words)).parse_args(words)
+    try:
+        os.getcwd()
+    except OSError:  # removed while a shell stood in it: every relative path would fail
+        print(
+            f"perfdsl {args.command}: error: the current directory no longer exists; "
+            "cd to one that does and run the command again",
+            file=sys.stderr,
+        )
+        return 2
     if argv is None and args.command in _ONE_SHOT:
         gc.disable()
     signal.signal(signal.SIGTERM, _terminate)
