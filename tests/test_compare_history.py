@@ -81,6 +81,24 @@ def test_a_planted_slowdown_is_named_after_theplanted_environment(artifacts: Pat
     assert re.search(r"^\s+change .* slower$", text, re.MULTILINE)
 
 
+def test_b_over_a_is_one_over_a_over_b_at_every_shape(artifacts: Path) -> None:
+    # Each order drew its own bootstrap replicates: 0.9716 one way where 1 / 1.0234 = 0.9771.
+    a, c = read_run(_run(artifacts, "a")), read_run(_run(artifacts, "c"))
+    forward, backward = compare_runs(a, c), compare_runs(c, a)
+    pairs = [
+        (one.comparison, other.comparison)
+        for op_f, op_b in zip(forward.operations, backward.operations, strict=True)
+        for shape_f, shape_b in zip(op_f.shapes, op_b.shapes, strict=True)
+        for one, other in zip(shape_f.arms, shape_b.arms, strict=True)
+    ]
+    assert len(pairs) == 4
+    for one, other in pairs:
+        assert one.ratio * other.ratio == pytest.approx(1.0, rel=1e-12)
+        assert one.ci_low * other.ci_high == pytest.approx(1.0, rel=1e-12)
+        assert one.ci_high * other.ci_low == pytest.approx(1.0, rel=1e-12)
+        assert (one.n_baseline, one.n_change) == (other.n_change, other.n_baseline)
+
+
 def test_environment_differences_name_each_changed_fact() -> None:
     before = EnvironmentRecord.from_json(planted_environment("0.68.1", "a", driver="550.54"))
     after = EnvironmentRecord.from_json(planted_environment("0.68.1", "b", driver="560.28"))

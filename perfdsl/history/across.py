@@ -329,8 +329,40 @@ def _arm(
     elif why_not is not None:
         missing = why_not
     else:
-        comparison = compare(list(blocks_a), list(blocks_b), level=level, min_effect=theta)
+        comparison = _either_way(blocks_a, blocks_b, level, theta)
     return ArmAcross(name, *medians, comparison, missing)
+
+
+def _either_way(
+    blocks_a: Sequence[float], blocks_b: Sequence[float], level: float, theta: float
+) -> Comparison:
+    """B / A over independent block medians, the same numbers whichever run is named first.
+
+    The bootstrap resamples the first-named run's blocks with the first draws of its
+    stream, so each order drew its own replicates, and `compare B A` printed 0.9716
+    where 1 / `compare A B` was 0.9771. The pair is compared in one order, the runs'
+    sorted blocks deciding which, and the answer turned round for the other.
+    """
+    if sorted(blocks_a) <= sorted(blocks_b):
+        return compare(list(blocks_a), list(blocks_b), level=level, min_effect=theta)
+    c = compare(list(blocks_b), list(blocks_a), level=level, min_effect=theta)
+    assert c.ci_low is not None and c.ci_high is not None  # two blocks a run give an interval
+    low, high = 1.0 / c.ci_high, 1.0 / c.ci_low
+    replicates = None if c.replicates is None else 1.0 / c.replicates
+    if replicates is not None:
+        replicates.flags.writeable = False
+    return attrs.evolve(
+        c,
+        ratio=1.0 / c.ratio,
+        ci_low=low,
+        ci_high=high,
+        verdict=classify(low, high, c.theta),
+        n_baseline=c.n_change,
+        n_change=c.n_baseline,
+        baseline_dispersion=c.change_dispersion,
+        change_dispersion=c.baseline_dispersion,
+        replicates=replicates,
+    )
 
 
 def render_text(result: RunComparison) -> str:
