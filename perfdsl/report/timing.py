@@ -237,11 +237,15 @@ def _steady_state(ctx: ReportContext, op: OperationResult, out: Blocks) -> None:
             )
     if not rows:
         return
+    # Said only where the run did it (results/14), so that an older bundle's page is unchanged.
+    turns = any(r.allocations > 1 for s in record.shapes if s.timing for r in s.timing.rotation)
     out.add(
         fmt.table(
             f"Steady state and machine of {fmt.code(op.name)}: warm-up calls until the medians of two "
             "consecutive windows of 5 calls agreed within 5% (or the cap), the cache regime of the rotated "
-            "working set, the buffers' memory, and the blocks that competed with other work",
+            "working set, the buffers' memory"
+            + (" (each arm's own; baseline and change took turns on both, block by block)" if turns else "")
+            + ", and the blocks that competed with other work",
             ["Shape", "Arm", "Warm-up calls", "Regime", "Buffers", "Contended blocks"],
             rows,
             numeric=(4,),
