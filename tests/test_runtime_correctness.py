@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import attrs
 import numpy as np
 import pytest
 import runtime_fixtures as fx
@@ -189,6 +190,23 @@ def test_application_level_comparison():
         fx.application, fx.reference, fx.raising, Target(), shape, 0, np.float32, {"rel_l2": 1e-5}
     )
     assert broken.message == f"with `raising`: raised RuntimeError: kernel exploded (at {RAISED_AT})"
+
+
+def test_the_application_is_given_its_dtype_as_a_numpy_dtype_in_both_runs():
+    # The contract says `numpy.dtype`; the model-level runs handed a user's `prepare` the plan's
+    # string 'float32' and the type numpy.float64, and `ctx.dtype.type(5.0)` raised.
+    seen = []
+
+    def prepare(ctx):
+        seen.append(ctx.dtype)
+        return fx.application.prepare(ctx)
+
+    recording = attrs.evolve(fx.application, prepare=prepare)
+    compare_application(
+        recording, fx.reference, fx.good, Target(), {"M": 4, "N": 32}, 0, "float32", {"rel_l2": 1e-5}
+    )
+    assert seen == [np.dtype("float32"), np.dtype("float64")]
+    assert all(isinstance(dtype, np.dtype) for dtype in seen)
 
 
 def _gather_inputs(shape, rng, dtype):

@@ -361,7 +361,7 @@ def compare_application(
     try:
         for label, target_name, op, run_dtype in runs:
             try:
-                ctx = AppContext(target_name, op(), shape, seeded_rng(seed, shape), run_dtype)
+                ctx = AppContext(target_name, op(), shape, seeded_rng(seed, shape), np.dtype(run_dtype))
                 outputs.append(worker.call(lambda ctx=ctx: _serve(application, ctx), timeout_s))
             except TimeoutError:
                 return result(False, None, f"{label}: did not finish within {timeout_s:g} s")
