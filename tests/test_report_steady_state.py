@@ -28,6 +28,7 @@ def _table(contention: tuple[ArmContention, ...]) -> str:
         warmups=(),
         regimes={"baseline": "dram", "change": "dram"},
         buffer_bytes={"baseline": 1024, "change": 1024},
+        allocations={"baseline": 1, "change": 1},
         blocks=(block,) * 4,
     )
     results = SimpleNamespace(operation=lambda name: SimpleNamespace(shapes=(shape,)))

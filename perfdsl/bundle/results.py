@@ -161,6 +161,11 @@ class ShapeRecord(Plain):
         return dict(self.timing.buffer_bytes) if self.timing else {}
 
     @property
+    def allocations(self) -> dict[str, int]:
+        """Arm -> how many arms' buffer allocations its blocks took turns on (results/14; 1: its own)."""
+        return {r.arm: r.allocations for r in self.timing.rotation} if self.timing else {}
+
+    @property
     def warmups(self) -> list[Warmup]:
         """Per arm, the warm-up's calls, whether it settled and its curve (`durations_ns`, version 4)."""
         return list(self.timing.warmup) if self.timing else []

@@ -238,7 +238,7 @@ def _steady_state(ctx: ReportContext, op: OperationResult, out: Blocks) -> None:
     if not rows:
         return
     # Said only where the run did it (results/14), so that an older bundle's page is unchanged.
-    turns = any(r.allocations > 1 for s in record.shapes if s.timing for r in s.timing.rotation)
+    turns = any(count > 1 for shape in record.shapes for count in shape.allocations.values())
     out.add(
         fmt.table(
             f"Steady state and machine of {fmt.code(op.name)}: warm-up calls until the medians of two "
