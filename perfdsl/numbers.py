@@ -82,3 +82,13 @@ def rate(per_s: float | None) -> str:
 def percentile_name(share: float) -> str:
     """How an SLO names its percentile: `p99` for 0.99, `p95` for 0.95, `p99.9` for 0.999."""
     return f"p{round(share * 100, 6):g}"
+
+
+def intervals_at(level: float, stated: float) -> str:
+    """`95% intervals`, or, where the comparisons share the study's level over their family,
+    `98.75% intervals (the study's 95% shared over its comparisons)`: each interval's own level,
+    which a heading of the study's level alone made read narrower than it is."""
+    said = f"{sig(100.0 * level, 4)}% intervals"
+    if abs(level - stated) > 1e-12:
+        said += f" (the study's {sig(100.0 * stated, 4)}% shared over its comparisons)"
+    return said

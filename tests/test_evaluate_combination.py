@@ -55,3 +55,24 @@ def test_a_shape_with_no_paired_interval_keeps_the_operation_uncombined() -> Non
     combined, missing = combine([_shape("met", 5, 1e-4, 1.0), apart], 0.95)
     assert combined is None
     assert missing == "shape apart has too few adjacent block pairs to combine by total time"
+
+
+def test_a_sequential_stop_and_its_total_state_the_level_their_intervals_hold() -> None:
+    # The confidence sequence stops each comparison at the study's 95 % shared over its family
+    # (98.75 % over 4), and the record said 0.95: the export, `evaluate`'s summary, `compare` and
+    # `history` all printed the wider interval as a 95 % one.
+    from perfdsl.bundle.stopping import RHO, StoppingRule
+    from perfdsl.evaluate.sequential import judged
+    from perfdsl.stats.sequential.rule import replay
+
+    rule = StoppingRule(0.9875, 0.01, 6, 100, RHO)
+    shapes = []
+    for label, seed in (("long", 2), ("short", 3)):
+        shape = _shape(label, seed, 1e-4, 0.8)
+        assert shape.comparison is not None and shape.comparison.level == 0.95
+        stop = replay(np.log(0.8) + 0.01 * np.random.default_rng(seed).standard_normal(100), rule)
+        assert stop is not None
+        shapes.append(attrs.evolve(shape, comparison=judged(shape.comparison, stop), stop=stop))
+    assert [s.comparison.level for s in shapes if s.comparison] == [0.9875, 0.9875]
+    combined, _ = combine(shapes, 0.95)
+    assert combined is not None and combined.sequential and combined.level == 0.9875

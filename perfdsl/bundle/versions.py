@@ -130,7 +130,7 @@ READABLE_PLAN = (None, "perfdsl.plan/2", "perfdsl.plan/3", "perfdsl.plan/4", PLA
 EVALUATION_FILE = "evaluation.json"
 """The file `perfdsl evaluate` writes into the bundle; derived, so verified apart."""
 
-EVALUATION = "perfdsl.evaluation/19"
+EVALUATION = "perfdsl.evaluation/20"
 """evaluation.json's version; a file of an earlier version (`SUPERSEDED_EVALUATION`) is
 not refused but evaluated again (it is derived from the other files), and one of a
 version this code does not know (a newer perfdsl's) is refused. Kept here rather than beside the
@@ -228,6 +228,11 @@ alone costs a second of a fresh build).
   pairs in a shape takes the Student t interval and p-value on the delta-method standard error,
   not the bootstrap-t, whose interval at a family's shared level spanned past a factor of 10
   at 5 pairs (`stats.bootstrap.BOOTSTRAP_T_PAIRS`). An earlier file is evaluated again.
+* `perfdsl.evaluation/20`: a sequentially stopped comparison, and a total over such shapes,
+  states the level its interval holds (`level`: the study's confidence shared over its family,
+  0.9875 of a 0.95 family of 4), where it stated the study's own 0.95; the export, `evaluate`'s
+  summary, `compare` and `history` labelled its interval so, and the Amdahl range combined the
+  understated level. An earlier file is evaluated again.
 """
 
 
@@ -250,6 +255,7 @@ SUPERSEDED_EVALUATION = (
     "perfdsl.evaluation/16",
     "perfdsl.evaluation/17",
     "perfdsl.evaluation/18",
+    "perfdsl.evaluation/19",
 )
 """Earlier evaluation.json versions: `perfdsl build` evaluates such a bundle again."""
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from perfdsl.atomic import replacing
 from perfdsl.bundle.imported import is_imported_bundle
 from perfdsl.commands import CommandError
+from perfdsl.numbers import intervals_at
 
 if TYPE_CHECKING:
     from perfdsl.bundle.evaluation.imported import ImportedEvaluation
@@ -213,9 +214,12 @@ def _verdict(c: Comparison | Combined) -> str:
 
 
 def summary(evaluation: Evaluation) -> str:
-    """A short plain-text table of the evaluation's conclusions."""
+    """A short plain-text table of the evaluation's conclusions, headed by the level its intervals hold."""
     e = evaluation
-    lines = [f"{e.study} {e.run_id} on {e.target} ({e.level:.0%} intervals, threshold {e.threshold:.1%})"]
+    lines = [
+        f"{e.study} {e.run_id} on {e.target} ({intervals_at(e.interval_level, e.level)}, "
+        f"threshold {e.threshold:.1%})"
+    ]
     if e.timings_note:
         lines.append(f"note: {e.timings_note}")
     for op in e.operations:

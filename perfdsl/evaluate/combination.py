@@ -90,6 +90,7 @@ def _sequential_total(combined: Combined, stops: list[StopRecord]) -> Combined:
     low, high = total_interval(stops, shares)
     return attrs.evolve(
         combined,
+        level=min(s.rule.confidence for s in stops),  # the level each shape's interval holds
         mde=detectable([(s.rule, s.sd_log, v) for s, v in zip(stops, shares, strict=True)]),
         ratio=total_ratio(stops, shares),
         ci_low=low,

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from perfdsl.formats.xml_text import xml_document
+from perfdsl.numbers import intervals_at
 
 if TYPE_CHECKING:
     from perfdsl.evaluate.evaluation import Evaluation
@@ -163,8 +164,8 @@ def render_summary(evaluation: Evaluation, policy: Iterable[str] = ()) -> str:
     lines = [
         f"### perfdsl: `{e.study}` run `{e.run_id}` on {e.target}",
         "",
-        f"Ratios are change / baseline (below 1 the change is faster), {e.level:.0%} intervals, "
-        f"practical threshold {e.threshold:.1%}.",
+        "Ratios are change / baseline (below 1 the change is faster), "
+        f"{intervals_at(e.interval_level, e.level)}, practical threshold {e.threshold:.1%}.",
         "",
         "| line | prediction | basis | value [interval] | verdict |",
         "| ---: | --- | --- | --- | --- |",

@@ -23,7 +23,7 @@ from perfdsl.bundle.evaluation.load import Goodput, LoadEvaluation
 from perfdsl.bundle.evaluation.verdicts import Verdict
 from perfdsl.evaluate.compare import compare
 from perfdsl.history.runs import Run, environment_changes
-from perfdsl.numbers import duration, percentile_name, rate
+from perfdsl.numbers import duration, percentile_name, rate, sig
 from perfdsl.stats.verdict import classify
 
 NOT_INTERLEAVED = (
@@ -465,7 +465,13 @@ def _only(a: tuple[str, ...], b: tuple[str, ...]) -> str:
 
 
 def _within(c: Comparison | None) -> str:
-    return _comparison(c) if c is not None else "not evidence"
+    """A run's own comparison, with the level its interval holds: the heading's is the across-run
+    intervals', and a run's own may be its study's shared over a family (98.75 %)."""
+    if c is None:
+        return "not evidence"
+    if c.ci_low is None or c.ci_high is None:
+        return _comparison(c)
+    return f"{c.ratio:.4f} [{c.ci_low:.4f}, {c.ci_high:.4f}] {sig(100.0 * c.level, 4)}%  {c.verdict}"
 
 
 def _ns(value: float) -> str:

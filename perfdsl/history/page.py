@@ -18,6 +18,7 @@ from perfdsl.history.across import Combined as AcrossCombined
 from perfdsl.history.figure import VERDICT_COLOURS, ratio_figure
 from perfdsl.history.steps import OperationSteps, describe
 from perfdsl.history.timeline import Entry, Timeline
+from perfdsl.numbers import intervals_at
 
 _PREDICTION_COLOURS = {
     "confirmed": "#1a7f37",
@@ -45,7 +46,11 @@ def render_page(timeline: Timeline, title: str, generated: datetime, left_out: S
     t = timeline
     first, last = (t.entries[0], t.entries[-1]) if t.entries else (None, None)
     threshold = last.run.evaluation.threshold if last else 0.01
-    level = last.run.evaluation.level if last else 0.95
+    said = (
+        "intervals"
+        if last is None
+        else intervals_at(last.run.evaluation.interval_level, last.run.evaluation.level)
+    )
     span = f"{len(t.entries)} runs" + (
         f", {escape(first.run.evaluation.run_id)} to {escape(last.run.evaluation.run_id)}"
         if first and last
@@ -55,8 +60,8 @@ def render_page(timeline: Timeline, title: str, generated: datetime, left_out: S
         f"<h1>History of {escape(title)}</h1>",
         f'<p class="note">Study <code>{escape(t.study)}</code>: {span}. Written '
         f"{escape(generated.strftime('%Y-%m-%d %H:%M UTC'))}.</p>",
-        f"<p>Ratios are change / baseline times (below 1 the change is faster), each with its "
-        f"{level:.0%} interval; the shaded band is the practical threshold ({threshold:.1%}). "
+        f"<p>Ratios are change / baseline times (below 1 the change is faster), with "
+        f"{escape(said)}; the shaded band is the practical threshold ({threshold:.1%}). "
         f'A regression <span class="entered">entered</span> at the first run whose verdict turned '
         f"<em>slower</em> after a run that was not. The change's time against the previous run: "
         f"{escape(NOT_INTERLEAVED)}.</p>",

@@ -64,3 +64,18 @@ class Evaluation(plain.Plain):
     """Whether the CPU's recorded state made host timings unstable, and what rests on them (PQ011, PQ012)."""
     limit_family: FamilyAdjustment | None = None
     """Holm's adjustment over the limit shapes' comparisons alone (`evaluate.family.adjust_limits`)."""
+
+    @property
+    def interval_level(self) -> float:
+        """The level the comparisons' intervals hold, where they share one: under the sequential rule
+        the study's `level` shared over its family (0.9875 of 0.95 over 4 comparisons, evaluation/20),
+        else `level` itself, which is also the answer where they differ."""
+        found = {
+            c.level
+            for op in self.operations
+            for c in (op.combined, *(shape.comparison for shape in op.shapes))
+            if c is not None
+        }
+        if self.end_to_end is not None and self.end_to_end.comparison is not None:
+            found.add(self.end_to_end.comparison.level)
+        return found.pop() if len(found) == 1 else self.level
