@@ -1018,3 +1018,19 @@ def test_both_arms_missing_the_reference_alike_point_at_the_reference(
     one = _page_one(_rendered(bundle))
     assert "Correctness: **FAILED**" in one
     assert ("the reference may be the one that is wrong" in one) is suspect
+
+
+def test_an_application_that_never_calls_the_operation_compares_nothing(tmp_path: Path) -> None:
+    # A new user's application called its kernel directly, not through ctx.op: both arms ran the
+    # same code, and the report said f = 0 % and Amdahl "not contradicted", with no word of why.
+    ev = _run(tmp_path, share=0.0, predictions=(AMDAHL,))
+    end = ev.end_to_end
+    assert end is not None and end.comparison is None
+    said = "`app` never called `op` through `ctx.op` in the 80 requests the share pass timed"
+    assert end.comparison_missing.startswith(said)
+    assert end.amdahl is None and end.amdahl_missing.startswith(said)
+    # Its load probes served the same code in both arms too: no capacity change to claim.
+    assert ev.load is None and ev.load_missing.startswith(said)
+    assert _verdict(ev, AMDAHL) == "not evidence"
+    page = _page_one(_page(tmp_path / "page", share=0.0))
+    assert said in page

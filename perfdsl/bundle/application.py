@@ -11,6 +11,7 @@ from typing import Any
 
 import attrs
 
+from perfdsl.bundle.arms import ARMS
 from perfdsl.bundle.load import LoadRecord
 from perfdsl.bundle.plain import EMPTY, Plain, field
 from perfdsl.bundle.sampling import ApplicationTiming, Block
@@ -137,3 +138,19 @@ class ApplicationRecord(Plain):
     def stop(self) -> StopRecord | None:
         """When and why the sequential rule stopped the request blocks (results/8; None: fixed design)."""
         return self.timing.stop if self.timing else None
+
+    @property
+    def operation_never_called(self) -> str | None:
+        """Why the request times compare nothing, where the share pass timed requests in both arms
+        and not one of them called the operation: the application bypassed `ctx.op`, so both
+        arms ran the same code (a new user's report showed f = 0 % and "not contradicted")."""
+        records = [self.share.get(arm) for arm in ARMS] if self.share else []
+        if not records or any(r is None or not r.total_ns or any(r.op_ns) for r in records):
+            return None
+        uses = ", ".join(f"`{name}`" for name in self.uses)
+        requests = sum(len(r.total_ns) for r in records if r is not None)
+        return (
+            f"`{self.name}` never called {uses} through `ctx.op` in the {requests} requests the share pass "
+            "timed, so both arms ran the same code and their request times compare nothing; call the "
+            "operation through `ctx.op`, which is how a run swaps baseline for change"
+        )

@@ -63,7 +63,7 @@ def evaluate_end_to_end(
         # As a kernel shape's: an error-severity finding (requests shorter than the clock
         # resolves) leaves no comparison for the decision, Amdahl or the value to lean on.
         invalid = invalid_reason(findings, None, app.name)
-        missing = f"the request samples are invalid: {invalid}" if invalid else None
+        missing = f"the request samples are invalid: {invalid}" if invalid else app.operation_never_called
     comparison = None
     if missing is None:
         comparison, _ = compare_blocks(
@@ -132,6 +132,8 @@ def ci_containing(comparison: Comparison) -> tuple[float, float]:
 def _shares(app: ApplicationRecord) -> tuple[tuple[Share, ...], str | None]:
     if not app.share:
         return (), app.share_missing or "the share of time was not measured"
+    if app.operation_never_called:
+        return (), app.operation_never_called
     out = []
     for arm in ARMS:
         record = app.share.get(arm) or ArmShare((), ())

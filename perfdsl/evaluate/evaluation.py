@@ -182,6 +182,8 @@ def _load(inputs: BundleInputs) -> tuple[LoadEvaluation | None, str | None]:
         return None, why or "the run has no load test"
     if not inputs.results.timings_valid:
         return None, f"load timings on `{inputs.results.target}` are not evidence"
+    if app.operation_never_called:
+        return None, app.operation_never_called
     if app.load.slo_seconds is None:
         return None, "the study declares no SLO to judge the load test by"
     return evaluate_load(inputs, app.load), None

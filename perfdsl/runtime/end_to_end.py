@@ -298,6 +298,8 @@ def run_application(
     progress(f"application `{app.name}`: the operation's share of time")
     shares = measure_share(requests, timers, share_requests(slowest, plan.quick))
     entry = attrs.evolve(entry, samples="samples/application.csv", timing=timing, share=shares)
+    if entry.operation_never_called:
+        progress(f"warning: {entry.operation_never_called}")
     return attrs.evolve(entry, preparations=_preparations(requests)), record, served
 
 
