@@ -160,6 +160,32 @@ def test_broken_reference_is_recorded():
     assert result.cases[0].message == "reference `bad` failed: ValueError: compute() returned no `out`"
 
 
+def test_a_reference_that_answers_in_float32_is_a_failed_case_not_an_exact_match():
+    # A new user's compute() cast to float32: the float32 kernel then matched it at error 0,
+    # reported as a check "against its float64 reference".
+    narrow = Reference(
+        "narrow",
+        fx.reference.inputs,
+        fx.reference.outputs,
+        lambda x, w: {"out": (x * w + 1.0).astype(np.float32)},
+    )
+    result = check_variant(narrow, fx.good, Target(), WORKLOAD, [], [0], np.float32, TOL)
+    assert result.cases[0].message == (
+        "reference `narrow` failed: ValueError: `out` is float32: compute() is handed float64 inputs "
+        "and must answer in float64, or the check compares the kernel with a float32 answer"
+    )
+    # An integer answer (counts, indices) is no narrower float: it is compared as it is.
+    counting = Reference(
+        "counting",
+        fx.reference.inputs,
+        fx.reference.outputs,
+        lambda x, w: {"out": np.rint(x * w + 1.0).astype(int)},
+    )
+    assert "float" not in (
+        check_variant(counting, fx.good, Target(), WORKLOAD, [], [0], np.float32, TOL).cases[0].message or ""
+    )
+
+
 def test_unknown_tolerance_metric_rejected():
     with pytest.raises(ValueError, match="unknown tolerance"):
         check_variant(fx.reference, fx.good, Target(), WORKLOAD, [], [0], np.float32, {"ulp": 1})

@@ -282,6 +282,13 @@ def _reference_outputs(
     for name, want in declared.items():
         if name not in result:
             raise ValueError(f"compute() returned no `{name}`")
+        narrow = _narrower_than_float64(result[name])
+        if narrow is not None:
+            # A float32 answer passed a float32 kernel at error 0 under "float64 reference".
+            raise ValueError(
+                f"`{name}` is {narrow}: compute() is handed float64 inputs and must answer in "
+                f"float64, or the check compares the kernel with a {narrow} answer"
+            )
         array = np.asarray(result[name], dtype=np.float64)
         if array.shape != tuple(want):
             raise ValueError(f"`{name}` has shape {array.shape}, outputs() declares {tuple(want)}")
@@ -289,6 +296,18 @@ def _reference_outputs(
             raise ValueError(f"`{name}` holds NaN or Inf")
         out[name] = array
     return out
+
+
+def _narrower_than_float64(value: object) -> str | None:
+    """The name of `value`'s floating dtype where it is narrower than float64 (complex than
+    complex128); None for float64, integers, booleans and plain Python numbers."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return None
+    dtype = np.dtype(dtype)
+    if dtype.kind in "fc" and dtype.itemsize < (8 if dtype.kind == "f" else 16):
+        return str(dtype)
+    return None
 
 
 def measure(name: str, got: np.ndarray, expected: np.ndarray, poisoned: bool = True) -> OutputRecord:
