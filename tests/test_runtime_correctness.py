@@ -235,6 +235,22 @@ def test_the_application_is_given_its_dtype_as_a_numpy_dtype_in_both_runs():
     assert all(isinstance(dtype, np.dtype) for dtype in seen)
 
 
+@pytest.mark.parametrize(
+    ("prepare", "said"),
+    [
+        (lambda ctx: lambda: None, "raised TypeError: request() returned None: return the request's output"),
+        (lambda ctx: None, "raised TypeError: prepare() returned a NoneType, not the request"),
+    ],
+)
+def test_an_application_that_hands_back_nothing_is_told_what_to_return(prepare, said):
+    # A request() without `return` was reported as "1 element(s) of output are NaN or Inf".
+    empty = attrs.evolve(fx.application, prepare=prepare)
+    arm = compare_application(
+        empty, fx.reference, fx.good, Target(), {"M": 4, "N": 32}, 0, np.float32, {"rel_l2": 1e-5}
+    )
+    assert not arm.passed and said in arm.message
+
+
 def _gather_inputs(shape, rng, dtype):
     return {
         "table": rng.standard_normal(shape["N"]).astype(dtype),

@@ -395,8 +395,23 @@ def compare_application(
 
 
 def _serve(application: Application, ctx: AppContext) -> np.ndarray:
-    """Prepare the application and serve one request, returning its output on the host."""
-    return np.asarray(application.prepare(ctx)())
+    """Prepare the application and serve one request, returning its output on the host.
+
+    A request that returns nothing was read as one NaN element ("1 element(s) of output are
+    NaN or Inf"), which sent its author looking for a numerical bug."""
+    request = application.prepare(ctx)
+    if not callable(request):
+        raise TypeError(
+            f"prepare() returned a {type(request).__name__}, not the request: return a function "
+            "that serves one request"
+        )
+    output = request()
+    if output is None:
+        raise TypeError(
+            "request() returned None: return the request's output as a host array, which the "
+            "model-level check compares with the application's float64 run"
+        )
+    return np.asarray(output)
 
 
 def _reference_op(reference: Reference, shape: Shape) -> Callable[..., None]:
