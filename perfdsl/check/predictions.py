@@ -180,18 +180,23 @@ def _observed(ctx: Context, prediction: Prediction, operation: Operation) -> Non
     can measure it: `measure dependency_stalls` counts nothing on cpu, and a `predict cpu`
     on it checked clean and came back "not evidence" from every run."""
     quantity = prediction.quantity.id
+    uncounted = _none_counts([prediction.on.id] if prediction.on is not None else _study_targets(ctx))
+    model = f"model it in `operation {operation.name.id}` (`{quantity} baseline <formula>, change <formula>`)"
     if not observed(ctx.study, operation, quantity):
+        # On targets that count nothing, `measure` only leads to the next error: a new user
+        # added it as told and was then told to model it instead.
         ctx.report(
             "PD407",
             f"`{prediction.target}` is neither measured nor modelled",
             prediction.quantity.span,
             label="nothing will observe this",
-            help=f"add `{quantity}` to `evidence mechanism {{ measure ... }}`",
+            help=f"{model}: {_names(uncounted)} counts nothing, so `measure` would not observe it"
+            if uncounted
+            else f"add `{quantity}` to `evidence mechanism {{ measure ... }}`, or {model}",
         )
         return
     if any(m.quantity.id == quantity for m in operation.models):
         return
-    uncounted = _none_counts([prediction.on.id] if prediction.on is not None else _study_targets(ctx))
     if uncounted:
         counting = ", ".join(t.name for t in targets.TARGETS if t.counts)
         ctx.report(
@@ -199,8 +204,7 @@ def _observed(ctx: Context, prediction: Prediction, operation: Operation) -> Non
             f"`{prediction.target}` is measured only where a run counts it, and {_names(uncounted)} does not",
             prediction.quantity.span,
             label=f"nothing on {_names(uncounted)} will observe this",
-            help=f"model it in `operation {operation.name.id}` (`{quantity} baseline <formula>, change "
-            f"<formula>`), or predict it for a target that counts it ({counting})",
+            help=f"{model}, or predict it for a target that counts it ({counting})",
         )
 
 
