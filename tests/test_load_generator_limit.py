@@ -58,4 +58,4 @@ def test_the_report_names_the_generator_as_the_limit(tmp_path: Path) -> None:
     markdown, _ = render_markdown(study, evaluation, open_evaluated(bundle))
     rows = {line.split("|")[1].strip(): line for line in markdown.splitlines() if line.startswith("| ")}
     assert "600 rps or more" in rows["change"] and "behind at 900 rps" in rows["change"]
-    assert "300 rps, below 450 rps" in rows["baseline"] and "kept up" in rows["baseline"]
+    assert "300 rps, below 450 rps" in rows["baseline"] and "on time" in rows["baseline"]
