@@ -771,6 +771,20 @@ _ALL = [
         "slo p99 <= 5 ms }",
     ),
     _code(
+        "PD511",
+        WARNING,
+        "a prediction the study's own model already refutes",
+        "A prediction on a modelled quantity (`bytes`, `launches`, ...) is judged, where no "
+        "counter measures it, against the model's ratio of weighted totals over the workload's "
+        "shapes: the formulas the study states, at the shapes and weights it states. When that "
+        "ratio already breaks the bound, the run can only refute the prediction: either the "
+        "bound is not what the change does or the model is not, and the check says so before "
+        "any machine time is spent. Where a target counts the quantity (Nsight Compute on a "
+        "GPU), the counted value is judged instead and may differ from the model.",
+        "bytes     baseline 4*(4*M*N), change 4*(2*M*N)   # the model's ratio is 0.5\n"
+        "predict { smooth.bytes ratio <= 0.55 }",
+    ),
+    _code(
         "PD508",
         WARNING,
         "imported timing is not evidence-grade",

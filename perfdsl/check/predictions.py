@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from perfdsl import targets
 from perfdsl import vocabulary as words
 from perfdsl.check.context import Context
@@ -9,7 +11,8 @@ from perfdsl.check.evidence import observed
 from perfdsl.check.names import choice, quantity_of, subject
 from perfdsl.check.units import EPSILON, FRACTION, number
 from perfdsl.diagnostics import suggest
-from perfdsl.nodes import Application, Name, Num, Operation, Prediction, Study
+from perfdsl.nodes import Application, Model, Name, Num, Operation, Prediction, Study, Workload
+from perfdsl.plan_rules import PlanError, evaluate_formula
 
 # The application quantities Amdahl's bound limits (goodput can move past it:
 # a faster operation lets more requests meet the SLO).
@@ -72,6 +75,7 @@ def _one_prediction(ctx: Context, prediction: Prediction, time_ratios: dict[str,
         _swept(ctx, prediction)
     if operation is not None and quantity.id in words.MEASURES:
         _observed(ctx, prediction, operation)
+        _refuted_by_model(ctx, prediction, operation)
     if application is not None and quantity.id in AMDAHL_QUANTITIES:
         _amdahl(ctx, prediction, application, time_ratios)
 
@@ -206,6 +210,75 @@ def _observed(ctx: Context, prediction: Prediction, operation: Operation) -> Non
             label=f"nothing on {_names(uncounted)} will observe this",
             help=f"{model}, or predict it for a target that counts it ({counting})",
         )
+
+
+def _refuted_by_model(ctx: Context, prediction: Prediction, operation: Operation) -> None:
+    """A prediction on a modelled quantity whose own model breaks its bound over the workload:
+    `smooth.bytes ratio <= 0.4` checked clean beside formulas that give 0.5 at every shape."""
+    model = next((m for m in operation.models if m.quantity.id == prediction.quantity.id), None)
+    bound, workload = number(prediction.bound), ctx.study.workload
+    if model is None or bound is None or workload is None or workload.shapes is None:
+        return
+    ratio = _model_ratio(model, workload)
+    if ratio is None or _holds(ratio, prediction.comparator, bound):
+        return
+    counted = [t.name for t in targets.TARGETS if t.counts and t.name in _study_targets(ctx)]
+    unless = f" unless {_names(counted)} counts otherwise" if counted else ""
+    ctx.report(
+        "PD511",
+        f"`{prediction.target} ratio {prediction.comparator} {bound:g}`, but the study's own "
+        f"`{model.quantity.id}` model gives {ratio:.3g} over the workload's shapes",
+        prediction.span,
+        label=f"a run can only refute this{unless}",
+        help=f"bound it where the model puts it (`{_bound_beside(ratio, prediction.comparator)}`), "
+        f"or correct the `{model.quantity.id}` formulas in `operation {operation.name.id}`",
+    )
+
+
+def _model_ratio(model: Model, workload: Workload) -> float | None:
+    """The model's change / baseline as the evaluation judges it: weighted totals over the
+    workload's shapes (equal weights where none are stated); None where it has no value."""
+    shapes = workload.shapes
+    if shapes is None or not shapes.shapes:
+        return None
+    names = [s.id for s in shapes.symbols]
+    weights = [number(w) for w in workload.weights]
+    if len(weights) != len(shapes.shapes) or any(w is None or w < 0 for w in weights):
+        weights = [1.0] * len(shapes.shapes)
+    try:
+        totals = [
+            (weight * evaluate_formula(model.baseline, sizes), weight * evaluate_formula(model.change, sizes))
+            for weight, shape in zip(weights, shapes.shapes, strict=True)
+            for sizes in [dict(zip(names, shape.sizes, strict=True))]
+        ]
+    except (PlanError, ValueError, OverflowError, TypeError):
+        return None  # a formula without a value is PD310's, a wrong symbol PD307's
+    baseline, change = sum(b for b, _ in totals), sum(c for _, c in totals)
+    if not (baseline > 0 and change >= 0 and math.isfinite(baseline) and math.isfinite(change)):
+        return None
+    return change / baseline
+
+
+def _holds(ratio: float, comparator: str, bound: float) -> bool:
+    """Whether an exact ratio meets the bound, with the evaluation's tolerance for float rounding."""
+    slack = 1e-9 * max(1.0, abs(bound))
+    return {
+        "<=": ratio <= bound + slack,
+        "<": ratio < bound + slack,
+        ">=": ratio >= bound - slack,
+        ">": ratio > bound - slack,
+    }.get(comparator, True)
+
+
+def _bound_beside(ratio: float, comparator: str) -> str:
+    """The bound in two significant figures that the model's ratio meets, on the prediction's side."""
+    upper = comparator in ("<=", "<")
+    if ratio <= 0:
+        return "ratio <= 0.01" if upper else "ratio >= 0"
+    unit = 10.0 ** (math.floor(math.log10(ratio)) - 1)
+    steps = ratio / unit
+    bound = (math.ceil(steps - 1e-9) if upper else math.floor(steps + 1e-9)) * unit
+    return f"ratio {'<=' if upper else '>='} {float(f'{bound:.2g}'):g}"
 
 
 def _study_targets(ctx: Context) -> list[str]:
