@@ -245,3 +245,25 @@ def test_the_gpu_is_described_by_its_devices_and_driver(fake_nvml):
     record = EnvironmentRecord.from_json(capture_environment())
     assert record.gpu is not None and record.gpu_missing is None
     assert record.gpu.description == "NVIDIA H200, driver 590.48, CUDA 13.1"
+
+
+def test_an_edited_kernel_module_is_a_difference_between_two_runs(tmp_path, monkeypatch):
+    # Outside a repository `compare` said "no difference in the recorded machine, software and
+    # settings" between runs whose kernel module had been edited.
+    from perfdsl.bundle.environment import differences
+    from perfdsl.runtime.environment import module_sources
+
+    module = tmp_path / "edited_kernels.py"
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "edited_kernels", raising=False)
+    recorded = []
+    for body in ("SCALE = 2\n", "SCALE = 3\n"):
+        module.write_text(body)
+        monkeypatch.setitem(sys.modules, "edited_kernels", types.ModuleType("edited_kernels"))
+        sys.modules["edited_kernels"].__file__ = str(module)
+        sources = module_sources(["edited_kernels:fused", "edited_kernels:reference", "not_imported:x"])
+        assert list(sources) == ["edited_kernels"] and sources["edited_kernels"]["path"] == str(module)
+        recorded.append(EnvironmentRecord.from_json({"sources": sources}))
+    (said,) = differences(*recorded)
+    assert said.startswith("source of edited_kernels (SHA-256): ") and " -> " in said
+    assert differences(recorded[0], recorded[0]) == []

@@ -122,6 +122,7 @@ class EnvironmentRecord:
         machine = MachineState.from_environment(data)
         facts += _cpu_state_facts(machine)
         facts += _gpu_facts(data.get("gpu"))
+        facts += _source_facts(data.get("sources"))
         git = data.get("git") if isinstance(data.get("git"), Mapping) else {}
         commit = git.get("commit")
         dirty = git.get("dirty")
@@ -177,6 +178,18 @@ def _cpu_state_facts(state: MachineState | None) -> list[tuple[str, str]]:
         ("CPU governor", ", ".join(governors) or "unknown"),
         ("CPU boost", _on_off(state.boost)),
         ("SMT", _on_off(state.smt_active)),
+    ]
+
+
+def _source_facts(sources: Any) -> list[tuple[str, str]]:
+    """Each measured module's SHA-256, by module name: an edit between two runs is a difference
+    `compare` names, inside a repository or not. None for a bundle before they were recorded."""
+    if not isinstance(sources, Mapping):
+        return []
+    return [
+        (f"source of {name} (SHA-256)", _text(entry.get("sha256"))[:12])
+        for name, entry in sorted(sources.items())
+        if isinstance(entry, Mapping)
     ]
 
 

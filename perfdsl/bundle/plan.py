@@ -238,6 +238,14 @@ class Plan(Plain):
     """Every shape the study's `limit regression`s declare, each once, in study order."""
 
     @property
+    def references(self) -> tuple[str, ...]:
+        """Every Python reference the run resolves: each operation's baseline, change and
+        reference, the roof and the application's entry."""
+        found = [ref for op in self.operations for ref in (op.baseline, op.change, op.reference)]
+        found += [ref for ref in (self.roof, self.application.entry if self.application else None) if ref]
+        return tuple(found)
+
+    @property
     def schema(self) -> str:
         """The format version the plan is written in (`from_json` checks a file's)."""
         return versions.PLAN

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import hashlib
 import importlib.metadata
 import os
 import platform
@@ -26,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -373,18 +375,41 @@ def git_info(path: Path | str) -> dict[str, Any] | None:
     return {"root": root, "commit": commit, "dirty": None if status is None else bool(status)}
 
 
+def module_sources(references: Iterable[str]) -> dict[str, dict[str, str]]:
+    """The file and SHA-256 of each module the references name (`module:attribute`), as this
+    process imported it; a module not imported here, or without a file, is left out.
+
+    The git commit says which code ran only inside a repository and only for what is
+    committed: between two runs of a study outside one, `compare` said "no difference"
+    although its kernel module had been edited.
+    """
+    found: dict[str, dict[str, str]] = {}
+    for name in sorted({reference.partition(":")[0] for reference in references if reference}):
+        path = getattr(sys.modules.get(name), "__file__", None)
+        if not path:
+            continue
+        try:
+            digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        except OSError:
+            continue
+        found[name] = {"path": str(path), "sha256": digest}
+    return found
+
+
 def capture_environment(
     repository: Path | str | None = None,
     argv: list[str] | None = None,
     cpu_state: dict[str, Any] | None = None,
     affinity: dict[str, Any] | None = None,
+    sources: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """Everything about the machine and software a bundle's numbers depend on, as JSON data.
 
     `repository` is any path inside the code being measured (the study or its
     kernels); `argv` defaults to this process's command line. `cpu_state` is
     `machine_state.read_cpu_state`'s record (read here when not given) and
-    `affinity` where the run put its workers. Never raises for a missing GPU,
+    `affinity` where the run put its workers; `sources` the measured modules' files
+    (`module_sources`), written only when given. Never raises for a missing GPU,
     driver, tool, sysfs file or repository.
     """
     from perfdsl import __version__
@@ -392,7 +417,7 @@ def capture_environment(
 
     gpu, gpu_missing = capture_gpus()
     uname = platform.uname()
-    return {
+    captured = {
         "time_utc": datetime.datetime.now(datetime.UTC).isoformat(),
         "perfdsl": __version__,
         "command_line": list(sys.argv if argv is None else argv),
@@ -424,3 +449,4 @@ def capture_environment(
         "gpu": gpu,
         "gpu_missing": gpu_missing,
     }
+    return captured if sources is None else {**captured, "sources": sources}

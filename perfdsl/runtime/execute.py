@@ -236,7 +236,7 @@ def _measure(
 ) -> Path:
     """Everything the bundle holds, the measured code of it in the sessions' workers; `raised`
     holds the calibration calls that raised (`_calibrate`)."""
-    from perfdsl.runtime.environment import capture_environment
+    from perfdsl.runtime.environment import capture_environment, module_sources
 
     started = _now()
     with BundleWriter(artifacts, plan.study) as bundle:
@@ -246,7 +246,10 @@ def _measure(
         bundle.write_json(
             REGISTRATION, RegistrationRecord(plan.predict_hash, plan.study_hash, started).to_json()
         )
-        bundle.write_json("environment.json", capture_environment(Path(plan.study_path), **machine))
+        sources = module_sources(plan.references)
+        bundle.write_json(
+            "environment.json", capture_environment(Path(plan.study_path), sources=sources, **machine)
+        )
         found: Compiled = {}
         compiling = _compile_static(plan, resolved, roof, target, progress)
         operations = [
