@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 import numpy as np
 import pytest
-from evaluate_fixtures import make_bundle
+from evaluate_fixtures import make_bundle, study_text
 
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.evaluate.evaluation import evaluate, write_evaluation
@@ -207,7 +207,9 @@ def test_a_declared_share_the_measurement_contradicts_is_a_finding(tmp_path: Pat
     assert "declared production share 8%;" in ev.value.share_basis
     assert "CONTRADICTS the declared share" in ev.value.share_basis
     page = _page(tmp_path / "page", declared_share="8%", share=0.5)
-    assert "**Declared share contradicted.**" in _page_one(page)
+    # Named by its line, as a refuted prediction is: a new user looked for the statement.
+    line = next(n for n, t in enumerate(study_text([], "adopt", "8%").splitlines(), 1) if "share 8%" in t)
+    assert f"**Declared share contradicted** (line {line}). " in _page_one(page)
     assert "Share of time the value extrapolates from" in page
 
 

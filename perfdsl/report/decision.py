@@ -538,10 +538,18 @@ def _amdahl_warnings(ctx: ReportContext) -> list[str]:
     check = amdahl.share_check
     if check is not None and not check.compatible:
         out.append(
-            f"**Declared share contradicted.** {fmt.sentence(check.message)}; the value section "
-            "says which share it extrapolates from."
+            f"**Declared share contradicted**{_share_line(ctx, end.application)}. "
+            f"{fmt.sentence(check.message)}; the value section says which share it extrapolates from."
         )
     return out
+
+
+def _share_line(ctx: ReportContext, application: str) -> str:
+    """` (line 42)`, where the study declares the contradicted share, as the predictions' warnings
+    name theirs; empty where the study does not say (an imported study's)."""
+    declared = ctx.study.application(application)
+    share = declared.share if declared is not None else None
+    return f" (line {ctx.study.source.position(share.span.start).line})" if share is not None else ""
 
 
 def _busy_machine_warnings(ctx: ReportContext) -> list[str]:
