@@ -186,6 +186,21 @@ def test_a_reference_that_answers_in_float32_is_a_failed_case_not_an_exact_match
     )
 
 
+def test_a_reference_whose_outputs_disagree_with_compute_is_named_where_outputs_is_written():
+    # A new user's outputs() swapped (M, N): the kernels were handed transposed arrays and the
+    # message named neither the function nor its file.
+    def transposed(shape):
+        return {"out": (shape["N"], shape["M"])}
+
+    swapped = Reference("swapped", fx.reference.inputs, transposed, fx.reference.compute)
+    result = check_variant(swapped, fx.good, Target(), WORKLOAD, [], [0], np.float32, TOL)
+    line = transposed.__code__.co_firstlineno
+    assert result.cases[0].message == (
+        "reference `swapped` failed: ValueError: `out` has shape (4, 64), outputs() declares (64, 4) "
+        f"(at {__file__}:{line}): the kernels are handed arrays of the declared shape"
+    )
+
+
 def test_unknown_tolerance_metric_rejected():
     with pytest.raises(ValueError, match="unknown tolerance"):
         check_variant(fx.reference, fx.good, Target(), WORKLOAD, [], [0], np.float32, {"ulp": 1})

@@ -291,11 +291,21 @@ def _reference_outputs(
             )
         array = np.asarray(result[name], dtype=np.float64)
         if array.shape != tuple(want):
-            raise ValueError(f"`{name}` has shape {array.shape}, outputs() declares {tuple(want)}")
+            raise ValueError(
+                f"`{name}` has shape {array.shape}, outputs() declares {tuple(want)}"
+                f"{_defined_at(reference.outputs)}: the kernels are handed arrays of the declared shape"
+            )
         if not np.isfinite(array).all():
             raise ValueError(f"`{name}` holds NaN or Inf")
         out[name] = array
     return out
+
+
+def _defined_at(function: Callable[..., Any]) -> str:
+    """` (at file.py:12)`: where a reference's function is written, for a message that blames it;
+    empty for a callable without Python code."""
+    code = getattr(function, "__code__", None)
+    return f" (at {code.co_filename}:{code.co_firstlineno})" if code is not None else ""
 
 
 def _narrower_than_float64(value: object) -> str | None:
