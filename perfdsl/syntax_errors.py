@@ -180,6 +180,59 @@ def _misspelt_keyword(word: str) -> str | None:
     return None
 
 
+_BLOCK_SECTIONS = ("workload", "operation", "application", "change", "predict", "target", "evidence", "value")
+"""The sections whose body is always a `{ ... }` block (a `limit` may have none)."""
+_NAMED_SECTIONS = ("operation", "application", "target", "evidence")
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_SECTION_HEADER = re.compile(
+    r"\s*(?:(?P<named>" + "|".join(_NAMED_SECTIONS) + r")\s+(?P<name>" + _NAME + r")"
+    r"|(?P<bare>" + "|".join(w for w in _BLOCK_SECTIONS if w not in _NAMED_SECTIONS) + r"))"
+    r"(?P<rest>(?:\s.*)?)$"
+)
+"""A section's header at a line's start: `evidence timing` (a name then space or the end, not
+`evidence normalize.time`, a rejected hypothesis's statement), or a bare `workload`."""
+
+
+def _unopened_section(text: str, start: int) -> str | None:
+    """The help for a section header written without its `{`, or None.
+
+    `evidence timing   warmup 10; ...` was read as a statement and its help said to
+    separate values with `,`. The header is on the error's own line, or, where the
+    parser went on reading the body as statements (and the section's `}` as the
+    study's), alone on a line above it.
+    """
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    here = _header_without_brace(text[line_start : line_end if line_end >= 0 else len(text)], alone=False)
+    if here is not None:
+        return here
+    closed = False  # the `}` meant for the unopened section closed the study: step over one
+    for line in reversed(text[:line_start].splitlines()):
+        if line.strip() == "}" and not closed:
+            closed = True
+            continue
+        if "{" in line or "}" in line:
+            break
+        above = _header_without_brace(line, alone=True)
+        if above is not None:
+            return above
+    return None
+
+
+def _header_without_brace(line: str, alone: bool) -> str | None:
+    """The help where `line` starts a block section without `{` (and, if `alone`, holds nothing else)."""
+    found = _SECTION_HEADER.match(line.split("#", 1)[0].rstrip())
+    if found is None or "{" in line:
+        return None
+    rest = found.group("rest").strip()
+    if rest and (alone or found.group("bare")):
+        return None  # `change kernels.x:fused` is an operation's setting, not the `change` section
+    header = f"{found.group('named')} {found.group('name')}" if found.group("named") else found.group("bare")
+    return (
+        f"the `{header}` section's body is a block: open it with `{{` after `{header}` and close it with `}}`"
+    )
+
+
 def _syntax_help(source: Source, token: Token, expected: set[str]) -> str:
     keywords = [_KEYWORDS[name] for name in expected if name in _KEYWORDS]
     misspelt = suggest(str(token.value), keywords) if token.type == "NAME" and keywords else ""
@@ -200,6 +253,9 @@ def _syntax_help(source: Source, token: Token, expected: set[str]) -> str:
             "counts plain bytes or launches, so drop the unit, or write its factor as a number "
             f"(`{_UNIT_FACTORS.get(str(token.value), 'the factor')}*(...)`)"
         )
+    opened = _unopened_section(source.text, start)
+    if opened is not None:
+        return opened
     if "RBRACE" in expected and token.type in ("NAME", "STUDY"):
         return "put each statement on its own line, or separate statements with `;`"
     if expected == {"_NL"} or ("_NL" in expected and token.type in ("NAME", "NUMBER")):

@@ -33,3 +33,18 @@ def test_a_size_unit_on_each_element_is_warned_with_the_bytes_it_means() -> None
 def test_plain_element_sizes_and_whole_sizes_are_not_warned() -> None:
     for formula in ("4*(5*M*N + M)", "4*(5*M*N + M) + 16 KiB", "(5*M*N + M)*4 B", "2 KiB + 4*M*N"):
         assert [d.code for d in _diagnostics(formula) if d.code == "PD509"] == [], formula
+
+
+def test_a_section_header_without_its_brace_says_to_open_the_block() -> None:
+    """`evidence timing   warmup 10; ...` was told to separate values with `,`."""
+    for header, written in (
+        ("evidence timing", "evidence timing      {"),
+        ("operation normalize", "operation normalize {"),
+        ("workload", "workload {"),
+    ):
+        assert written in STUDY, written
+        found = diagnose(Source("planted.perf", STUDY.replace(written, header + " ", 1)))
+        first = next(d for d in found if d.code == "PD001")
+        assert first.help == (
+            f"the `{header}` section's body is a block: open it with `{{` after `{header}` and close it with `}}`"
+        ), (header, first.help)
