@@ -348,6 +348,15 @@ def test_open_probes_inside_a_bracket_say_what_would_decide_them() -> None:
     assert probe_cap(requests, "sequential", 0.99) >= 32_200 > probe_cap(requests - 100, "sequential", 0.99)
     # Nothing to say where the probes inside the bracket were decided.
     assert open_bracket((goodput("baseline", [probe(0, 400), probe(1, 400), failed]),), plan) is None
+    # A quick run whose study's own `requests` already holds that says so, not to write fewer:
+    # a quick run of a `requests 1000` study advised `requests 600`.
+    held = open_bracket((g,), plan, full_requests=30_000)
+    assert held is not None
+    assert held.endswith(
+        f"a full run's probes, capped at {probe_cap(30_000, 'sequential', 0.99):,} requests by the "
+        "study's `requests 30000`, hold that; this quick run's were capped lower."
+    )
+    assert f"`requests {requests}`" in (open_bracket((g,), plan, full_requests=1000) or "")
 
 
 def test_page_one_calls_a_next_rate_that_also_lost_throughput_a_failure() -> None:

@@ -46,5 +46,6 @@ def test_a_section_header_without_its_brace_says_to_open_the_block() -> None:
         found = diagnose(Source("planted.perf", STUDY.replace(written, header + " ", 1)))
         first = next(d for d in found if d.code == "PD001")
         assert first.help == (
-            f"the `{header}` section's body is a block: open it with `{{` after `{header}` and close it with `}}`"
+            f"the `{header}` section's body is a block: open it with `{{` after `{header}` "
+            "and close it with `}`"
         ), (header, first.help)

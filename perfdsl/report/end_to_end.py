@@ -17,7 +17,7 @@ from perfdsl.bundle.evaluation.estimate import Estimate
 from perfdsl.bundle.evaluation.load import UNDECIDED, CurvePoint, Goodput
 from perfdsl.bundle.plan import LoadPlan
 from perfdsl.bundle.stopping import MIN_STRETCHES_TO_PASS
-from perfdsl.probe_size import clean_count, requests_for_cap
+from perfdsl.probe_size import clean_count, probe_cap, requests_for_cap
 from perfdsl.report import figures, load_rule
 from perfdsl.report import formatting as fmt
 from perfdsl.report.context import Blocks, ReportContext, shape_text
@@ -261,7 +261,7 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
     else:
         out.add(f"Capacity change: not computed ({fmt.message(load.capacity_missing)}).")
     if ctx.plan.load is not None:
-        undecided = open_bracket(load.arms, ctx.plan.load)
+        undecided = open_bracket(load.arms, ctx.plan.load, _full_requests(ctx))
         if undecided:
             out.add(undecided)
     if series:
@@ -273,11 +273,29 @@ def _load(ctx: ReportContext, out: Blocks) -> None:
         )
 
 
-def open_bracket(arms: Sequence[Goodput], plan: LoadPlan) -> str | None:
+def _full_requests(ctx: ReportContext) -> int | None:
+    """The `requests` a full run of the study takes, for a quick run's advice; None for a full run
+    (its own plan says it) or a study that no longer plans."""
+    if not ctx.plan.quick:
+        return None
+    from perfdsl.plan import PlanError, plan
+
+    try:
+        full = plan(ctx.study, ctx.evaluation.target, quick=False).load
+    except PlanError:
+        return None
+    return full.requests if full is not None else None
+
+
+def open_bracket(arms: Sequence[Goodput], plan: LoadPlan, full_requests: int | None = None) -> str | None:
     """Why a goodput's bracket is wide where probes inside it stayed open, and what would decide
     the nearest: a sequential probe with no miss passes on `probe_size.clean_count` independent
     requests, and its n requests count as n / tau of them (tau, their tail's dependence), so a
-    probe near capacity, where requests come in long runs, needs that many times more."""
+    probe near capacity, where requests come in long runs, needs that many times more.
+
+    In a quick run (`full_requests`, the study's own count) the advice is the full run's: a
+    quick run told a study of `requests 1000` to write `requests 600`, because its own probes
+    had been capped lower."""
     clean = clean_count(plan.probe, plan.slo_percentile)
     inside = [
         (g.arm, p.rate, p.result)
@@ -306,14 +324,20 @@ def open_bracket(arms: Sequence[Goodput], plan: LoadPlan) -> str | None:
         math.ceil(MIN_STRETCHES_TO_PASS * nearest.n / max(nearest.stretches, 1e-9)),
     )
     requests = requests_for_cap(needed, plan.probe, plan.slo_percentile)
-    return (
+    said = (
         f"Probes inside the brackets stayed open with no request over the SLO ({rates}): their requests "
         f"came in runs (tau {fmt.sig(min(taus), 2)} to {fmt.sig(max(taus), 2)}), so each held only "
         f"{fmt.sig(min(held), 2)} to {fmt.sig(max(held), 2)} independent requests, where a pass with "
         f"no miss needs {clean:,}. Deciding the nearest ({arm}, {fmt.rate(rate)}) would take about "
         f"{float(f'{needed:.2g}'):,.0f} requests, {fmt.seconds(needed / rate)} at that rate: "
-        f"`requests {requests}` in `evidence end_to_end`."
     )
+    if full_requests is not None and requests <= full_requests:
+        cap = probe_cap(full_requests, plan.probe, plan.slo_percentile)
+        return said + (
+            f"a full run's probes, capped at {cap:,} requests by the study's `requests {full_requests}`, "
+            "hold that; this quick run's were capped lower."
+        )
+    return said + f"`requests {requests}` in `evidence end_to_end`."
 
 
 def _generator(curve: Sequence[CurvePoint]) -> str:
