@@ -29,6 +29,7 @@ from perfdsl.bundle.versions import BundleFormatError
 from perfdsl.collector import collector_paused
 from perfdsl.commands import CommandError
 from perfdsl.commands.check import checked_study
+from perfdsl.commands.outputs import refuse_over_inputs
 
 if TYPE_CHECKING:
     from perfdsl.bundle.opened import Bundle
@@ -93,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
         # Refused before the bundle is evaluated: a build that fails leaves the bundle as it was.
         raise CommandError(f"{output}: is a directory; give -o the report's file name")
     bundle = Path(args.results) if args.results else _latest(study, args.study)
+    refuse_over_inputs(output, "-o", files=[study_path], bundles=[bundle])
     if is_imported_bundle(bundle):
         evaluation = _imported_evaluation(bundle, study.name.id)
         markdown, drawings = _imported_markdown(study, evaluation, bundle), {}

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from perfdsl.atomic import replacing
 from perfdsl.bundle.imported import is_imported_bundle
 from perfdsl.commands import CommandError
+from perfdsl.commands.outputs import refuse_over_inputs
 from perfdsl.numbers import intervals_at
 
 if TYPE_CHECKING:
@@ -73,6 +74,9 @@ def run(args: argparse.Namespace) -> int:
     except predictions.PolicyError as error:
         raise CommandError(str(error)) from None
     bundle = Path(args.bundle)
+    for option, output in (("--junit", args.junit), ("--summary", args.summary), ("--jsonl", args.jsonl)):
+        if output:
+            refuse_over_inputs(output, option, files=[args.study] if args.study else [], bundles=[bundle])
     if is_imported_bundle(bundle):
         _refuse_for_imported(args, bundle)
         return _run_imported(bundle, args.jsonl)

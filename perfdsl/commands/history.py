@@ -21,6 +21,7 @@ from pathlib import Path
 
 from perfdsl.atomic import replacing
 from perfdsl.commands import CommandError
+from perfdsl.commands.outputs import refuse_over_inputs
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if artifacts.exists() and not artifacts.is_dir():
         raise CommandError(f"{artifacts}: is not a directory; --artifacts names the one the bundles are in")
     found = bundles(artifacts, study.name.id)
+    refuse_over_inputs(args.output, "-o", files=[study_path], bundles=found)
     if not found:
         none = "" if artifacts.is_dir() else " (no such directory)"
         raise CommandError(
