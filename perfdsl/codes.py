@@ -472,9 +472,11 @@ _ALL = [
         ERROR,
         "a count, load sweep or formula the run cannot use",
         "A study that checks must run: a load sweep that starts at 0, runs backwards, steps by "
-        "0 or has more than 1,000 rates, a count of 0 timing blocks or requests, and a byte or "
-        "launch formula that divides by zero at a workload shape, or at a shape a `limit "
-        "regression` names (the run times those too), would each stop `perfdsl run` part-way. "
+        "0 or has more than 1,000 rates, a count of 0 timing blocks or requests (or of more "
+        "calls, blocks, requests or seeds than the 10^9 any run carries out), and a byte or "
+        "launch formula that divides by zero, overflows or is negative at a workload shape, or "
+        "at a shape a `limit regression` names (the run times those too), would each stop "
+        "`perfdsl run` part-way or never let it end. "
         "They are reported here, before any kernel is compiled.",
         "evidence end_to_end { requests 2000; load poisson 50..800 step 50 rps }",
     ),

@@ -210,5 +210,5 @@ def check_timing(ctx: Context) -> None:
             label="an interval needs its level",
             help="add `confidence 95%`",
         )
-    fraction(ctx, timing.confidence, "a confidence level", "confidence 95%")
+    fraction(ctx, timing.confidence, "a confidence level", "confidence 95%", whole=False)
     fraction(ctx, timing.threshold, "a threshold", "threshold 2%")

@@ -85,9 +85,15 @@ def _signs(ctx: Context) -> None:
             )
 
 
+MAX_COUNT = 10**9
+"""More calls, blocks, requests or seeds than any run carries out: `requests 1e300` and `seeds
+1e18` checked clean and planned, for a run that could never end."""
+
+
 def _counts(ctx: Context) -> None:
-    """Counts no other rule bounds below, and that the run divides its work by."""
-    timing, end = ctx.study.timing, ctx.study.end_to_end
+    """Counts no other rule bounds below, that the run divides its work by, and none beyond what
+    a run can carry out."""
+    timing, end, correctness = ctx.study.timing, ctx.study.end_to_end, ctx.study.correctness
     for count, what, example in (
         (timing.blocks if timing else None, "timing blocks", "blocks 10"),
         (end.requests if end else None, "end-to-end requests", "requests 2000"),
@@ -98,6 +104,23 @@ def _counts(ctx: Context) -> None:
                 f"0 {what} leave nothing to measure",
                 count.span,
                 label="at least 1",
+                help=f"write it like `{example}`",
+            )
+    for count, what, example in (
+        (timing.warmup if timing else None, "warm-up calls", "warmup 10"),
+        (timing.repeats if timing else None, "timing repeats", "repeats 100"),
+        (timing.blocks if timing else None, "timing blocks", "blocks 10"),
+        (timing.max_blocks if timing else None, "blocks at most", "max_blocks 400"),
+        (end.requests if end else None, "end-to-end requests", "requests 2000"),
+        (correctness.seeds if correctness else None, "correctness seeds", "seeds 5"),
+    ):
+        if count is not None and not count.value <= MAX_COUNT:
+            ctx.report(
+                "PD310",
+                f"{ctx.study.source.text[count.span.start : count.span.end]} {what} are more than any "
+                "run carries out",
+                count.span,
+                label=f"at most {MAX_COUNT:,}",
                 help=f"write it like `{example}`",
             )
 
@@ -224,6 +247,11 @@ def _gib(size: int) -> str:
     return f"{gib:,.0f}" if gib < 10**15 else f"{gib:.3g}"
 
 
+MAX_ELEMENTS = 2**63
+"""More elements than any array index reaches: a shape past it is PD311's alone, whatever its
+formulas come to."""
+
+
 def _formulas(ctx: Context) -> None:
     """Every modelled formula has a value at every shape the run times (no division by zero): the
     workload's and the `limit regression`s'."""
@@ -236,8 +264,6 @@ def _formulas(ctx: Context) -> None:
         (shapes, "a limit's shape", "every shape a `limit regression` names") for shapes in _timed_limits(ctx)
     ]
     for model, formula in _arithmetic_formulas(ctx, symbols):
-        if not _divides(formula):
-            continue  # only a division can leave an arithmetic formula without a value
         for shapes, where, every in timed:
             if {s.id for s in shapes.symbols} != set(symbols):
                 continue  # a limit over other symbols is PD304's
@@ -251,25 +277,33 @@ def _undefined_at(
     """Report the first shape of `shapes` at which `formula` has no value; whether there was one."""
     names = [s.id for s in shapes.symbols]
     for shape in shapes.shapes:
+        if math.prod(shape.sizes) > MAX_ELEMENTS:
+            continue  # a shape no array could hold is PD311's
         try:
-            evaluate_formula(formula, dict(zip(names, shape.sizes, strict=True)))
+            value = evaluate_formula(formula, dict(zip(names, shape.sizes, strict=True)))
         except PlanError:
+            value = None
+        # A count that overflows a float or falls below zero stopped the run as surely as a
+        # division by zero: `1e300*M*N*M` and `-4*M` both checked clean.
+        problem = (
+            "divides by zero"
+            if value is None
+            else "has no finite value"
+            if not math.isfinite(value)
+            else "is negative"
+            if value < 0
+            else None
+        )
+        if problem is not None:
             sizes = ", ".join(str(size) for size in shape.sizes)
             ctx.report(
                 "PD310",
-                f"the `{quantity}` formula divides by zero at the shape ({sizes})",
+                f"the `{quantity}` formula {problem} at the shape ({sizes})",
                 formula.span,
-                label=f"no value at {where}",
-                help=f"write a formula that is defined at {every}",
+                label=f"no count at {where}",
+                help=f"write a formula that counts zero or more at {every}",
             )
             return True
-    return False
-
-
-def _divides(expr: Expr) -> bool:
-    """Does an arithmetic formula hold a division anywhere?"""
-    if isinstance(expr, BinOp):
-        return expr.op == "/" or _divides(expr.left) or _divides(expr.right)
     return False
 
 

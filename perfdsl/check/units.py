@@ -48,16 +48,26 @@ def dimension(ctx: Context, num: Num, expected: Sequence[str], what: str, exampl
     return False
 
 
-def fraction(ctx: Context, num: Num | None, what: str, example: str) -> None:
-    """A share, confidence or threshold: a percentage between 0 and 100%."""
+def fraction(ctx: Context, num: Num | None, what: str, example: str, *, whole: bool = True) -> None:
+    """A share, confidence or threshold: a percentage between 0 and 100% (below 100% where the
+    whole is no answer: `confidence 100%` checked clean, and the run then failed to plan)."""
     if num is None or not dimension(ctx, num, (FRACTION,), what, example):
         return
-    if not 0 < num.quantity.base <= 1:
+    value = num.quantity.base
+    if not 0 < value <= 1:
         ctx.report(
             "PD409",
             f"{what} of {num.quantity} is outside 0 to 100%",
             num.span,
             label="not a fraction of the whole",
+            help=f"write it like `{example}`",
+        )
+    elif value == 1 and not whole:
+        ctx.report(
+            "PD409",
+            f"{what} of {num.quantity} leaves no interval: only an infinitely wide one holds at 100%",
+            num.span,
+            label="below 100% is needed",
             help=f"write it like `{example}`",
         )
 
