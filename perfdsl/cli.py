@@ -83,6 +83,8 @@ class _ClosedPipeSafe:
         except BrokenPipeError:
             self._drop_output()
             return len(text)
+        except OSError as error:  # a full disk or device: the output is lost, not the reader
+            raise OutputLost(error) from None
 
     def flush(self) -> None:
         # A command may close standard output itself (the language server does
@@ -93,6 +95,8 @@ class _ClosedPipeSafe:
             self._stream.flush()
         except BrokenPipeError:
             self._drop_output()
+        except OSError as error:
+            raise OutputLost(error) from None
 
     def _drop_output(self) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -101,6 +105,31 @@ class _ClosedPipeSafe:
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._stream, name)
+
+
+class OutputLost(Exception):
+    """Standard output could not take what the command wrote (`>/dev/full`): the command did not
+    deliver its result, which is its failure to run (status 2), not an error found (1)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error.strerror or str(error))
+
+
+def _usable_standard_streams() -> None:
+    """Standard streams a command can always write to.
+
+    Started with a stream closed (`>&-`), Python holds None for it, and the first
+    print raised AttributeError after the work was done, with status 1. Such a stream
+    is /dev/null here. And where its encoding cannot spell what perfdsl prints (`µs`
+    under PYTHONIOENCODING=ascii), a character is replaced rather than the command
+    ending in UnicodeEncodeError.
+    """
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 (open for the process)
+        elif name == "stdout" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
 
 
 class Terminated(KeyboardInterrupt):
@@ -144,6 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         gc.disable()
     signal.signal(signal.SIGTERM, _terminate)
     module = importlib.import_module(f"perfdsl.commands.{_COMMANDS[args.command][0]}")
+    if argv is None:
+        _usable_standard_streams()
     stdout = sys.stdout
     if not isinstance(stdout, _ClosedPipeSafe):
         sys.stdout = _ClosedPipeSafe(stdout)
@@ -153,6 +184,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     except CommandError as error:
         print(f"perfdsl {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except OutputLost as error:
+        print(f"perfdsl {args.command}: error: cannot write standard output: {error}", file=sys.stderr)
         return 2
     except Terminated:
         print(f"perfdsl {args.command}: terminated; nothing half-written was kept", file=sys.stderr)

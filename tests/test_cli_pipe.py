@@ -54,3 +54,45 @@ def test_explain_into_a_closed_pipe_has_no_traceback() -> None:
     result = _into_closed_pipe("explain", "PQ006")
     assert result.returncode == 0
     assert result.stderr == ""
+
+
+def _with_stdout(stdout: int | None, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`perfdsl ARGS` with standard output on `stdout` (None: closed before the start)."""
+    return subprocess.run(
+        [sys.executable, "-m", "perfdsl", *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+        cwd=ROOT,
+        check=False,
+        close_fds=True,
+        pass_fds=(),
+        preexec_fn=(lambda: os.close(1)) if stdout is None else None,
+    )
+
+
+def test_a_closed_standard_output_keeps_the_status_the_result_warrants() -> None:
+    # `perfdsl check clean.perf >&-` ended in AttributeError on None, status 1.
+    clean, broken = _with_stdout(None, "check", str(CLEAN)), _with_stdout(None, "check", str(BROKEN))
+    assert (clean.returncode, broken.returncode) == (0, 1), clean.stderr + broken.stderr
+    assert "Traceback" not in clean.stderr + broken.stderr
+
+
+def test_a_full_standard_output_is_a_failure_to_run_in_one_line() -> None:
+    with open("/dev/full", "w") as full:
+        done = _with_stdout(full.fileno(), "check", str(BROKEN))
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == (
+        "perfdsl check: error: cannot write standard output: No space left on device"
+    )
+
+
+def test_an_output_encoding_that_cannot_spell_a_character_replaces_it(tmp_path: Path) -> None:
+    # PYTHONIOENCODING=ascii: `evaluate` ended in UnicodeEncodeError at the first `µs`.
+    study = tmp_path / "study.perf"
+    lines = BROKEN.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[7] = lines[7].rstrip("\n") + "  # µs\n"  # the error's own line, which the excerpt shows
+    study.write_text("".join(lines), encoding="utf-8")
+    done = _with_stdout(subprocess.PIPE, "check", str(study), PYTHONIOENCODING="ascii")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
