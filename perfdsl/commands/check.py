@@ -54,7 +54,7 @@ def study_paths(paths: list[str]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            studies = sorted(p for p in path.rglob("*.perf") if p.is_file() and not _in_bundle(p, path))
+            studies = sorted(p for p in _perf_files(path) if not _in_bundle(p, path))
             if not studies:
                 raise CommandError(f"{raw}: directory holds no *.perf study")
         else:
@@ -64,6 +64,27 @@ def study_paths(paths: list[str]) -> list[Path]:
             if key not in seen:
                 seen.add(key)
                 found.append(study)
+    return found
+
+
+def _perf_files(directory: Path) -> list[Path]:
+    """Every *.perf file under `directory`; CommandError naming a folder it cannot read.
+
+    `Path.rglob` passes over a folder it may not list, so a study in it was never
+    checked and `check` said "no problems found", status 0: a CI gate passed."""
+    unreadable: list[OSError] = []
+    found = [
+        Path(folder) / name
+        for folder, _, files in os.walk(directory, onerror=unreadable.append)
+        for name in files
+        if name.endswith(".perf") and (Path(folder) / name).is_file()
+    ]
+    if unreadable:
+        error = unreadable[0]
+        raise CommandError(
+            f"{error.filename}: cannot read the directory: {error.strerror or error}; the studies in it "
+            "would go unchecked"
+        )
     return found
 
 
