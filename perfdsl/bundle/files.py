@@ -193,7 +193,11 @@ def loads(text: str) -> Any:
     def refused(literal: str) -> float:
         raise ValueError(f"{literal} is not JSON")
 
-    return json.loads(text, parse_float=finite, parse_constant=refused)
+    try:
+        return json.loads(text, parse_float=finite, parse_constant=refused)
+    except RecursionError:
+        # `[[[[...` 100,000 deep ended every reader of a bundle in a RecursionError traceback.
+        raise ValueError("nested deeper than any file a run writes") from None
 
 
 def _plain(value: Any) -> Any:
@@ -217,12 +221,21 @@ def _inventory(root: Path) -> dict[str, dict[str, Any]]:
     evaluation.json) that a killed `perfdsl evaluate` left; they never became bundle
     files, nothing reads them, and `replace_file` removes them.
     """
-    files = {}
+    return {
+        rel: {"sha256": _sha256(root / rel), "size": (root / rel).stat().st_size}
+        for rel in _bundle_files(root)
+    }
+
+
+def _bundle_files(root: Path) -> list[str]:
+    """The bundle's files (and links) but its manifest and a replacement's temporaries, sorted,
+    relative to `root`: named, never opened."""
+    found = []
     for path in sorted(p for p in root.rglob("*") if p.is_file() or p.is_symlink()):
         rel = path.relative_to(root).as_posix()
         if rel != MANIFEST and not (path.parent == root and temporary_of(path.name)):
-            files[rel] = {"sha256": _sha256(path), "size": path.stat().st_size}
-    return files
+            found.append(rel)
+    return found
 
 
 def _sha256(path: Path) -> str:
@@ -284,11 +297,20 @@ def verify_bundle(path: Path) -> list[str]:
     problems = []
     for rel, entry in sorted(listed.items()):
         file = path / rel
-        if not file.is_file():
+        if file.is_symlink() or (file.exists() and not file.is_file()):
+            # A link to /dev/zero was hashed forever, and one to a folder raised IsADirectoryError.
+            problems.append(f"`{rel}` is not a regular file (a link, folder or device), as no run writes one")
+        elif not file.is_file():
             problems.append(f"`{rel}` is missing")
-        elif file.stat().st_size != entry.get("size") or _sha256(file) != entry.get("sha256"):
-            problems.append(f"`{rel}` has changed since the run")
-    for rel in sorted(_inventory(path)):
+        else:
+            try:
+                changed = file.stat().st_size != entry.get("size") or _sha256(file) != entry.get("sha256")
+            except OSError as error:
+                problems.append(f"`{rel}` cannot be read: {error.strerror or error}")
+                continue
+            if changed:
+                problems.append(f"`{rel}` has changed since the run")
+    for rel in sorted(_bundle_files(path)):
         if rel not in listed:
             problems.append(f"`{rel}` is not in the manifest")
     return problems

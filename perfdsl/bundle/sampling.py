@@ -68,9 +68,24 @@ class Sample:
 def read_sample_columns(path: Path) -> dict[str, list[Any]]:
     """A sample CSV's columns by SAMPLE_COLUMNS' names, each cell converted (`valid` as a bool),
     rows in the order written (BundleFormatError for a row that is not one)."""
-    columns = read_typed_csv(path, dict(zip(SAMPLE_COLUMNS, (str, int, int, int, int, str), strict=True)))
+    columns = read_typed_csv(
+        path, dict(zip(SAMPLE_COLUMNS, (str, int, int, int, _duration_ns, str), strict=True))
+    )
     columns["valid"] = [cell == "1" for cell in columns["valid"]]
     return columns
+
+
+MAX_DURATION_NS = 2**63 - 1
+"""The longest duration a clock's 64-bit nanosecond count holds."""
+
+
+def _duration_ns(cell: str) -> int:
+    """A sample's duration as a clock gives it: 0 to 2^63 - 1 ns. A negative or 400-digit one ran
+    into the statistics as a ValueError or OverflowError traceback."""
+    value = int(cell)
+    if not 0 <= value <= MAX_DURATION_NS:
+        raise ValueError(f"{cell} ns is no duration a clock measures")
+    return value
 
 
 def read_typed_csv(path: Path, columns: Mapping[str, Callable[[str], Any]]) -> dict[str, list[Any]]:
@@ -112,12 +127,21 @@ def _first_bad_cell(path: Path, columns: Mapping[str, Callable[[str], Any]]) -> 
         for row in reader:
             bad = next((n for n in columns if not _converts(columns[n], row[n])), None)
             if bad is not None:
-                said = "missing" if row[bad] is None else f"{row[bad]!r}, not a {columns[bad].__name__}"
+                noun = _NOUNS.get(columns[bad], f"a {columns[bad].__name__}")
+                said = "missing" if row[bad] is None else f"{row[bad]!r}, not {noun}"
                 return BundleFormatError(
                     f"{path}:{reader.line_num}: `{bad}` is {said}; "
                     "the file is not the one the run wrote: run the study again"
                 )
     return BundleFormatError(f"{path}: not the CSV the run wrote: run the study again")
+
+
+_NOUNS: dict[Callable[[str], Any], str] = {
+    int: "a whole number",
+    float: "a number",
+    _duration_ns: "a duration of 0 to 2^63 - 1 ns",
+}
+"""What a cell must be, in words ("'nan', not a int" read as a typo of the tool's)."""
 
 
 def _converts(convert: Callable[[str], Any], cell: str | None) -> bool:

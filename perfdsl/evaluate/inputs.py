@@ -16,6 +16,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 
+from perfdsl.bundle.arms import EMPTY_ARM
 from perfdsl.bundle.files import not_a_bundle
 from perfdsl.bundle.opened import STUDY_FILE, Bundle, BundleRefused, open_bundle
 from perfdsl.bundle.plan import Plan
@@ -88,6 +89,23 @@ def inputs_of(bundle: Bundle, study: Study | None = None) -> BundleInputs:
     return BundleInputs(bundle.path, study, bundle.plan, bundle.results, bundle.registration)
 
 
+def _one_arm_a_block(path: Path, blocks: dict[str, dict[int, list[int]]]) -> None:
+    """BundleFormatError where one block index holds samples of two timed arms: the sampler numbers
+    their blocks across arms, so such a file was not written by a run (its pairing raised
+    ValueError). The empty call's two overhead blocks are numbered apart, 0 and 1."""
+    owner: dict[int, str] = {}
+    for arm, indices in blocks.items():
+        if arm == EMPTY_ARM:
+            continue
+        for index in indices:
+            other = owner.setdefault(index, arm)
+            if other != arm:
+                raise BundleFormatError(
+                    f"{path}: block {index} holds samples of both `{other}` and `{arm}`; "
+                    "the file is not the one the run wrote: run the study again"
+                )
+
+
 def read_samples(inputs: BundleInputs, relpath: str) -> dict[str, ArmSamples]:
     """Each arm's samples and block medians from a sample CSV (`bundle.sampling.Sample` rows)."""
     columns = read_sample_columns(inputs.path / relpath)
@@ -100,6 +118,7 @@ def read_samples(inputs: BundleInputs, relpath: str) -> dict[str, ArmSamples]:
         durations[arm].append(duration)
         blocks[arm][block].append(duration)
         invalid[arm] += not valid
+    _one_arm_a_block(inputs.path / relpath, blocks)
     return {
         arm: ArmSamples(
             durations_ns=np.asarray(values, dtype=float),

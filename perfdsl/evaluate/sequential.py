@@ -31,9 +31,13 @@ from perfdsl.stats.sequential.rule import pair_log_ratios, replay
 
 
 def recompute(samples: Mapping[str, ArmSamples], rule: StoppingRule) -> StopRecord | None:
-    """The rule's stop over the baseline and change blocks in `samples`; None without both arms."""
+    """The rule's stop over the baseline and change blocks in `samples`; None without both arms,
+    or where a block median is not positive (calls the clock did not resolve: `why_not_evidence`
+    says so, and no ratio of them exists to replay)."""
     baseline, change = samples.get("baseline"), samples.get("change")
     if baseline is None or change is None:
+        return None
+    if np.any(baseline.block_medians_ns <= 0) or np.any(change.block_medians_ns <= 0):
         return None
     d = pair_log_ratios(
         baseline.block_medians_ns,
