@@ -99,12 +99,14 @@ def _edited(study: Study, old: str, new: str) -> Study:
     return edited
 
 
-def _says_decision_changed(page_one: str, at_run: str, now: str) -> None:
+def _says_decision_changed(page_one: str, at_run: str, now: str, *, rechecked: bool) -> None:
     assert f"**Decision: {now}.**" in page_one
-    assert (
-        f"**Decision changed after the run**, from `{at_run}` to `{now}`: the check against the "
-        f"evidence is of `{at_run}`." in page_one
+    checked = (
+        f"this page checks `{now}` against the run's evidence; evaluation.json holds the check of `{at_run}`."
+        if rechecked
+        else f"the check against the evidence is of `{at_run}`."
     )
+    assert f"**Decision changed after the run**, from `{at_run}` to `{now}`: {checked}" in page_one
 
 
 def test_both_page_ones_say_a_decision_edited_after_the_run(
@@ -114,11 +116,24 @@ def test_both_page_ones_say_a_decision_edited_after_the_run(
     study, evaluation, opened = _native(tmp_path / "native", monkeypatch)
     edited = _edited(study, "decision adopt", "decision investigate")
     markdown, _ = render_markdown(edited, evaluation, opened)
-    _says_decision_changed(markdown.split("## Workload")[0], "adopt", "investigate")
+    _says_decision_changed(markdown.split("## Workload")[0], "adopt", "investigate", rechecked=True)
     imported, imported_evaluation = _imported(tmp_path / "imported", monkeypatch)
     edited = _edited(imported, "decision investigate", "decision adopt")
     page_one = render_imported_markdown(edited, imported_evaluation, "b").split("## Workload")[0]
-    _says_decision_changed(page_one, "investigate", "adopt")
+    _says_decision_changed(page_one, "investigate", "adopt", rechecked=False)
+
+
+def test_a_decision_edited_after_the_run_is_checked_against_the_run_s_evidence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Edited to `adopt` over evidence against it, page 1 read "Decision: adopt. The evidence below
+    # does not contradict it": the sentence judged the run's `investigate`.
+    study, evaluation, opened = _native(tmp_path / "native", monkeypatch)
+    assert evaluation.decision.declared == "adopt" and not evaluation.decision.findings
+    edited = _edited(study, "decision adopt", "decision reject")
+    page_one = render_markdown(edited, evaluation, opened)[0].split("## Workload")[0]
+    assert "**Decision: reject.** **The evidence contradicts it** (see the warning below)." in page_one
+    assert "**Decision contradicted.** Reject, but " in page_one
 
 
 def _renderer(

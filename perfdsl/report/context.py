@@ -21,7 +21,7 @@ from perfdsl.bundle.evaluation.end_to_end import EndToEnd
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.bundle.evaluation.kernels import OperationResult
 from perfdsl.bundle.evaluation.load import LoadEvaluation
-from perfdsl.bundle.evaluation.verdicts import CurrentStudy
+from perfdsl.bundle.evaluation.verdicts import CurrentStudy, DecisionCheck
 from perfdsl.bundle.manifest import Manifest
 from perfdsl.bundle.plan import Plan
 from perfdsl.bundle.registration import RegistrationRecord
@@ -87,6 +87,32 @@ class ReportContext:
     def smoke(self) -> bool:
         """A `--quick` run (`smoke_run`)."""
         return smoke_run(self.evaluation)
+
+    @property
+    def decision(self) -> DecisionCheck:
+        """The study file's decision against this run's evidence.
+
+        The evaluation checked the decision of the run's study; a study edited since to
+        decide otherwise (the usual step once results are in) was headed "Decision: adopt.
+        The evidence below does not contradict it" while the check, of `investigate`,
+        held findings against `adopt`. The same check of the file's decision, on the same
+        evidence, is taken here.
+        """
+        ev = self.evaluation
+        current = self.study.decision.id if self.study.decision else None
+        if current is None or current == ev.decision.declared:
+            return ev.decision
+        from perfdsl.evaluate.decision import check_decision
+
+        return check_decision(
+            current,
+            ev.operations,
+            ev.model_level,
+            ev.end_to_end,
+            ev.predictions,
+            end_to_end_missing=ev.end_to_end_missing,
+            timings_valid=ev.timings_valid,
+        )
 
     @property
     def level(self) -> float:

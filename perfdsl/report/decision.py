@@ -76,9 +76,8 @@ def _how_decided(ctx: ReportContext) -> list[str]:
 def _headline(ctx: ReportContext) -> list[str]:
     """The sentences of the first paragraph: decision, end to end, kernel, correctness."""
     ev = ctx.evaluation
-    decision = ev.decision
-    declared = ctx.study.decision.id if ctx.study.decision else decision.declared
-    sentences = [decision_sentence(declared)]
+    decision = ctx.decision
+    sentences = [decision_sentence(decision.declared)]
     wrong = [op for op in ctx.operations if not op.correctness.passed]
     if not decision.consistent and ctx.smoke and not wrong and ev.model_level.passed is not False:
         # A smoke run's timings exercise the chain and are evidence of nothing: its page 1 led
@@ -632,8 +631,8 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
     registration = ev.registration
     if not registration.matches:
         out.append(f"**Registration broken.** {fmt.sentence(registration.message)}.")
-    decision = ev.decision
-    out.extend(decision_changed(ctx.study, decision.declared))
+    decision = ctx.decision
+    out.extend(decision_changed(ctx.study, ev.decision.declared, rechecked=True))
     if decision.findings:
         against = _contradictions(decision.declared, decision.findings)
         out.append(f"**Decision contradicted.** {fmt.sentence(against)}.")
@@ -672,15 +671,21 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
     return out
 
 
-def decision_changed(study: Study, at_run: str | None) -> list[str]:
-    """The study file's decision where it is not the one the run's study declared (`at_run`), which
-    is the one the evidence was checked against."""
+def decision_changed(study: Study, at_run: str | None, *, rechecked: bool) -> list[str]:
+    """The study file's decision where it is not the one the run's study declared (`at_run`), and
+    which of the two the page checks against the evidence: the file's where it is `rechecked`
+    (`ReportContext.decision`), else the run's."""
     declared = study.decision.id if study.decision else None
     if not (declared and at_run and declared != at_run):
         return []
+    checked = (
+        f"this page checks {fmt.code(declared)} against the run's evidence; evaluation.json holds the "
+        f"check of {fmt.code(at_run)}"
+        if rechecked
+        else f"the check against the evidence is of {fmt.code(at_run)}"
+    )
     return [
-        f"**Decision changed after the run**, from {fmt.code(at_run)} to "
-        f"{fmt.code(declared)}: the check against the evidence is of {fmt.code(at_run)}."
+        f"**Decision changed after the run**, from {fmt.code(at_run)} to {fmt.code(declared)}: {checked}."
     ]
 
 

@@ -93,7 +93,7 @@ def _decision(study: Study, ev: ImportedEvaluation) -> list[str]:
         for t in [*ev.timings, *(a.timing for a in ev.applications)]
         if not t.evidence_grade
     ]
-    warnings += decision_changed(study, ev.decision)
+    warnings += decision_changed(study, ev.decision, rechecked=False)
     warnings += [fmt.message(finding) for finding in ev.findings]
     warnings += prediction_warnings(ev.predictions, _unjudged_counts(ev))
     blocks.append(warnings_callout(warnings))
