@@ -24,7 +24,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 from evaluate_fixtures import make_bundle
-from run_support import FIXTURES, bundle_dirs, run, run_all, start
+from run_support import (
+    FIXTURES,
+    REPO,
+    bundle_dirs,
+    environment,
+    interruptible,
+    perfdsl_command,
+    run,
+    run_all,
+    start,
+)
 
 from perfdsl.bundle import files
 from perfdsl.bundle.files import BundleWriter, verify_bundle
@@ -221,3 +231,33 @@ def test_a_killed_replacement_leaves_nothing_that_stops_the_bundle(evaluated: tu
     assert verify_bundle(bundle) == []
     assert run("evaluate", str(bundle), timeout=300).returncode == 0
     assert not leftover.exists() and verify_bundle(bundle) == []
+
+
+@pytest.mark.slow
+def test_ctrl_c_to_the_process_group_prints_one_line_and_no_worker_traceback(tmp_path: Path) -> None:
+    # A terminal's Ctrl-C reaches the workers too: each printed a KeyboardInterrupt traceback
+    # above the run's own "interrupted; nothing half-written was kept".
+    args = ("run", str(BROKEN_STUDY), "--target", "cpu", "--quick", "--artifacts", str(tmp_path))
+    child = subprocess.Popen(
+        perfdsl_command(*args),
+        cwd=REPO,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own group, as a shell gives a job, so that killpg reaches only it
+        preexec_fn=interruptible,
+    )
+    assert child.stderr is not None
+    seen = []
+    for line in child.stderr:  # the workers are up once calibration starts
+        seen.append(line)
+        if "calibrating" in line:
+            break
+    time.sleep(1.0)
+    os.killpg(child.pid, signal.SIGINT)
+    rest = child.stderr.read()
+    assert child.wait(timeout=60) == 130, "".join(seen) + rest
+    assert "Traceback" not in rest and "KeyboardInterrupt" not in rest, rest
+    assert rest.strip().splitlines()[-1] == "perfdsl run: interrupted; nothing half-written was kept"
+    assert bundle_dirs(tmp_path, "broken_scale") == []

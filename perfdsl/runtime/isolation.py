@@ -30,8 +30,9 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import signal
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,24 @@ class WorkerError(Exception):
     """The worker could not start or hit a bug of the harness itself (not of the measured code)."""
 
 
+@contextlib.contextmanager
+def _interrupts_left_to_the_parent() -> Iterator[None]:
+    """Start a worker with SIGINT ignored, which it keeps across the exec that spawns it.
+
+    A terminal's Ctrl-C reaches every process of the group: each worker, whatever it was
+    doing (importing scipy, waiting on its pipe), printed a KeyboardInterrupt traceback
+    above the run's own one line. The parent stops its workers itself (`close`).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set a handler; a worker started elsewhere keeps SIGINT
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 class Worker:
     """One spawned worker process and the pipe and shared marker to talk to it."""
 
@@ -95,7 +114,8 @@ class Worker:
         self._process = context.Process(
             target=serve, args=(child, job, self._marker), name="perfdsl-worker", daemon=True
         )
-        self._process.start()
+        with _interrupts_left_to_the_parent():
+            self._process.start()
         child.close()
         self.memory_limit: int | None
         self.affinity: list[int] | None
