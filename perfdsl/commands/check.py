@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from pathlib import Path
@@ -128,7 +129,11 @@ def diagnose_file(path: Path) -> tuple[Source, list[Diagnostic]]:
     except OSError as error:
         source = Source(str(path), "")
         why = error.strerror or str(error)
-        help_ = "make the file readable to this user, or leave it out"
+        help_ = (
+            "name the study's own file: a regular file of UTF-8 text"
+            if error.errno in (errno.EINVAL, errno.EFBIG)
+            else "make the file readable to this user, or leave it out"
+        )
         return source, [_unreadable(source, Span(0, 0), why, "", help_)]
     return source, diagnose(source)
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import attrs
 
 from perfdsl.imports.evidence import ImportFormatError
+from perfdsl.source import read_regular_file
 
 NS_PER_UNIT = {
     "ns": 1.0,
@@ -86,7 +87,7 @@ def _decides(text: str) -> NumberStyle | None:
 def read_bytes(path: Path) -> tuple[bytes, str]:
     """The file's bytes and their SHA-256, or an ImportFormatError saying why it cannot be read."""
     try:
-        data = Path(path).read_bytes()
+        data = read_regular_file(path)
     except OSError as error:
         raise ImportFormatError(f"{path}: cannot read the file: {error.strerror or error}") from None
     return data, hashlib.sha256(data).hexdigest()
@@ -99,6 +100,8 @@ def load_json(path: Path) -> tuple[Node, str]:
         value = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise ImportFormatError(f"{path}: expected UTF-8 JSON text, found binary data") from None
+    except RecursionError:
+        raise ImportFormatError(f"{path}: JSON nested deeper than any tool writes its results") from None
     except json.JSONDecodeError as error:
         raise ImportFormatError(
             f"{path}:{error.lineno}:{error.colno}: not JSON ({error.msg}): expected the tool's JSON output"
