@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 from imports_support import FIXTURES
 
@@ -45,6 +46,16 @@ def test_an_ambiguous_pattern_is_refused_with_its_matches() -> None:
     evidence = parse_import("google-benchmark", GOOGLE)
     with pytest.raises(EntryNotFound, match=r"matches 2 entries .*expected exactly one"):
         select_entry(evidence, "BM_batchnorm/.*")
+
+
+def test_two_entries_of_the_selected_name_are_refused_not_the_first_taken() -> None:
+    # Two benchmarks named `batchnorm_fused` in one pyperf file, the second 10x slower: the
+    # first was taken and the ratio reported as if it were the only one.
+    evidence = parse_import("google-benchmark", GOOGLE)
+    fused = next(entry for entry in evidence.entries if entry.name == "BM_batchnorm/fused")
+    twice = attrs.evolve(evidence, entries=(*evidence.entries, fused))
+    with pytest.raises(EntryNotFound, match=r"2 entries are named `BM_batchnorm/fused`: expected exactly"):
+        select_entry(twice, "BM_batchnorm/fused")
 
 
 def test_an_invalid_pattern_says_so_and_lists_the_names() -> None:

@@ -21,9 +21,16 @@ def select_entry(evidence: ImportedEvidence, selector: str) -> Entry:
     `test_a[numpy]`) selects itself; a pattern that matches several entries is
     an error rather than a silent first pick.
     """
-    for entry in evidence.entries:
-        if entry.name == selector:
-            return entry
+    exact = [entry for entry in evidence.entries if entry.name == selector]
+    if len(exact) > 1:
+        # A file with two benchmarks of one name (two runs appended to one pyperf file, say)
+        # gave the first, silently, and the other was 10x slower.
+        raise EntryNotFound(
+            f"{evidence.label.path}: {len(exact)} entries are named `{selector}`: expected exactly one; "
+            "keep one run's results in the file, or rename one entry"
+        )
+    if exact:
+        return exact[0]
     try:
         pattern = re.compile(selector)
     except re.error as error:
