@@ -8,21 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from unprivileged import without_file_overrides
 
 ROOT = Path(__file__).resolve().parent.parent
-DROP_OVERRIDES = "-dac_override,-dac_read_search,-fowner"
-
-
-def _without_file_overrides() -> list[str]:
-    """A prefix that runs a command without root's licence to read any folder (none needed when
-    not root)."""
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root without setpriv, which drops the right to read any folder")
-    return [setpriv, "--bounding-set", DROP_OVERRIDES, "--inh-caps", DROP_OVERRIDES, "--"]
 
 
 def test_a_folder_it_cannot_list_fails_the_check_instead_of_passing_unchecked(tmp_path: Path) -> None:
@@ -35,7 +23,7 @@ def test_a_folder_it_cannot_list_fails_the_check_instead_of_passing_unchecked(tm
     hidden.chmod(0)
     try:
         done = subprocess.run(
-            [*_without_file_overrides(), sys.executable, "-m", "perfdsl", "check", str(tmp_path)],
+            [*without_file_overrides(), sys.executable, "-m", "perfdsl", "check", str(tmp_path)],
             capture_output=True,
             text=True,
             cwd=ROOT,

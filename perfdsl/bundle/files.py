@@ -261,6 +261,13 @@ def not_a_bundle(path: Path) -> str | None:
     "no such bundle directory" was said of a study file that exists, and a directory of
     bundles (`artifacts/<study>`) failed verification like a tampered bundle.
     """
+    try:
+        return _not_a_bundle(path)
+    except PermissionError as error:
+        return f"cannot be read: {error.strerror} (this user may not look into it)"
+
+
+def _not_a_bundle(path: Path) -> str | None:
     if not path.exists():
         return "no such bundle directory"
     if not path.is_dir():
@@ -345,14 +352,34 @@ def replace_file(path: Path, relpath: str, data: bytes) -> Path:
     return target
 
 
+class RunsUnreadable(OSError):
+    """The artifacts directory of a study cannot be listed: its runs cannot be found."""
+
+
 def bundles(artifacts: Path, study: str) -> list[Path]:
-    """Finished bundles of `study`, oldest first (temporary directories excluded)."""
+    """Finished bundles of `study`, oldest first (temporary directories excluded).
+
+    A run directory this user may not look into is listed (its reader says why it cannot be
+    read) rather than raising PermissionError for every run beside it; one whose study
+    directory cannot be listed is RunsUnreadable."""
     study_dir = Path(artifacts) / study
     if not study_dir.is_dir():
         return []
-    return sorted(
-        p for p in study_dir.iterdir() if p.is_dir() and RUN_ID.match(p.name) and (p / MANIFEST).is_file()
-    )
+    try:
+        entries = list(study_dir.iterdir())
+    except OSError as error:
+        raise RunsUnreadable(
+            error.errno, f"cannot list the runs in it: {error.strerror}", str(study_dir)
+        ) from None
+    return sorted(p for p in entries if RUN_ID.match(p.name) and _finished_or_closed(p))
+
+
+def _finished_or_closed(run: Path) -> bool:
+    """A directory with a manifest, or one whose contents this user may not see."""
+    try:
+        return run.is_dir() and (run / MANIFEST).is_file()
+    except PermissionError:
+        return True
 
 
 def latest_bundle(artifacts: Path, study: str) -> Path | None:

@@ -95,4 +95,7 @@ class ImportedRun(Plain):
 
 def is_imported_bundle(bundle: Path) -> bool:
     """A bundle of a wholly imported study: it has imported.json and no results.json."""
-    return (Path(bundle) / IMPORTED).is_file()
+    try:
+        return (Path(bundle) / IMPORTED).is_file()
+    except PermissionError:
+        return False  # a folder this user may not look into: the reader of a native bundle says so

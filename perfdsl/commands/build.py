@@ -127,7 +127,7 @@ def _run_first(args: argparse.Namespace) -> int:
 
 
 def _latest(study: Study, shown: str) -> Path:
-    from perfdsl.bundle.files import latest_bundle
+    from perfdsl.bundle.files import RunsUnreadable, latest_bundle
     from perfdsl.plan import PlanError, plan
     from perfdsl.runtime.imported import artifacts_of
 
@@ -135,7 +135,10 @@ def _latest(study: Study, shown: str) -> Path:
         artifacts = artifacts_of(study) if study.imported else Path(plan(study, "cpu", quick=False).artifacts)
     except PlanError as error:
         raise CommandError(str(error)) from None
-    found = latest_bundle(artifacts, study.name.id)
+    try:
+        found = latest_bundle(artifacts, study.name.id)
+    except RunsUnreadable as error:
+        raise CommandError(f"{error.filename}: {error.strerror}") from None
     if found is None:
         # An imported study's run copies its files and measures nothing: `--quick` is no smoke run there.
         quick = "" if study.imported else " --quick"

@@ -50,7 +50,7 @@ def _rate(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from perfdsl.bundle.files import bundles
+    from perfdsl.bundle.files import RunsUnreadable, bundles
     from perfdsl.commands.check import read_source
     from perfdsl.diagnostics import render_full
     from perfdsl.history.page import render_page
@@ -72,7 +72,10 @@ def run(args: argparse.Namespace) -> int:
     artifacts = Path(args.artifacts) if args.artifacts else default
     if artifacts.exists() and not artifacts.is_dir():
         raise CommandError(f"{artifacts}: is not a directory; --artifacts names the one the bundles are in")
-    found = bundles(artifacts, study.name.id)
+    try:
+        found = bundles(artifacts, study.name.id)
+    except RunsUnreadable as error:
+        raise CommandError(f"{error.filename}: {error.strerror}") from None
     refuse_over_inputs(args.output, "-o", files=[study_path], bundles=found)
     if not found:
         none = "" if artifacts.is_dir() else " (no such directory)"
