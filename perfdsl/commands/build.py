@@ -202,18 +202,29 @@ def _evaluation(bundle: Bundle, study: Study) -> Evaluation:
         if schema is None or schema in versions.SUPERSEDED_EVALUATION:
             why = f"its {versions.EVALUATION_FILE} has schema {schema!r}, not {versions.EVALUATION!r}"
     if why is not None:
-        from perfdsl.bundle.files import BundleError
+        from perfdsl.bundle.files import BundleError, dumps
         from perfdsl.evaluate.evaluation import evaluate, write_evaluation
         from perfdsl.evaluate.inputs import EvaluateError
 
         try:
             # The bundle alone, as `perfdsl evaluate` does: the study file is checked at rendering.
-            write_evaluation(bundle, evaluate(bundle, study=study))
+            evaluation = evaluate(bundle, study=study)
         except (EvaluateError, BundleError) as error:
             raise CommandError(str(error)) from None
-        except OSError as error:
-            where = error.filename or bundle.path
-            raise CommandError(f"{where}: cannot write: {error.strerror or error}") from None
+        try:
+            write_evaluation(bundle, evaluation)
+        except (BundleError, OSError) as error:
+            # An archived bundle may be read-only: the report is built from the evaluation as it
+            # would have been written (its numbers rounded as the file rounds them), and says so.
+            # It was refused, naming the temporary file the write had tried.
+            said = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            print(
+                f"perfdsl build: evaluated {bundle.path} first ({why}), and could not keep its "
+                f"{versions.EVALUATION_FILE} there ({said}): the report is built from the evaluation "
+                "in memory",
+                file=sys.stderr,
+            )
+            return Evaluation.from_json(json.loads(dumps(evaluation.to_json())), path)
         print(f"perfdsl build: evaluated {bundle.path} first: {why}", file=sys.stderr)
     try:
         # Read back when just written: the report shows the file's numbers, rounded as written.
