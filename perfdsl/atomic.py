@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,8 +35,9 @@ def replacing(path: Path) -> Iterator[BinaryIO]:
     """A binary handle on a new file that replaces `path` when the block ends without an error.
 
     The temporary file is created exclusively beside the file `path` names (the
-    same file system, so the rename is atomic), with the permissions an ordinary
-    creation would get, and is removed if the block raises.
+    same file system, so the rename is atomic), with the permissions of the file it
+    replaces (or, for a new file, those an ordinary creation would get), and is removed
+    if the block raises.
 
     A symbolic link is written through: the file it points to is replaced and the
     link stays. A path that is not a regular file (`/dev/stdout`, a named pipe) is
@@ -51,9 +53,16 @@ def replacing(path: Path) -> Iterator[BinaryIO]:
         path = Path(os.path.realpath(path))
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     try:
+        kept = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        kept = None  # a new file: the umask decides, as for any file created
+    try:
         with open(temporary, "xb") as handle:
             yield handle
             handle.flush()
+            if kept is not None:
+                # A report kept private (mode 600) came back readable by all (644) once replaced.
+                os.fchmod(handle.fileno(), kept)
             os.fsync(handle.fileno())
         os.replace(temporary, path)
     finally:

@@ -57,3 +57,15 @@ def test_a_named_pipe_is_written_into_not_replaced(tmp_path: Path) -> None:
     reader.join(timeout=10)
     assert received == [b"one line\n"]
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+def test_a_replaced_file_keeps_its_permissions(tmp_path: Path) -> None:
+    """A report kept private (600) came back readable by everyone (644) after `build` replaced it."""
+    import stat
+
+    private = tmp_path / "report.md"
+    private.write_bytes(b"old")
+    private.chmod(0o600)
+    with replacing(private) as handle:
+        handle.write(b"new")
+    assert private.read_bytes() == b"new" and stat.S_IMODE(private.stat().st_mode) == 0o600
