@@ -96,3 +96,18 @@ def test_an_output_encoding_that_cannot_spell_a_character_replaces_it(tmp_path: 
     study.write_text("".join(lines), encoding="utf-8")
     done = _with_stdout(subprocess.PIPE, "check", str(study), PYTHONIOENCODING="ascii")
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+
+
+def test_sarif_names_a_file_whose_name_is_not_utf8(tmp_path: Path) -> None:
+    # `check --format sarif $'err\xff.perf'` ended in UnicodeEncodeError in quote().
+    name = os.fsdecode(b"err\xff.perf")
+    (tmp_path / name).write_bytes(BROKEN.read_bytes())
+    done = subprocess.run(
+        [sys.executable, "-m", "perfdsl", "check", "--format", "sarif", name],
+        capture_output=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "GITHUB_WORKSPACE": str(tmp_path)},
+        check=False,
+    )
+    assert done.returncode == 1 and b"Traceback" not in done.stderr, done.stderr
+    assert b'"uri": "err%FF.perf"' in done.stdout

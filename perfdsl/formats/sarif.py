@@ -12,6 +12,7 @@ terminal formats do, and say so in `columnKind`.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -56,7 +57,9 @@ def _artifact(path: str) -> dict[str, str]:
     located = ci_path(path)
     if Path(located).is_absolute():
         return {"uri": Path(located).as_uri()}
-    return {"uri": quote(located), "uriBaseId": SOURCE_ROOT}
+    # Bytes, not text: a file name that is not UTF-8 (`err\xff.perf`) is a surrogate in a str, which
+    # quote() could not encode; its bytes are percent-encoded as any URI's are.
+    return {"uri": quote(os.fsencode(located)), "uriBaseId": SOURCE_ROOT}
 
 
 def _result(diagnostic: Diagnostic, rule_index: dict[str, int]) -> dict[str, object]:
