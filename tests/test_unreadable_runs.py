@@ -8,10 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from evaluate_fixtures import CHECKED, make_bundle
 from unprivileged import without_file_overrides
 
 ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.slow  # the CLI started case by case, as another user
 
 
 def _perfdsl(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
