@@ -263,18 +263,35 @@ def _formulas(ctx: Context) -> None:
     timed += [
         (shapes, "a limit's shape", "every shape a `limit regression` names") for shapes in _timed_limits(ctx)
     ]
+    # By the formula's text: the same text has the same values, and a study of 3,000 operations
+    # states a handful of formulas (evaluated for each, they were a sixth of its check).
+    known: dict[tuple[str, int], tuple[tuple[int, ...], str] | None] = {}
+    text = ctx.study.source.text
     for model, formula in _arithmetic_formulas(ctx, symbols):
         for shapes, where, every in timed:
             if {s.id for s in shapes.symbols} != set(symbols):
                 continue  # a limit over other symbols is PD304's
-            if _undefined_at(ctx, model.quantity.id, formula, shapes, where, every):
+            key = (text[formula.span.start : formula.span.end], id(shapes))
+            if key not in known:
+                known[key] = _first_problem(formula, shapes)
+            found = known[key]
+            if found is not None:
+                sizes, problem = found
+                shape = ", ".join(str(size) for size in sizes)
+                ctx.report(
+                    "PD310",
+                    f"the `{model.quantity.id}` formula {problem} at the shape ({shape})",
+                    formula.span,
+                    label=f"no count at {where}",
+                    help=f"write a formula that counts zero or more at {every}",
+                )
                 break
 
 
-def _undefined_at(
-    ctx: Context, quantity: str, formula: Expr, shapes: ShapeSet, where: str, every: str
-) -> bool:
-    """Report the first shape of `shapes` at which `formula` has no value; whether there was one."""
+def _first_problem(formula: Expr, shapes: ShapeSet) -> tuple[tuple[int, ...], str] | None:
+    """The first shape of `shapes` at which `formula` has no count, and why; None where it has one at
+    every shape. A count that overflows a float or falls below zero stopped the run as surely as a
+    division by zero: `1e300*M*N*M` and `-4*M` both checked clean."""
     names = [s.id for s in shapes.symbols]
     for shape in shapes.shapes:
         if math.prod(shape.sizes) > MAX_ELEMENTS:
@@ -282,29 +299,12 @@ def _undefined_at(
         try:
             value = evaluate_formula(formula, dict(zip(names, shape.sizes, strict=True)))
         except PlanError:
-            value = None
-        # A count that overflows a float or falls below zero stopped the run as surely as a
-        # division by zero: `1e300*M*N*M` and `-4*M` both checked clean.
-        problem = (
-            "divides by zero"
-            if value is None
-            else "has no finite value"
-            if not math.isfinite(value)
-            else "is negative"
-            if value < 0
-            else None
-        )
-        if problem is not None:
-            sizes = ", ".join(str(size) for size in shape.sizes)
-            ctx.report(
-                "PD310",
-                f"the `{quantity}` formula {problem} at the shape ({sizes})",
-                formula.span,
-                label=f"no count at {where}",
-                help=f"write a formula that counts zero or more at {every}",
-            )
-            return True
-    return False
+            return tuple(shape.sizes), "divides by zero"
+        if not math.isfinite(value):
+            return tuple(shape.sizes), "has no finite value"
+        if value < 0:
+            return tuple(shape.sizes), "is negative"
+    return None
 
 
 def _arithmetic(expr: Expr) -> bool:
