@@ -22,6 +22,13 @@ later none of six did (0.990-1.010): a machine state a run cannot tell.
 Allocating each arm's sets afresh before each block also removes the bias, but
 took `make report` from 58-71 s to 104-133 s; taking turns costs no allocation.
 
+Measured with both modes (2-core EPYC, 8 MiB L3, 8192 x 1024, six allocations, one
+run): "own sets" 1.0078 [1.0050, 1.0105], 1.0096 [1.0029, 1.0164], 1.0010,
+1.0148 [1.0090, 1.0206], 0.9988, 0.9994: three of six intervals exclude 1; "turns"
+on the same allocations 0.9981, 0.9988, 1.0010, 1.0049 [1.0004, 1.0095], 0.9966,
+0.9996: one of six, by 0.04 %. The bias on this machine was about 1 %, not the
+4-8 % of the earlier one.
+
     .venv/bin/python benchmarks/allocation_aa.py [--rows 8192] [--allocations 6]
 """
 
