@@ -465,3 +465,18 @@ def make_bundle(
             },
         )
     return bundle.path
+
+
+def rendered_markdown(bundle: Path) -> str:
+    """The report's Markdown for a bundle, rendered from the evaluation.json written for it."""
+    from perfdsl.bundle.evaluation.evaluation import Evaluation
+    from perfdsl.evaluate.evaluation import evaluate, write_evaluation
+    from perfdsl.evaluate.inputs import open_evaluated
+    from perfdsl.report.markdown import render_markdown
+
+    opened = open_evaluated(bundle)
+    write_evaluation(opened, evaluate(opened))
+    study = parse(Source("study.perf", (bundle / "study.perf").read_text())).study
+    assert study is not None
+    markdown, _ = render_markdown(study, Evaluation.read(bundle), open_evaluated(bundle))
+    return markdown

@@ -67,8 +67,10 @@ def interruptible() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def start(*args: str) -> subprocess.Popen[str]:
-    """`perfdsl ARGS` in a child process, output captured, interruptible (`interruptible`)."""
+def start(*args: str, new_session: bool = False) -> subprocess.Popen[str]:
+    """`perfdsl ARGS` in a child process, output captured, interruptible (`interruptible`); in a
+    process group of its own with `new_session`, as a shell starts a job, so that a signal to the
+    group reaches it and its workers only."""
     refuse_unmarked_run(args)
     return subprocess.Popen(
         perfdsl_command(*args),
@@ -78,6 +80,7 @@ def start(*args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         preexec_fn=interruptible,
+        start_new_session=new_session,
     )
 
 

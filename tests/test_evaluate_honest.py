@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 import numpy as np
 import pytest
-from evaluate_fixtures import make_bundle, study_text
+from evaluate_fixtures import make_bundle, rendered_markdown, study_text
 
 from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.evaluate.evaluation import evaluate, write_evaluation
@@ -40,17 +40,7 @@ def _page(tmp: Path, quick: bool = False, **planted: Any) -> str:
     bundle = make_bundle(tmp, **planted)
     if quick:
         _as_quick(bundle)
-    return _rendered(bundle)
-
-
-def _rendered(bundle: Path) -> str:
-    """The report's Markdown for a bundle, rendered from the evaluation.json written for it."""
-    opened = open_evaluated(bundle)
-    write_evaluation(opened, evaluate(opened))
-    study = parse(Source("study.perf", (bundle / "study.perf").read_text())).study
-    assert study is not None
-    markdown, _ = render_markdown(study, Evaluation.read(bundle), open_evaluated(bundle))
-    return markdown
+    return rendered_markdown(bundle)
 
 
 def _page_one(markdown: str) -> str:
@@ -902,7 +892,7 @@ def test_a_simulator_run_s_page_one_says_its_sizes_and_no_verdict_band(tmp_path:
     results["quick"] = True  # as every cudasim run is
     (bundle / "results.json").write_text(json.dumps(results), encoding="utf-8")
     command_fuzz.reseal(bundle)
-    markdown = _rendered(bundle)
+    markdown = rendered_markdown(bundle)
     page_one = _page_one(markdown)
     assert "**Smoke run** (the simulator's tiny sizes). Shapes, the adversarial ones included" in page_one
     assert "scaled down by the simulator" in markdown and "The simulator times few blocks" in markdown
@@ -1017,7 +1007,7 @@ def test_both_arms_missing_the_reference_alike_point_at_the_reference(
     correctness["passed"] = False
     (bundle / "results.json").write_text(json.dumps(results), encoding="utf-8")
     command_fuzz.reseal(bundle)
-    one = _page_one(_rendered(bundle))
+    one = _page_one(rendered_markdown(bundle))
     assert "Correctness: **FAILED**" in one
     assert ("the reference may be the one that is wrong" in one) is suspect
 

@@ -24,17 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from evaluate_fixtures import make_bundle
-from run_support import (
-    FIXTURES,
-    REPO,
-    bundle_dirs,
-    environment,
-    interruptible,
-    perfdsl_command,
-    run,
-    run_all,
-    start,
-)
+from run_support import FIXTURES, bundle_dirs, run, run_all, start
 
 from perfdsl.bundle import files
 from perfdsl.bundle.files import BundleWriter, verify_bundle
@@ -238,16 +228,7 @@ def test_ctrl_c_to_the_process_group_prints_one_line_and_no_worker_traceback(tmp
     # A terminal's Ctrl-C reaches the workers too: each printed a KeyboardInterrupt traceback
     # above the run's own "interrupted; nothing half-written was kept".
     args = ("run", str(BROKEN_STUDY), "--target", "cpu", "--quick", "--artifacts", str(tmp_path))
-    child = subprocess.Popen(
-        perfdsl_command(*args),
-        cwd=REPO,
-        env=environment(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own group, as a shell gives a job, so that killpg reaches only it
-        preexec_fn=interruptible,
-    )
+    child = start(*args, new_session=True)
     assert child.stderr is not None
     seen = []
     for line in child.stderr:  # the workers are up once calibration starts
