@@ -358,3 +358,23 @@ def test_compare_lists_each_arms_goodput_in_both_runs_without_a_verdict(tmp_path
     text = render_text(result)
     assert "goodput at the SLO (brackets of the rates each search tried; no interval, no verdict):" in text
     assert not any("goodput" in s for s in result.slower)
+
+
+def test_history_counts_a_copied_run_once_and_names_the_copy(
+    artifacts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Copies of one bundle keep its run id, and each was a run of the series: three "runs" of
+    # one measurement entered the step search.
+    from perfdsl.cli import main
+
+    copied = Path(shutil.copytree(artifacts, tmp_path / "artifacts"))
+    original = _run(copied, "a")
+    copy = Path(shutil.copytree(original, original.with_name("20261201T015900Z-ffffff")))
+    study = tmp_path / "planted.perf"
+    study.write_text((original / "study.perf").read_text(encoding="utf-8"), encoding="utf-8")
+    page = tmp_path / "history.html"
+    assert main(["history", str(study), "--artifacts", str(copied), "-o", str(page)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith(f"wrote {page} (5 runs)")
+    run_id = original.name
+    assert f"perfdsl history: warning: left out {copy}: a copy of run {run_id}, at {original}" in err

@@ -84,11 +84,20 @@ def run(args: argparse.Namespace) -> int:
             f"make one with `perfdsl run {args.study} --quick`"
         )
     runs, left_out = [], []
+    first_of: dict[str, Path] = {}
     for bundle in found:
         try:
-            runs.append(read_run(bundle))
+            run = read_run(bundle)
         except RunsError as error:
             left_out.append(str(error))
+            continue
+        # A copied bundle keeps its run id: counted again, one run was a series of three and
+        # entered the step search twice.
+        earlier = first_of.setdefault(run.evaluation.run_id, bundle)
+        if earlier != bundle:
+            left_out.append(f"{bundle}: a copy of run {run.evaluation.run_id}, at {earlier}")
+            continue
+        runs.append(run)
     if not runs:
         raise CommandError(f"none of the {len(found)} runs of `{study.name.id}` can be read: {left_out[0]}")
     for why in left_out:
