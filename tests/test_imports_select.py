@@ -118,3 +118,17 @@ def test_importing_reads_no_harness() -> None:
     code = f"import sys, perfdsl.imports.registry\nbad = {heavy!r} & set(sys.modules)\nassert not bad, bad\n"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_an_entry_whose_times_no_clock_measures_is_refused_naming_the_file() -> None:
+    # A pyperf file of zeros passed check and run; evaluate then refused the bundle with
+    # "change block medians must be ... positive values", naming no imported file.
+    evidence = parse_import("google-benchmark", GOOGLE)
+    fused = next(entry for entry in evidence.entries if entry.name == "BM_batchnorm/fused")
+    zeros = attrs.evolve(fused, blocks=tuple(tuple(0.0 for _ in block) for block in fused.blocks))
+    stopped = attrs.evolve(evidence, entries=tuple(zeros if e is fused else e for e in evidence.entries))
+    with pytest.raises(
+        ImportFormatError, match=r"entry `BM_batchnorm/fused` holds a time of 0 ns \(sample 1\)"
+    ):
+        select_entry(stopped, "BM_batchnorm/fused")
+    assert select_entry(evidence, "BM_batchnorm/fused") is fused

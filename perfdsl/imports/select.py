@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 from perfdsl.imports.evidence import Entry, ImportedEvidence, ImportFormatError
@@ -21,6 +22,23 @@ def select_entry(evidence: ImportedEvidence, selector: str) -> Entry:
     `test_a[numpy]`) selects itself; a pattern that matches several entries is
     an error rather than a silent first pick.
     """
+    return _usable(evidence, _named(evidence, selector))
+
+
+def _usable(evidence: ImportedEvidence, entry: Entry) -> Entry:
+    """The entry, where every time it holds is one a clock measures: a file of zeros (or of
+    1e300 s) passed check and run, and evaluate then refused the bundle without naming the file."""
+    for index, value in enumerate(entry.samples):
+        if not (math.isfinite(value) and value > 0):
+            raise ImportFormatError(
+                f"{evidence.label.path}: entry `{entry.name}` holds a time of {value:g} ns (sample "
+                f"{index + 1}): a measured time is positive and finite; export the tool's results again"
+            )
+    return entry
+
+
+def _named(evidence: ImportedEvidence, selector: str) -> Entry:
+    """The entry `select_entry` describes, before its times are looked at."""
     exact = [entry for entry in evidence.entries if entry.name == selector]
     if len(exact) > 1:
         # A file with two benchmarks of one name (two runs appended to one pyperf file, say)
