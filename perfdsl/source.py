@@ -18,11 +18,13 @@ BOM = "\ufeff"
 
 MAX_STUDY_BYTES = 64 << 20
 """A study larger than this is no study a person wrote (20,000 dense lines are under 2 MiB)."""
+MAX_IMPORTED_BYTES = 4 << 30
+"""An imported tool's file larger than this is more than perfdsl reads into memory."""
 
 
-def read_regular_file(path: str | Path, limit: int | None = None) -> bytes:
-    """A regular file's bytes; OSError naming why not for a device, pipe or folder, or a file
-    over `limit` bytes.
+def read_bounded(path: str | Path, limit: int, what: str) -> bytes:
+    """A file's bytes, or a pipe's to its end (a shell's `<(...)`), at most `limit`; OSError naming
+    why not for a device, socket or folder, or for more than `limit` bytes (`what` says of what).
 
     `check /dev/zero` (or a study that links to it, or imports it) read until the kernel
     killed the process for its memory: `check` promises to be safe on untrusted studies.
@@ -34,12 +36,12 @@ def read_regular_file(path: str | Path, limit: int | None = None) -> bytes:
     status = os.stat(path)
     if stat.S_ISDIR(status.st_mode):
         raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
-    if not stat.S_ISREG(status.st_mode):
-        raise OSError(errno.EINVAL, "not a regular file (a device, pipe or socket)", str(path))
+    if not (stat.S_ISREG(status.st_mode) or stat.S_ISFIFO(status.st_mode)):
+        raise OSError(errno.EINVAL, "not a file (a device or socket)", str(path))
     with open(path, "rb") as handle:
-        data = handle.read() if limit is None else handle.read(limit + 1)
-    if limit is not None and len(data) > limit:
-        raise OSError(errno.EFBIG, f"larger than {limit >> 20} MiB, more than any study", str(path))
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit >> 20:,} MiB, more than any {what}", str(path))
     return data
 
 
@@ -72,10 +74,10 @@ class Source:
 
     @classmethod
     def read(cls, path: str | Path) -> Source:
-        """Read a UTF-8 study file; OSError (`read_regular_file`) and UnicodeDecodeError propagate.
+        """Read a UTF-8 study file; OSError (`read_bounded`) and UnicodeDecodeError propagate.
 
         Newlines are translated as text mode translates them (\r\n and \r to \n)."""
-        text = read_regular_file(path, MAX_STUDY_BYTES).decode("utf-8")
+        text = read_bounded(path, MAX_STUDY_BYTES, "study").decode("utf-8")
         return cls(str(path), text.replace("\r\n", "\n").replace("\r", "\n"))
 
     @cached_property

@@ -1,4 +1,5 @@
-"""`check` reads only regular files: a device, pipe or oversized file is one error, never a hang.
+"""`check` reads files and pipes, never a device, and never more than a study can be: one error,
+never a process the kernel kills for its memory.
 
 `check /dev/zero`, a study linked to it, and a study importing it each read until the kernel
 killed the process for its memory.
@@ -6,8 +7,10 @@ killed the process for its memory.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -28,16 +31,33 @@ def test_a_device_is_no_study(tmp_path: Path, linked: bool) -> None:
     _, (found,) = diagnose_file(path)
     assert (found.code, found.message) == (
         "PD008",
-        "the study file cannot be read: not a regular file (a device, pipe or socket)",
+        "the study file cannot be read: not a file (a device or socket)",
     )
     assert found.help == "name the study's own file: a regular file of UTF-8 text"
 
 
-def test_a_pipe_is_no_study_and_is_not_waited_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _through_a_pipe(tmp_path: Path, data: bytes) -> Path:
+    """A FIFO that a thread fills with `data` once (a shell's `<(...)`), and its path."""
+    tmp_path.mkdir()
     fifo = tmp_path / "study.perf"
     os.mkfifo(fifo)
-    assert main(["check", str(fifo)]) == 2
-    assert "not a regular file" in capsys.readouterr().out
+
+    def write() -> None:
+        with contextlib.suppress(BrokenPipeError), open(fifo, "wb") as handle:
+            handle.write(data)
+
+    threading.Thread(target=write, daemon=True).start()
+    return fifo
+
+
+def test_a_study_through_a_pipe_is_checked_and_an_endless_one_is_cut_off(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    study = (ROOT / "studies" / "rmsnorm_cpu.perf").read_bytes()
+    assert main(["check", str(_through_a_pipe(tmp_path / "one", study))]) == 0
+    endless = _through_a_pipe(tmp_path / "two", b"# " + b"x" * MAX_STUDY_BYTES)
+    assert main(["check", str(endless)]) == 2
+    assert "larger than 64 MiB, more than any study" in capsys.readouterr().out
 
 
 def test_a_study_past_the_size_of_any_study_is_refused_unread(tmp_path: Path) -> None:
@@ -56,4 +76,4 @@ def test_an_imported_device_is_refused_by_check(tmp_path: Path, capsys: pytest.C
     study.write_text(text, encoding="utf-8")
     assert main(["check", "--format", "json", str(study)]) == 1
     out = capsys.readouterr().out
-    assert "not a regular file (a device, pipe or socket)" in out and "Traceback" not in out
+    assert "not a file (a device or socket)" in out and "Traceback" not in out

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import attrs
 
 from perfdsl.imports.evidence import ImportFormatError
-from perfdsl.source import read_regular_file
+from perfdsl.source import MAX_IMPORTED_BYTES, read_bounded
 
 NS_PER_UNIT = {
     "ns": 1.0,
@@ -87,7 +87,7 @@ def _decides(text: str) -> NumberStyle | None:
 def read_bytes(path: Path) -> tuple[bytes, str]:
     """The file's bytes and their SHA-256, or an ImportFormatError saying why it cannot be read."""
     try:
-        data = read_regular_file(path)
+        data = read_bounded(path, MAX_IMPORTED_BYTES, "tool's results file perfdsl reads")
     except OSError as error:
         raise ImportFormatError(f"{path}: cannot read the file: {error.strerror or error}") from None
     return data, hashlib.sha256(data).hexdigest()
