@@ -159,6 +159,8 @@ def _terminate(signum: int, frame: object) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     words = sys.argv[1:] if argv is None else list(argv)
+    if argv is None:
+        _usable_standard_streams()  # first: argparse and every refusal below print too
     args = _parser(_command(words)).parse_args(words)
     try:
         os.getcwd()
@@ -173,8 +175,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         gc.disable()
     signal.signal(signal.SIGTERM, _terminate)
     module = importlib.import_module(f"perfdsl.commands.{_COMMANDS[args.command][0]}")
-    if argv is None:
-        _usable_standard_streams()
     stdout = sys.stdout
     if not isinstance(stdout, _ClosedPipeSafe):
         sys.stdout = _ClosedPipeSafe(stdout)
