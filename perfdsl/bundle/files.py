@@ -86,10 +86,13 @@ class BundleWriter:
         remove_stale(self.study_dir)
         if self.path.exists():
             raise BundleError(f"bundle `{self.path}` already exists")
+        if self.tmp.exists():
+            raise BundleError(f"`{self.tmp}` already exists")
         # An interrupt between the directory and the `with` body reaches no __exit__: a SIGINT
-        # sent as soon as the directory appeared left it behind, in one run of many.
-        self.tmp.mkdir()
+        # sent as soon as the directory appeared left it behind, in one run of many, and a
+        # SIGTERM did still, raised as the mkdir call returned, before a `try` after it began.
         try:
+            self.tmp.mkdir()
             (self.tmp / OWNER).write_text(f"{socket.gethostname()} {os.getpid()}\n")
         except BaseException:
             shutil.rmtree(self.tmp, ignore_errors=True)
