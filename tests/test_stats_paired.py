@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from scipy import stats
 from stats_simulation import abba_indices, abba_pairs
 
 from perfdsl.stats.paired import MIN_PAIRS, compare_paired, pair_blocks
@@ -127,3 +128,19 @@ def test_intervals_from_the_fewest_pairs_are_plausible_ratios():
         pairs = abba_pairs(rng, MIN_PAIRS, 1.03, 0.02, machine=rng.normal(0.0, 0.05, MIN_PAIRS))
         c = compare_paired(pairs, seed=seed, **FAST)
         assert 1e-6 <= c.low <= c.high <= 1e6, (seed, c.low, c.high)
+
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_rank_check_of_pairs_with_ties_or_zeros_is_scipy_s_own_p_value(seed: int) -> None:
+    # A coarse clock gives block medians a few values apart: tied and zero log ratios, where
+    # `stats.wilcoxon` runs its permutation test one sign flip at a time.
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(MIN_PAIRS, 8))
+    baseline = np.full(n, 100.0)
+    change = rng.choice([90.0, 95.0, 100.0, 105.0] if seed % 2 else [90.0, 95.0, 105.0], n)
+    pairs = pair_blocks(baseline, range(0, 2 * n, 2), change, range(1, 2 * n, 2))
+    d = pairs.log_ratios
+    assert np.unique(np.abs(d)).size < n or np.any(d == 0.0)
+    expected = 1.0 if not np.any(d != 0.0) else float(stats.wilcoxon(d, alternative="two-sided").pvalue)
+    assert compare_paired(pairs, **FAST).rank_p_value == expected
