@@ -130,7 +130,6 @@ def test_intervals_from_the_fewest_pairs_are_plausible_ratios():
         assert 1e-6 <= c.low <= c.high <= 1e6, (seed, c.low, c.high)
 
 
-
 @pytest.mark.parametrize("seed", range(10))
 def test_the_rank_check_of_pairs_with_ties_or_zeros_is_scipy_s_own_p_value(seed: int) -> None:
     # A coarse clock gives block medians a few values apart: tied and zero log ratios, where
