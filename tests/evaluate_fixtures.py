@@ -105,9 +105,9 @@ def _rows(
     for round_ in range(blocks):
         for arm in names if round_ % 2 == 0 else reversed(names):
             level = levels[arm] * np.exp(noise * rng.standard_normal())
-            for position in range(repeats):
-                duration = int(level * (1 + 0.002 * rng.standard_normal()))
-                rows.append((arm, index, position, position % 4, duration, int(valid)))
+            # One draw of `repeats` normals is the same stream as `repeats` draws of one.
+            durations = (level * (1 + 0.002 * rng.standard_normal(repeats))).astype(np.int64).tolist()
+            rows += [(arm, index, p, p % 4, d, int(valid)) for p, d in enumerate(durations)]
             index += 1
     rows += [("(empty)", 0, p, 0, 80 + p % 3, int(valid)) for p in range(repeats)]
     return rows
@@ -166,11 +166,9 @@ def _load_rows(
     by the last request (the service time after issue is unchanged)."""
     gaps = rng.exponential(1e9 / rate, n)
     scheduled = np.cumsum(gaps).astype(np.int64)
-    lag = np.linspace(0, 20e6 if behind else 0, n).astype(np.int64)
+    issued = scheduled + np.linspace(0, 20e6 if behind else 0, n).astype(np.int64)
     latency = int(1e6 if rate < capacity and not fails else 50e6)
-    return [
-        (int(s), int(s + d), int(s + d), int(s + d) + latency, 1) for s, d in zip(scheduled, lag, strict=True)
-    ]
+    return np.column_stack([scheduled, issued, issued, issued + latency, np.ones(n, np.int64)]).tolist()
 
 
 def planted_environment(numba: str, commit: str, driver: str | None = None) -> dict:
