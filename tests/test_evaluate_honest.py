@@ -94,6 +94,26 @@ def test_a_faster_rest_of_the_request_is_a_cross_effect_that_keeps_its_claims(tm
     assert band in one
 
 
+@pytest.mark.parametrize(
+    ("noise", "blocks", "page_one", "table"),
+    [
+        # Tight: the whole interval is faster than the band allows.
+        (0.01, 20, "it is **beyond it, because the change also moved", "| beyond the bound, explained by"),
+        # Wide: the interval crosses the band's faster edge. Page 1 said "within it" and the
+        # table "beyond the bound" of the same interval, while the prediction was inconclusive.
+        (0.15, 8, "it is **neither shown within it nor beyond it (its interval crosses", "| across an edge"),
+    ],
+)
+def test_page_one_and_the_amdahl_table_place_a_cross_effect_alike(
+    tmp_path: Path, noise: float, blocks: int, page_one: str, table: str
+) -> None:
+    planted = {"kernel_ratio": 0.5, "share": 0.5, "rest_ratio": 0.8, "app_ratio": 0.65}
+    page = _page(tmp_path, predictions=(AMDAHL,), noise=noise, blocks=blocks, **planted)
+    assert page_one in _page_one(page)
+    (row,) = [line for line in page.splitlines() if line.startswith("| Measured application time ratio")]
+    assert table in row
+
+
 def test_a_slower_rest_of_the_request_is_a_cost_that_leads_page_one(tmp_path: Path) -> None:
     # The operation 2x faster at f = 50 % (B = 0.75), but the change costs the rest 30 %: D = 0.9.
     planted = {"kernel_ratio": 0.5, "share": 0.5, "rest_ratio": 1.3, "app_ratio": 0.9}

@@ -221,12 +221,7 @@ def _end_to_end_sentence(ctx: ReportContext) -> str:
     low, high = amdahl.bound_range
     status = _AMDAHL_STATUS.get(r.status, fmt.text(r.status))
     if r.status == "cross_effect":
-        beyond = r.measured.high < r.band_low or r.measured.low > r.band_high
-        status = (
-            "beyond it, because the change also moved the rest of the request"
-            if beyond
-            else "within it, though the change also moved the rest of the request"
-        )
+        status = _CROSS_EFFECT_POSITION[r.band_position]
     edge = straddle_note(r.measured, r.band_low, r.band_high) if r.status == "consistent" else ""
     if r.status == "consistent" and r.rest in PREMISE_UNTESTED:
         # Inside the band is not yet consistency: the bound holds only with the rest unchanged,
@@ -244,6 +239,13 @@ def _end_to_end_sentence(ctx: ReportContext) -> str:
         f"{_rest_sentence(ctx)}"
     ).rstrip()
 
+
+_CROSS_EFFECT_POSITION = {
+    "beyond": "beyond it, because the change also moved the rest of the request",
+    "within": "within it, though the change also moved the rest of the request",
+    "across": "neither shown within it nor beyond it (its interval crosses an edge of the band), "
+    "and the change also moved the rest of the request",
+}
 
 _AMDAHL_STATUS = {
     "consistent": "consistent",

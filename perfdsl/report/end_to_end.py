@@ -89,7 +89,6 @@ page 1 said "not contradicted ... not yet shown consistent")."""
 
 _STATUS = {
     "consistent": "consistent with the bound",
-    "cross_effect": "beyond the bound, explained by the rest of the request moving: a cross-effect",
     "shortfall": "short of the bound, where the measured split does not place the loss",
     "accounting_broken": "NOT ADDING UP: the timed ratio misses the measured split too",
     "beyond_bound": "BEYOND the bound, with the rest of the request unmeasured: unexplained",
@@ -98,10 +97,21 @@ _STATUS = {
 }
 
 
+_CROSS_EFFECT = {
+    "beyond": "beyond the bound, explained by the rest of the request moving: a cross-effect",
+    "within": "within the bound's band, with the rest of the request moving: a cross-effect",
+    "across": "across an edge of the bound's band (neither within it nor beyond it shown), with "
+    "the rest of the request moving: a cross-effect",
+}
+"""A cross-effect's row by where its interval lies (`Reconciliation.band_position`)."""
+
+
 def _status(r: Reconciliation) -> str:
     """The reconciliation's outcome in the table's words, the untested premise included."""
     if r.status == "consistent" and r.rest in PREMISE_UNTESTED:
         return f"not contradicted, but {PREMISE_UNTESTED[r.rest]}"
+    if r.status == "cross_effect":
+        return _CROSS_EFFECT[r.band_position]
     return _STATUS.get(r.status, fmt.text(r.status))
 
 

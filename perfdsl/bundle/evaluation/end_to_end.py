@@ -27,6 +27,10 @@ operation and the application moved in opposite directions with no measured rest
 it (`opposite_sign`), or the application beat the bound while the rest of the request was not
 measured (`beyond_bound`)."""
 
+BandPosition = Literal["beyond", "within", "across"]
+"""A measured interval against the bound's consistent band: wholly outside it, wholly inside it,
+or across an edge (neither shown)."""
+
 RestState = Literal["unchanged", "faster", "slower", "undetermined", "unmeasured"]
 """The rest of the request (request time less the operation's time inside it), against the
 practical band [1 / (1 + theta), 1 + theta]: wholly inside, wholly below, wholly above,
@@ -104,6 +108,17 @@ class Reconciliation:
     def cross_effect_loss(self) -> bool:
         """The change made the rest of the request slower: a cost outside the operation."""
         return self.status == "cross_effect" and self.rest == "slower"
+
+    @property
+    def band_position(self) -> BandPosition:
+        """Where the measured interval lies against the consistent band: page 1 and the Amdahl
+        table both say it from here (a cross-effect whose interval crossed the band's edge was
+        "within" the bound on page 1 and "beyond" it in the table)."""
+        if self.measured.high < self.band_low or self.measured.low > self.band_high:
+            return "beyond"
+        if self.band_low <= self.measured.low and self.measured.high <= self.band_high:
+            return "within"
+        return "across"
 
 
 @attrs.frozen
