@@ -136,6 +136,31 @@ def test_a_decision_edited_after_the_run_is_checked_against_the_run_s_evidence(
     assert "**Decision contradicted.** Reject, but " in page_one
 
 
+def test_a_study_edited_after_the_run_is_named_on_page_one_with_its_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A new user changed the SLO and a byte formula after the run: page 1 quoted the new
+    # objective beside a goodput judged at the old SLO, and only the last page said why.
+    study, evaluation, opened = _native(tmp_path, monkeypatch)
+    page_one = render_markdown(study, evaluation, opened)[0].split("## Workload")[0]
+    assert "**Study edited after the run.**" not in page_one
+    edited = _edited(study, "p99 latency <= 25 ms", "p99 latency <= 2 ms")
+    edited = _edited(edited, "baseline 4*(5*M*N)", "baseline 4*(3*M*N)")
+    page_one = render_markdown(edited, evaluation, opened)[0].split("## Workload")[0]
+    objective, formula = (
+        next(i for i, line in enumerate(edited.source.text.splitlines(), 1) if text in line)
+        for text in ("<= 2 ms", "4*(3*M*N)")
+    )
+    assert f"**Study edited after the run.** Lines {objective}, {formula} of `study.perf` differ" in page_one
+    # A comment is no edit of what ran; a prediction has its own warning.
+    for old, new in (
+        ("decision adopt", "decision adopt  # reviewed"),
+        ("op.time ratio <= 0.9", "op.time ratio <= 0.8"),
+    ):
+        page_one = render_markdown(_edited(study, old, new), evaluation, opened)[0].split("## Workload")[0]
+        assert "**Study edited after the run.**" not in page_one
+
+
 def _renderer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[Evaluation, Callable[[Evaluation], str]]:

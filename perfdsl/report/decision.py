@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 from perfdsl.bundle.evaluation.end_to_end import straddle_note
 from perfdsl.bundle.evaluation.kernels import OperationResult
@@ -31,6 +32,7 @@ from perfdsl.report import formatting as fmt
 from perfdsl.report import stopping
 from perfdsl.report.context import Blocks, ReportContext, run_objective, shape_text
 from perfdsl.report.end_to_end import PREMISE_UNTESTED
+from perfdsl.report.study_edits import edited_lines, line_ranges
 from perfdsl.report.timing import unread_blocks
 
 COMPARATORS = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
@@ -629,6 +631,18 @@ def first_page_warnings(ctx: ReportContext) -> list[str]:
         out.append(
             f"**Predictions edited after the run.** {fmt.sentence(ctx.current.message)}; the verdicts "
             "below judge the registered predictions, in the bundle's study."
+        )
+    edited = edited_lines(ctx.study, ctx.bundle_study_text)
+    if edited:
+        plural = "s" if len(edited) > 1 else ""
+        out.append(
+            f"**Study edited after the run.** Line{plural} {line_ranges(edited)} of "
+            f"{fmt.code(Path(ctx.study.source.path).name)} differ{'' if plural else 's'} "
+            "from the study that ran, "
+            "outside its `predict` section: what this report quotes of the study (its objective, SLO, "
+            "formulas, shapes and limits) is the file's, while every measurement and verdict was made "
+            "under the study that ran (the bundle's `study.perf`). Run the study again, or build from "
+            "that copy."
         )
     registration = ev.registration
     if not registration.matches:
