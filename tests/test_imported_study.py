@@ -141,6 +141,16 @@ def test_page_one_shows_the_label(bundle: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_the_html_report_of_an_imported_study_is_written(bundle: Path, tmp_path: Path) -> None:
+    # `build --html` and `--pdf` asked the imported evaluation whether it was a smoke run, which
+    # only a measured run can be, and ended in a traceback (found by the command fuzzer).
+    out = tmp_path / "report.html"
+    done = run("build", "--html", str(STUDY), "--results", str(bundle), "-o", str(out), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "not evidence-grade" in out.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
 def test_compare_and_history_refuse_an_imported_bundle_saying_what_it_is(
     bundle: Path, tmp_path: Path
 ) -> None:

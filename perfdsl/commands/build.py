@@ -313,7 +313,8 @@ def _render(
         bundle_id=evaluation.run_id,
         study_hash=hashlib.sha256(study.source.text.encode("utf-8")).hexdigest()[:STUDY_HASH_CHARS],
         generated_at=datetime.now(UTC).replace(microsecond=0),
-        smoke=smoke_run(evaluation),
+        # An imported study's evidence was measured elsewhere: never a smoke run of this tool's.
+        smoke=isinstance(evaluation, Evaluation) and smoke_run(evaluation),
     )
     if kind == "html":
         from perfdsl.report.context import draw_figures
