@@ -10,6 +10,7 @@ from __future__ import annotations
 import operator
 
 from perfdsl.nodes import BinOp, Condition, Expr, Name, Num, TupleExpr
+from perfdsl.vocabulary import STATISTICS, is_statistic
 
 # The study's full settings, where it leaves one out.
 DEFAULT_TIMING = {"warmup": 10, "repeats": 50, "blocks": 10, "rotate": 4}
@@ -26,11 +27,11 @@ DEFAULT_PERCENTILE = 0.99
 
 
 def slo_percentile(slo: Condition) -> float:
-    """The share of requests an SLO holds to its bound: `p99` is 0.99, `p99_9` 0.999; 0.99 for
-    a statistic that names no percentile (`mean`), which `check` reports on its own."""
+    """The share of requests an SLO holds to its bound: `p99` is 0.99; 0.99 for a statistic that
+    names no percentile (`mean`) or is none (`p100`), which `check` reports on its own."""
     word = slo.subject[0].id if slo.subject else "p99"
-    if word.startswith("p") and word[1:].replace("_", ".").replace(".", "", 1).isdigit():
-        return float(word[1:].replace("_", ".")) / 100
+    if word not in STATISTICS and is_statistic(word):
+        return float(word[1:]) / 100
     return DEFAULT_PERCENTILE
 
 

@@ -57,7 +57,10 @@ OBJECTIVE_METRICS = {"latency": "time", "throughput": "rate", "goodput": "rate"}
 STATISTICS = ("mean", "median", "max")
 # What "did you mean" offers for a misspelt statistic.
 STATISTIC_EXAMPLES = ("p50", "p90", "p95", "p99", *STATISTICS)
-_PERCENTILE = re.compile(r"p[0-9]{1,3}")
+_PERCENTILE = re.compile(r"p[1-9][0-9]?")
+"""`p1` to `p99`. `p0` and `p100` bound no share of the requests a probe can count: the load test
+asks whether the share over the SLO is below 1 - p, which at p100 no number of requests shows
+(`check` ended in a traceback sizing that probe); the slowest request is `max`."""
 
 PREDICTION_STATISTICS = ("ratio",)
 AMDAHL = "amdahl"

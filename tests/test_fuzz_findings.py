@@ -153,8 +153,10 @@ def test_a_results_value_of_the_wrong_kind_names_results_json(
             "sizes.M: inf is not an integer",
         ),
         (lambda p: p["timing"].update(confidence=1.45), "timing confidence 1.45 or threshold 0.02"),
+        # A report sizing this probe's requests never stopped doubling: an OverflowError.
+        (lambda p: p["load"].update(slo_percentile=1.0), "SLO percentile 1.0 is not one of p1 to p99"),
     ],
-    ids=["infinite-size", "confidence-above-1"],
+    ids=["infinite-size", "confidence-above-1", "percentile-of-1"],
 )
 def test_a_plan_value_out_of_range_names_plan_json(tmp_path: Path, edit: object, said: str) -> None:
     bundle = _bundle(tmp_path)

@@ -191,6 +191,13 @@ class ApplicationPlan(Plain):
     operation's `stop_edges` are for its shapes (an `amdahl` bound is measured, not known before)."""
 
 
+def _a_percentile(_: Any, __: Any, percentile: float) -> None:
+    """`check` allows `p1` to `p99`: a probe sized for a share of 0 over the SLO (p100) needs
+    more requests than any number, and a report sizing one ended in a traceback."""
+    if not 0.01 <= percentile <= 0.99:
+        raise ValueError(f"SLO percentile {percentile} is not one of p1 to p99")
+
+
 @attrs.frozen
 class LoadPlan(Plain):
     arrivals: str
@@ -198,7 +205,7 @@ class LoadPlan(Plain):
     """Offered rates to sweep, requests per second."""
     requests: int
     slo_seconds: float | None
-    slo_percentile: float
+    slo_percentile: float = field(validator=_a_percentile)
     probe: str = field(default=SEQUENTIAL, absent=SEQUENTIAL, when=lambda load: load.probe != SEQUENTIAL)
     """How each probe's SLO question is decided: `sequential` (the default, and what a plan
     without the key ran) or `fixed`. Written only for `fixed`, so a sequential plan's bytes

@@ -113,7 +113,8 @@ def statistic(ctx: Context, word: Name) -> None:
         word.span,
         label="not a latency statistic",
         help=suggest(word.id, words.STATISTIC_EXAMPLES)
-        or "a latency is bounded at a percentile like `p99`, or `mean`, `median`, `max`",
+        or "a latency is bounded at a percentile from `p1` to `p99`, or `mean`, `median`, `max` "
+        "(the slowest request)",
     )
 
 
