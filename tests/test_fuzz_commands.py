@@ -609,7 +609,8 @@ def case_matrix(rng: random.Random, seeds: Seeds | MatrixSeeds, where: Path) -> 
     return Case(
         "matrix",
         tuple(argv),
-        names=(str(path), str(base), str(MATRIX_STUDY), str(where)),
+        # A study path the fault wrote resolves to a file of its own, which an error names.
+        names=(str(path), str(base), str(MATRIX_STUDY), str(where), "/etc/hostname"),
         described=described,
     )
 
