@@ -23,7 +23,14 @@ from perfdsl.bundle.evaluation.evaluation import Evaluation
 from perfdsl.evaluate.evaluation import evaluate
 from perfdsl.evaluate.inputs import open_evaluated
 from perfdsl.formats import predictions
-from perfdsl.formats.predictions import PolicyError, failures, parse_fail_on, render_junit, render_summary
+from perfdsl.formats.predictions import (
+    PolicyError,
+    failures,
+    invalid_reasons,
+    parse_fail_on,
+    render_junit,
+    render_summary,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "fixtures" / "formats" / "predictions.xml"
@@ -98,7 +105,27 @@ def test_invalid_evidence_fails_an_invalid_policy(tmp_path: Path) -> None:
     broken = evaluate(
         open_evaluated(make_bundle(tmp_path, predictions=("op.time ratio <= 0.9",), correct=False))
     )
-    assert failures(broken, {"invalid"}) == ["invalid: operation `op` fails its correctness check"]
+    (prediction,) = broken.predictions
+    assert failures(broken, {"invalid"}) == [
+        "invalid: operation `op` fails its correctness check",
+        f"invalid: line {prediction.line}: op.time ratio <= 0.9: {prediction.message}",
+    ]
+
+
+def test_a_prediction_invalid_with_the_run_standing_fails_an_invalid_policy_as_its_junit_case_does(
+    tmp_path: Path,
+) -> None:
+    # Both shapes above the measured copy roof: the prediction is invalid, nothing else is.
+    above_roof = evaluate(
+        open_evaluated(make_bundle(tmp_path, predictions=("op.time ratio <= 0.9",), copy_level=1.0))
+    )
+    (prediction,) = above_roof.predictions
+    assert prediction.verdict == "invalid" and invalid_reasons(above_roof) == []
+    assert failures(above_roof, {"invalid"}) == [
+        f"invalid: line {prediction.line}: op.time ratio <= 0.9: {prediction.message}"
+    ]
+    suite = ET.fromstring(render_junit(above_roof, {"invalid"})).find("testsuite")
+    assert suite.findall("testcase")[0].find("failure") is not None
 
 
 def test_junit_passes_only_what_is_confirmed_and_fails_invalid_where_the_policy_does(tmp_path: Path) -> None:

@@ -87,6 +87,13 @@ def failures(evaluation: Evaluation, policy: Iterable[str]) -> list[str]:
         ]
     if "invalid" in wanted:
         found += [f"invalid: {reason}" for reason in invalid_reasons(evaluation)]
+        # A prediction whose every shape was excluded (above its roof, say) is invalid with the
+        # run's evidence otherwise standing: JUnit failed its case while the job passed.
+        found += [
+            f"invalid: line {p.line}: {p.text}: {p.message}"
+            for p in evaluation.predictions
+            if p.verdict == "invalid"
+        ]
     if "contradicted" in wanted:
         found += [f"contradicted: {finding}" for finding in evaluation.decision.findings]
     return found
