@@ -186,6 +186,36 @@ def test_a_reference_that_answers_in_float32_is_a_failed_case_not_an_exact_match
     )
 
 
+def _zero_inputs(shape, rng, dtype):
+    return {"x": np.zeros((shape["M"], shape["N"]), dtype), "w": np.zeros(shape["N"], dtype)}
+
+
+def _ignores_its_inputs(x, w, out):
+    out[:] = 1.0
+
+
+def test_inputs_all_zero_are_a_failed_case_not_a_pass() -> None:
+    # A new user's inputs() returned zeros and the change ignored its input: every case passed.
+    zeros = Reference("zeros", _zero_inputs, fx.reference.outputs, fx.reference.compute)
+    lazy = Variant("lazy", cpu=_ignores_its_inputs)
+    result = check_variant(zeros, lazy, Target(), WORKLOAD, [], [0], np.float32, TOL)
+    assert not result.passed
+    assert result.cases[0].message.startswith(
+        "reference `zeros` failed: ValueError: inputs() gave `w`, `x` as nothing but zeros"
+    )
+    # One input of zeros beside a drawn one (a bias, an accumulator) is an input like any other.
+    some = Reference(
+        "some",
+        lambda shape, rng, dtype: {
+            **fx.reference.inputs(shape, rng, dtype),
+            "w": np.zeros(shape["N"], dtype),
+        },
+        fx.reference.outputs,
+        fx.reference.compute,
+    )
+    assert check_variant(some, fx.good, Target(), WORKLOAD, [], [0], np.float32, TOL).passed
+
+
 def test_a_reference_whose_outputs_disagree_with_compute_is_named_where_outputs_is_written():
     # A new user's outputs() swapped (M, N): the kernels were handed transposed arrays and the
     # message named neither the function nor its file.

@@ -274,6 +274,12 @@ def _reference_outputs(
     reference: Reference, shape: Shape, host: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """The reference's float64 answer, checked against the shapes it declares."""
+    zeros = _all_zero(host)
+    if zeros:
+        raise ValueError(
+            f"inputs() gave {zeros} as nothing but zeros: a kernel that ignores its inputs passes "
+            "every case on them; draw them from the generator inputs() is handed"
+        )
     inputs = widened(host)
     check_names(reference.compute, inputs, "compute()", "`inputs`")
     result = reference.compute(**inputs)
@@ -299,6 +305,19 @@ def _reference_outputs(
             raise ValueError(f"`{name}` holds NaN or Inf")
         out[name] = array
     return out
+
+
+def _all_zero(host: Mapping[str, np.ndarray]) -> str:
+    """The floating-point inputs, named, where every one of them holds only zeros; "" otherwise.
+
+    One input of zeros beside drawn ones is an input like any other (a bias, an accumulator);
+    when all of them are, the check cannot tell a kernel from one that never reads them.
+    """
+    floating = {name: np.asarray(array) for name, array in host.items()}
+    floating = {n: a for n, a in floating.items() if np.issubdtype(a.dtype, np.inexact) and a.size}
+    if not floating or any(np.any(a != 0) for a in floating.values()):
+        return ""
+    return ", ".join(f"`{name}`" for name in sorted(floating))
 
 
 def _defined_at(function: Callable[..., Any]) -> str:
