@@ -118,6 +118,24 @@ def test_two_studies_are_refused(artifacts: Path) -> None:
         compare_runs(a, other)
 
 
+def test_two_studies_of_one_name_are_refused_and_an_application_not_in_both_is_named(artifacts: Path) -> None:
+    # A client compared a study with another given its name: exit 0, "slower in B: nothing", and
+    # "a run has no application request times" where each had an application of its own.
+    a = read_run(_run(artifacts, "a"))
+    ev = a.evaluation
+    scoring = attrs.evolve(ev.end_to_end, application="scoring")
+    reduce = tuple(attrs.evolve(op, name="reduce") for op in ev.operations)
+    impostor = attrs.evolve(a, evaluation=attrs.evolve(ev, operations=reduce, end_to_end=scoring))
+    with pytest.raises(
+        DifferentStudies, match=r"share no operation .* no application \(A's is `app`, B's `scoring`\)"
+    ):
+        compare_runs(a, impostor)
+    other_app = attrs.evolve(a, evaluation=attrs.evolve(ev, end_to_end=scoring))
+    assert "application: not compared (A's is `app`, B's `scoring`)" in render_text(
+        compare_runs(a, other_app)
+    )
+
+
 def _perfdsl(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(

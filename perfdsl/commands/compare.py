@@ -4,7 +4,8 @@ Exit 0 when the runs were compared, whatever they show; with `--fail-on-slower`,
 1 when B is slower than A for any arm at any shape (a CI gate against the
 last accepted run), unless either is a quick run, whose `slower` is no
 regression (said on stderr). Exit 2 when they cannot be compared: not bundles, a bundle
-that fails verification, or runs of two different studies.
+that fails verification, or runs of two different studies (by name, or two studies given one
+name: no operation and no application in common).
 """
 
 from __future__ import annotations

@@ -150,6 +150,8 @@ class RunComparison:
     only_b: tuple[str, ...]
     application: ApplicationAcross | None = None
     """The application's request time across the runs; None when either run has none."""
+    application_missing: str | None = None
+    """Why the runs have no application in common: none in either, one in one, or two apps."""
     goodputs: tuple[str, ...] = ()
     """Each arm's goodput in A and in B, as lines: brackets of rates tried, with no interval to
     judge a change by, so they are listed, never given a verdict (empty without a load test)."""
@@ -199,6 +201,15 @@ def compare_runs(a: Run, b: Run) -> RunComparison:
         _operation(op, ops_b[op.name], ea.level, ea.threshold) for op in ea.operations if op.name in ops_b
     )
     names_a = [op.name for op in ea.operations]
+    application_missing = _application_missing(a, b)
+    if not operations and application_missing is not None:
+        # Two studies given one name: every line would be "not in both runs", and
+        # `--fail-on-slower` passed a comparison of nothing.
+        raise DifferentStudies(
+            f"{a.path} and {b.path} share no operation ({_only(tuple(names_a), tuple(ops_b))}) and "
+            f"no application ({application_missing}): runs of two studies both named `{ea.study}`, "
+            "not two runs of one; compare two runs of one study"
+        )
     return RunComparison(
         study=ea.study,
         a=a,
@@ -211,6 +222,7 @@ def compare_runs(a: Run, b: Run) -> RunComparison:
         only_a=tuple(n for n in names_a if n not in ops_b),
         only_b=tuple(n for n in ops_b if n not in names_a),
         application=_application(a, b, ea.level, ea.threshold),
+        application_missing=application_missing,
         goodputs=_goodputs(ea.load, eb.load, _different_shapes(a, b)),
     )
 
@@ -252,6 +264,19 @@ def _application(a: Run, b: Run, level: float, theta: float) -> ApplicationAcros
         if (blocks_a := a.application_blocks.get(name)) and (blocks_b := b.application_blocks.get(name))
     )
     return ApplicationAcross(ea.application, arms, ea.comparison, eb.comparison)
+
+
+def _application_missing(a: Run, b: Run) -> str | None:
+    """Why the two runs have no application to compare, or None when both ran the same one."""
+    ea, eb = a.evaluation.end_to_end, b.evaluation.end_to_end
+    if ea is None and eb is None:
+        return "neither run has an application"
+    if ea is None or eb is None:
+        only, there = ("A", ea) if eb is None else ("B", eb)
+        return f"only {only} has one, `{there.application}`"  # type: ignore[union-attr]
+    if ea.application != eb.application:
+        return f"A's is `{ea.application}`, B's `{eb.application}`"
+    return None
 
 
 def _different_shapes(a: Run, b: Run) -> str | None:
@@ -411,7 +436,7 @@ def render_text(result: RunComparison) -> str:
         lines.append(f"application {app.name} (request time)")
         lines += _rows("requests", app.arms, app.within_a, app.within_b)
     else:
-        lines.append("application: not compared (a run has no application request times)")
+        lines.append(f"application: not compared ({r.application_missing or 'a run has no request times'})")
     slower = r.slower
     lines.append(f"slower in B: {'; '.join(slower)}" if slower else "slower in B: nothing")
     return "\n".join(lines)
