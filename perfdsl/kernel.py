@@ -190,7 +190,9 @@ class Application:
     swaps baseline for change and measures the operation's share of time.
     `prepare` is called again before each block, share round and load probe
     (`runtime.preparation`: where the arrays land is noise within an arm, not a
-    difference between arms), so it must be repeatable: inputs from `ctx.rng`.
+    difference between arms), so it must be repeatable: inputs from `ctx.rng`. The model-level
+    check serves the float64 run twice on one seed and fails an application whose two outputs
+    differ.
     """
 
     name: str

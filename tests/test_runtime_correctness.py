@@ -276,8 +276,35 @@ def test_the_application_is_given_its_dtype_as_a_numpy_dtype_in_both_runs():
     compare_application(
         recording, fx.reference, fx.good, Target(), {"M": 4, "N": 32}, 0, "float32", {"rel_l2": 1e-5}
     )
-    assert seen == [np.dtype("float32"), np.dtype("float64")]
+    assert seen == [np.dtype("float32"), np.dtype("float64"), np.dtype("float64")]
     assert all(isinstance(dtype, np.dtype) for dtype in seen)
+
+
+def _unseeded_prepare(ctx):
+    # Draws its input from numpy's global generator instead of the one it is handed.
+    m, n = ctx.shape["M"], ctx.shape["N"]
+    x = np.random.default_rng().standard_normal((m, n)).astype(ctx.dtype)
+    w = np.ones(n, ctx.dtype)
+    out = np.empty((m, n), dtype=ctx.dtype)
+
+    def request():
+        ctx.op(x=x, w=w, out=out)
+        return out.sum(axis=1)
+
+    return request
+
+
+def test_an_application_whose_runs_draw_other_inputs_fails_its_check_saying_so():
+    # A new user's prepare() drew from an unseeded generator: the float32 and float64 runs
+    # served different requests, and the check passed a 330 % error as "no further than the
+    # baseline's".
+    unseeded = attrs.evolve(fx.application, prepare=_unseeded_prepare)
+    arm = compare_application(
+        unseeded, fx.reference, fx.good, Target(), {"M": 4, "N": 32}, 0, np.float32, {"rel_l2": 1e5}
+    )
+    assert not arm.passed
+    assert "two float64 runs on the same seed gave different outputs" in arm.message
+    assert "ctx.rng" in arm.message
 
 
 @pytest.mark.parametrize(

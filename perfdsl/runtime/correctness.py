@@ -378,6 +378,11 @@ def _problems(error: OutputRecord, tolerances: Mapping[str, float]) -> list[str]
     return [error.problem, *exceeded] if error.problem else exceeded
 
 
+REPEATABLE_REL_L2 = 1e-12
+"""How far two float64 runs of one seeded request may differ: a parallel sum's order moves the
+last bits (1e-16 relative), an input drawn from anything but `ctx.rng` moves all of them."""
+
+
 def compare_application(
     application: Application,
     reference: Reference,
@@ -390,7 +395,8 @@ def compare_application(
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> ModelLevelArm:
     """Model-level evaluation: the application with `variant` on `target` against its
-    float64 run on the CPU with the reference in place of the operation.
+    float64 run on the CPU with the reference in place of the operation, which runs twice: a
+    request that differs between them is not repeatable, and no comparison of runs means anything.
 
     The bundle's own record, judged on this arm's output alone; the application's
     comparison of the arms (`end_to_end`) amends `passed` and `message` with the
@@ -400,9 +406,11 @@ def compare_application(
     def result(passed: bool, output: OutputRecord | None, message: str) -> ModelLevelArm:
         return ModelLevelArm(application.name, variant.name, target.name, key, seed, passed, output, message)
 
+    float64_run = ("cpu", lambda: _reference_op(reference, shape), np.float64)
     runs = (
         (f"with `{variant.name}`", target.name, lambda: target.op(variant), dtype),
-        ("float64 reference run", "cpu", lambda: _reference_op(reference, shape), np.float64),
+        ("float64 reference run", *float64_run),
+        ("float64 reference run, repeated", *float64_run),
     )
     outputs = []
     worker = _Worker()
@@ -417,8 +425,19 @@ def compare_application(
                 return result(False, None, f"{label}: raised {describe_error(error)}")
     finally:
         worker.close()
-    got, expected = outputs
-    output = measure("output", got, np.asarray(expected, dtype=np.float64), poisoned=False)
+    got, expected, again = outputs
+    expected = np.asarray(expected, dtype=np.float64)
+    output = measure("output", got, expected, poisoned=False)
+    repeat = measure("output", np.asarray(again, dtype=np.float64), expected, poisoned=False)
+    if repeat.problem or not repeat.rel_l2 <= REPEATABLE_REL_L2:
+        said = repeat.problem or f"rel_l2 {repeat.rel_l2:.3g} between them"
+        return result(
+            False,
+            output,
+            f"two float64 runs on the same seed gave different outputs ({said}): prepare() or "
+            "request() draws from something other than ctx.rng (another generator, the clock), so "
+            "no run of the application serves the request another does; draw every input from ctx.rng",
+        )
     problems = _problems(output, tolerances)
     return result(not problems, output, "; ".join(problems))
 
