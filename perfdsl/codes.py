@@ -787,6 +787,18 @@ _ALL = [
         "predict { smooth.bytes ratio <= 0.55 }",
     ),
     _code(
+        "PD512",
+        WARNING,
+        "a practical threshold below the 1% floor",
+        "A verdict calls a change faster or slower only when its whole interval lies beyond the "
+        "practical threshold, and no meaningful change only when it lies inside it. Below 1 % the "
+        "band is narrower than the run-to-run timing noise typical of the machines benchmarks run "
+        "on (criterion.rs draws its noise threshold there too), so the evaluation raises a "
+        "smaller threshold to 1 %. The check says so before the run, rather than the report "
+        "alone afterwards.",
+        "evidence timing { warmup 10; repeats 50; rotate 4; confidence 95%; threshold 1% }",
+    ),
+    _code(
         "PD508",
         WARNING,
         "imported timing is not evidence-grade",

@@ -20,6 +20,9 @@ MAX_LOOKS = 20
 pair (the confidence sequence) costs little more and needs no planned cap."""
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_THRESHOLD = 0.01
+MIN_THRESHOLD = 0.01
+"""The smallest practical threshold: criterion.rs's default noise threshold (1 %). A study's
+smaller one is raised to it, and `check` says so (PD512)."""
 DEFAULT_REQUESTS = 2000
 
 

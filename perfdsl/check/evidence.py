@@ -5,9 +5,10 @@ from __future__ import annotations
 from perfdsl import vocabulary as words
 from perfdsl.check.context import Context
 from perfdsl.check.names import choice, distinct, one_of, shape_symbols, symbols_text
-from perfdsl.check.units import fraction
+from perfdsl.check.units import FRACTION, fraction
 from perfdsl.diagnostics import suggest
-from perfdsl.nodes import Name, Operation, Study
+from perfdsl.nodes import Name, Num, Operation, Study
+from perfdsl.plan_rules import MIN_THRESHOLD
 from perfdsl.source import Span
 
 
@@ -212,3 +213,21 @@ def check_timing(ctx: Context) -> None:
         )
     fraction(ctx, timing.confidence, "a confidence level", "confidence 95%", whole=False)
     fraction(ctx, timing.threshold, "a threshold", "threshold 2%")
+    _threshold_floor(ctx, timing.threshold)
+
+
+def _threshold_floor(ctx: Context, threshold: Num | None) -> None:
+    """A threshold below the floor the evaluation raises it to: the report's "at least 1 %" was
+    the only place a new user's `threshold 0.5%` was seen to become 1 %."""
+    if threshold is None or threshold.quantity.dimension != FRACTION:
+        return
+    value = threshold.quantity.base
+    if 0 < value < MIN_THRESHOLD:
+        ctx.report(
+            "PD512",
+            f"a threshold of {threshold.quantity} is below the {MIN_THRESHOLD:.0%} floor: "
+            f"verdicts use {MIN_THRESHOLD:.0%}",
+            threshold.span,
+            label=f"raised to {MIN_THRESHOLD:.0%}",
+            help=f"write `threshold {MIN_THRESHOLD:.0%}` or more, the band the verdicts are judged against",
+        )

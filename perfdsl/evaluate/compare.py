@@ -19,12 +19,10 @@ import numpy as np
 from scipy import stats
 
 from perfdsl.bundle.evaluation.kernels import Comparison, Dispersion
+from perfdsl.plan_rules import MIN_THRESHOLD
 from perfdsl.stats.paired import MIN_PAIRS, Pairs, compare_paired, pair_blocks, too_few_pairs
 from perfdsl.stats.power import minimum_detectable_effect as paired_mde
 from perfdsl.stats.verdict import classify
-
-MIN_THRESHOLD = 0.01
-"""The smallest practical threshold: criterion.rs's default noise threshold (1 %)."""
 
 DEFAULT_RESAMPLES = 10_000
 _CHUNK = 1_000  # resamples drawn at a time: bounds memory to _CHUNK x n floats
