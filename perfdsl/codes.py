@@ -799,6 +799,17 @@ _ALL = [
         "evidence timing { warmup 10; repeats 50; rotate 4; confidence 95%; threshold 1% }",
     ),
     _code(
+        "PD513",
+        ERROR,
+        "a correctness check against a reference other than float64",
+        "Every kernel and application output is compared with the reference's float64 answer "
+        "(`compute()` is handed float64 inputs and answers in float64), so that the check "
+        "measures the kernel's error and not the reference's. A `correct` condition `vs float32` "
+        "states a comparison that does not run: the report would print it beside a check made "
+        "against float64.",
+        "correct rel_l2 <= 1e-5 vs float64",
+    ),
+    _code(
         "PD508",
         WARNING,
         "imported timing is not evidence-grade",

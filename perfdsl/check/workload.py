@@ -9,6 +9,9 @@ from perfdsl.check.units import EPSILON, PLAIN, dimension, number
 from perfdsl.nodes import Condition, Name, Num
 from perfdsl.source import Span
 
+REFERENCE_DTYPE = "float64"
+"""What every reference answers in (`Reference.compute`): the one `vs` a correctness check can keep."""
+
 
 def check_workload(ctx: Context) -> None:
     workload = ctx.study.workload
@@ -117,9 +120,22 @@ def _tolerances(ctx: Context, header: Span) -> None:
         choice(ctx, metric, words.ERROR_METRICS, "error metric")
         if isinstance(condition.bound, Num):
             dimension(ctx, condition.bound, PLAIN, "a tolerance", "1e-5")
-        if condition.versus is not None:
-            choice(ctx, condition.versus, words.DTYPES, "dtype")
+        if condition.versus is not None and choice(ctx, condition.versus, words.DTYPES, "dtype"):
+            _against_float64(ctx, condition.versus)
     _reduced_precision(ctx)
+
+
+def _against_float64(ctx: Context, versus: Name) -> None:
+    """Every correctness check is against the reference's float64 answer: `vs float32` checked
+    clean and the report then said "against its float64 reference" beside it."""
+    if versus.id != REFERENCE_DTYPE:
+        ctx.report(
+            "PD513",
+            f"correctness is checked against a `{REFERENCE_DTYPE}` reference, not `{versus.id}`",
+            versus.span,
+            label=f"the reference answers in `{REFERENCE_DTYPE}`",
+            help=f"write `vs {REFERENCE_DTYPE}`",
+        )
 
 
 def _reduced_precision(ctx: Context) -> None:
