@@ -343,7 +343,9 @@ def run_load(
     if plan.load is None:
         return LoadOutcome(None, "the study declares no load", (), _preparations(requests))
     if plan.load.slo_seconds is not None and slowest > plan.load.slo_seconds:
-        return LoadOutcome(None, _unmeetable(served, plan.load.slo_seconds), (), _preparations(requests))
+        missing = _unmeetable(served, plan.load.slo_seconds)
+        progress(f"load: not run: {missing}")
+        return LoadOutcome(None, missing, (), _preparations(requests))
     progress(probe_summary(plan.load, plan.quick))
     probes, stopped, searches = search_load(
         requests,
