@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import attrs
 import numpy as np
 import pytest
 
@@ -113,3 +114,51 @@ def test_a_load_test_that_cannot_run_names_the_arm_whose_request_is_over_the_slo
     said = _unmeetable(served, 0.020)
     assert said.startswith("no rate can meet the SLO of 20 ms for the baseline: one request alone takes ")
     assert "the baseline's 62.1 ms, the change's 4.13 ms" in said
+
+
+def test_a_load_test_that_cannot_run_says_so_on_the_console() -> None:
+    # A new user's impossible SLO (1 us) skipped the load test with no line on the console: the
+    # reason was in the report alone.
+    from perfdsl.parse import parse
+    from perfdsl.plan import plan
+    from perfdsl.runtime.end_to_end import LoadInput, run_load
+    from perfdsl.source import Source
+
+    study = parse(Source.read(Path(__file__).parents[1] / "studies" / "rmsnorm_cpu.perf")).study
+    assert study is not None
+    said: list[str] = []
+
+    class _Heard(_Quiet):
+        def __call__(self, message: str) -> None:
+            said.append(message)
+
+    outcome = run_load(
+        plan(study, "cpu", quick=True), LoadInput({}, {"baseline": 0.03, "change": 0.03}), _Heard()
+    )
+    assert outcome.load is None and outcome.missing is not None
+    assert said == [f"load: not run: {outcome.missing}"]
+
+
+def test_no_load_test_is_run_for_an_application_that_never_called_the_operation(tmp_path: Path) -> None:
+    # A new user's application bypassed ctx.op: both arms served the same code, and the run
+    # still spent ten load probes comparing them.
+    from evaluate_fixtures import make_bundle
+
+    from perfdsl.bundle.results import Results
+    from perfdsl.runtime.execute import _ask_application
+
+    record = Results.read(make_bundle(tmp_path, share=0.0)).application
+    assert record is not None and record.operation_never_called is not None
+    record = attrs.evolve(record, load=None, load_missing=None)
+    asked: list[str] = []
+    said: list[str] = []
+
+    class _Session:
+        def call(self, name: str, args: tuple) -> object:
+            asked.append(name)
+            return record, None
+
+    found, _ = _ask_application(_Session(), None, True, said.append)  # type: ignore[arg-type]
+    assert asked == ["application"]
+    assert found.load is None and found.load_missing.startswith("not run: `app` never called `op`")
+    assert said == [f"load: {found.load_missing}"]

@@ -325,6 +325,11 @@ def _ask_application(
         bundle.write_csv(record.samples, *sampled.rows())
     if record.load_missing is not None:
         return record, None
+    if record.operation_never_called is not None:
+        # Both arms served the same code: probes would compare a request with itself.
+        missing = f"not run: {record.operation_never_called}"
+        progress(f"load: {missing}")
+        return attrs.evolve(record, load_missing=missing), None
     try:
         outcome = session.call("load", ())
     except WorkerDied as died:
