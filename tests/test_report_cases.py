@@ -246,6 +246,28 @@ def test_page_one_names_the_arms_that_fail_their_correctness_checks(
     )
 
 
+def test_an_application_that_raised_is_said_to_have_served_no_output_not_a_wrong_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A new user's prepare() raised KeyError: page 1 said "the application's output fails its
+    # model-level check", and the KeyError was in the correctness table alone.
+    evaluation, render = _renderer(tmp_path, monkeypatch)
+    raised = ModelArm(False, None, None, "with `unfused`: raised KeyError: 'K' (at app.py:88 in prepare)")
+    served = ModelArm(True, 1e-7, 1e-6, "")
+    failed = attrs.evolve(
+        evaluation, model_level=ModelLevel(False, {"baseline": raised, "change": served}, None)
+    )
+    page_one = render(failed).split("## Workload")[0]
+    said = (
+        "the application served no output to its model-level check (baseline with `unfused`: raised KeyError"
+    )
+    assert f"Correctness: **FAILED** ({said}" in page_one
+    assert "output fails its model-level check" not in page_one
+    wrong = ModelArm(False, 0.5, 0.9, "`output` rel_l2 0.5 > 1e-05")
+    off = attrs.evolve(evaluation, model_level=ModelLevel(False, {"baseline": served, "change": wrong}, None))
+    assert "the application's output fails its model-level check" in render(off).split("## Workload")[0]
+
+
 def test_the_stop_of_an_invalid_shape_says_it_is_left_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

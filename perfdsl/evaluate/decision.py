@@ -52,8 +52,8 @@ def check_decision(
             for op in operations
             if not op.correctness.passed
         ]
-        if model_level.passed is False:
-            findings.append("adopt, but the application's output fails its model-level check")
+        if model_level.failure is not None:
+            findings.append(f"adopt, but {model_level.failure}")
         # Each finding names its evidence without restating it: the prediction's own verdict
         # carries its numbers, and page 1 prints every finding together.
         findings += [

@@ -67,8 +67,8 @@ def invalid_reasons(evaluation: Evaluation) -> list[str]:
         for op in e.operations
         if not op.correctness.passed
     ]
-    if e.model_level.passed is False:
-        reasons.append("the application's output fails its model-level check")
+    if e.model_level.failure is not None:
+        reasons.append(e.model_level.failure)
     if not e.registration.matches:
         reasons.append(f"registration: {e.registration.message}")
     current = e.registration.current

@@ -177,12 +177,8 @@ def _model_level(ctx: ReportContext) -> str:
         rows,
         numeric=(1, 2),
     )
-    if model.passed is False:
-        return (
-            fmt.callout("WARNING", ["**The application's output fails its model-level check.**"])
-            + "\n\n"
-            + table
-        )
+    if model.failure is not None:
+        return fmt.callout("WARNING", [f"**{fmt.sentence(model.failure)}.**"]) + "\n\n" + table
     return table
 
 

@@ -463,8 +463,8 @@ def _correctness_sentence(ctx: ReportContext) -> str:
     model = ctx.evaluation.model_level.passed
     if failed or model is False:
         what = [f"{fmt.code(op.name)}: {_failing_cases(ctx, op)}" for op in failed]
-        if model is False:
-            what.append("the application's output fails its model-level check")
+        if ctx.evaluation.model_level.failure is not None:
+            what.append(ctx.evaluation.model_level.failure)
         return f"Correctness: **FAILED** ({'; '.join(what)}){_reference_suspect(ctx)}."
     application = _model_level_clause(ctx) if model else ""
     shown = f"{fmt.count(cases)} cases ({fmt.count(adversarial)} adversarial)"

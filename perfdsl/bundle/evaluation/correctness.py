@@ -70,3 +70,21 @@ class ModelLevel:
     passed: bool | None
     arms: dict[str, ModelArm]
     missing: str | None
+
+    @property
+    def failure(self) -> str | None:
+        """What page 1 and the CI formats say of a failed check; None unless it failed.
+
+        An arm that raised or did not finish served no output to judge, which is no wrong
+        output: a new user's KeyError in `prepare` read as "the application's output fails".
+        """
+        if self.passed is not False:
+            return None
+        served_none = [
+            f"{arm} {arm_result.message}"
+            for arm, arm_result in sorted(self.arms.items())
+            if not arm_result.passed and arm_result.rel_l2 is None and arm_result.max_abs is None
+        ]
+        if served_none:
+            return f"the application served no output to its model-level check ({'; '.join(served_none)})"
+        return "the application's output fails its model-level check"
