@@ -213,3 +213,18 @@ def test_command_writes_junit_and_appends_the_summary(clean: Path, tmp_path: Pat
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("earlier step\n### perfdsl: `planted`")
     assert predictions.FAIL_ON == ("refuted", "invalid", "contradicted")
+
+
+def test_the_summary_and_junit_of_a_quick_run_say_it_is_no_evidence(mixed: Evaluation) -> None:
+    # A client gated CI on a quick run's summary and JUnit, which never said "smoke"; `compare`
+    # called the same run not evidence.
+    quick = attrs.evolve(mixed, quick=True)
+    assert "**Smoke run (--quick):" in render_summary(quick)
+    assert "smoke" not in render_summary(mixed).lower()
+    suite = ET.fromstring(render_junit(quick)).find("testsuite")
+    assert suite.find("system-out").text.startswith("smoke run (--quick)")
+    # The schema's order: the cases, then the suite's system-out, then its system-err.
+    tags = [child.tag for child in suite]
+    assert tags[-1] == "system-out" and "system-out" not in [
+        c.tag for c in ET.fromstring(render_junit(mixed)).find("testsuite")
+    ]

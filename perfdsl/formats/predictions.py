@@ -146,10 +146,26 @@ def render_junit(evaluation: Evaluation, policy: Iterable[str] = ()) -> str:
         ET.SubElement(
             case, "failure", {"type": "contradicted", "message": e.decision.findings[0]}
         ).text = text
+    if _smoke(e):
+        ET.SubElement(suite, "system-out").text = SMOKE_NOTE
     notes = invalid_reasons(e)
     if notes:
         ET.SubElement(suite, "system-err").text = "\n".join(f"invalid: {n}" for n in notes)
     return xml_document(root)
+
+
+SMOKE_NOTE = (
+    "smoke run (--quick): shapes scaled down and blocks few; these verdicts exercise the chain of "
+    "evidence and are evidence of nothing"
+)
+"""What the summary and JUnit say of a quick run: a client read its verdicts as evidence, since
+neither said so (`compare` calls the same run not evidence)."""
+
+
+def _smoke(e: Evaluation) -> bool:
+    """A `--quick` run of a target whose timings would otherwise be evidence (the simulator's
+    runs are quick too, and their timings are never evidence, which `invalid` says)."""
+    return e.quick and e.timings_valid
 
 
 def _cell(text: str) -> str:
@@ -171,6 +187,7 @@ def render_summary(evaluation: Evaluation, policy: Iterable[str] = ()) -> str:
     lines = [
         f"### perfdsl: `{e.study}` run `{e.run_id}` on {e.target}",
         "",
+        *([f"**{SMOKE_NOTE[:1].upper()}{SMOKE_NOTE[1:]}.**", ""] if _smoke(e) else []),
         "Ratios are change / baseline (below 1 the change is faster), "
         f"{intervals_at(e.interval_level, e.level)}, practical threshold {e.threshold:.1%}.",
         "",
