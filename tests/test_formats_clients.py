@@ -68,6 +68,29 @@ def test_junit_is_valid_against_jenkins_junit_10_xsd(tmp_path: Path) -> None:
     assert [str(error.reason) for error in schema.iter_errors(str(path))] == []
 
 
+@pytest.mark.parametrize("quick", [False, True])
+def test_the_predictions_junit_of_a_failed_quick_run_is_valid_against_junit_10_xsd(
+    tmp_path: Path, quick: bool
+) -> None:
+    # `evaluate --junit`: the evidence's own failing case and a quick run's note sit where the
+    # schema allows (cases, then the suite's system-out, then its system-err).
+    import attrs
+    from evaluate_fixtures import make_bundle
+
+    from perfdsl.evaluate.evaluation import evaluate
+    from perfdsl.evaluate.inputs import open_evaluated
+    from perfdsl.formats.predictions import render_junit
+
+    xmlschema = pytest.importorskip("xmlschema", reason="xmlschema validates against junit-10.xsd")
+    broken = evaluate(
+        open_evaluated(make_bundle(tmp_path, predictions=("op.time ratio <= 0.9",), correct=False))
+    )
+    path = tmp_path / "predictions.xml"
+    path.write_text(render_junit(attrs.evolve(broken, quick=quick), {"invalid"}), encoding="utf-8")
+    schema = xmlschema.XMLSchema(FIXTURES / "junit-10.xsd")
+    assert [str(error.reason) for error in schema.iter_errors(str(path))] == []
+
+
 def test_junitparser_counts_one_failure_per_failing_file(tmp_path: Path) -> None:
     junitparser = pytest.importorskip("junitparser", reason="junitparser reads the JUnit XML")
     path, found = _junit(tmp_path)

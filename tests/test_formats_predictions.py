@@ -228,3 +228,21 @@ def test_the_summary_and_junit_of_a_quick_run_say_it_is_no_evidence(mixed: Evalu
     assert tags[-1] == "system-out" and "system-out" not in [
         c.tag for c in ET.fromstring(render_junit(mixed)).find("testsuite")
     ]
+
+
+def test_junit_fails_the_run_s_own_invalid_evidence_where_the_policy_does(tmp_path: Path) -> None:
+    # Predictions edited after the run failed `--fail-on invalid` with exit 1 while JUnit counted
+    # no failure: the reason sat in the suite's system-err alone.
+    broken = evaluate(
+        open_evaluated(make_bundle(tmp_path, predictions=("op.time ratio <= 0.9",), correct=False))
+    )
+    gated = ET.fromstring(render_junit(broken, {"invalid"})).find("testsuite")
+    (evidence,) = [c for c in gated.findall("testcase") if c.get("name") == "evidence: valid"]
+    assert evidence.find("failure").text == "invalid: operation `op` fails its correctness check"
+    assert gated.find("system-err") is None
+    assert int(gated.get("failures")) == len(
+        [c for c in gated.findall("testcase") if c.find("failure") is not None]
+    )
+    ungated = ET.fromstring(render_junit(broken)).find("testsuite")
+    assert [c for c in ungated.findall("testcase") if c.get("name") == "evidence: valid"] == []
+    assert ungated.find("system-err").text == "invalid: operation `op` fails its correctness check"
