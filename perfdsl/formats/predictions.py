@@ -124,7 +124,8 @@ def render_junit(evaluation: Evaluation, policy: Iterable[str] = ()) -> str:
     outcomes = [_junit_outcome(p, wanted) for p in e.predictions]
     # The run's own reasons against its evidence (a failed check, predictions edited after the
     # run) failed the job under `--fail-on invalid` while every case passed: a case of their own.
-    invalid = invalid_reasons(e) if "invalid" in wanted else []
+    notes = invalid_reasons(e)
+    invalid = notes if "invalid" in wanted else []
     counts = {
         "tests": str(len(e.predictions) + 1 + bool(invalid)),
         "failures": str(outcomes.count("failure") + decision_failed + bool(invalid)),
@@ -155,7 +156,6 @@ def render_junit(evaluation: Evaluation, policy: Iterable[str] = ()) -> str:
         ET.SubElement(case, "failure", {"type": "invalid", "message": invalid[0]}).text = text
     if _smoke(e):
         ET.SubElement(suite, "system-out").text = SMOKE_NOTE
-    notes = invalid_reasons(e)
     if notes and not invalid:
         ET.SubElement(suite, "system-err").text = "\n".join(f"invalid: {n}" for n in notes)
     return xml_document(root)
