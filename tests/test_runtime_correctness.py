@@ -225,9 +225,11 @@ def test_a_reference_whose_outputs_disagree_with_compute_is_named_where_outputs_
     swapped = Reference("swapped", fx.reference.inputs, transposed, fx.reference.compute)
     result = check_variant(swapped, fx.good, Target(), WORKLOAD, [], [0], np.float32, TOL)
     line = transposed.__code__.co_firstlineno
+    compute = fx.reference.compute.__code__
     assert result.cases[0].message == (
-        "reference `swapped` failed: ValueError: `out` has shape (4, 64), outputs() declares (64, 4) "
-        f"(at {__file__}:{line}): the kernels are handed arrays of the declared shape"
+        "reference `swapped` failed: ValueError: `out` has shape (4, 64) from compute() "
+        f"(at {compute.co_filename}:{compute.co_firstlineno}), outputs() (at {__file__}:{line}) "
+        "declares (64, 4): the kernels are handed arrays of the declared shape"
     )
 
 

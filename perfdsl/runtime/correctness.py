@@ -298,8 +298,11 @@ def _reference_outputs(
         array = np.asarray(result[name], dtype=np.float64)
         if array.shape != tuple(want):
             raise ValueError(
-                f"`{name}` has shape {array.shape}, outputs() declares {tuple(want)}"
-                f"{_defined_at(reference.outputs)}: the kernels are handed arrays of the declared shape"
+                # Either may be the one that is wrong: a new user's compute() answered (1, N)
+                # where its outputs() rightly said (N,), and only outputs() was named.
+                f"`{name}` has shape {array.shape} from compute(){_defined_at(reference.compute)}, "
+                f"outputs(){_defined_at(reference.outputs)} declares {tuple(want)}: the kernels are "
+                "handed arrays of the declared shape"
             )
         if not np.isfinite(array).all():
             raise ValueError(f"`{name}` holds NaN or Inf")
