@@ -39,6 +39,7 @@ from perfdsl.plan_rules import (
     DEFAULT_SEQUENTIAL,
     DEFAULT_THRESHOLD,
     DEFAULT_TIMING,
+    MIN_THRESHOLD,
     PlanError,
     evaluate_formula,
     slo_percentile,
@@ -447,7 +448,7 @@ def _timing(study: Study, quick: bool, simulated: bool = False) -> TimingPlan:
         window = {"min_blocks": declared["blocks"], "max_blocks": declared["blocks"]}
     return TimingPlan(
         confidence=confidence,
-        threshold=max(threshold, DEFAULT_THRESHOLD),
+        threshold=max(threshold, MIN_THRESHOLD),
         stop=SEQUENTIAL if sequential else FIXED,
         **declared,
         **window,

@@ -20,7 +20,13 @@ from perfdsl.bundle.stopping import FIXED, SEQUENTIAL, STOPS
 from perfdsl.check.context import Context
 from perfdsl.check.names import choice
 from perfdsl.nodes import Num, TimingEvidence
-from perfdsl.plan_rules import DEFAULT_CONFIDENCE, DEFAULT_SEQUENTIAL, DEFAULT_THRESHOLD, MAX_LOOKS
+from perfdsl.plan_rules import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_SEQUENTIAL,
+    DEFAULT_THRESHOLD,
+    MAX_LOOKS,
+    MIN_THRESHOLD,
+)
 
 
 def check_stopping(ctx: Context) -> None:
@@ -132,7 +138,7 @@ def _cap(ctx: Context, timing: TimingEvidence, high: float) -> None:
     from perfdsl.stats.sequential.boundary import pairs_to_fit
 
     confidence = _fraction(timing.confidence, DEFAULT_CONFIDENCE)
-    threshold = max(_fraction(timing.threshold, DEFAULT_THRESHOLD), DEFAULT_THRESHOLD)
+    threshold = max(_fraction(timing.threshold, DEFAULT_THRESHOLD), MIN_THRESHOLD)
     if not (0.0 < confidence < 1.0 and threshold < 1.0):
         return  # PD409 says what is wrong with them
     band = math.log1p(threshold)

@@ -42,7 +42,7 @@ from perfdsl.imports.select import select_entry
 from perfdsl.nodes import Name, Num, Prediction, Study
 from perfdsl.numbers import estimate
 from perfdsl.parse import parse
-from perfdsl.plan import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD
+from perfdsl.plan_rules import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, MIN_THRESHOLD
 from perfdsl.source import Source
 from perfdsl.stats.paired import compare_paired, pair_blocks, too_few_pairs
 from perfdsl.stats.unpaired import compare_unpaired
@@ -61,7 +61,7 @@ def evaluate_imported(bundle: Path, study: Study) -> ImportedEvaluation:
     timing = study.timing
     level = round(timing.confidence.quantity.base, 12) if timing and timing.confidence else DEFAULT_CONFIDENCE
     threshold = (
-        max(timing.threshold.quantity.base, DEFAULT_THRESHOLD)
+        max(timing.threshold.quantity.base, MIN_THRESHOLD)
         if timing and timing.threshold
         else DEFAULT_THRESHOLD
     )
