@@ -150,11 +150,14 @@ class RunComparison:
     only_b: tuple[str, ...]
     application: ApplicationAcross | None = None
     """The application's request time across the runs; None when either run has none."""
-    application_missing: str | None = None
-    """Why the runs have no application in common: none in either, one in one, or two apps."""
     goodputs: tuple[str, ...] = ()
     """Each arm's goodput in A and in B, as lines: brackets of rates tried, with no interval to
     judge a change by, so they are listed, never given a verdict (empty without a load test)."""
+
+    @property
+    def application_missing(self) -> str | None:
+        """Why the runs have no application in common: none in either, one in one, or two apps."""
+        return _application_missing(self.a, self.b)
 
     @property
     def quick(self) -> list[str]:
@@ -222,7 +225,6 @@ def compare_runs(a: Run, b: Run) -> RunComparison:
         only_a=tuple(n for n in names_a if n not in ops_b),
         only_b=tuple(n for n in ops_b if n not in names_a),
         application=_application(a, b, ea.level, ea.threshold),
-        application_missing=application_missing,
         goodputs=_goodputs(ea.load, eb.load, _different_shapes(a, b)),
     )
 
@@ -436,7 +438,7 @@ def render_text(result: RunComparison) -> str:
         lines.append(f"application {app.name} (request time)")
         lines += _rows("requests", app.arms, app.within_a, app.within_b)
     else:
-        lines.append(f"application: not compared ({r.application_missing or 'a run has no request times'})")
+        lines.append(f"application: not compared ({r.application_missing})")
     slower = r.slower
     lines.append(f"slower in B: {'; '.join(slower)}" if slower else "slower in B: nothing")
     return "\n".join(lines)
