@@ -460,13 +460,13 @@ def _correctness_sentence(ctx: ReportContext) -> str:
     failed = [op for op in ctx.operations if not op.correctness.passed]
     cases = sum(a.cases for op in ctx.operations for a in op.correctness.arms)
     adversarial = sum(a.adversarial_cases for op in ctx.operations for a in op.correctness.arms)
-    model = ctx.evaluation.model_level.passed
-    if failed or model is False:
+    model = ctx.evaluation.model_level
+    if failed or model.failure is not None:
         what = [f"{fmt.code(op.name)}: {_failing_cases(ctx, op)}" for op in failed]
-        if ctx.evaluation.model_level.failure is not None:
-            what.append(ctx.evaluation.model_level.failure)
+        if model.failure is not None:
+            what.append(model.failure)
         return f"Correctness: **FAILED** ({'; '.join(what)}){_reference_suspect(ctx)}."
-    application = _model_level_clause(ctx) if model else ""
+    application = _model_level_clause(ctx) if model.passed else ""
     shown = f"{fmt.count(cases)} cases ({fmt.count(adversarial)} adversarial)"
     return f"Correctness: **passed**, {shown}{application}."
 

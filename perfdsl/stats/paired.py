@@ -219,10 +219,10 @@ flips (fewer than its 9,999 permutations), and its p-value is exact."""
 
 
 def _wilcoxon(d: np.ndarray) -> float:
-    # All pairs equal: the statistic's variance is zero and there is no evidence of a shift.
-    if not np.any(d != 0.0):
-        return 1.0
     nonzero = d != 0.0
+    # All pairs equal: the statistic's variance is zero and there is no evidence of a shift.
+    if not np.any(nonzero):
+        return 1.0
     if d.size <= EXACT_SIGN_FLIPS and (not np.all(nonzero) or np.unique(np.abs(d)).size < d.size):
         return _sign_flip_p(d, nonzero)
     return float(stats.wilcoxon(d, alternative="two-sided").pvalue)
