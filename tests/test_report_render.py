@@ -441,3 +441,19 @@ def test_a_smoke_run_s_report_says_so_on_every_page() -> None:
     assert "SMOKE RUN" not in META.version_line
     document = render_html("# Smoke\n\nA paragraph.\n", smoke, {})
     assert "SMOKE RUN: not evidence</span>" in document
+
+
+def test_page_one_s_warnings_start_on_page_one_when_they_run_past_it(tmp_path: Path) -> None:
+    # A new user's page 1 held three paragraphs and six warnings: the callout, kept whole, went
+    # to page 2 entire, and page 1 showed none of them.
+    from pypdf import PdfReader
+
+    warnings = "\n>\n".join(f"> **Warning {n}.** {PARAGRAPH[:400]}" for n in range(1, 9))
+    markdown = f"# Study\n\n{PARAGRAPH}\n\n{PARAGRAPH}\n\n{PARAGRAPH}\n\n> [!WARNING]\n{warnings}\n"
+    path = tmp_path / "report.pdf"
+    write_pdf(render_html(markdown, META, {}, inline_figures=False), path, {})
+    first, second = (page.extract_text() for page in PdfReader(path).pages[:2])
+    assert "Warning 1." in first
+    assert "Warning 8." in second
+    # Each warning opens on one page, the first ones under the decision.
+    assert all((f"Warning {n}." in first) != (f"Warning {n}." in second) for n in range(1, 9))
